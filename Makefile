@@ -1,0 +1,44 @@
+# Router: the operator and developer entry points. `make help` lists them.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+install: ## Install dependencies exactly as locked
+	npm ci
+
+proto: ## Regenerate libs/proto/src/generated from proto/ (ts-proto via buf)
+	rm -rf libs/proto/src/generated
+	cd proto && npx buf lint && npx buf generate
+
+proto-check: ## Fail when the generated protobuf code is stale
+	@tmp=$$(mktemp -d) && cp -r libs/proto/src/generated $$tmp/before && \
+	$(MAKE) -s proto >/dev/null && \
+	if ! diff -r $$tmp/before libs/proto/src/generated >/dev/null; then \
+	  echo "generated protobuf code is stale: run 'make proto' and commit the result"; rm -rf $$tmp; exit 1; fi; \
+	rm -rf $$tmp; echo "generated protobuf code is up to date"
+
+build: ## Type-check and compile every library and service
+	npx tsc -b
+
+services: ## Start local Postgres and Redis if they are not running
+	@./.ci/ensure-services
+
+test: services proto-check build ## Unit, integration and end-to-end tests (needs Postgres and Redis)
+	npx jest --ci
+
+start: build ## Run the whole stack in one process with embedded defaults
+	node services/embedded/dist/main.js
+
+up: ## Run every service with Kafka, Postgres and Redis (needs a Docker engine)
+	docker compose up --build
+
+bench: build ## Measure the gateway's added latency and memory against the fake upstream
+	node bench/dist/overhead.js
+
+lint: ## Lint the protobuf contracts and type-check everything
+	cd proto && npx buf lint
+	npx tsc -b
+
+.PHONY: help install proto proto-check build services test start up bench lint

@@ -1,0 +1,21 @@
+/** @type {import('jest').Config} */
+const libs = "errors|proto|grpc-kit|config|logging|money|http-kit|db|bus|testkit";
+const services = "gateway|routing|ledger|activity";
+module.exports = {
+  testEnvironment: "node",
+  transform: {
+    "^.+\\.ts$": [
+      "@swc/jest",
+      { jsc: { parser: { syntax: "typescript" }, target: "es2022" }, module: { type: "commonjs" } },
+    ],
+  },
+  // Tests run against sources; end-to-end tests start the built services (dist) as processes.
+  moduleNameMapper: {
+    [`^@router/(${libs})$`]: "<rootDir>/libs/$1/src/index.ts",
+    [`^@router/(${services})$`]: "<rootDir>/services/$1/src/app.ts",
+    [`^@router/(${services})/(.*)$`]: "<rootDir>/services/$1/src/$2",
+  },
+  testMatch: ["<rootDir>/{libs,services}/*/test/**/*.test.ts", "<rootDir>/e2e/**/*.test.ts"],
+  testPathIgnorePatterns: ["/node_modules/", "/dist/"],
+  testTimeout: 30000,
+};

@@ -1,0 +1,4 @@
+export * from "./db";
+export * from "./postgres";
+export * from "./pglite";
+export * from "./migrate";

@@ -1,0 +1,81 @@
+import { mkdirSync } from "node:fs";
+import { PGlite } from "@electric-sql/pglite";
+import { assertSchemaName, type Db, type Queryable } from "./db";
+
+/**
+ * Embedded Postgres (PGlite, WASM) for the one-process default. One instance is shared by every
+ * service's schema; PGlite has a single session, so every statement and transaction is serialised
+ * here and the search_path is switched to the caller's schema before it runs.
+ */
+export class EmbeddedPostgres {
+  private readonly pg: PGlite;
+  private chain: Promise<unknown> = Promise.resolve();
+  private currentSchema = "";
+
+  private constructor(pg: PGlite) {
+    this.pg = pg;
+  }
+
+  static async open(dataDir: string | null): Promise<EmbeddedPostgres> {
+    if (dataDir) mkdirSync(dataDir, { recursive: true });
+    const pg = new PGlite(dataDir ?? undefined, { parsers: { 20: (v: string) => BigInt(v) } });
+    await pg.waitReady;
+    return new EmbeddedPostgres(pg);
+  }
+
+  private serialise<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.chain.then(fn, fn);
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+
+  private async useSchema(schema: string): Promise<void> {
+    if (this.currentSchema === schema) return;
+    await this.pg.exec(`SET search_path TO ${schema}, public`);
+    this.currentSchema = schema;
+  }
+
+  /** A Db view of this instance for one service's schema. */
+  forSchema(schema: string): Db {
+    assertSchemaName(schema);
+    const run = async <R>(sql: string, params?: unknown[]) => {
+      if (!params || params.length === 0) {
+        // exec speaks the simple protocol, so a migration file with many statements runs as one.
+        const results = await this.pg.exec(sql);
+        const last = results[results.length - 1];
+        return { rows: (last?.rows ?? []) as R[], rowCount: last?.affectedRows ?? last?.rows.length ?? 0 };
+      }
+      const r = await this.pg.query<R>(sql, params);
+      return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length };
+    };
+    const q: Queryable = { query: (sql, params) => run(sql, params) };
+    return {
+      schema,
+      engine: "pglite",
+      query: (sql, params) =>
+        this.serialise(async () => {
+          await this.useSchema(schema);
+          return run(sql, params);
+        }),
+      tx: (fn) =>
+        this.serialise(async () => {
+          await this.useSchema(schema);
+          await this.pg.exec("BEGIN");
+          try {
+            const out = await fn(q);
+            await this.pg.exec("COMMIT");
+            return out;
+          } catch (err) {
+            await this.pg.exec("ROLLBACK").catch(() => undefined);
+            throw err;
+          }
+        }),
+      // The shared instance outlives each service's view; close() on the instance ends it.
+      close: async () => undefined,
+    };
+  }
+
+  close(): Promise<void> {
+    return this.serialise(() => this.pg.close());
+  }
+}

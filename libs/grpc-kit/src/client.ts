@@ -1,0 +1,34 @@
+import * as grpc from "@grpc/grpc-js";
+import { fromGrpcError } from "./errors";
+
+type UnaryMethod<Req, Res> = (
+  request: Req,
+  metadata: grpc.Metadata,
+  options: Partial<grpc.CallOptions>,
+  callback: (err: grpc.ServiceError | null, res: Res) => void,
+) => grpc.ClientUnaryCall;
+
+/**
+ * Calls a generated unary client method with a deadline (every call has one) and maps failures to
+ * a DomainError naming the service.
+ */
+export function callUnary<Req, Res>(
+  client: grpc.Client,
+  method: UnaryMethod<Req, Res>,
+  request: Req,
+  opts: { deadlineMs: number; service: string },
+): Promise<Res> {
+  return new Promise<Res>((resolve, reject) => {
+    method.call(client, request, new grpc.Metadata(), { deadline: Date.now() + opts.deadlineMs }, (err, res) =>
+      err ? reject(fromGrpcError(err, opts.service)) : resolve(res),
+    );
+  });
+}
+
+/** Channel options shared by every client: keepalive so idle loopback connections stay warm. */
+export const CLIENT_OPTIONS: grpc.ClientOptions = {
+  "grpc.keepalive_time_ms": 30_000,
+  "grpc.keepalive_permit_without_calls": 1,
+};
+
+export const insecure = (): grpc.ChannelCredentials => grpc.credentials.createInsecure();

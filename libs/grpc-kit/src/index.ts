@@ -1,0 +1,3 @@
+export * from "./server";
+export * from "./client";
+export * from "./errors";

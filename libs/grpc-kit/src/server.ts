@@ -1,0 +1,73 @@
+import * as grpc from "@grpc/grpc-js";
+import { health } from "@router/proto";
+import type { Logger } from "@router/logging";
+import { toGrpcError } from "./errors";
+
+export interface GrpcService {
+  definition: grpc.ServiceDefinition;
+  implementation: grpc.UntypedServiceImplementation;
+}
+
+export interface RunningGrpcServer {
+  server: grpc.Server;
+  port: number;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a gRPC server with the given services plus `grpc.health.v1` (reporting SERVING for the
+ * empty service name and each service's full name). Binds to `host:port`; port 0 picks a free one.
+ */
+export async function startGrpcServer(
+  services: GrpcService[],
+  opts: { host?: string; port: number; log: Logger },
+): Promise<RunningGrpcServer> {
+  const server = new grpc.Server({ "grpc.keepalive_permit_without_calls": 1 });
+  const serving = new Set<string>([""]);
+  for (const s of services) {
+    server.addService(s.definition, s.implementation);
+    const first = Object.values(s.definition)[0];
+    if (first) serving.add(first.path.split("/")[1] ?? "");
+  }
+  const healthImpl: health.HealthServer = {
+    check(call, callback) {
+      const status = serving.has(call.request.service)
+        ? health.HealthCheckResponse_ServingStatus.SERVING
+        : health.HealthCheckResponse_ServingStatus.SERVICE_UNKNOWN;
+      callback(null, { status });
+    },
+  };
+  server.addService(health.HealthService, healthImpl);
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(`${opts.host ?? "127.0.0.1"}:${opts.port}`, grpc.ServerCredentials.createInsecure(), (err, p) =>
+      err ? reject(err) : resolve(p),
+    ),
+  );
+  opts.log.info({ port }, "grpc.server.listening");
+  return {
+    server,
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.tryShutdown(() => resolve());
+        setTimeout(() => server.forceShutdown(), 2000).unref();
+      }),
+  };
+}
+
+/** Wraps an async handler as a grpc-js unary handler, mapping thrown errors through one table. */
+export function unaryHandler<Req, Res>(
+  fn: (req: Req) => Promise<Res>,
+  log: Logger,
+): grpc.handleUnaryCall<Req, Res> {
+  return (call, callback) => {
+    fn(call.request).then(
+      (res) => callback(null, res),
+      (err: unknown) => {
+        const mapped = toGrpcError(err);
+        if (mapped.code === grpc.status.INTERNAL) log.error({ err }, "grpc.handler.failed");
+        callback(mapped);
+      },
+    );
+  };
+}

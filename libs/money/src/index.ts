@@ -1,0 +1,2 @@
+export * from "./nanodollars";
+export * from "./windows";

@@ -1,0 +1,65 @@
+/** Money is integer nanodollars (1e-9 USD) as bigint everywhere inside the system. */
+export type Nanodollars = bigint;
+
+export const NANOS_PER_USD = 1_000_000_000n;
+const TOKENS_PER_MILLION = 1_000_000n;
+
+/** Cost of `tokens` at a price in nanodollars per million tokens, rounded up to a whole nanodollar. */
+export function costOfTokens(tokens: number | bigint, pricePerMillion: Nanodollars): Nanodollars {
+  const t = BigInt(tokens);
+  if (t < 0n) throw new RangeError("token count must not be negative");
+  if (pricePerMillion < 0n) throw new RangeError("price must not be negative");
+  const product = t * pricePerMillion;
+  return (product + TOKENS_PER_MILLION - 1n) / TOKENS_PER_MILLION;
+}
+
+/**
+ * USD as a JSON number from nanodollars, for the HTTP edge only. Exact for any amount below ~9e6 USD
+ * because the division happens on integers first.
+ */
+export function toUsd(n: Nanodollars): number {
+  const negative = n < 0n;
+  const abs = negative ? -n : n;
+  const whole = abs / NANOS_PER_USD;
+  const frac = abs % NANOS_PER_USD;
+  const value = Number(whole) + Number(frac) / 1e9;
+  return negative ? -value : value;
+}
+
+/**
+ * Nanodollars from a USD amount given as a JSON number or decimal string. Rounds to the nearest
+ * nanodollar via the decimal text, so 0.1 becomes exactly 100000000n rather than a float artefact.
+ */
+export function fromUsd(usd: number | string): Nanodollars {
+  const text = typeof usd === "number" ? numberToPlainDecimal(usd) : usd.trim();
+  const m = /^(-)?(\d+)(?:\.(\d+))?$/.exec(text);
+  if (!m) throw new RangeError(`not a decimal USD amount: ${String(usd)}`);
+  const [, sign, whole = "0", fracRaw = ""] = m;
+  const frac = (fracRaw + "0000000000").slice(0, 10);
+  let nanos = BigInt(whole) * NANOS_PER_USD + BigInt(frac.slice(0, 9));
+  if (Number(frac[9]) >= 5) nanos += 1n;
+  return sign ? -nanos : nanos;
+}
+
+function numberToPlainDecimal(x: number): string {
+  if (!Number.isFinite(x)) throw new RangeError(`not a finite USD amount: ${x}`);
+  // toFixed avoids exponent notation for small and large values alike.
+  return x.toFixed(10);
+}
+
+/** The string form used for `*_nanodollars` JSON fields. */
+export function nanosString(n: Nanodollars | null | undefined): string | null {
+  return n === null || n === undefined ? null : n.toString();
+}
+
+/** Normalises a bigint column value (pg returns strings, PGlite numbers) to bigint. */
+export function toNanos(v: string | number | bigint | null | undefined): Nanodollars {
+  if (v === null || v === undefined) return 0n;
+  if (typeof v === "bigint") return v;
+  if (typeof v === "number") return BigInt(Math.trunc(v));
+  return BigInt(v);
+}
+
+export function maxNanos(...xs: Nanodollars[]): Nanodollars {
+  return xs.reduce((a, b) => (b > a ? b : a), 0n);
+}
