@@ -39,3 +39,4 @@ export const env = {
 };
 
 export { z };
+export * from "./secrets";
