@@ -57,7 +57,31 @@ export interface BusConfig {
   clientId: string;
   redisUrl?: string;
   kafkaBrokers?: string[];
-  /** Directory of the durable outbox for events the broker could not take. */
+  /**
+   * Directory of the durable outbox for events the broker could not take (redis, kafka).
+   * Default `.data/outbox/<clientId>` under the working directory. One bus per directory.
+   */
   outboxDir?: string;
   log: Logger;
+  /**
+   * Partitions per topic (memory, redis; kafka when it creates a missing topic). Events with one key
+   * land in one partition; a partition is consumed by one group member at a time. Default 8.
+   * Redis records the count of a topic on first use and every client follows the recorded value.
+   */
+  partitions?: number;
+  /**
+   * A delivery unacknowledged this long counts as crashed: the member leaves its group and another
+   * member takes the event over (kafka: the consumer session timeout, at least 6 s). Default 30 s.
+   */
+  reclaimIdleMs?: number;
+  /** Delay before redelivering an event whose handler failed; doubles per attempt, at most 30 s. Default 1 s. */
+  retryDelayMs?: number;
+  /** How long `publish` waits for the broker before keeping the event in the outbox. Default 3 s. */
+  publishTimeoutMs?: number;
+  /** Pause between attempts to send the outbox while the broker is away. Default 1 s. */
+  outboxRetryMs?: number;
+  /** Blocking-read and heartbeat period of consumers (redis); bounds how fast work moves. Default 1 s. */
+  pollMs?: number;
+  /** How long `close()` waits for running handlers before abandoning them to redelivery. Default 10 s. */
+  closeTimeoutMs?: number;
 }

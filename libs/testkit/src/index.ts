@@ -1,2 +1,5 @@
 export * from "./database";
 export * from "./wait";
+export * from "./processes";
+export * from "./stack";
+export * from "./fake-upstream";

@@ -1,0 +1,91 @@
+import { Pool } from "undici";
+
+export interface LoadResult {
+  rate: number;
+  seconds: number;
+  sent: number;
+  ok: number;
+  failed: number;
+  /** Milliseconds: full response for JSON, first content `data:` line for streams. */
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+}
+
+export interface LoadTarget {
+  origin: string;
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+  stream: boolean;
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const i = Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1);
+  return sorted[Math.max(0, i)] ?? Number.NaN;
+}
+
+async function oneRequest(pool: Pool, t: LoadTarget): Promise<number> {
+  const start = process.hrtime.bigint();
+  const res = await pool.request({ path: t.path, method: "POST", headers: t.headers, body: t.body });
+  if (res.statusCode !== 200) {
+    await res.body.text();
+    throw new Error(`status ${res.statusCode}`);
+  }
+  if (!t.stream) {
+    await res.body.text();
+    return Number(process.hrtime.bigint() - start) / 1e6;
+  }
+  // Time to the first content chunk: keepalive comments (": ...") do not count.
+  let firstContentMs: number | null = null;
+  let buffered = "";
+  for await (const chunk of res.body) {
+    if (firstContentMs === null) {
+      buffered += (chunk as Buffer).toString("utf8");
+      if (/(^|\n)data: \{/.test(buffered)) firstContentMs = Number(process.hrtime.bigint() - start) / 1e6;
+    }
+  }
+  if (firstContentMs === null) throw new Error("stream carried no content chunk");
+  return firstContentMs;
+}
+
+/**
+ * Open-loop load at a fixed request rate: requests are started on schedule whether or not earlier
+ * ones finished, so a slow server shows up as latency rather than as a lower rate.
+ */
+export async function runLoad(t: LoadTarget, rate: number, seconds: number): Promise<LoadResult> {
+  const pool = new Pool(t.origin, { connections: 128, pipelining: 1, keepAliveTimeout: 30_000 });
+  const latencies: number[] = [];
+  let failed = 0;
+  const inflight: Promise<void>[] = [];
+  const total = Math.round(rate * seconds);
+  const intervalNs = 1e9 / rate;
+  const begin = process.hrtime.bigint();
+  for (let i = 0; i < total; i++) {
+    const due = begin + BigInt(Math.round(i * intervalNs));
+    const waitMs = Number(due - process.hrtime.bigint()) / 1e6;
+    if (waitMs > 1) await new Promise((r) => setTimeout(r, waitMs));
+    inflight.push(
+      oneRequest(pool, t).then(
+        (ms) => void latencies.push(ms),
+        () => void failed++,
+      ),
+    );
+  }
+  await Promise.all(inflight);
+  await pool.close();
+  latencies.sort((a, b) => a - b);
+  return {
+    rate,
+    seconds,
+    sent: total,
+    ok: latencies.length,
+    failed,
+    p50: percentile(latencies, 50),
+    p90: percentile(latencies, 90),
+    p99: percentile(latencies, 99),
+    max: latencies[latencies.length - 1] ?? Number.NaN,
+  };
+}

@@ -1,0 +1,49 @@
+import { invalid } from "@router/errors";
+import { createMemoryBus } from "./memory/memory-bus";
+import type { BusConfig, EventBus } from "./port";
+
+export * from "./port";
+export {
+  idempotent,
+  createMemoryIdempotencyStore,
+  createRedisIdempotencyStore,
+  type IdempotencyStore,
+  type MemoryIdempotencyOptions,
+  type RedisIdempotencyOptions,
+} from "./idempotency";
+export {
+  HEADER_EVENT_ID,
+  HEADER_EVENT_TYPE,
+  HEADER_CONTENT_TYPE,
+  PROTOBUF_CONTENT_TYPE,
+  HEADER_DLQ_ORIGINAL_TOPIC,
+  HEADER_DLQ_ATTEMPTS,
+  HEADER_DLQ_REASON,
+  dlqTopicOf,
+} from "./envelope";
+
+/**
+ * Builds the event bus chosen by `config.kind`. Broker clients are loaded only for the kind in use.
+ * redis and kafka keep what the broker could not take in a durable outbox under `config.outboxDir`
+ * and send it, in order, once the broker is back (first thing on start).
+ */
+export async function createBus(config: BusConfig): Promise<EventBus> {
+  switch (config.kind) {
+    case "memory":
+      return createMemoryBus(config);
+    case "redis": {
+      if (!config.redisUrl) throw invalid("redisUrl", "is required for the redis bus");
+      const { createRedisBus } = await import("./redis/redis-bus");
+      return createRedisBus({ ...config, redisUrl: config.redisUrl });
+    }
+    case "kafka": {
+      if (!config.kafkaBrokers || config.kafkaBrokers.length === 0) {
+        throw invalid("kafkaBrokers", "is required for the kafka bus");
+      }
+      const { createKafkaBus } = await import("./kafka/kafka-bus");
+      return createKafkaBus({ ...config, kafkaBrokers: config.kafkaBrokers });
+    }
+    default:
+      throw invalid("kind", `unknown bus kind ${String(config.kind)}`);
+  }
+}

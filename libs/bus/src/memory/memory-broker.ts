@@ -1,0 +1,309 @@
+import type { Logger } from "@router/logging";
+import { deadLetterOf, incomingOf, type Envelope } from "../envelope";
+import { partitionOf } from "../partition";
+import type { EventHandler } from "../port";
+import { retryDelay, type BusSettings } from "../settings";
+
+/** Events kept per partition for groups that have not read them; older ones are dropped, like a retention limit. */
+const RETAINED_PER_PARTITION = 100_000;
+
+interface PartitionLog {
+  /** Offset of `events[0]`. */
+  base: number;
+  events: Envelope[];
+}
+
+/**
+ * One process's broker: every memory bus of the process talks to it, as clients of one Kafka or Redis
+ * would, so services started in one process see each other's events.
+ */
+export class MemoryBroker {
+  private readonly topics = new Map<string, MemoryTopic>();
+
+  topic(name: string, partitions: number): MemoryTopic {
+    let topic = this.topics.get(name);
+    if (!topic) {
+      topic = new MemoryTopic(name, partitions);
+      this.topics.set(name, topic);
+    }
+    return topic;
+  }
+
+  append(envelope: Envelope, partitions: number): void {
+    this.topic(envelope.topic, partitions).append(envelope);
+  }
+}
+
+export class MemoryTopic {
+  readonly logs: PartitionLog[];
+  private readonly groups = new Map<string, MemoryGroup>();
+
+  constructor(
+    readonly name: string,
+    partitions: number,
+  ) {
+    this.logs = Array.from({ length: partitions }, () => ({ base: 0, events: [] }));
+  }
+
+  append(envelope: Envelope): void {
+    const log = this.logOf(partitionOf(envelope.key, this.logs.length));
+    log.events.push(envelope);
+    if (log.events.length > RETAINED_PER_PARTITION) {
+      log.events.shift();
+      log.base += 1;
+    }
+    for (const group of this.groups.values()) group.pump();
+  }
+
+  group(name: string, create: () => MemoryGroup): MemoryGroup {
+    let group = this.groups.get(name);
+    if (!group) {
+      group = create();
+      this.groups.set(name, group);
+    }
+    return group;
+  }
+
+  logOf(partition: number): PartitionLog {
+    const log = this.logs[partition];
+    if (!log) throw new Error(`partition ${partition} of ${this.name} does not exist`);
+    return log;
+  }
+
+  /** Drops events every group has consumed. */
+  trim(partition: number): void {
+    const log = this.logOf(partition);
+    let low = log.base + log.events.length;
+    for (const group of this.groups.values()) low = Math.min(low, group.nextOffset(partition));
+    if (low > log.base) {
+      log.events.splice(0, low - log.base);
+      log.base = low;
+    }
+  }
+}
+
+export interface MemberOptions {
+  handler: EventHandler;
+  maxAttempts: number;
+  settings: BusSettings;
+}
+
+export class MemoryMember {
+  busy = false;
+  closed = false;
+  /** Left the group because a handler ran past the reclaim idle time; rejoins when it returns. */
+  stalled = false;
+  current: Promise<void> = Promise.resolve();
+  cursor = 0;
+  constructor(readonly options: MemberOptions) {}
+}
+
+interface Inflight {
+  member: MemoryMember;
+  token: object;
+}
+
+interface GroupPartition {
+  next: number;
+  /** Deliveries of the event at `next` so far. */
+  deliveries: number;
+  owner: MemoryMember | undefined;
+  inflight: Inflight | undefined;
+  /** Set while a failed event waits for its retry delay; cleared by the timer (not by the wall clock). */
+  retryTimer: NodeJS.Timeout | undefined;
+}
+
+type Outcome = { ok: true } | { ok: false; error: unknown };
+
+/**
+ * A consumer group on one topic: partitions are spread over the members (partition i goes to member
+ * i mod n); each partition is handled one event at a time, so one key's events stay in order.
+ */
+export class MemoryGroup {
+  private members: MemoryMember[] = [];
+  private readonly parts: GroupPartition[];
+
+  constructor(
+    private readonly topic: MemoryTopic,
+    readonly name: string,
+    private readonly broker: MemoryBroker,
+    private readonly log: Logger,
+  ) {
+    this.parts = topic.logs.map((log) => ({
+      next: log.base,
+      deliveries: 0,
+      owner: undefined,
+      inflight: undefined,
+      retryTimer: undefined,
+    }));
+  }
+
+  nextOffset(partition: number): number {
+    return this.partOf(partition).next;
+  }
+
+  join(member: MemoryMember): void {
+    this.members.push(member);
+    this.rebalance();
+    this.pump();
+  }
+
+  /** Removes a member; its running handler, if any, still finishes and counts. */
+  leave(member: MemoryMember): void {
+    this.members = this.members.filter((m) => m !== member);
+    this.rebalance();
+    this.pump();
+  }
+
+  /** Gives up on a member's running handler: its event goes to whoever owns the partition next. */
+  abandon(member: MemoryMember): void {
+    for (const part of this.parts) {
+      if (part.inflight?.member === member) part.inflight = undefined;
+    }
+    this.pump();
+  }
+
+  pump(): void {
+    for (const member of this.members) {
+      if (member.busy || member.closed || member.stalled) continue;
+      const partition = this.readyPartitionOf(member);
+      if (partition !== undefined) this.deliver(member, partition);
+    }
+  }
+
+  private rebalance(): void {
+    this.parts.forEach((part, i) => {
+      part.owner = this.members.length > 0 ? this.members[i % this.members.length] : undefined;
+    });
+  }
+
+  private readyPartitionOf(member: MemoryMember): number | undefined {
+    const count = this.parts.length;
+    for (let step = 0; step < count; step++) {
+      const i = (member.cursor + step) % count;
+      const part = this.partOf(i);
+      if (part.owner !== member || part.inflight || part.retryTimer) continue;
+      const log = this.topic.logOf(i);
+      if (part.next < log.base) {
+        this.log.warn({ topic: this.topic.name, group: this.name, lost: log.base - part.next }, "bus.retention.skipped");
+        part.next = log.base;
+        part.deliveries = 0;
+      }
+      if (part.next < log.base + log.events.length) {
+        member.cursor = (i + 1) % count;
+        return i;
+      }
+    }
+    return undefined;
+  }
+
+  private deliver(member: MemoryMember, partition: number): void {
+    const part = this.partOf(partition);
+    const envelope = this.topic.logOf(partition).events[part.next - this.topic.logOf(partition).base];
+    if (!envelope) return;
+    part.deliveries += 1;
+    const attempt = part.deliveries;
+    const { maxAttempts, settings, handler } = member.options;
+    if (attempt > maxAttempts) {
+      // Handlers crashed on it maxAttempts times already: a poison event.
+      this.deadLetter(envelope, attempt - 1, new Error("handler stalled on every delivery"));
+      this.advance(partition);
+      this.pump();
+      return;
+    }
+    const token = {};
+    part.inflight = { member, token };
+    member.busy = true;
+    const stall = setTimeout(() => this.stall(member), settings.reclaimIdleMs);
+    stall.unref();
+    const event = incomingOf({ ...envelope, payload: Uint8Array.from(envelope.payload) }, attempt);
+    const run = (async (): Promise<Outcome> => {
+      try {
+        await handler(event);
+        return { ok: true };
+      } catch (error) {
+        return { ok: false, error };
+      }
+    })();
+    member.current = run.then((outcome) => {
+      clearTimeout(stall);
+      member.busy = false;
+      this.settle(member, partition, token, envelope, attempt, outcome);
+    });
+  }
+
+  private settle(
+    member: MemoryMember,
+    partition: number,
+    token: object,
+    envelope: Envelope,
+    attempt: number,
+    outcome: Outcome,
+  ): void {
+    const part = this.partOf(partition);
+    if (part.inflight?.token !== token) {
+      // Abandoned (stalled or closed too slowly): the event was or will be delivered again.
+      if (member.stalled && !member.closed) {
+        member.stalled = false;
+        this.join(member);
+      } else {
+        this.pump();
+      }
+      return;
+    }
+    part.inflight = undefined;
+    const { maxAttempts, settings } = member.options;
+    if (outcome.ok) {
+      this.advance(partition);
+    } else if (attempt >= maxAttempts) {
+      this.deadLetter(envelope, attempt, outcome.error);
+      this.advance(partition);
+    } else {
+      const delay = retryDelay(settings, attempt);
+      this.log.warn(
+        { topic: this.topic.name, group: this.name, eventId: envelope.id, attempt, err: outcome.error },
+        "bus.handler.failed",
+      );
+      if (part.retryTimer) clearTimeout(part.retryTimer);
+      part.retryTimer = setTimeout(() => {
+        part.retryTimer = undefined;
+        this.pump();
+      }, delay);
+      part.retryTimer.unref();
+    }
+    this.pump();
+  }
+
+  private stall(member: MemoryMember): void {
+    if (!member.busy || member.closed || !this.members.includes(member)) return;
+    this.log.warn(
+      { topic: this.topic.name, group: this.name, reclaimIdleMs: member.options.settings.reclaimIdleMs },
+      "bus.consumer.stalled",
+    );
+    member.stalled = true;
+    this.members = this.members.filter((m) => m !== member);
+    this.rebalance();
+    this.abandon(member);
+  }
+
+  private advance(partition: number): void {
+    const part = this.partOf(partition);
+    part.next += 1;
+    part.deliveries = 0;
+    this.topic.trim(partition);
+  }
+
+  private deadLetter(envelope: Envelope, attempts: number, reason: unknown): void {
+    this.log.warn(
+      { topic: this.topic.name, group: this.name, eventId: envelope.id, attempts, err: reason },
+      "bus.event.dead_lettered",
+    );
+    this.broker.append(deadLetterOf(envelope, attempts, reason), this.topic.logs.length);
+  }
+
+  private partOf(partition: number): GroupPartition {
+    const part = this.parts[partition];
+    if (!part) throw new Error(`partition ${partition} of ${this.topic.name} does not exist`);
+    return part;
+  }
+}

@@ -1,0 +1,178 @@
+import Redis, { type RedisOptions } from "ioredis";
+import { DomainError } from "@router/errors";
+import type { Logger } from "@router/logging";
+import { withDeadline } from "../deadline";
+import { envelopeOf, type Envelope } from "../envelope";
+import { Outbox } from "../outbox";
+import { partitionOf } from "../partition";
+import type { BusConfig, EventBus, OutgoingEvent, SubscribeOptions, Subscription } from "../port";
+import { maxAttemptsOf, settingsOf, type BusSettings } from "../settings";
+import { PARTITIONS } from "./group-scripts";
+import { ready } from "./ready";
+import { redisKeys } from "./redis-keys";
+import { RedisSubscription } from "./redis-subscription";
+import { fieldsOf } from "./stream-codec";
+
+/**
+ * Retention per partition stream (approximate trimming on every add). Like a Kafka retention limit:
+ * a group lagging further behind than this loses the oldest events.
+ */
+const MAX_STREAM_LENGTH = 1_000_000;
+
+/** The Redis Streams bus: for installs without Kafka and for multi-process tests. */
+export async function createRedisBus(config: BusConfig & { redisUrl: string }): Promise<EventBus> {
+  const settings = settingsOf(config);
+  const bus = new RedisBus(config.redisUrl, settings, config.log);
+  await bus.open();
+  return bus;
+}
+
+class RedisBus implements EventBus {
+  private readonly client: Redis;
+  private outbox: Outbox | undefined;
+  private readonly partitions = new Map<string, Promise<number>>();
+  private readonly subscriptions = new Set<RedisSubscription>();
+  private readonly readers = new Set<Redis>();
+  private closed = false;
+
+  constructor(
+    private readonly url: string,
+    private readonly settings: BusSettings,
+    private readonly log: Logger,
+  ) {
+    this.client = this.connect("bus", { commandTimeout: settings.publishTimeoutMs });
+  }
+
+  async open(): Promise<void> {
+    // Not fatal when Redis is away at start: publishes go to the outbox until it is back.
+    await withDeadline(ready(this.client), this.settings.publishTimeoutMs);
+    this.outbox = await Outbox.open({
+      dir: this.settings.outboxDir,
+      log: this.log,
+      retryMs: this.settings.outboxRetryMs,
+      timeoutMs: this.settings.publishTimeoutMs,
+      send: (envelope) => this.send(envelope),
+      unreachable: isUnreachable,
+    });
+  }
+
+  async publish(event: OutgoingEvent): Promise<void> {
+    if (this.closed) throw closedError();
+    await this.publishEnvelope(envelopeOf(event));
+  }
+
+  async subscribe(opts: SubscribeOptions): Promise<Subscription> {
+    if (this.closed) throw closedError();
+    const subscription = new RedisSubscription(
+      {
+        client: this.client,
+        newReader: () => this.newReader(),
+        settings: this.settings,
+        log: this.log,
+        partitionsOf: (topic) => this.partitionsOf(topic),
+        publishEnvelope: (envelope) => this.publishEnvelope(envelope),
+      },
+      { topic: opts.topic, group: opts.group, handler: opts.handler, maxAttempts: maxAttemptsOf(opts.maxAttempts) },
+    );
+    this.subscriptions.add(subscription);
+    try {
+      await subscription.start();
+    } catch (err) {
+      this.subscriptions.delete(subscription);
+      await subscription.close();
+      throw new DomainError("router.bus_unavailable", "could not subscribe: the event broker is unreachable", { cause: err });
+    }
+    return {
+      close: async () => {
+        await subscription.close();
+        this.subscriptions.delete(subscription);
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all([...this.subscriptions].map((s) => s.close()));
+    await this.outbox?.close();
+    for (const reader of this.readers) reader.disconnect();
+    this.client.disconnect();
+  }
+
+  private publishEnvelope(envelope: Envelope): Promise<void> {
+    if (!this.outbox) throw closedError();
+    return this.outbox.publish(envelope);
+  }
+
+  private async send(envelope: Envelope): Promise<void> {
+    const partitions = await this.partitionsOf(envelope.topic);
+    const stream = redisKeys.stream(envelope.topic, partitionOf(envelope.key, partitions));
+    await this.client.call("XADD", stream, "MAXLEN", "~", MAX_STREAM_LENGTH, "*", ...fieldsOf(envelope));
+  }
+
+  /** The topic's partition count: the first client to use a topic records it, every other follows. */
+  private partitionsOf(topic: string): Promise<number> {
+    let known = this.partitions.get(topic);
+    if (!known) {
+      known = this.client.eval(PARTITIONS, 1, redisKeys.partitions(topic), this.settings.partitions).then((value) => {
+        const count = Number(value);
+        if (!Number.isInteger(count) || count < 1) throw new Error(`bad partition count for ${topic}: ${String(value)}`);
+        if (count !== this.settings.partitions) {
+          this.log.warn({ topic, recorded: count, configured: this.settings.partitions }, "bus.redis.partitions_differ");
+        }
+        return count;
+      });
+      known.catch(() => this.partitions.delete(topic));
+      this.partitions.set(topic, known);
+    }
+    return known;
+  }
+
+  private newReader(): Redis {
+    // Blocking reads hold their connection: one per subscription, never shared with commands.
+    // The client-side timeout of a blocking read is a safety net against a silently dead connection;
+    // the grace is wide so a busy machine never cuts a read whose reply is on its way.
+    const reader = this.connect("bus-reader", {
+      blockingTimeout: this.settings.publishTimeoutMs,
+      blockingTimeoutGrace: this.settings.publishTimeoutMs,
+    });
+    this.readers.add(reader);
+    reader.once("end", () => this.readers.delete(reader));
+    return reader;
+  }
+
+  private connect(role: string, extra: RedisOptions): Redis {
+    const client = new Redis(this.url, {
+      protocol: 2,
+      connectionName: `${this.settings.clientId}-${role}`,
+      // Fail fast while disconnected: a publish goes to the outbox instead of waiting in a queue,
+      // and nothing is sent twice behind our back after a reconnect.
+      enableOfflineQueue: false,
+      autoResendUnfulfilledCommands: false,
+      maxRetriesPerRequest: 1,
+      retryStrategy: (times) => Math.min(times * 100, 1_000),
+      // After a failed connection ioredis waits this long for a close that never comes: keep shutdown quick.
+      disconnectTimeout: 500,
+      ...extra,
+    });
+    let reported = false;
+    client.on("error", (err: Error) => {
+      if (!reported && !this.closed) this.log.warn({ err, role }, "bus.redis.connection_failed");
+      reported = true;
+    });
+    client.on("ready", () => {
+      if (reported) this.log.info({ role }, "bus.redis.connected");
+      reported = false;
+    });
+    return client;
+  }
+}
+
+/** Connection trouble and timeouts, as opposed to Redis refusing the command itself. */
+function isUnreachable(err: unknown): boolean {
+  return !(err instanceof Error && err.name === "ReplyError");
+}
+
+function closedError(): DomainError {
+  return new DomainError("unavailable", "the event bus is closed");
+}

@@ -1,0 +1,488 @@
+import { randomBytes } from "node:crypto";
+import os from "node:os";
+import type Redis from "ioredis";
+import type { Logger } from "@router/logging";
+import { withDeadline } from "../deadline";
+import { deadLetterOf, incomingOf, type Envelope } from "../envelope";
+import type { EventHandler, Subscription } from "../port";
+import { retryDelay, type BusSettings } from "../settings";
+import { Waker } from "../waker";
+import { HEARTBEAT, LEAVE, RELEASE } from "./group-scripts";
+import { ready } from "./ready";
+import { redisKeys } from "./redis-keys";
+import { autoclaimOf, entriesOf, envelopeOfFields, pendingOf, streamsOf, type StreamEntry } from "./stream-codec";
+
+/** What a subscription needs from its bus. */
+export interface SubscriptionContext {
+  /** Non-blocking commands. */
+  client: Redis;
+  /** A new connection for this subscription's blocking reads. */
+  newReader(): Redis;
+  settings: BusSettings;
+  log: Logger;
+  partitionsOf(topic: string): Promise<number>;
+  /** Publishes through the bus (and its outbox): used for dead letters. */
+  publishEnvelope(envelope: Envelope): Promise<void>;
+}
+
+export interface RedisSubscriptionOptions {
+  topic: string;
+  group: string;
+  handler: EventHandler;
+  maxAttempts: number;
+}
+
+interface Delivery {
+  id: string;
+  /** Undefined when the entry was trimmed away after delivery: nothing to handle, only to acknowledge. */
+  envelope: Envelope | undefined;
+  attempt: number;
+  state: "new" | "dead" | "done";
+  /** A retry: bump Redis's delivery count before running the handler, so a takeover sees it. */
+  retry: boolean;
+  error?: unknown;
+}
+
+interface OwnedPartition {
+  index: number;
+  stream: string;
+  /** Entries still pending from before this member owned it: handled, in order, before new ones. */
+  recovering: boolean;
+  recoverAt: number;
+  /** Delivered to this member, not yet acknowledged, in stream order. */
+  queue: Delivery[];
+  retryAt: number;
+  /** Assigned to another member now: give it up once nothing of it is in flight. */
+  revoked: boolean;
+  sweepAt: number;
+}
+
+// Marks entries handed over on close as long idle, so the next owner takes them at once.
+const HANDED_OVER_IDLE_MS = 365 * 24 * 60 * 60 * 1000;
+const READ_COUNT = 10;
+const SWEEP_COUNT = 50;
+
+/**
+ * One member of a consumer group on Redis Streams. A heartbeat keeps its membership and partition
+ * leases; the consumer loop handles owned partitions one event at a time: first what is pending
+ * from a previous owner (taken over with XCLAIM once idle for `reclaimIdleMs`), then new entries
+ * (XREADGROUP on its own connection), acknowledging (XACK) after the handler resolves. A failed
+ * handler is retried with backoff and dead-lettered after `maxAttempts` deliveries. A handler
+ * running past `reclaimIdleMs` counts as crashed: the member leaves the group until it returns.
+ */
+export class RedisSubscription implements Subscription {
+  readonly consumer = `${sanitize(os.hostname())}-${process.pid}-${randomBytes(4).toString("hex")}`;
+  private readonly parts = new Map<number, OwnedPartition>();
+  /** Partitions the loop is working on right now: the heartbeat never gives those up. */
+  private readonly active = new Set<OwnedPartition>();
+  private partitionCount = 0;
+  private inflight: { since: number; partition: OwnedPartition; id: string } | undefined;
+  private stalled = false;
+  private closing = false;
+  private closed: Promise<void> | undefined;
+  private loop: Promise<void> = Promise.resolve();
+  private heartbeat: NodeJS.Timeout | undefined;
+  private ticking: Promise<void> | undefined;
+  private turn = 0;
+  private readonly reader: Redis;
+  private readonly waker = new Waker();
+  private readonly log: Logger;
+  private readonly leaseMs: number;
+
+  constructor(
+    private readonly ctx: SubscriptionContext,
+    private readonly opts: RedisSubscriptionOptions,
+  ) {
+    this.reader = ctx.newReader();
+    this.log = ctx.log.child({ topic: opts.topic, group: opts.group, consumer: this.consumer });
+    this.leaseMs = Math.max(ctx.settings.pollMs * 5, 2_000);
+  }
+
+  /** Joins the group and takes its first partitions, then starts consuming. */
+  async start(): Promise<void> {
+    await withDeadline(ready(this.reader), this.ctx.settings.publishTimeoutMs);
+    await this.tick();
+    this.heartbeat = setInterval(() => void this.tickOnce(), this.ctx.settings.pollMs);
+    this.heartbeat.unref();
+    this.loop = this.run();
+  }
+
+  close(): Promise<void> {
+    this.closed ??= this.stop();
+    return this.closed;
+  }
+
+  private async stop(): Promise<void> {
+    this.closing = true;
+    clearInterval(this.heartbeat);
+    this.waker.wake();
+    await this.ticking;
+    // Cuts a blocking read short; a reply lost this way stays pending and is handed over below.
+    this.reader.disconnect();
+    const finished = await withDeadline(this.loop, this.ctx.settings.closeTimeoutMs);
+    try {
+      await this.handOver(finished ? undefined : this.inflight?.id);
+      await this.ctx.client.eval(LEAVE, 1 + this.partitionCount, this.membersKey(), ...this.leaseKeys(), this.consumer);
+    } catch (err) {
+      // The leases expire and the pending entries become claimable: others take over, only later.
+      this.log.warn({ err }, "bus.consumer.leave_failed");
+    }
+    this.parts.clear();
+  }
+
+  private tickOnce(): void {
+    if (this.ticking || this.closing) return;
+    this.ticking = this.tick()
+      .catch((err: unknown) => {
+        if (!this.closing) this.log.warn({ err }, "bus.consumer.heartbeat_failed");
+      })
+      .finally(() => (this.ticking = undefined));
+  }
+
+  /** Heartbeat: membership, lease renewal, taking assigned partitions, giving up revoked ones. */
+  private async tick(): Promise<void> {
+    if (this.closing) return;
+    if (this.partitionCount === 0) this.partitionCount = await this.ctx.partitionsOf(this.opts.topic);
+    if (this.inflight && Date.now() - this.inflight.since >= this.ctx.settings.reclaimIdleMs) {
+      if (!this.stalled) await this.leaveStalled();
+      return;
+    }
+    this.stalled = false;
+    const reply = await this.ctx.client.eval(
+      HEARTBEAT,
+      1 + this.partitionCount,
+      this.membersKey(),
+      ...this.leaseKeys(),
+      this.consumer,
+      this.leaseMs,
+    );
+    const flags = Array.isArray(reply) ? reply.map(Number) : [];
+    let acquired = false;
+    for (let i = 0; i < this.partitionCount; i++) {
+      const held = flags[2 * i] === 1;
+      const assigned = flags[2 * i + 1] === 1;
+      const owned = this.parts.get(i);
+      if (owned && !held) {
+        this.parts.delete(i);
+        this.log.warn({ partition: i }, "bus.consumer.partition_lost");
+      } else if (owned) {
+        owned.revoked = !assigned;
+      } else if (held) {
+        await this.ensureGroup(redisKeys.stream(this.opts.topic, i));
+        this.parts.set(i, this.newPartition(i));
+        acquired = true;
+      }
+    }
+    for (const part of this.parts.values()) {
+      if (part.revoked && !this.active.has(part) && this.idle(part)) await this.release(part);
+    }
+    if (acquired) this.waker.wake();
+  }
+
+  /** Nothing of the partition in flight: its queue is empty, or waits for a retry. */
+  private idle(part: OwnedPartition): boolean {
+    return part.queue.length === 0 || part.retryAt > Date.now();
+  }
+
+  private async release(part: OwnedPartition): Promise<void> {
+    this.parts.delete(part.index);
+    await this.markIdle(part.stream, part.queue.map((d) => d.id));
+    await this.ctx.client.eval(RELEASE, 1, this.leaseKey(part.index), this.consumer);
+  }
+
+  private async leaveStalled(): Promise<void> {
+    this.stalled = true;
+    this.log.warn({ reclaimIdleMs: this.ctx.settings.reclaimIdleMs }, "bus.consumer.stalled");
+    this.parts.clear();
+    await this.ctx.client.eval(LEAVE, 1 + this.partitionCount, this.membersKey(), ...this.leaseKeys(), this.consumer);
+  }
+
+  private async run(): Promise<void> {
+    let failing = false;
+    while (!this.closing) {
+      try {
+        await this.step();
+        failing = false;
+      } catch (err) {
+        if (this.closing) break;
+        if (!failing) this.log.warn({ err }, "bus.consumer.failed");
+        failing = true;
+        if (isNoGroup(err)) await this.recreateGroups().catch(() => undefined);
+        await this.waker.sleep(this.ctx.settings.pollMs);
+      }
+    }
+  }
+
+  private async step(): Promise<void> {
+    const now = Date.now();
+    const parts = this.rotation();
+    const ready = parts.find((p) => p.queue.length > 0 && p.retryAt <= now);
+    if (ready) return this.working(ready, () => this.handleHead(ready));
+    const recovering = parts.find((p) => p.recovering && p.queue.length === 0 && p.recoverAt <= now);
+    if (recovering) return this.working(recovering, () => this.recoverStep(recovering));
+    const sweeping = parts.find((p) => !p.recovering && p.queue.length === 0 && p.sweepAt <= now);
+    if (sweeping) return this.working(sweeping, () => this.sweep(sweeping));
+
+    const wakeAt = Math.min(
+      now + this.ctx.settings.pollMs,
+      ...parts.map((p) => (p.queue.length > 0 ? p.retryAt : p.recovering ? p.recoverAt : p.sweepAt)),
+    );
+    const wait = Math.max(1, wakeAt - now);
+    const live = parts.filter((p) => !p.recovering && !p.revoked && p.queue.length === 0);
+    if (live.length === 0) return this.waker.sleep(wait);
+    for (const p of live) this.active.add(p);
+    try {
+      await this.readNew(live, wait);
+    } finally {
+      for (const p of live) this.active.delete(p);
+    }
+  }
+
+  private async working(part: OwnedPartition, work: () => Promise<void>): Promise<void> {
+    this.active.add(part);
+    try {
+      await work();
+    } finally {
+      this.active.delete(part);
+    }
+  }
+
+  private rotation(): OwnedPartition[] {
+    const parts = [...this.parts.values()];
+    this.turn = (this.turn + 1) % Math.max(1, parts.length);
+    return [...parts.slice(this.turn), ...parts.slice(0, this.turn)];
+  }
+
+  private async handleHead(part: OwnedPartition): Promise<void> {
+    const delivery = part.queue[0]!;
+    if (delivery.state === "new") await this.handle(part, delivery);
+    if (delivery.state === "dead") {
+      const envelope = delivery.envelope!;
+      await this.ctx.publishEnvelope(deadLetterOf(envelope, delivery.attempt, delivery.error));
+      this.log.warn({ eventId: envelope.id, attempts: delivery.attempt, err: delivery.error }, "bus.event.dead_lettered");
+      delivery.state = "done";
+    }
+    if (delivery.state === "done") {
+      await this.ctx.client.xack(part.stream, this.opts.group, delivery.id);
+      if (part.queue[0] === delivery) part.queue.shift();
+    }
+  }
+
+  private async handle(part: OwnedPartition, delivery: Delivery): Promise<void> {
+    const envelope = delivery.envelope;
+    if (!envelope) {
+      delivery.state = "done";
+      return;
+    }
+    if (delivery.attempt > this.opts.maxAttempts) {
+      // Taken over after consumers crashed on it maxAttempts times: a poison event.
+      delivery.state = "dead";
+      delivery.attempt -= 1;
+      delivery.error = new Error("handler crashed on every delivery");
+      return;
+    }
+    if (delivery.retry) {
+      const claimed = entriesOf(
+        await this.ctx.client.callBuffer("XCLAIM", part.stream, this.opts.group, this.consumer, 0, delivery.id),
+      );
+      delivery.retry = false;
+      if (claimed.length === 0) {
+        delivery.state = "done";
+        return;
+      }
+    }
+    this.inflight = { since: Date.now(), partition: part, id: delivery.id };
+    try {
+      await this.opts.handler(incomingOf(envelope, delivery.attempt));
+      delivery.state = "done";
+    } catch (err) {
+      if (delivery.attempt >= this.opts.maxAttempts) {
+        delivery.state = "dead";
+        delivery.error = err;
+      } else {
+        this.log.warn({ eventId: envelope.id, attempt: delivery.attempt, err }, "bus.handler.failed");
+        part.retryAt = Date.now() + retryDelay(this.ctx.settings, delivery.attempt);
+        delivery.attempt += 1;
+        delivery.retry = true;
+      }
+    } finally {
+      this.inflight = undefined;
+    }
+  }
+
+  /** Takes the oldest pending entry of a newly owned partition once it is claimable. */
+  private async recoverStep(part: OwnedPartition): Promise<void> {
+    const [head] = pendingOf(await this.ctx.client.call("XPENDING", part.stream, this.opts.group, "-", "+", 1));
+    if (!head) {
+      part.recovering = false;
+      await this.forgetIdleConsumers(part.stream);
+      return;
+    }
+    const minIdle = head.consumer === this.consumer ? 0 : this.ctx.settings.reclaimIdleMs;
+    if (head.idleMs < minIdle) {
+      part.recoverAt = Date.now() + (minIdle - head.idleMs);
+      return;
+    }
+    const [entry] = entriesOf(
+      await this.ctx.client.callBuffer("XCLAIM", part.stream, this.opts.group, this.consumer, minIdle, head.id),
+    );
+    if (!entry) return; // acknowledged or deleted meanwhile: look at the new head
+    if (head.consumer !== this.consumer) {
+      this.log.info({ entryId: head.id, from: head.consumer, deliveries: head.deliveries }, "bus.consumer.reclaimed");
+    }
+    part.queue.push(this.deliveryOf(entry, head.deliveries + 1));
+  }
+
+  /**
+   * Reclaims (XAUTOCLAIM) entries of an owned partition left pending too long by anyone, e.g. a reply
+   * lost with a connection: the safety net behind leases and hand-overs.
+   */
+  private async sweep(part: OwnedPartition): Promise<void> {
+    part.sweepAt = Date.now() + this.ctx.settings.reclaimIdleMs;
+    const { reclaimIdleMs } = this.ctx.settings;
+    const { entries } = autoclaimOf(
+      await this.ctx.client.callBuffer(
+        "XAUTOCLAIM",
+        part.stream,
+        this.opts.group,
+        this.consumer,
+        reclaimIdleMs,
+        "0-0",
+        "COUNT",
+        SWEEP_COUNT,
+      ),
+    );
+    if (entries.length === 0) return;
+    const counts = new Map(
+      pendingOf(
+        await this.ctx.client.call("XPENDING", part.stream, this.opts.group, "-", "+", SWEEP_COUNT, this.consumer),
+      ).map((p) => [p.id, p.deliveries]),
+    );
+    this.log.info({ reclaimed: entries.length, partition: part.index }, "bus.consumer.reclaimed");
+    for (const entry of entries) part.queue.push(this.deliveryOf(entry, counts.get(entry.id) ?? 2));
+  }
+
+  private async readNew(live: OwnedPartition[], blockMs: number): Promise<void> {
+    const reply = await this.reader.callBuffer(
+      "XREADGROUP",
+      "GROUP",
+      this.opts.group,
+      this.consumer,
+      "COUNT",
+      READ_COUNT,
+      "BLOCK",
+      Math.ceil(blockMs),
+      "STREAMS",
+      ...live.map((p) => p.stream),
+      ...live.map(() => ">"),
+    );
+    for (const { stream, entries } of streamsOf(reply)) {
+      const part = live.find((p) => p.stream === stream);
+      if (!part || this.parts.get(part.index) !== part) {
+        // Lost the partition while reading: let its next owner take these at once.
+        await this.markIdle(stream, entries.map((e) => e.id));
+        continue;
+      }
+      for (const entry of entries) part.queue.push(this.deliveryOf(entry, 1));
+    }
+  }
+
+  /** On close: lets the next owners take what this member read but did not finish, without waiting. */
+  private async handOver(keepId: string | undefined): Promise<void> {
+    for (const part of this.parts.values()) {
+      const mine = pendingOf(
+        await this.ctx.client.call("XPENDING", part.stream, this.opts.group, "-", "+", 1000, this.consumer),
+      );
+      await this.markIdle(part.stream, mine.map((p) => p.id).filter((id) => id !== keepId));
+    }
+  }
+
+  private async markIdle(stream: string, ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.ctx.client.call(
+      "XCLAIM",
+      stream,
+      this.opts.group,
+      this.consumer,
+      0,
+      ...ids,
+      "IDLE",
+      HANDED_OVER_IDLE_MS,
+      "JUSTID",
+    );
+  }
+
+  /** Drops consumers with nothing pending, so names of stopped members do not pile up in the group. */
+  private async forgetIdleConsumers(stream: string): Promise<void> {
+    const reply = await this.ctx.client.call("XINFO", "CONSUMERS", stream, this.opts.group);
+    if (!Array.isArray(reply)) return;
+    for (const info of reply) {
+      if (!Array.isArray(info)) continue;
+      const fields = new Map<string, unknown>();
+      for (let i = 0; i + 1 < info.length; i += 2) fields.set(String(info[i]), info[i + 1]);
+      const name = String(fields.get("name"));
+      if (name !== this.consumer && Number(fields.get("pending")) === 0) {
+        await this.ctx.client.call("XGROUP", "DELCONSUMER", stream, this.opts.group, name);
+      }
+    }
+  }
+
+  private deliveryOf(entry: StreamEntry, attempt: number): Delivery {
+    return {
+      id: entry.id,
+      envelope: entry.fields ? envelopeOfFields(this.opts.topic, entry.fields) : undefined,
+      attempt,
+      state: "new",
+      retry: false,
+    };
+  }
+
+  private newPartition(index: number): OwnedPartition {
+    return {
+      index,
+      stream: redisKeys.stream(this.opts.topic, index),
+      recovering: true,
+      recoverAt: 0,
+      queue: [],
+      retryAt: 0,
+      revoked: false,
+      sweepAt: Date.now() + this.ctx.settings.reclaimIdleMs,
+    };
+  }
+
+  private async ensureGroup(stream: string): Promise<void> {
+    try {
+      // From the start of the stream: events published before the group first subscribed are not lost.
+      await this.ctx.client.call("XGROUP", "CREATE", stream, this.opts.group, "0", "MKSTREAM");
+    } catch (err) {
+      if (!String((err as Error).message).startsWith("BUSYGROUP")) throw err;
+    }
+  }
+
+  private async recreateGroups(): Promise<void> {
+    for (const part of this.parts.values()) {
+      await this.ensureGroup(part.stream);
+      part.recovering = true;
+    }
+  }
+
+  private membersKey(): string {
+    return redisKeys.members(this.opts.topic, this.opts.group);
+  }
+
+  private leaseKey(partition: number): string {
+    return redisKeys.lease(this.opts.topic, this.opts.group, partition);
+  }
+
+  private leaseKeys(): string[] {
+    return Array.from({ length: this.partitionCount }, (_, i) => this.leaseKey(i));
+  }
+}
+
+function isNoGroup(err: unknown): boolean {
+  return err instanceof Error && err.message.startsWith("NOGROUP");
+}
+
+function sanitize(name: string): string {
+  return name.replace(/[^A-Za-z0-9_.-]/g, "_").slice(0, 40);
+}

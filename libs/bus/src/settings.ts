@@ -1,0 +1,52 @@
+import path from "node:path";
+import { invalid } from "@router/errors";
+import type { BusConfig } from "./port";
+
+/** BusConfig with every tuning default filled in. */
+export interface BusSettings {
+  clientId: string;
+  partitions: number;
+  reclaimIdleMs: number;
+  retryDelayMs: number;
+  publishTimeoutMs: number;
+  outboxRetryMs: number;
+  pollMs: number;
+  closeTimeoutMs: number;
+  outboxDir: string;
+}
+
+const MAX_RETRY_DELAY_MS = 30_000;
+
+export function settingsOf(config: BusConfig): BusSettings {
+  const positive = (field: keyof BusConfig, value: number | undefined, fallback: number): number => {
+    if (value === undefined) return fallback;
+    if (!Number.isFinite(value) || value <= 0) throw invalid(`bus.${field}`, "must be a positive number");
+    return value;
+  };
+  const partitions = positive("partitions", config.partitions, 8);
+  if (!Number.isInteger(partitions)) throw invalid("bus.partitions", "must be a whole number");
+  return {
+    clientId: config.clientId,
+    partitions,
+    reclaimIdleMs: positive("reclaimIdleMs", config.reclaimIdleMs, 30_000),
+    retryDelayMs: positive("retryDelayMs", config.retryDelayMs, 1_000),
+    publishTimeoutMs: positive("publishTimeoutMs", config.publishTimeoutMs, 3_000),
+    outboxRetryMs: positive("outboxRetryMs", config.outboxRetryMs, 1_000),
+    pollMs: positive("pollMs", config.pollMs, 1_000),
+    closeTimeoutMs: positive("closeTimeoutMs", config.closeTimeoutMs, 10_000),
+    outboxDir: config.outboxDir ?? path.resolve(".data", "outbox", config.clientId),
+  };
+}
+
+/** Backoff before the next delivery after `attempt` failed. */
+export function retryDelay(settings: BusSettings, attempt: number): number {
+  return Math.min(settings.retryDelayMs * 2 ** Math.max(0, attempt - 1), MAX_RETRY_DELAY_MS);
+}
+
+export const DEFAULT_MAX_ATTEMPTS = 5;
+
+export function maxAttemptsOf(value: number | undefined): number {
+  if (value === undefined) return DEFAULT_MAX_ATTEMPTS;
+  if (!Number.isInteger(value) || value < 1) throw invalid("maxAttempts", "must be a whole number of at least 1");
+  return value;
+}

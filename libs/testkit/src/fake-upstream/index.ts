@@ -1,0 +1,5 @@
+export * from "./script";
+export { startFakeOpenAi, openAiWire } from "./openai";
+export { startFakeAnthropic, anthropicWire } from "./anthropic";
+export { startFakeGemini, geminiWire } from "./google";
+export { startFakeProvider, type Frame, type ProviderWire, type RouteMatch } from "./server";

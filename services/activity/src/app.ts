@@ -1,0 +1,62 @@
+import { join } from "node:path";
+import type { EventBus } from "@router/bus";
+import { migrate, type Db } from "@router/db";
+import { createHttpApp, finishApp, listen, requireIdentity } from "@router/http-kit";
+import type { Logger } from "@router/logging";
+import type { Clock } from "@router/money";
+import { subscribeRequestCompleted } from "./recording/consumer";
+import { requestRoutes } from "./requests/request-routes";
+import { upstreamRoutes } from "./upstream/upstream-routes";
+
+export { REQUEST_COMPLETED_TOPIC, CONSUMER_GROUP, requestCompletedHandler } from "./recording/consumer";
+
+export interface ActivityDeps {
+  db: Db;
+  bus: EventBus;
+  log: Logger;
+  clock: Clock;
+  /** 0 picks a free port. */
+  httpPort: number;
+  host?: string;
+  /** Verifies the identity context the gateway signs and forwards. */
+  internalSecret: string;
+}
+
+export interface RunningActivity {
+  httpPort: number;
+  close(): Promise<void>;
+}
+
+export const ACTIVITY_MIGRATIONS_DIR = join(__dirname, "..", "migrations");
+
+/**
+ * Starts the activity service: applies its migrations, records every completed request from the
+ * bus, and serves the activity and generation routes. The caller owns db and bus and closes them.
+ */
+export async function startActivity(deps: ActivityDeps): Promise<RunningActivity> {
+  const { log } = deps;
+  await migrate(deps.db, ACTIVITY_MIGRATIONS_DIR);
+  const subscription = await subscribeRequestCompleted(deps.bus, { db: deps.db, log, clock: deps.clock });
+
+  const app = createHttpApp({ log });
+  app.get("/health", (_req, res) => {
+    res.json({ status: "ok" });
+  });
+  app.use(requireIdentity(deps.internalSecret));
+  app.use(requestRoutes({ db: deps.db, clock: deps.clock }));
+  app.use(upstreamRoutes({ db: deps.db, clock: deps.clock }));
+  finishApp(app, log);
+
+  const server = await listen(app, deps.httpPort, deps.host ?? "127.0.0.1").catch(async (err: unknown) => {
+    await subscription.close();
+    throw err;
+  });
+  log.info({ httpPort: server.port }, "activity.started");
+  return {
+    httpPort: server.port,
+    async close() {
+      await subscription.close();
+      await server.close();
+    },
+  };
+}

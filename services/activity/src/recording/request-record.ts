@@ -1,0 +1,167 @@
+import { createHash } from "node:crypto";
+import type { Queryable } from "@router/db";
+import type { events } from "@router/proto";
+
+type RequestCompleted = events.RequestCompleted;
+
+/** Proto3 strings default to "": the store keeps absence as null. */
+function orNull(s: string): string | null {
+  return s === "" ? null : s;
+}
+
+/** An attempt without an id still needs a stable one, so a redelivered event maps to the same row. */
+function attemptId(requestId: string, attempt: number): string {
+  const digest = createHash("sha256").update(`${requestId}#${attempt}`).digest("base64url").slice(0, 22);
+  return `att_${digest}`;
+}
+
+const REQUEST_COLUMNS = [
+  "id",
+  "org_id",
+  "key_hash",
+  "key_name",
+  "key_class",
+  "workspace_id",
+  "created_at",
+  "requested_model",
+  "served_model",
+  "provider_slug",
+  "endpoint_id",
+  "status",
+  "finish_reason",
+  "native_finish_reason",
+  "is_byok",
+  "is_cache_hit",
+  "cancelled",
+  "streamed",
+  "quantization",
+  "ttft_ms",
+  "generation_ms",
+  "routing_overhead_ms",
+  "error_code",
+  "error_message",
+  "billed_cost_nanodollars",
+  "list_cost_nanodollars",
+  "prompt_tokens",
+  "completion_tokens",
+  "cached_tokens",
+  "reasoning_tokens",
+  "usage_lines",
+  "price_version_ids",
+  "app_id",
+  "app_title",
+  "http_referer",
+  "app_hidden",
+  "app_categories",
+  "user_agent",
+  "agent",
+  "session_id",
+  "run_id",
+] as const;
+
+// Casts keep one statement valid on Postgres 15 and PGlite, which infer parameter types differently.
+const CASTS: Partial<Record<(typeof REQUEST_COLUMNS)[number], string>> = {
+  created_at: "timestamptz",
+  billed_cost_nanodollars: "bigint",
+  list_cost_nanodollars: "bigint",
+  usage_lines: "jsonb",
+  price_version_ids: "bigint[]",
+  app_categories: "jsonb",
+};
+
+const INSERT_REQUEST = `INSERT INTO requests (${REQUEST_COLUMNS.join(", ")})
+VALUES (${REQUEST_COLUMNS.map((c, i) => `$${i + 1}${CASTS[c] ? `::${CASTS[c]}` : ""}`).join(", ")})
+ON CONFLICT (id) DO NOTHING`;
+
+const INSERT_ATTEMPT = `INSERT INTO upstream_attempts (id, request_id, org_id, attempt, created_at, model_id, provider_slug,
+  endpoint_id, is_byok, status, http_status, error_code, error_message, duration_ms, ttft_ms)
+VALUES ($1, $2, $3, $4, $5::timestamptz, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+ON CONFLICT DO NOTHING`;
+
+function requestParams(e: RequestCompleted, createdAt: Date): unknown[] {
+  const usageLines = e.usageLines.map((l) => ({
+    kind: l.kind,
+    tokens: l.tokens,
+    price_per_million_nanodollars: l.pricePerMillionNanodollars.toString(),
+    cost_nanodollars: l.costNanodollars.toString(),
+    price_version_id: l.priceVersionId === 0n ? null : l.priceVersionId.toString(),
+  }));
+  const values: Record<(typeof REQUEST_COLUMNS)[number], unknown> = {
+    id: e.requestId,
+    org_id: e.orgId,
+    key_hash: orNull(e.keyHash),
+    key_name: orNull(e.keyName),
+    key_class: orNull(e.keyClass),
+    workspace_id: orNull(e.workspaceId),
+    created_at: createdAt.toISOString(),
+    requested_model: e.requestedModel,
+    served_model: orNull(e.servedModel),
+    provider_slug: orNull(e.providerSlug),
+    endpoint_id: orNull(e.endpointId),
+    status: e.status,
+    finish_reason: orNull(e.finishReason),
+    native_finish_reason: orNull(e.nativeFinishReason),
+    is_byok: e.isByok,
+    is_cache_hit: e.isCacheHit,
+    cancelled: e.cancelled,
+    streamed: e.streamed,
+    quantization: orNull(e.quantization),
+    ttft_ms: e.ttftMs ?? null,
+    generation_ms: e.generationMs ?? null,
+    routing_overhead_ms: e.routingOverheadMs ?? null,
+    error_code: orNull(e.errorCode),
+    error_message: orNull(e.errorMessage),
+    billed_cost_nanodollars: e.billedCostNanodollars.toString(),
+    list_cost_nanodollars: e.listCostNanodollars.toString(),
+    prompt_tokens: e.usage?.promptTokens ?? 0,
+    completion_tokens: e.usage?.completionTokens ?? 0,
+    cached_tokens: e.usage?.cachedTokens ?? 0,
+    reasoning_tokens: e.usage?.reasoningTokens ?? 0,
+    usage_lines: JSON.stringify(usageLines),
+    // An array literal rather than a JS array: pg and PGlite serialise array parameters differently.
+    price_version_ids: `{${e.priceVersionIds.map((v) => v.toString()).join(",")}}`,
+    app_id: orNull(e.appId),
+    app_title: orNull(e.appTitle),
+    http_referer: orNull(e.httpReferer),
+    app_hidden: e.appHidden,
+    app_categories: JSON.stringify(e.appCategories),
+    user_agent: orNull(e.userAgent),
+    agent: orNull(e.agent),
+    session_id: orNull(e.sessionId),
+    run_id: orNull(e.runId),
+  };
+  return REQUEST_COLUMNS.map((c) => values[c]);
+}
+
+/**
+ * Stores one completed request and its upstream attempts in the caller's transaction. Idempotent:
+ * the generation id is the primary key, so a redelivered event inserts nothing.
+ * Returns whether the request was new.
+ */
+export async function recordRequest(q: Queryable, e: RequestCompleted, receivedAt: Date): Promise<boolean> {
+  // The gateway stamps every event; the receive time only stands in for an event that lacks it.
+  const createdAt = e.createdAtMs > 0n ? new Date(Number(e.createdAtMs)) : receivedAt;
+  const inserted = await q.query(INSERT_REQUEST, requestParams(e, createdAt));
+  if (inserted.rowCount === 0) return false;
+  for (const a of e.attempts) {
+    const startedAt = a.startedAtMs > 0n ? new Date(Number(a.startedAtMs)) : createdAt;
+    await q.query(INSERT_ATTEMPT, [
+      a.id === "" ? attemptId(e.requestId, a.attempt) : a.id,
+      e.requestId,
+      e.orgId,
+      a.attempt,
+      startedAt.toISOString(),
+      orNull(a.modelId),
+      orNull(a.providerSlug),
+      orNull(a.endpointId),
+      a.isByok,
+      a.status === "ok" ? "ok" : "error",
+      a.httpStatus ?? null,
+      orNull(a.errorCode),
+      orNull(a.errorMessage),
+      a.durationMs ?? null,
+      a.ttftMs ?? null,
+    ]);
+  }
+  return true;
+}

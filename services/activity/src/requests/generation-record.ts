@@ -1,0 +1,34 @@
+import { toNanos, toUsd } from "@router/money";
+import { isoOf, priceVersionIdsOf, renderUsageLines, type RequestRow } from "./request-row";
+
+/**
+ * The generation record of spec doc 1: pricing detail of one completion, metadata only.
+ * `provider_name` is the provider slug: display names live in the routing catalog, which this
+ * service does not read.
+ */
+export function renderGenerationRecord(r: RequestRow) {
+  return {
+    id: r.id,
+    model: r.served_model,
+    provider_name: r.provider_slug,
+    endpoint_id: r.endpoint_id,
+    quantization: r.quantization,
+    total_cost: toUsd(toNanos(r.billed_cost_nanodollars)),
+    finish_reason: r.finish_reason,
+    native_finish_reason: r.native_finish_reason,
+    streamed: r.streamed,
+    cancelled: r.cancelled,
+    is_byok: r.is_byok,
+    latency: r.ttft_ms,
+    generation_time: r.generation_ms,
+    tokens_prompt: r.prompt_tokens,
+    tokens_completion: r.completion_tokens,
+    price_version_ids: priceVersionIdsOf(r),
+    usage_lines: renderUsageLines(r),
+    app_id: r.app_id,
+    app_title: r.app_title,
+    http_referer: r.http_referer,
+    user_agent: r.user_agent,
+    created_at: isoOf(r.created_at),
+  };
+}

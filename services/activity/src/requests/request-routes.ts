@@ -1,0 +1,99 @@
+import { Router } from "express";
+import type { Db } from "@router/db";
+import { notFound } from "@router/errors";
+import { identityOf, parseInput } from "@router/http-kit";
+import type { Clock } from "@router/money";
+import { z } from "zod";
+import { requireInferenceKey, requireUsageReader } from "../access/credentials";
+import { decodeCursor, toPage } from "../paging/keyset";
+import { pagingParams, queryOf, textFilter, windowStart } from "../paging/query-params";
+import { renderAttempt } from "../upstream/attempt-row";
+import { renderGenerationRecord } from "./generation-record";
+import { attemptsOfRequest, findRequest, listRequests } from "./request-queries";
+import { priceVersionIdsOf, renderRequestRecord, renderUsageLines } from "./request-row";
+
+// Workspace ids are `ws_` plus base62 (hex is a subset).
+const WORKSPACE_ID = /^ws_[A-Za-z0-9]{1,64}$/;
+// The agent name rule of spec doc 1.
+const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
+
+const activityQuery = z.object({
+  ...pagingParams,
+  model: textFilter,
+  provider: textFilter,
+  workspace: z.string().regex(WORKSPACE_ID, "must be a workspace id (ws_...)").optional(),
+  agent: z.string().regex(AGENT_NAME, "must be an agent name").optional(),
+  status: z.string().regex(/^[a-z_]{1,32}$/, "must be a request status such as complete").optional(),
+  byok: z
+    .enum(["true", "false"], { error: "must be true or false" })
+    .transform((v) => v === "true")
+    .optional(),
+  app: textFilter,
+});
+
+const generationQuery = z.object({
+  id: z.string({ error: "is required" }).min(1, "is required").max(200, "is too long"),
+});
+
+export interface RequestRoutesDeps {
+  db: Db;
+  clock: Clock;
+}
+
+export function requestRoutes(deps: RequestRoutesDeps): Router {
+  const router = Router();
+
+  router.get("/v1/activity", async (req, res) => {
+    const identity = identityOf(req);
+    requireUsageReader(identity);
+    const q = parseInput(activityQuery, queryOf(req.query), "");
+    const position = q.cursor === undefined ? undefined : decodeCursor(q.cursor);
+    const rows = await listRequests(
+      deps.db,
+      identity.orgId,
+      {
+        since: windowStart(deps.clock.now(), q.days),
+        servedModel: q.model,
+        provider: q.provider,
+        workspaceId: q.workspace,
+        agent: q.agent,
+        status: q.status,
+        byok: q.byok,
+        appId: q.app,
+      },
+      position,
+      q.limit + 1,
+    );
+    res.json(toPage(rows, q.limit, renderRequestRecord));
+  });
+
+  router.get("/v1/activity/requests/:id", async (req, res) => {
+    const identity = identityOf(req);
+    requireUsageReader(identity);
+    const row = await findRequest(deps.db, identity.orgId, req.params.id);
+    if (!row) throw notFound("request");
+    const attempts = await attemptsOfRequest(deps.db, identity.orgId, row.id);
+    res.json({
+      data: {
+        ...renderRequestRecord(row),
+        key: row.key_hash === null ? null : { hash: row.key_hash, name: row.key_name },
+        session_id: row.session_id,
+        run_id: row.run_id,
+        usage_lines: renderUsageLines(row),
+        price_version_ids: priceVersionIdsOf(row),
+        attempts: attempts.map(renderAttempt),
+      },
+    });
+  });
+
+  router.get("/v1/generation", async (req, res) => {
+    const identity = identityOf(req);
+    requireInferenceKey(identity);
+    const q = parseInput(generationQuery, queryOf(req.query), "");
+    const row = await findRequest(deps.db, identity.orgId, q.id);
+    if (!row) throw notFound("generation");
+    res.json({ data: renderGenerationRecord(row) });
+  });
+
+  return router;
+}

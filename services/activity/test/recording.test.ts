@@ -1,0 +1,133 @@
+import { Writable } from "node:stream";
+import type { IncomingEvent } from "@router/bus";
+import { createPostgresDb, migrate, type Db } from "@router/db";
+import { createLogger } from "@router/logging";
+import { ManualClock } from "@router/money";
+import { createTestDatabase, type TestDatabase } from "@router/testkit";
+import { ACTIVITY_MIGRATIONS_DIR, REQUEST_COMPLETED_TOPIC, requestCompletedHandler } from "../src/app";
+import { completedEvent, encodeEvent, refusedEvent } from "./request-events";
+
+let testDb: TestDatabase;
+let db: Db;
+let logLines: string[];
+let handle: (e: IncomingEvent) => Promise<void>;
+
+function delivery(payload: Uint8Array, id = "evt-1"): IncomingEvent {
+  return { id, topic: REQUEST_COMPLETED_TOPIC, key: "org_alpha", type: REQUEST_COMPLETED_TOPIC, payload, headers: {}, attempt: 1 };
+}
+
+async function count(table: string, requestId: string): Promise<number> {
+  const column = table === "requests" ? "id" : "request_id";
+  const r = await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${table} WHERE ${column} = $1`, [requestId]);
+  return Number(r.rows[0]?.n);
+}
+
+beforeAll(async () => {
+  testDb = await createTestDatabase("activityrec");
+  db = createPostgresDb({ url: testDb.url, schema: "activity" });
+  await migrate(db, ACTIVITY_MIGRATIONS_DIR);
+});
+
+beforeEach(() => {
+  logLines = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      logLines.push(chunk.toString());
+      done();
+    },
+  });
+  const log = createLogger({ level: "debug", destination });
+  handle = requestCompletedHandler({ db, log, clock: new ManualClock() });
+});
+
+afterAll(async () => {
+  await db.close();
+  await testDb.drop();
+});
+
+test("stores a completed request and its attempts once, however often the event is delivered", async () => {
+  const event = completedEvent({
+    attempts: [
+      { ...completedEvent().attempts[0]!, id: "att_first", attempt: 1, status: "error", httpStatus: 503 },
+      { ...completedEvent().attempts[0]!, id: "att_second", attempt: 2 },
+    ],
+  });
+
+  await handle(delivery(encodeEvent(event), "evt-a"));
+  await handle(delivery(encodeEvent(event), "evt-a"));
+  await handle(delivery(encodeEvent(event), "evt-redelivered-under-new-id"));
+
+  expect(await count("requests", event.requestId)).toBe(1);
+  expect(await count("upstream_attempts", event.requestId)).toBe(2);
+});
+
+test("keeps the money, tokens and usage lines of the event", async () => {
+  const event = completedEvent({ billedCostNanodollars: 12_345n, listCostNanodollars: 98_765n });
+
+  await handle(delivery(encodeEvent(event)));
+
+  const row = (
+    await db.query<Record<string, unknown>>(
+      "SELECT billed_cost_nanodollars, list_cost_nanodollars, prompt_tokens, usage_lines, price_version_ids FROM requests WHERE id = $1",
+      [event.requestId],
+    )
+  ).rows[0];
+  expect(row?.billed_cost_nanodollars).toBe(12_345n);
+  expect(row?.list_cost_nanodollars).toBe(98_765n);
+  expect(row?.prompt_tokens).toBe(10);
+  expect(row?.usage_lines).toEqual([
+    { kind: "prompt", tokens: 10, price_per_million_nanodollars: "150000000", cost_nanodollars: "1500", price_version_id: "7" },
+    { kind: "completion", tokens: 5, price_per_million_nanodollars: "600000000", cost_nanodollars: "3000", price_version_id: "7" },
+  ]);
+  expect((row?.price_version_ids as unknown[]).map(Number)).toEqual([7]);
+});
+
+test("stores a refusal with nothing routed as nulls, not empty strings", async () => {
+  const event = refusedEvent();
+
+  await handle(delivery(encodeEvent(event)));
+
+  const row = (
+    await db.query<Record<string, unknown>>(
+      "SELECT served_model, provider_slug, finish_reason, ttft_ms, status, error_code FROM requests WHERE id = $1",
+      [event.requestId],
+    )
+  ).rows[0];
+  expect(row).toEqual({
+    served_model: null,
+    provider_slug: null,
+    finish_reason: null,
+    ttft_ms: null,
+    status: "refused",
+    error_code: "budget_exceeded",
+  });
+});
+
+test("gives an attempt without an id the same id on every delivery", async () => {
+  const event = completedEvent({ attempts: [{ ...completedEvent().attempts[0]!, id: "" }] });
+
+  await handle(delivery(encodeEvent(event)));
+  await handle(delivery(encodeEvent(event)));
+
+  const ids = (await db.query<{ id: string }>("SELECT id FROM upstream_attempts WHERE request_id = $1", [event.requestId])).rows;
+  expect(ids).toHaveLength(1);
+  expect(ids[0]?.id).toMatch(/^att_/);
+});
+
+test("throws on a payload that is not a request-completed message and logs no payload", async () => {
+  const garbage = new Uint8Array([0xff, 0xff, 0xff]);
+
+  await expect(handle(delivery(garbage, "evt-bad"))).rejects.toThrow(/cannot be decoded/);
+
+  const line = logLines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === "activity.event.undecodable");
+  expect(line).toMatchObject({ eventId: "evt-bad", topic: REQUEST_COMPLETED_TOPIC });
+  expect(Object.keys(line ?? {})).not.toContain("payload");
+});
+
+test("throws on a message without a request id or organisation, storing nothing", async () => {
+  const event = completedEvent({ orgId: "" });
+
+  await expect(handle(delivery(encodeEvent(event)))).rejects.toThrow(/lacks orgId/);
+
+  expect(await count("requests", event.requestId)).toBe(0);
+});

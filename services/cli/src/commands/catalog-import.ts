@@ -1,0 +1,16 @@
+import { readFileSync } from "node:fs";
+import { migrate } from "@router/db";
+import { BUNDLED_CATALOG_FILE, importCatalog, ROUTING_MIGRATIONS_DIR } from "@router/routing";
+import { systemClock } from "@router/money";
+import type { Stores } from "../stores";
+
+/** `catalog import [<file>]`: validates and upserts the catalog into the routing store. */
+export async function runCatalogImport(stores: Stores, file: string | undefined): Promise<number> {
+  const path = file ?? BUNDLED_CATALOG_FILE;
+  const json: unknown = JSON.parse(readFileSync(path, "utf8"));
+  const db = await stores.open("routing");
+  await migrate(db, ROUTING_MIGRATIONS_DIR);
+  const summary = await importCatalog(db, json, systemClock);
+  process.stdout.write(`${JSON.stringify({ file: path, ...summary })}\n`);
+  return 0;
+}

@@ -1,0 +1,31 @@
+import { env, loadConfig, z } from "@router/config";
+
+/**
+ * The one-process default. Every setting is optional: with none, the stack runs on embedded PGlite,
+ * in-memory caches and the in-process bus, with secrets generated once under ROUTER_DATA_DIR.
+ */
+export const embeddedConfigSchema = z.object({
+  PORT: env.port(8080),
+  HOST: z.string().default("127.0.0.1"),
+  ROUTER_DATA_DIR: z.string().default("./.data"),
+  DATABASE_URL: z.string().optional(),
+  REDIS_URL: z.string().optional(),
+  ROUTER_BUS: z.enum(["memory", "redis", "kafka"]).default("memory"),
+  KAFKA_BROKERS: z.string().optional(),
+  LOG_LEVEL: z.string().default("info"),
+  GRPC_DEADLINE_MS: env.int(1000),
+});
+
+export type EmbeddedConfig = z.infer<typeof embeddedConfigSchema>;
+
+export const loadEmbeddedConfig = (e: NodeJS.ProcessEnv): EmbeddedConfig => loadConfig(embeddedConfigSchema, e);
+
+/** ROUTER_PROVIDER_<SLUG>_BASE_URL overrides, keyed by provider slug. */
+export function providerBaseUrls(e: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(e)) {
+    const m = /^ROUTER_PROVIDER_([A-Z0-9_]+)_BASE_URL$/.exec(k);
+    if (m?.[1] && v) out[m[1].toLowerCase().replace(/_/g, "-")] = v;
+  }
+  return out;
+}

@@ -1,0 +1,104 @@
+import { join } from "node:path";
+import { startActivity } from "@router/activity";
+import { createBus, type EventBus } from "@router/bus";
+import { resolveSecrets } from "@router/config";
+import { createPostgresDb, EmbeddedPostgres, type Db } from "@router/db";
+import { ensureOperatorOrganisation, startGateway } from "@router/gateway";
+import { CLIENT_OPTIONS, insecure } from "@router/grpc-kit";
+import { startLedger } from "@router/ledger";
+import { createLogger, installProcessHandlers } from "@router/logging";
+import { systemClock } from "@router/money";
+import { ledger, routing } from "@router/proto";
+import { startRouting } from "@router/routing";
+import { loadEmbeddedConfig, providerBaseUrls } from "./config";
+
+const VERSION = (require("../package.json") as { version: string }).version;
+
+/** Runs gateway, routing, ledger and activity in this one process on embedded defaults. */
+async function main(): Promise<void> {
+  const config = loadEmbeddedConfig(process.env);
+  const log = createLogger({ level: config.LOG_LEVEL, base: { service: "router" } });
+  installProcessHandlers(log);
+
+  const { secrets, generated } = resolveSecrets(process.env, config.ROUTER_DATA_DIR, { allowGenerated: true });
+  const embeddedPg = config.DATABASE_URL ? null : await EmbeddedPostgres.open(join(config.ROUTER_DATA_DIR, "pg"));
+  const openDb = (schema: string): Db =>
+    embeddedPg ? embeddedPg.forSchema(schema) : createPostgresDb({ url: config.DATABASE_URL ?? "", schema });
+  const bus: EventBus = await createBus({
+    kind: config.ROUTER_BUS,
+    clientId: "router",
+    redisUrl: config.REDIS_URL,
+    kafkaBrokers: config.KAFKA_BROKERS?.split(","),
+    outboxDir: join(config.ROUTER_DATA_DIR, "outbox"),
+    log,
+  });
+  log.info(
+    {
+      database: embeddedPg ? `embedded PGlite in ${join(config.ROUTER_DATA_DIR, "pg")}` : "DATABASE_URL",
+      cache: config.REDIS_URL ? "REDIS_URL" : "in-memory",
+      bus: config.ROUTER_BUS === "memory" ? "in-process" : config.ROUTER_BUS,
+      generated_secrets: generated,
+    },
+    "router.embedded.defaults",
+  );
+
+  const clock = systemClock;
+  const routingSvc = await startRouting({ db: openDb("routing"), log: log.child({ service: "routing" }), clock, httpPort: 0, grpcPort: 0 });
+  const ledgerSvc = await startLedger({ db: openDb("ledger"), log: log.child({ service: "ledger" }), clock, grpcPort: 0 });
+  const activitySvc = await startActivity({
+    db: openDb("activity"),
+    bus,
+    log: log.child({ service: "activity" }),
+    clock,
+    httpPort: 0,
+    internalSecret: secrets.ROUTER_INTERNAL_SECRET,
+  });
+  const gatewayDb = openDb("gateway");
+  const gateway = await startGateway({
+    db: gatewayDb,
+    bus,
+    log: log.child({ service: "gateway" }),
+    clock,
+    port: config.PORT,
+    host: config.HOST,
+    secrets,
+    routing: new routing.RoutingServiceClient(`127.0.0.1:${routingSvc.grpcPort}`, insecure(), CLIENT_OPTIONS),
+    ledger: new ledger.LedgerServiceClient(`127.0.0.1:${ledgerSvc.grpcPort}`, insecure(), CLIENT_OPTIONS),
+    activityUrl: `http://127.0.0.1:${activitySvc.httpPort}`,
+    routingUrl: `http://127.0.0.1:${routingSvc.httpPort}`,
+    providerBaseUrls: providerBaseUrls(process.env),
+    redisUrl: config.REDIS_URL,
+    grpcDeadlineMs: config.GRPC_DEADLINE_MS,
+    version: VERSION,
+  });
+
+  const operator = await ensureOperatorOrganisation(gatewayDb, secrets.ROUTER_KEY_PEPPER, clock);
+  if (operator.created && operator.managementKey) {
+    // Printed once, on first start only; the store keeps only its hash.
+    process.stdout.write(
+      `\nOperator organisation created. Its management key (shown once, store it now):\n\n  ${operator.managementKey}\n\n`,
+    );
+  }
+  log.info({ url: `http://${config.HOST}:${gateway.port}` }, "router.embedded.ready");
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, "router.embedded.stopping");
+    await gateway.close();
+    await activitySvc.close();
+    await ledgerSvc.close();
+    await routingSvc.close();
+    await bus.close();
+    await embeddedPg?.close();
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`router failed to start: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,137 @@
+import { join } from "node:path";
+import Redis from "ioredis";
+import type { EventBus } from "@router/bus";
+import type { Secrets } from "@router/config";
+import { migrate, type Db } from "@router/db";
+import { createHttpApp, finishApp, listen } from "@router/http-kit";
+import type { Logger } from "@router/logging";
+import type { Clock } from "@router/money";
+import type { ledger, routing } from "@router/proto";
+import { AuthCache } from "./auth/auth-cache";
+import { createAuthenticator } from "./auth/authenticate";
+import { chatRoutes } from "./chat/routes";
+import { grpcLedgerPort, grpcRoutingPort } from "./chat/ports";
+import { UpstreamDispatcher } from "./dispatch/cascade";
+import { createRecentGenerations } from "./generation/recent-generations";
+import { generationRoutes } from "./generation/routes";
+import { healthRoutes } from "./health/health-routes";
+import { keyRoutes } from "./keys/key-routes";
+import { findKeyByHash } from "./keys/key-store";
+import { StoredCredentialSource } from "./provider-keys/credential-source";
+import { providerKeyRoutes } from "./provider-keys/provider-key-routes";
+import { SecretSealer } from "./provider-keys/sealing";
+import { proxyRoutes } from "./proxy/proxy-routes";
+import { UpstreamProxy } from "./proxy/upstream-proxy";
+
+export { createOrganisation, ensureOperatorOrganisation, type CreatedOrganisation } from "./cli/organisations";
+export { requireCaller, type Authenticate, type AuthenticateOptions } from "./auth/authenticate";
+export type { Caller, CallerKey } from "./auth/caller";
+export type { CredentialSource, DispatchCredential } from "./provider-keys/dispatch-credential";
+export { PROVIDER_SLUGS, type ProviderSlug } from "./provider-keys/provider-slugs";
+
+/** The Postgres schema the gateway owns. */
+export const GATEWAY_SCHEMA = "gateway";
+
+export const GATEWAY_MIGRATIONS_DIR = join(__dirname, "..", "migrations");
+
+/** Applies the gateway's migrations (idempotent; safe when several replicas start together). */
+export function migrateGateway(db: Db): Promise<{ applied: string[] }> {
+  return migrate(db, GATEWAY_MIGRATIONS_DIR);
+}
+
+export interface GatewayDeps {
+  db: Db;
+  bus: EventBus;
+  log: Logger;
+  clock: Clock;
+  port: number;
+  host?: string;
+  secrets: Secrets;
+  routing: routing.RoutingServiceClient;
+  ledger: ledger.LedgerServiceClient;
+  activityUrl: string;
+  routingUrl: string;
+  /** `ROUTER_PROVIDER_<SLUG>_BASE_URL` overrides, by lower-case slug. */
+  providerBaseUrls: Record<string, string>;
+  /** Set when rate limits and caches are shared through Redis. */
+  redisUrl?: string;
+  grpcDeadlineMs?: number;
+  version: string;
+}
+
+export interface RunningGateway {
+  port: number;
+  close(): Promise<void>;
+}
+
+/** Migrates the gateway's schema, mounts every route and listens. Takes everything it uses as arguments. */
+export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
+  await migrateGateway(deps.db);
+  const grpcDeadlineMs = deps.grpcDeadlineMs ?? 1000;
+  const pepper = deps.secrets.ROUTER_KEY_PEPPER;
+  const authCache = new AuthCache((hash) => findKeyByHash(deps.db, hash), deps.clock);
+  const authenticate = createAuthenticator({ cache: authCache, pepper, clock: deps.clock });
+  const sealer = new SecretSealer(deps.secrets.ROUTER_MASTER_KEY);
+  const credentials = new StoredCredentialSource({ db: deps.db, sealer, clock: deps.clock, log: deps.log });
+  const proxy = new UpstreamProxy(deps.log);
+  const upstream = new UpstreamDispatcher();
+  // One connection for the recent-generations copy that lets any instance answer GET /v1/generation.
+  const redis = deps.redisUrl ? new Redis(deps.redisUrl, { maxRetriesPerRequest: 1 }) : undefined;
+  redis?.on("error", (err: unknown) => deps.log.warn({ err }, "gateway.redis.error"));
+  const recent = createRecentGenerations({ redis, log: deps.log });
+  const inference = authenticate({ allow: ["inference"] });
+
+  const app = createHttpApp({ log: deps.log });
+  app.use(
+    healthRoutes({ db: deps.db, log: deps.log, version: deps.version, rateLimiting: deps.redisUrl ? "redis" : "memory" }),
+  );
+  app.use(
+    chatRoutes({
+      authenticate: inference,
+      routing: grpcRoutingPort(deps.routing, { deadlineMs: grpcDeadlineMs }),
+      ledger: grpcLedgerPort(deps.ledger, { deadlineMs: grpcDeadlineMs }),
+      credentials,
+      bus: deps.bus,
+      log: deps.log,
+      clock: deps.clock,
+      recent,
+      upstream,
+      providerBaseUrls: deps.providerBaseUrls,
+    }),
+  );
+  app.use(
+    keyRoutes({
+      db: deps.db,
+      authenticate,
+      authCache,
+      ledger: deps.ledger,
+      pepper,
+      clock: deps.clock,
+      grpcDeadlineMs,
+    }),
+  );
+  app.use(providerKeyRoutes({ db: deps.db, authenticate, sealer, credentials, clock: deps.clock }));
+  // Answers generations this gateway just served; any other id falls through to the proxy.
+  app.use(generationRoutes({ authenticate: inference, recent }));
+  app.use(
+    proxyRoutes({
+      authenticate,
+      proxy,
+      internalSecret: deps.secrets.ROUTER_INTERNAL_SECRET,
+      activityUrl: deps.activityUrl,
+      routingUrl: deps.routingUrl,
+    }),
+  );
+  finishApp(app, deps.log);
+
+  const server = await listen(app, deps.port, deps.host);
+  deps.log.info({ port: server.port }, "gateway.http.listening");
+  return {
+    port: server.port,
+    async close() {
+      await server.close();
+      await Promise.all([proxy.close(), credentials.close(), upstream.close()]);
+      redis?.disconnect();
+    },
+  };
+}

@@ -1,0 +1,90 @@
+import type { NextFunction, Request, RequestHandler, Response } from "express";
+import { DomainError } from "@router/errors";
+import type { Clock } from "@router/money";
+import { hashKey, KEY_PREFIXES, keyClassOf, type KeyClass } from "../keys/key-secret";
+import type { StoredKey } from "../keys/key-store";
+import type { AuthCache } from "./auth-cache";
+import type { Caller } from "./caller";
+
+export interface AuthenticateOptions {
+  /** The key classes the route takes: `["inference"]` for chat and MCP, `["management"]` for management. */
+  allow: KeyClass[];
+}
+
+/** Builds the middleware for one route class; it sets `res.locals.caller`. */
+export type Authenticate = (opts: AuthenticateOptions) => RequestHandler;
+
+export interface AuthenticatorDeps {
+  cache: AuthCache;
+  pepper: string;
+  clock: Clock;
+}
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+function expected(allow: KeyClass[]): string {
+  return allow.map((c) => `'Bearer ${KEY_PREFIXES[c]}...'`).join(" or ");
+}
+
+function unauthorized(message: string): DomainError {
+  return new DomainError("unauthorized", message, { details: { field: "Authorization" } });
+}
+
+function describe(cls: KeyClass): string {
+  return cls === "inference" ? "an inference key (rt-v1-...)" : "a management key (rt-mgmt-...)";
+}
+
+export function callerOf(key: StoredKey): Caller {
+  const { orgId, operator, disabled: _d, externalUser: _e, createdAt: _c, updatedAt: _u, ...callerKey } = key;
+  return { orgId, operator, key: callerKey };
+}
+
+/**
+ * Resolves the bearer key through the auth cache and checks it against the route class. Errors:
+ * missing or malformed header, unknown, revoked or expired key → 401 `unauthorized`; a key of the
+ * wrong class → 403 `permission_denied`; a paused key → 403 `key_paused`.
+ */
+export function createAuthenticator(deps: AuthenticatorDeps): Authenticate {
+  return ({ allow }) =>
+    async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+      const header = req.header("authorization");
+      const token = header ? BEARER.exec(header)?.[1] : undefined;
+      const claimed = token ? keyClassOf(token) : null;
+      if (!header || !token || !claimed) {
+        res.setHeader("WWW-Authenticate", 'Bearer realm="router"');
+        throw unauthorized(
+          header ? `Authorization: malformed; expected ${expected(allow)}` : `Authorization: missing; expected ${expected(allow)}`,
+        );
+      }
+      const key = await deps.cache.get(hashKey(token, deps.pepper));
+      if (!key || key.class !== claimed) {
+        res.setHeader("WWW-Authenticate", 'Bearer realm="router", error="invalid_token"');
+        throw unauthorized("Authorization: unknown key");
+      }
+      if (key.disabled) throw unauthorized("Authorization: this key has been revoked");
+      if (key.expiresAt && key.expiresAt.getTime() <= deps.clock.now().getTime()) {
+        throw unauthorized("Authorization: this key has expired");
+      }
+      if (!allow.includes(key.class)) {
+        throw new DomainError(
+          "permission_denied",
+          `this route takes ${allow.map(describe).join(" or ")}; ${describe(key.class)} cannot call it`,
+          { details: { key_class: key.class } },
+        );
+      }
+      if (key.paused) {
+        throw new DomainError("key_paused", `this key is paused (${key.pausedReason ?? "manual"}); resume it with PATCH /v1/keys/{hash}`, {
+          details: { paused_reason: key.pausedReason ?? "manual" },
+        });
+      }
+      res.locals.caller = callerOf(key);
+      next();
+    };
+}
+
+/** The caller the authentication middleware resolved; throws when a route forgot to authenticate. */
+export function requireCaller(res: Response): Caller {
+  const caller = res.locals.caller as Caller | undefined;
+  if (!caller) throw new DomainError("internal", "route reached without authentication");
+  return caller;
+}

@@ -1,0 +1,25 @@
+import { ledger } from "@router/proto";
+import type { WindowKind } from "@router/money";
+import type { CallerKey } from "../auth/caller";
+
+const WINDOWS: Record<WindowKind, ledger.Window> = {
+  daily: ledger.Window.WINDOW_DAILY,
+  weekly: ledger.Window.WINDOW_WEEKLY,
+  monthly: ledger.Window.WINDOW_MONTHLY,
+  lifetime: ledger.Window.WINDOW_LIFETIME,
+};
+
+/** The key's own ceiling as the ledger takes it; none when the key has no limit. */
+export function keyCeilings(key: CallerKey): ledger.Ceiling[] {
+  if (key.limitNanos === null) return [];
+  return [
+    {
+      subjectKind: "key",
+      subjectId: key.hash,
+      limitNanodollars: key.limitNanos,
+      window: WINDOWS[key.limitReset ?? "lifetime"],
+      mode: key.limitMode === "soft" ? ledger.LimitMode.LIMIT_MODE_SOFT : ledger.LimitMode.LIMIT_MODE_HARD,
+      includeByok: key.includeByokInLimit,
+    },
+  ];
+}

@@ -1,0 +1,43 @@
+import type * as grpc from "@grpc/grpc-js";
+import { callUnary } from "@router/grpc-kit";
+import type { ledger, routing } from "@router/proto";
+
+/** What the chat path asks of the routing service. */
+export interface RoutingPort {
+  plan(req: routing.PlanRequest): Promise<routing.PlanResponse>;
+}
+
+/** What the chat path asks of the ledger. */
+export interface LedgerPort {
+  admit(req: ledger.AdmitRequest): Promise<ledger.AdmitResponse>;
+  settle(req: ledger.SettleRequest): Promise<void>;
+  release(req: ledger.ReleaseRequest): Promise<void>;
+}
+
+export interface PortOptions {
+  /** Deadline of each call; a slow service becomes a 503, never a hang. */
+  deadlineMs?: number;
+}
+
+/** RoutingPort over the generated gRPC client (built once, in main). */
+export function grpcRoutingPort(client: routing.RoutingServiceClient, opts: PortOptions = {}): RoutingPort {
+  const deadlineMs = opts.deadlineMs ?? 2_000;
+  return {
+    plan: (req) => callUnary(client as unknown as grpc.Client, client.plan, req, { deadlineMs, service: "routing" }),
+  };
+}
+
+/** LedgerPort over the generated gRPC client (built once, in main). */
+export function grpcLedgerPort(client: ledger.LedgerServiceClient, opts: PortOptions = {}): LedgerPort {
+  const deadlineMs = opts.deadlineMs ?? 2_000;
+  const c = client as unknown as grpc.Client;
+  return {
+    admit: (req) => callUnary(c, client.admit, req, { deadlineMs, service: "ledger" }),
+    settle: async (req) => {
+      await callUnary(c, client.settle, req, { deadlineMs, service: "ledger" });
+    },
+    release: async (req) => {
+      await callUnary(c, client.release, req, { deadlineMs, service: "ledger" });
+    },
+  };
+}

@@ -1,0 +1,188 @@
+import { z } from "zod";
+import { invalid } from "@router/errors";
+import { parseInput } from "@router/http-kit";
+
+/**
+ * The body of `POST /v1/chat/completions` (the OpenAI-compatible chat format plus the router's
+ * routing fields). Unknown top-level fields are dropped, since SDKs send fields of their own; a
+ * known field with a wrong type or an unknown enum value is a 400 naming the field.
+ */
+
+const text = z.string();
+
+const textPart = z.object({ type: z.literal("text"), text });
+const imagePart = z.object({
+  type: z.literal("image_url"),
+  image_url: z.object({
+    url: z
+      .string()
+      .refine((u) => /^https?:\/\//i.test(u) || /^data:image\/[a-z0-9.+-]+;base64,/i.test(u), {
+        message: "expected an http(s) URL or a base64 data URL of an image",
+      }),
+    detail: z.enum(["auto", "low", "high"]).optional(),
+  }),
+});
+const contentPart = z.discriminatedUnion("type", [textPart, imagePart], {
+  error: 'expected a content part of type "text" or "image_url"',
+});
+
+const textContent = z.union([text, z.array(textPart)], { error: "expected a string or an array of text parts" });
+const userContent = z.union([text, z.array(contentPart)], {
+  error: "expected a string or an array of content parts (text, image_url)",
+});
+
+const toolCall = z.object({
+  id: z.string().min(1),
+  type: z.literal("function"),
+  function: z.object({
+    name: z.string().min(1),
+    arguments: z.string().refine(
+      (a) => {
+        try {
+          JSON.parse(a);
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      { message: "expected a JSON text" },
+    ),
+  }),
+});
+
+const name = z.string().min(1).max(64).optional();
+
+export const chatMessageSchema = z.discriminatedUnion("role", [
+  z.object({ role: z.literal("system"), content: textContent, name }),
+  z.object({ role: z.literal("developer"), content: textContent, name }),
+  z.object({ role: z.literal("user"), content: userContent, name }),
+  z.object({
+    role: z.literal("assistant"),
+    content: textContent.nullable().optional(),
+    name,
+    tool_calls: z.array(toolCall).optional(),
+    // Reasoning text of an earlier turn may be echoed back by clients; it is never sent upstream.
+    reasoning: z.string().nullable().optional(),
+  }),
+  z.object({ role: z.literal("tool"), content: textContent, tool_call_id: z.string().min(1), name }),
+]);
+
+const functionName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, { message: "expected 1 to 64 letters, digits, _ or -" });
+
+const toolSchema = z.object({
+  type: z.literal("function"),
+  function: z.object({
+    name: functionName,
+    description: z.string().optional(),
+    parameters: z.record(z.string(), z.unknown()).optional(),
+    strict: z.boolean().nullable().optional(),
+  }),
+});
+
+const toolChoiceSchema = z.union(
+  [
+    z.enum(["none", "auto", "required"]),
+    z.object({ type: z.literal("function"), function: z.object({ name: functionName }) }),
+  ],
+  { error: 'expected "none", "auto", "required" or {"type":"function","function":{"name":...}}' },
+);
+
+const responseFormatSchema = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("text") }),
+  z.object({ type: z.literal("json_object") }),
+  z.object({
+    type: z.literal("json_schema"),
+    json_schema: z.object({
+      name: z.string().min(1).max(64),
+      description: z.string().optional(),
+      schema: z.record(z.string(), z.unknown()).optional(),
+      strict: z.boolean().nullable().optional(),
+    }),
+  }),
+]);
+
+const reasoningSchema = z
+  .object({
+    effort: z.enum(["low", "medium", "high"]).optional(),
+    max_tokens: z.number().int().min(1).optional(),
+    exclude: z.boolean().optional(),
+    enabled: z.boolean().optional(),
+  })
+  .refine((r) => r.effort === undefined || r.max_tokens === undefined, {
+    message: "give either effort or max_tokens, not both",
+  });
+
+const slugList = z.array(z.string().min(1)).max(64);
+
+const providerPreferencesSchema = z.object({
+  order: slugList.optional(),
+  only: slugList.optional(),
+  ignore: slugList.optional(),
+  allow_fallbacks: z.boolean().optional(),
+  require_parameters: z.boolean().optional(),
+  data_collection: z.enum(["allow", "deny"]).optional(),
+  zdr: z.boolean().optional(),
+  sort: z.enum(["price", "throughput", "latency"]).optional(),
+  quantizations: slugList.optional(),
+  max_price: z
+    .object({ prompt: z.number().min(0).optional(), completion: z.number().min(0).optional() })
+    .optional(),
+});
+
+const tokenCount = z.number().int().min(1).max(10_000_000);
+
+export const chatBodySchema = z.object({
+  model: z.string().min(1).max(256).optional(),
+  models: z.array(z.string().min(1).max(256)).max(16).optional(),
+  messages: z.array(chatMessageSchema).min(1).optional(),
+  prompt: z.string().optional(),
+  stream: z.boolean().optional(),
+  stream_options: z.object({ include_usage: z.boolean().optional() }).optional(),
+  max_tokens: tokenCount.optional(),
+  max_completion_tokens: tokenCount.optional(),
+  temperature: z.number().min(0).max(2).optional(),
+  top_p: z.number().min(0).max(1).optional(),
+  top_k: z.number().int().min(0).optional(),
+  frequency_penalty: z.number().min(-2).max(2).optional(),
+  presence_penalty: z.number().min(-2).max(2).optional(),
+  stop: z
+    .union([z.string(), z.array(z.string()).max(16)], { error: "expected a string or an array of at most 16 strings" })
+    .nullable()
+    .optional(),
+  seed: z.number().int().min(Number.MIN_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER).optional(),
+  tools: z.array(toolSchema).max(128).optional(),
+  tool_choice: toolChoiceSchema.optional(),
+  parallel_tool_calls: z.boolean().optional(),
+  response_format: responseFormatSchema.optional(),
+  reasoning: reasoningSchema.optional(),
+  user: z.string().max(256).optional(),
+  n: z.literal(1, { message: "only 1 choice per request is supported" }).optional(),
+  provider: providerPreferencesSchema.optional(),
+  session_id: z.string().min(1).max(256).optional(),
+  prompt_cache_key: z.string().min(1).max(256).optional(),
+  routing_stability: z.enum(["adaptive", "sticky", "pinned"]).optional(),
+  run_id: z.string().min(1).max(128).optional(),
+  usage: z.object({ include: z.boolean().optional() }).optional(),
+});
+
+export type ChatBody = z.infer<typeof chatBodySchema>;
+export type ChatMessage = z.infer<typeof chatMessageSchema>;
+export type ChatTool = z.infer<typeof toolSchema>;
+export type ToolChoice = z.infer<typeof toolChoiceSchema>;
+export type ContentPart = z.infer<typeof contentPart>;
+
+/** A validated chat request: the legacy `prompt` has become one user message. */
+export interface ChatRequest extends Omit<ChatBody, "messages" | "prompt"> {
+  messages: ChatMessage[];
+}
+
+/** Validates a chat body (400 naming the field) and turns a legacy `prompt` into one user message. */
+export function parseChatRequest(body: unknown): ChatRequest {
+  if (body === null || typeof body !== "object" || Array.isArray(body)) {
+    throw invalid("body", "expected a JSON object");
+  }
+  const { prompt, messages, ...rest } = parseInput(chatBodySchema, body);
+  if (messages) return { ...rest, messages };
+  if (prompt !== undefined) return { ...rest, messages: [{ role: "user", content: prompt }] };
+  throw invalid("messages", "required (or the legacy prompt)");
+}

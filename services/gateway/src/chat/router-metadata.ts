@@ -1,0 +1,67 @@
+import { toUsd } from "@router/money";
+import type { routing } from "@router/proto";
+import type { Attempt, Candidate, Skip } from "../dispatch/cascade";
+
+export interface MetadataInput {
+  id: string;
+  requested: string;
+  models: string[];
+  plan: routing.PlanResponse;
+  attempts: Attempt[];
+  skipped: Skip[];
+  served: Candidate | null;
+  routingOverheadMs: number | null;
+}
+
+/** `router_metadata`: why this model, this provider and this price. */
+export function routerMetadata(m: MetadataInput): Record<string, unknown> {
+  const s = m.served;
+  const price = s?.price;
+  return {
+    generation_id: m.id,
+    requested: m.requested,
+    models: m.models,
+    strategy: m.plan.strategy || (m.models.length ? "fallback" : "direct"),
+    cascade_size: m.plan.cascade.length,
+    beyond_fallback_depth: m.plan.beyondFallbackDepth,
+    served: s
+      ? {
+          model: s.modelId,
+          provider: s.providerSlug,
+          endpoint_id: s.endpointId,
+          upstream_model: s.upstreamModel,
+          quantization: s.quantization || null,
+          model_rank: s.modelRank,
+          fallback: s.modelRank > 1 || m.attempts.length > 1,
+        }
+      : null,
+    pricing: price
+      ? {
+          prompt_per_million: toUsd(price.promptPerMillion),
+          completion_per_million: toUsd(price.completionPerMillion),
+          cached_prompt_per_million: toUsd(price.cachedPromptPerMillion > 0n ? price.cachedPromptPerMillion : price.promptPerMillion),
+          price_version_id: Number(price.priceVersionId),
+        }
+      : null,
+    is_byok: true,
+    attempts: m.attempts.map((a) => ({
+      attempt: a.attempt,
+      model: a.candidate.modelId,
+      provider: a.candidate.providerSlug,
+      endpoint_id: a.candidate.endpointId,
+      status: a.status,
+      http_status: a.httpStatus,
+      error_code: a.errorCode,
+      error_message: a.errorMessage,
+      duration_ms: a.durationMs,
+      ttft_ms: a.ttftMs,
+    })),
+    skipped: m.skipped.map((k) => ({
+      model: k.candidate.modelId,
+      provider: k.candidate.providerSlug,
+      endpoint_id: k.candidate.endpointId,
+      reason: k.reason,
+    })),
+    routing_overhead_ms: m.routingOverheadMs,
+  };
+}

@@ -1,0 +1,537 @@
+import { randomBytes } from "node:crypto";
+import { performance } from "node:perf_hooks";
+import { Router, type Request, type RequestHandler, type Response } from "express";
+import type { EventBus } from "@router/bus";
+import { DomainError } from "@router/errors";
+import { errorBody } from "@router/http-kit";
+import type { Logger } from "@router/logging";
+import type { Clock } from "@router/money";
+import { events, type routing } from "@router/proto";
+import type { Caller } from "../auth/caller";
+import { UpstreamDispatcher, type Candidate, type CascadeInput, type CompletionResult, type Served, type StreamResult } from "../dispatch/cascade";
+import type { AttemptFailure } from "../dispatch/attempt-failure";
+import { generationRecordOf } from "../generation/generation-record";
+import type { RecentGenerations } from "../generation/recent-generations";
+import type { CredentialSource, DispatchCredential } from "../provider-keys/dispatch-credential";
+import type { ChunkChoice, Completion, TokenUsage } from "../providers/types";
+import { keyCeilings } from "./key-ceilings";
+import type { LedgerPort, RoutingPort } from "./ports";
+import { completedEvent, type RequestOutcome } from "./request-outcome";
+import { parseChatRequest, type ChatRequest } from "./request-schema";
+import { readRouterHeaders, type RouterHeaders } from "./router-headers";
+import { routerMetadata } from "./router-metadata";
+import { SseResponse } from "./sse-response";
+import { estimatedUsage, totalCost, usageLines } from "./usage-cost";
+import { promptTokenBound, worstCaseCost } from "./worst-case";
+
+export const REQUEST_COMPLETED_TOPIC = "router.request.completed.v1";
+
+export interface ChatDeps {
+  /** Inference-key (or session) authentication; sets `res.locals.caller`. */
+  authenticate: RequestHandler;
+  routing: RoutingPort;
+  ledger: LedgerPort;
+  credentials: CredentialSource;
+  bus: EventBus;
+  log: Logger;
+  clock: Clock;
+  /** Shared with `generationRoutes` so a generation is readable the moment it was answered. */
+  recent: RecentGenerations;
+  /** The provider HTTP client and circuit breakers; one per process. Built here when omitted. */
+  upstream?: UpstreamDispatcher;
+  /** `ROUTER_PROVIDER_<SLUG>_BASE_URL` overrides by provider slug; they win over the catalog. */
+  providerBaseUrls?: Record<string, string>;
+  /** Quiet time after which a stream gets a keepalive comment. Default 5 s. */
+  keepaliveMs?: number;
+}
+
+/** What the request carries through its stages once it is valid. */
+interface Context {
+  id: string;
+  caller: Caller;
+  createdAt: Date;
+  created: number;
+  t0: number;
+  headers: RouterHeaders;
+  request: ChatRequest;
+  promptTokens: number;
+  plan: routing.PlanResponse | null;
+  holdId: string;
+}
+
+/** Thrown for refusals the pipeline makes on purpose (budget, routing): recorded as `refused`. */
+class Refused extends DomainError {}
+
+const callerOf = (res: Response): Caller => {
+  const caller = res.locals.caller as Caller | undefined;
+  if (!caller) throw new DomainError("internal", "chat route reached without authentication");
+  return caller;
+};
+
+// Header values must be visible ASCII; a ledger sentence is, but a stray character must not 500.
+const headerSafe = (s: string): string => s.replace(/[^\x20-\x7e]/g, "?");
+
+const generationId = (): string => `gen-${randomBytes(16).toString("hex")}`;
+
+/** `POST /v1/chat/completions`. */
+export function chatRoutes(deps: ChatDeps): Router {
+  const chat = new ChatCompletions(deps, deps.upstream ?? new UpstreamDispatcher());
+  const router = Router();
+  router.post("/v1/chat/completions", deps.authenticate, (req, res) => chat.handle(req, res));
+  return router;
+}
+
+class ChatCompletions {
+  private readonly keepaliveMs: number;
+  private readonly baseUrls: Record<string, string>;
+  private readonly allows: (c: DispatchCredential, modelId: string) => boolean;
+
+  constructor(
+    private readonly deps: ChatDeps,
+    private readonly upstream: UpstreamDispatcher,
+  ) {
+    this.keepaliveMs = deps.keepaliveMs ?? 5_000;
+    this.baseUrls = deps.providerBaseUrls ?? {};
+    this.allows = (c, m) => deps.credentials.allows(c, m);
+  }
+
+  async handle(req: Request, res: Response): Promise<void> {
+    const t0 = performance.now();
+    const caller = callerOf(res);
+    if (caller.key.class !== "inference") {
+      throw new DomainError("permission_denied", "chat completions take an inference key");
+    }
+    if (caller.key.paused) {
+      throw new DomainError("key_paused", `this key is paused (${caller.key.pausedReason ?? "manual"})`, {
+        details: { paused_reason: caller.key.pausedReason ?? "manual" },
+      });
+    }
+    // Header and body checks come first: a malformed request spends nothing and records nothing.
+    const headers = readRouterHeaders(req);
+    const request = parseChatRequest(req.body);
+    const createdAt = this.deps.clock.now();
+    const ctx: Context = {
+      id: generationId(),
+      caller,
+      createdAt,
+      created: Math.floor(createdAt.getTime() / 1000),
+      t0,
+      headers,
+      request,
+      promptTokens: promptTokenBound(request),
+      plan: null,
+      holdId: "",
+    };
+
+    let credentials: DispatchCredential[];
+    let warning = "";
+    try {
+      credentials = await this.deps.credentials.enabledFor(caller.orgId);
+      const plan = await this.deps.routing.plan({
+        orgId: caller.orgId,
+        model: request.model ?? "",
+        models: request.models ?? [],
+        byokProviders: [...new Set(credentials.map((c) => c.providerSlug))],
+        accountFallbackModels: [],
+      });
+      ctx.plan = plan;
+      // A budget binds before routing: when Plan refused, Admit still runs as a check only.
+      const admission = await this.deps.ledger.admit({
+        requestId: ctx.id,
+        orgId: caller.orgId,
+        ceilings: keyCeilings(caller.key),
+        worstCaseNanodollars: plan.refusal ? 0n : worstCaseCost(request, plan.cascade, ctx.promptTokens),
+        isByok: true,
+        dryRun: plan.refusal !== undefined,
+      });
+      if (!admission.admitted) {
+        const r = admission.refusal;
+        throw new Refused((r?.code || "budget_exceeded") as DomainError["code"], r?.message || "a spend limit refused this request", {
+          status: r?.httpStatus || 403,
+          details: { scope: r?.scope || "key" },
+        });
+      }
+      ctx.holdId = admission.holdId;
+      warning = admission.limitWarning;
+      if (plan.refusal) {
+        throw new Refused(plan.refusal.code as DomainError["code"], plan.refusal.message, {
+          status: plan.refusal.httpStatus || 404,
+          details: { unsatisfied_filters: plan.refusal.unsatisfiedFilters },
+        });
+      }
+      if (!plan.cascade.length) {
+        throw new Refused("no_route", "no endpoint can serve this request", { details: { unsatisfied_filters: [] } });
+      }
+    } catch (err) {
+      this.failBeforeDispatch(ctx, err, res);
+      return;
+    }
+
+    const extraHeaders: Record<string, string> = warning ? { "x-router-limit-warning": headerSafe(warning) } : {};
+    const abort = new AbortController();
+    res.on("close", () => {
+      if (!res.writableFinished) abort.abort();
+    });
+    const input: CascadeInput = {
+      candidates: ctx.plan?.cascade ?? [],
+      credentials,
+      allows: this.allows,
+      request,
+      vendorBeta: headers.vendorBeta,
+      providerBaseUrls: this.baseUrls,
+      signal: abort.signal,
+    };
+    if (request.stream) await this.stream(ctx, input, extraHeaders, res);
+    else await this.complete(ctx, input, extraHeaders, res);
+  }
+
+  /** Refusals and service failures before any provider was asked: answered, released, recorded. */
+  private failBeforeDispatch(ctx: Context, err: unknown, res: Response): void {
+    const domain = err instanceof DomainError ? err : new DomainError("internal", "internal error", { cause: err });
+    if (!(err instanceof DomainError)) this.deps.log.error({ err, id: ctx.id }, "gateway.chat.failed");
+    const outcome = this.outcome(ctx, {
+      status: err instanceof Refused ? "refused" : "error",
+      errorCode: domain.code,
+      errorMessage: domain.message,
+    });
+    this.finish(ctx, outcome, null);
+    this.sendError(res, domain, ctx, null, null);
+  }
+
+  private async complete(ctx: Context, input: CascadeInput, extraHeaders: Record<string, string>, res: Response): Promise<void> {
+    let result: CompletionResult;
+    try {
+      result = await this.upstream.complete(input);
+    } catch (err) {
+      this.unexpected(ctx, err, res);
+      return;
+    }
+    const served = result.served;
+    const completion = result.completion;
+    if (!served || !completion) {
+      const cancelled = input.signal.aborted;
+      const error = dispatchError(result, ctx);
+      const outcome = this.outcome(ctx, {
+        status: cancelled ? "cancelled" : "error",
+        errorCode: result.failure?.code ?? error.code,
+        errorMessage: result.failure?.recordMessage ?? error.message,
+        attempts: result.attempts,
+        upstreamMs: result.upstreamMs,
+      });
+      this.finish(ctx, outcome, null);
+      if (!cancelled) this.sendError(res, error, ctx, result, result.failure);
+      return;
+    }
+    if (ctx.request.reasoning?.exclude) for (const c of completion.choices) delete c.message.reasoning;
+    const usage = completion.usage ?? estimatedUsage(ctx.promptTokens, completionChars(completion));
+    const first = completion.choices[0];
+    const elapsed = performance.now() - ctx.t0;
+    const outcome = this.outcome(ctx, {
+      status: "complete",
+      served: served.candidate,
+      usage,
+      finishReason: first?.finish_reason ?? null,
+      nativeFinishReason: first?.native_finish_reason ?? null,
+      ttftMs: elapsed,
+      generationMs: result.attempts[result.attempts.length - 1]?.durationMs ?? null,
+      attempts: result.attempts,
+      upstreamMs: result.upstreamMs,
+    });
+    this.finish(ctx, outcome, served);
+    const body: Record<string, unknown> = {
+      id: ctx.id,
+      object: "chat.completion",
+      created: ctx.created,
+      model: served.candidate.modelId,
+      provider: served.candidate.providerSlug,
+      choices: completion.choices.map((c) => ({
+        index: c.index,
+        message: c.message,
+        logprobs: null,
+        finish_reason: c.finish_reason,
+        native_finish_reason: c.native_finish_reason,
+      })),
+      usage: usageBody(usage),
+    };
+    if (ctx.headers.metadata) body.router_metadata = this.metadata(ctx, result, outcome.routingOverheadMs);
+    res.status(200).set(extraHeaders).json(body);
+  }
+
+  private async stream(ctx: Context, input: CascadeInput, extraHeaders: Record<string, string>, res: Response): Promise<void> {
+    const sse = new SseResponse(res, this.keepaliveMs);
+    sse.open(extraHeaders);
+    const exclude = ctx.request.reasoning?.exclude === true;
+    let prefix = "";
+    let chars = 0;
+    const sink = {
+      commit: (served: Served) => {
+        // Only the choices are serialised per chunk; the envelope is fixed once the stream commits.
+        prefix = chunkPrefix(ctx, served.candidate);
+      },
+      chunk: (choices: ChunkChoice[]) => {
+        for (const c of choices) {
+          const d = c.delta;
+          if (exclude && d.reasoning !== undefined) delete d.reasoning;
+          chars += (d.content?.length ?? 0) + (d.reasoning?.length ?? 0);
+          if (d.tool_calls) for (const t of d.tool_calls) chars += t.function?.arguments?.length ?? 0;
+        }
+        sse.data(`${prefix}${JSON.stringify(choices)}}`);
+      },
+    };
+    let result: StreamResult;
+    try {
+      result = await this.upstream.stream(input, sink);
+    } catch (err) {
+      this.deps.log.error({ err, id: ctx.id }, "gateway.chat.failed");
+      const outcome = this.outcome(ctx, { status: "error", errorCode: "internal", errorMessage: "internal error" });
+      this.finish(ctx, outcome, null);
+      sse.data(JSON.stringify(errorChunk(ctx, ctx.request.model ?? "", null, new DomainError("internal", "internal error"), null, null)));
+      sse.done();
+      return;
+    }
+    const cancelled = input.signal.aborted;
+    const served = result.served;
+    if (!served) {
+      const error = dispatchError(result, ctx);
+      const outcome = this.outcome(ctx, {
+        status: cancelled ? "cancelled" : "error",
+        errorCode: result.failure?.code ?? error.code,
+        errorMessage: result.failure?.recordMessage ?? error.message,
+        attempts: result.attempts,
+        upstreamMs: result.upstreamMs,
+      });
+      this.finish(ctx, outcome, null);
+      if (!cancelled) {
+        const meta = ctx.headers.metadata ? this.metadata(ctx, result, outcome.routingOverheadMs) : null;
+        sse.data(JSON.stringify(errorChunk(ctx, ctx.request.model ?? "", null, error, null, meta)));
+      }
+      sse.done();
+      return;
+    }
+
+    const usage = result.usage ?? estimatedUsage(ctx.promptTokens, chars);
+    const failure = result.failure;
+    const end = performance.now();
+    const outcome = this.outcome(ctx, {
+      status: cancelled ? "cancelled" : failure ? "error" : "complete",
+      served: served.candidate,
+      usage,
+      finishReason: failure && !cancelled ? "error" : result.finishReason,
+      nativeFinishReason: result.nativeFinishReason,
+      ttftMs: result.firstContentAt === null ? null : result.firstContentAt - ctx.t0,
+      generationMs: result.firstContentAt === null ? null : end - result.firstContentAt,
+      // A stream that broke after committing is recorded on its attempt, not on the request.
+      errorCode: null,
+      errorMessage: null,
+      attempts: result.attempts,
+      upstreamMs: result.upstreamMs,
+    });
+    this.finish(ctx, outcome, served);
+    if (cancelled) {
+      sse.stop();
+      return;
+    }
+    const meta = ctx.headers.metadata ? this.metadata(ctx, result, outcome.routingOverheadMs) : null;
+    if (failure) {
+      const error = new DomainError("upstream_error", failure.clientMessage, { status: 502 });
+      sse.data(JSON.stringify(errorChunk(ctx, served.candidate.modelId, served.candidate.providerSlug, error, usage, meta)));
+    } else {
+      const last: Record<string, unknown> = {
+        id: ctx.id,
+        object: "chat.completion.chunk",
+        created: ctx.created,
+        model: served.candidate.modelId,
+        provider: served.candidate.providerSlug,
+        choices: [],
+        usage: usageBody(usage),
+      };
+      if (meta) last.router_metadata = meta;
+      sse.data(JSON.stringify(last));
+    }
+    sse.done();
+  }
+
+  /** A bug inside dispatch: never a hang, never a lost hold. */
+  private unexpected(ctx: Context, err: unknown, res: Response): void {
+    this.deps.log.error({ err, id: ctx.id }, "gateway.chat.failed");
+    const outcome = this.outcome(ctx, { status: "error", errorCode: "internal", errorMessage: "internal error" });
+    this.finish(ctx, outcome, null);
+    this.sendError(res, new DomainError("internal", "internal error"), ctx, null, null);
+  }
+
+  private outcome(
+    ctx: Context,
+    o: Partial<Omit<RequestOutcome, "routingOverheadMs">> & Pick<RequestOutcome, "status"> & { upstreamMs?: number },
+  ): RequestOutcome {
+    const usage = o.usage ?? null;
+    const lines = usage && o.served ? usageLines(usage, o.served) : [];
+    const dispatched = (o.attempts?.length ?? 0) > 0;
+    return {
+      id: ctx.id,
+      caller: ctx.caller,
+      createdAt: ctx.createdAt,
+      headers: ctx.headers,
+      requestedModel: ctx.request.model ?? "",
+      sessionId: ctx.request.session_id ?? ctx.headers.sessionId,
+      runId: ctx.request.run_id ?? null,
+      streamed: ctx.request.stream === true,
+      status: o.status,
+      served: o.served ?? null,
+      finishReason: o.finishReason ?? (o.status === "error" ? "error" : null),
+      nativeFinishReason: o.nativeFinishReason ?? null,
+      usage,
+      lines,
+      listCost: totalCost(lines),
+      // BYOK: the account is charged the BYOK fee, 0 in this release; list cost is what limits measure.
+      billedCost: 0n,
+      ttftMs: o.ttftMs ?? null,
+      generationMs: o.generationMs ?? null,
+      routingOverheadMs: dispatched ? Math.max(0, performance.now() - ctx.t0 - (o.upstreamMs ?? 0)) : null,
+      errorCode: o.errorCode ?? null,
+      errorMessage: o.errorMessage ?? null,
+      attempts: o.attempts ?? [],
+    };
+  }
+
+  /**
+   * Makes the generation readable at once, then settles and publishes off the response path: the
+   * hold is settled with the actual list cost, or released when nothing was served.
+   */
+  private finish(ctx: Context, outcome: RequestOutcome, served: Served | null): void {
+    const event = completedEvent(outcome);
+    this.deps.recent.put(ctx.caller.orgId, generationRecordOf(event));
+    setImmediate(() => {
+      const { ledger, bus, log, credentials } = this.deps;
+      if (ctx.holdId) {
+        const done = served
+          ? ledger.settle({ holdId: ctx.holdId, listCostNanodollars: outcome.listCost, billedCostNanodollars: outcome.billedCost })
+          : ledger.release({ holdId: ctx.holdId });
+        done.catch((err: unknown) => log.error({ err, id: ctx.id, holdId: ctx.holdId }, "gateway.ledger.settle_failed"));
+      }
+      if (served) credentials.markUsed(served.credential.id, this.deps.clock.now());
+      for (const a of outcome.attempts) {
+        if (a.errorCode) {
+          log.warn(
+            { id: ctx.id, provider: a.candidate.providerSlug, endpoint: a.candidate.endpointId, status: a.httpStatus, code: a.errorCode },
+            "gateway.upstream.call_failed",
+          );
+        }
+      }
+      bus
+        .publish({
+          topic: REQUEST_COMPLETED_TOPIC,
+          key: ctx.caller.orgId,
+          type: REQUEST_COMPLETED_TOPIC,
+          // The generation id: a re-publish of the same request is the same event for consumers.
+          id: ctx.id,
+          payload: events.RequestCompleted.encode(event).finish(),
+        })
+        .catch((err: unknown) => log.error({ err, id: ctx.id }, "gateway.event.publish_failed"));
+    });
+  }
+
+  private metadata(ctx: Context, result: CompletionResult | StreamResult | null, overhead: number | null): Record<string, unknown> | null {
+    if (!ctx.plan) return null;
+    return routerMetadata({
+      id: ctx.id,
+      requested: ctx.request.model ?? "",
+      models: ctx.request.models ?? [],
+      plan: ctx.plan,
+      attempts: result?.attempts ?? [],
+      skipped: result?.skipped ?? [],
+      served: result?.served?.candidate ?? null,
+      routingOverheadMs: overhead === null ? null : Math.round(overhead),
+    });
+  }
+
+  private sendError(
+    res: Response,
+    err: DomainError,
+    ctx: Context,
+    result: CompletionResult | null,
+    failure: AttemptFailure | null,
+  ): void {
+    const body: Record<string, unknown> = { ...errorBody(err.status, err.code, err.message, err.details) };
+    if (ctx.headers.metadata && ctx.plan) body.router_metadata = this.metadata(ctx, result, null);
+    if (failure?.opts.retryAfter && err.status === 429) res.setHeader("retry-after", failure.opts.retryAfter);
+    res.status(err.status).json(body);
+  }
+}
+
+function chunkPrefix(ctx: Context, c: Candidate): string {
+  return `{"id":"${ctx.id}","object":"chat.completion.chunk","created":${ctx.created},"model":${JSON.stringify(c.modelId)},"provider":${JSON.stringify(c.providerSlug)},"choices":`;
+}
+
+function errorChunk(
+  ctx: Context,
+  model: string,
+  provider: string | null,
+  err: DomainError,
+  usage: TokenUsage | null,
+  meta: Record<string, unknown> | null,
+): Record<string, unknown> {
+  const chunk: Record<string, unknown> = {
+    id: ctx.id,
+    object: "chat.completion.chunk",
+    created: ctx.created,
+    model,
+    ...(provider ? { provider } : {}),
+    error: errorBody(err.status, err.code, err.message, err.details).error,
+    choices: [{ index: 0, delta: {}, finish_reason: "error", native_finish_reason: null }],
+  };
+  if (usage) chunk.usage = usageBody(usage);
+  if (meta) chunk.router_metadata = meta;
+  return chunk;
+}
+
+function usageBody(u: TokenUsage): Record<string, unknown> {
+  return {
+    prompt_tokens: u.prompt,
+    completion_tokens: u.completion,
+    total_tokens: u.prompt + u.completion,
+    prompt_tokens_details: { cached_tokens: u.cached },
+    completion_tokens_details: { reasoning_tokens: u.reasoning },
+  };
+}
+
+function completionChars(c: Completion): number {
+  let n = 0;
+  for (const ch of c.choices) {
+    n += (ch.message.content?.length ?? 0) + (ch.message.reasoning?.length ?? 0);
+    for (const t of ch.message.tool_calls ?? []) n += t.function.arguments.length;
+  }
+  return n;
+}
+
+/** The client's error when no endpoint served: the last provider's status, mapped. */
+function dispatchError(r: CompletionResult | StreamResult, ctx: Context): DomainError {
+  const f = r.failure;
+  if (!f) {
+    const providers = [...new Set(r.skipped.map((s) => s.candidate.providerSlug))];
+    if (r.skipped.length && r.skipped.every((s) => s.reason === "circuit_open")) {
+      return new DomainError("router.endpoints_unavailable", "every endpoint that could serve this request is failing right now; try again shortly", {
+        status: 503,
+        details: { providers },
+      });
+    }
+    const models = [...new Set((ctx.plan?.cascade ?? []).map((c) => c.modelId))];
+    return new DomainError(
+      "no_route",
+      `no enabled provider credential can serve ${models.join(", ") || "this request"}: add a provider key for ${providers.join(" or ") || "its provider"}`,
+      { status: 404, details: { unsatisfied_filters: ["byok_credential"], providers } },
+    );
+  }
+  const details = {
+    provider: f.providerSlug,
+    provider_status: f.httpStatus,
+    provider_code: f.opts.providerCode ?? null,
+    attempts: r.attempts.length,
+  };
+  if (f.kind === "unsupported") return new DomainError("invalid_request", f.clientMessage, { status: 400, details });
+  if (f.kind === "http") {
+    const s = f.httpStatus ?? 502;
+    const status = s === 429 ? 429 : s >= 500 ? 502 : s >= 400 ? s : 502;
+    return new DomainError("upstream_error", f.clientMessage, { status, details });
+  }
+  return new DomainError("upstream_error", f.clientMessage, { status: 502, details });
+}

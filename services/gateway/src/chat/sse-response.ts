@@ -1,0 +1,57 @@
+import type { Response } from "express";
+
+const KEEPALIVE = ": router processing\n\n";
+
+/**
+ * The client side of a stream: status and headers go out at once with a first keepalive comment,
+ * every event is written as soon as it exists (no buffering, no compression), and a comment is
+ * sent whenever nothing else was written for `keepaliveMs`.
+ */
+export class SseResponse {
+  private timer: NodeJS.Timeout | null = null;
+  private wrote = false;
+
+  constructor(
+    private readonly res: Response,
+    private readonly keepaliveMs: number,
+  ) {}
+
+  open(extraHeaders: Record<string, string>): void {
+    this.res.writeHead(200, {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache, no-transform",
+      connection: "keep-alive",
+      "x-accel-buffering": "no",
+      ...extraHeaders,
+    });
+    this.res.socket?.setNoDelay(true);
+    this.res.write(KEEPALIVE);
+    this.timer = setInterval(() => {
+      if (!this.wrote && this.writable) this.res.write(KEEPALIVE);
+      this.wrote = false;
+    }, this.keepaliveMs);
+    this.timer.unref();
+  }
+
+  get writable(): boolean {
+    return !this.res.destroyed && !this.res.writableEnded;
+  }
+
+  /** Writes one `data:` event whose JSON text is given. */
+  data(json: string): void {
+    if (!this.writable) return;
+    this.wrote = true;
+    this.res.write(`data: ${json}\n\n`);
+  }
+
+  /** Writes `data: [DONE]` and ends the response. */
+  done(): void {
+    this.stop();
+    if (this.writable) this.res.end("data: [DONE]\n\n");
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+}

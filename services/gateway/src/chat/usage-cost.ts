@@ -1,0 +1,46 @@
+import { costOfTokens, type Nanodollars } from "@router/money";
+import type { Candidate } from "../dispatch/cascade";
+import type { TokenUsage } from "../providers/types";
+
+export interface UsageLine {
+  kind: "prompt" | "cached_prompt" | "completion";
+  tokens: number;
+  pricePerMillion: Nanodollars;
+  cost: Nanodollars;
+  priceVersionId: bigint;
+}
+
+/** Usage priced at the serving endpoint's list price; each line rounded up to a whole nanodollar. */
+export function usageLines(usage: TokenUsage, c: Candidate): UsageLine[] {
+  const price = c.price;
+  const version = price?.priceVersionId ?? 0n;
+  const promptPrice = price?.promptPerMillion ?? 0n;
+  const cachedPrice = price && price.cachedPromptPerMillion > 0n ? price.cachedPromptPerMillion : promptPrice;
+  const completionPrice = price?.completionPerMillion ?? 0n;
+  const cached = Math.min(usage.cached, usage.prompt);
+  const line = (kind: UsageLine["kind"], tokens: number, perMillion: Nanodollars): UsageLine => ({
+    kind,
+    tokens,
+    pricePerMillion: perMillion,
+    cost: costOfTokens(tokens, perMillion),
+    priceVersionId: version,
+  });
+  const lines = [line("prompt", usage.prompt - cached, promptPrice)];
+  if (cached > 0) lines.push(line("cached_prompt", cached, cachedPrice));
+  lines.push(line("completion", usage.completion, completionPrice));
+  return lines;
+}
+
+export function totalCost(lines: UsageLine[]): Nanodollars {
+  let sum = 0n;
+  for (const l of lines) sum += l.cost;
+  return sum;
+}
+
+/**
+ * When a provider reports no usage (some OpenAI-compatible servers ignore `include_usage`), spend
+ * must still be counted: about four bytes a token, rounded up.
+ */
+export function estimatedUsage(promptBytes: number, completionChars: number): TokenUsage {
+  return { prompt: Math.ceil(promptBytes / 4), completion: Math.ceil(completionChars / 4), cached: 0, reasoning: 0 };
+}

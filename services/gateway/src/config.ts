@@ -1,0 +1,56 @@
+import { env, resolveSecrets, z, type SecretName, type Secrets } from "@router/config";
+
+/** Every environment variable the gateway reads (README lists them with their meaning). */
+export const gatewayConfigSchema = z.object({
+  PORT: env.port(8080),
+  // Loopback unless told otherwise; containers set HOST=0.0.0.0.
+  HOST: z.string().default("127.0.0.1"),
+  // Unset: one embedded PGlite under ROUTER_DATA_DIR.
+  DATABASE_URL: z.string().optional(),
+  // Unset: rate limits and caches in memory, per instance.
+  REDIS_URL: z.string().optional(),
+  ROUTER_BUS: z.enum(["memory", "redis", "kafka"]).default("memory"),
+  KAFKA_BROKERS: env.list().optional(),
+  ROUTING_GRPC_ADDR: z.string().default("127.0.0.1:50051"),
+  LEDGER_GRPC_ADDR: z.string().default("127.0.0.1:50052"),
+  ROUTING_HTTP_URL: z.string().url().default("http://127.0.0.1:8082"),
+  ACTIVITY_HTTP_URL: z.string().url().default("http://127.0.0.1:8083"),
+  ROUTER_DATA_DIR: z.string().default("./.data"),
+  // Unset: <ROUTER_DATA_DIR>/outbox/gateway.
+  ROUTER_OUTBOX_DIR: z.string().optional(),
+  GRPC_DEADLINE_MS: z.coerce.number().int().min(1).max(60_000).default(1000),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  NODE_ENV: z.string().optional(),
+});
+
+export type GatewayEnv = z.infer<typeof gatewayConfigSchema>;
+
+const BASE_URL_OVERRIDE = /^ROUTER_PROVIDER_([A-Z0-9_]+)_BASE_URL$/;
+
+/**
+ * `ROUTER_PROVIDER_<SLUG>_BASE_URL` overrides as `{ slug: url }` (slug lower-cased), for
+ * self-hosted OpenAI-compatible servers, tests and benchmarks. Throws naming a malformed one.
+ */
+export function providerBaseUrls(environment: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(environment)) {
+    const m = BASE_URL_OVERRIDE.exec(name);
+    if (!m?.[1] || !value) continue;
+    if (!z.string().url().safeParse(value).success || !/^https?:/.test(value)) {
+      throw new Error(`${name}: expected an http(s) URL`);
+    }
+    out[m[1].toLowerCase()] = value.replace(/\/+$/, "");
+  }
+  return out;
+}
+
+/**
+ * The three process secrets. Generated into ROUTER_DATA_DIR only outside production, so an
+ * embedded install works on a fresh clone and the CLI reads the same values.
+ */
+export function gatewaySecrets(
+  config: GatewayEnv,
+  environment: NodeJS.ProcessEnv,
+): { secrets: Secrets; generated: SecretName[] } {
+  return resolveSecrets(environment, config.ROUTER_DATA_DIR, { allowGenerated: config.NODE_ENV !== "production" });
+}

@@ -1,0 +1,125 @@
+/** Why one upstream attempt failed, and what that means for the cascade. */
+export type FailureKind =
+  /** The provider answered with an error status. */
+  | "http"
+  /** No headers, or no next chunk, within the time allowed. */
+  | "timeout"
+  /** Connection refused, reset or closed. */
+  | "connection"
+  /** A stream that ended before its first content chunk. */
+  | "empty_stream"
+  /** An error event inside the stream. */
+  | "stream_error"
+  /** The stream broke or stalled after content was sent. */
+  | "stream_broken"
+  /** A 2xx answer that is not what the provider's format promises. */
+  | "bad_response"
+  /** The request cannot be expressed for this provider. */
+  | "unsupported"
+  /** The client went away. */
+  | "cancelled";
+
+const ROUTER_CODES: Record<Exclude<FailureKind, "http" | "stream_error">, string> = {
+  timeout: "router.upstream_timeout",
+  connection: "router.upstream_unreachable",
+  empty_stream: "router.upstream_empty_stream",
+  stream_broken: "router.upstream_stream_broken",
+  bad_response: "router.upstream_bad_response",
+  unsupported: "router.unsupported_request",
+  cancelled: "router.client_cancelled",
+};
+
+/** HTTP statuses that say "not here" rather than "not this request": another endpoint may serve. */
+const FAILOVER_STATUSES = new Set([401, 403, 404, 408, 429]);
+
+export class AttemptFailure extends Error {
+  constructor(
+    readonly kind: FailureKind,
+    readonly providerSlug: string,
+    readonly opts: {
+      httpStatus?: number | null;
+      providerCode?: string | null;
+      /** The provider's own words: for the caller of this request only, never recorded. */
+      providerMessage?: string | null;
+      retryAfter?: string | null;
+      /** What went wrong on the wire (`ECONNRESET`, `UND_ERR_HEADERS_TIMEOUT`, a wait in ms). */
+      detail?: string | null;
+    } = {},
+  ) {
+    super(`${providerSlug}: ${kind}`);
+    this.name = "AttemptFailure";
+  }
+
+  get httpStatus(): number | null {
+    return this.opts.httpStatus ?? null;
+  }
+
+  /** The provider's own code when it gave one, else a `router.*` reason code. */
+  get code(): string {
+    if (this.kind === "http") return this.opts.providerCode ?? `http_${this.httpStatus ?? 0}`;
+    if (this.kind === "stream_error") return this.opts.providerCode ?? "router.upstream_stream_error";
+    if (this.kind === "bad_response" && this.opts.providerCode) return this.opts.providerCode;
+    return ROUTER_CODES[this.kind];
+  }
+
+  /** Whether the cascade moves on to the next endpoint (only ever before the first content chunk). */
+  get failover(): boolean {
+    if (this.kind === "cancelled") return false;
+    if (this.kind === "http") {
+      const s = this.httpStatus ?? 0;
+      return s >= 500 || FAILOVER_STATUSES.has(s);
+    }
+    return true;
+  }
+
+  /** Whether the failure says the endpoint is unhealthy (feeds its circuit breaker). */
+  get countsAgainstEndpoint(): boolean {
+    if (this.kind === "http") return (this.httpStatus ?? 0) >= 500;
+    return this.kind !== "unsupported" && this.kind !== "cancelled";
+  }
+
+  /** For records: names the provider, its status and code, never the provider's own text. */
+  get recordMessage(): string {
+    const p = this.providerSlug;
+    const d = this.opts.detail;
+    switch (this.kind) {
+      case "http":
+        return `${p} returned HTTP ${this.httpStatus ?? "?"}${this.opts.providerCode ? ` (${this.opts.providerCode})` : ""}`;
+      case "timeout":
+        return `${p} did not answer in time${d ? ` (${d})` : ""}`;
+      case "connection":
+        return `${p} could not be reached${d ? ` (${d})` : ""}`;
+      case "empty_stream":
+        return `${p} ended the stream before any content`;
+      case "stream_error":
+        return `${p} sent an error event in the stream${this.opts.providerCode ? ` (${this.opts.providerCode})` : ""}`;
+      case "stream_broken":
+        return `${p} stream broke after content was sent${d ? ` (${d})` : ""}`;
+      case "bad_response":
+        return `${p} sent a response the router could not read${d ? ` (${d})` : ""}`;
+      case "unsupported":
+        return `the request cannot be expressed for ${p}${d ? `: ${d}` : ""}`;
+      case "cancelled":
+        return `the client closed the connection while ${p} was answering`;
+    }
+  }
+
+  /** For the caller of this request: the record message plus the provider's own words. */
+  get clientMessage(): string {
+    const words = this.opts.providerMessage?.slice(0, 1000);
+    return words ? `${this.recordMessage}: ${words}` : this.recordMessage;
+  }
+}
+
+const TIMEOUT_CODES = new Set(["UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT", "UND_ERR_CONNECT_TIMEOUT", "ETIMEDOUT"]);
+
+/** Classifies an error thrown by the HTTP client or while reading a body. */
+export function failureFromError(err: unknown, providerSlug: string, aborted: boolean, committed: boolean): AttemptFailure {
+  if (err instanceof AttemptFailure) return err;
+  if (aborted) return new AttemptFailure("cancelled", providerSlug);
+  const e = err as { code?: unknown; name?: unknown; cause?: { code?: unknown } };
+  const code = typeof e?.code === "string" ? e.code : typeof e?.cause?.code === "string" ? e.cause.code : null;
+  if (committed) return new AttemptFailure("stream_broken", providerSlug, { detail: code });
+  if (code && TIMEOUT_CODES.has(code)) return new AttemptFailure("timeout", providerSlug, { detail: code });
+  return new AttemptFailure("connection", providerSlug, { detail: code ?? (typeof e?.name === "string" ? e.name : null) });
+}

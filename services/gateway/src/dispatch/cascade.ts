@@ -1,0 +1,404 @@
+import { randomBytes } from "node:crypto";
+import { performance } from "node:perf_hooks";
+import type { Dispatcher } from "undici";
+import type { routing } from "@router/proto";
+import type { ChatRequest } from "../chat/request-schema";
+import type { DispatchCredential } from "../provider-keys/dispatch-credential";
+import { adapterFor } from "../providers/registry";
+import {
+  ProviderBodyError,
+  UnsupportedRequest,
+  type ChunkChoice,
+  type Completion,
+  type FinishReason,
+  type ProviderAdapter,
+  type StreamEvent,
+  type TokenUsage,
+  type UpstreamHttpRequest,
+} from "../providers/types";
+import { AttemptFailure, failureFromError } from "./attempt-failure";
+import { BreakerOpen, EndpointBreakers, type BreakerOptions } from "./endpoint-breakers";
+import { StreamEventReader } from "./stream-reader";
+import { UpstreamClient, type UpstreamTimeouts } from "./upstream-client";
+
+export type Candidate = routing.Candidate;
+
+/** One dispatch to a provider, as recorded on the request. */
+export interface Attempt {
+  id: string;
+  /** 1-indexed position of the endpoint in the cascade. */
+  attempt: number;
+  candidate: Candidate;
+  credentialId: string;
+  /** A stream that shipped content and then failed is `ok` with an error message. */
+  status: "ok" | "error";
+  httpStatus: number | null;
+  errorCode: string | null;
+  /** Names provider, status and code; never the provider's own text. */
+  errorMessage: string | null;
+  startedAtMs: number;
+  durationMs: number | null;
+  ttftMs: number | null;
+}
+
+/** An endpoint the cascade passed over without dispatching. */
+export interface Skip {
+  candidate: Candidate;
+  reason: "no_credential" | "circuit_open" | "no_adapter";
+}
+
+export interface CascadeInput {
+  candidates: Candidate[];
+  /** The organisation's enabled credentials, in tier-then-priority order. */
+  credentials: DispatchCredential[];
+  allows(credential: DispatchCredential, modelId: string): boolean;
+  request: ChatRequest;
+  vendorBeta: string | null;
+  /** Operator overrides of provider base URLs (self-hosted servers, tests); win over the catalog. */
+  providerBaseUrls: Record<string, string>;
+  signal: AbortSignal;
+}
+
+export interface Served {
+  candidate: Candidate;
+  credential: DispatchCredential;
+}
+
+interface CascadeResult {
+  attempts: Attempt[];
+  skipped: Skip[];
+  served: Served | null;
+  /** The last failure: why nothing was served, or why a committed stream ended early. */
+  failure: AttemptFailure | null;
+  /** Milliseconds spent inside provider calls, every attempt included. */
+  upstreamMs: number;
+}
+
+export interface CompletionResult extends CascadeResult {
+  completion: Completion | null;
+}
+
+export interface StreamResult extends CascadeResult {
+  usage: TokenUsage | null;
+  finishReason: FinishReason | null;
+  nativeFinishReason: string | null;
+  /** `performance.now()` when the first content chunk arrived. */
+  firstContentAt: number | null;
+}
+
+/** Where a stream goes once it commits. Nothing is written before the first content chunk. */
+export interface StreamSink {
+  /** The first content chunk arrived from `served`: status and headers are final from here on. */
+  commit(served: Served): void;
+  chunk(choices: ChunkChoice[]): void;
+}
+
+export interface UpstreamDispatcherOptions {
+  timeouts?: Partial<UpstreamTimeouts>;
+  breaker?: Partial<BreakerOptions>;
+}
+
+const attemptId = (): string => `att_${randomBytes(12).toString("base64url")}`;
+
+interface Prepared {
+  index: number;
+  candidate: Candidate;
+  credential: DispatchCredential;
+  adapter: ProviderAdapter;
+}
+
+interface Phase1 {
+  reader: StreamEventReader;
+  body: Dispatcher.ResponseData["body"];
+  pre: StreamEvent[];
+  first: StreamEvent & { type: "chunk" };
+}
+
+const hasFinish = (choices: ChunkChoice[]): boolean => choices.some((c) => c.finish_reason !== null);
+
+/**
+ * Walks the cascade: each endpoint with the organisation's credential for its provider, skipping
+ * endpoints whose circuit is open, moving on after a failure that allows it, and never after the
+ * first content chunk of a stream was handed to the sink.
+ */
+export class UpstreamDispatcher {
+  readonly client: UpstreamClient;
+  readonly breakers: EndpointBreakers;
+
+  constructor(opts: UpstreamDispatcherOptions = {}) {
+    this.client = new UpstreamClient(opts.timeouts);
+    this.breakers = new EndpointBreakers(opts.breaker);
+  }
+
+  async close(): Promise<void> {
+    this.breakers.shutdown();
+    await this.client.close();
+  }
+
+  private prepare(input: CascadeInput, skipped: Skip[]): Prepared[] {
+    const out: Prepared[] = [];
+    input.candidates.forEach((candidate, index) => {
+      const adapter = adapterFor(candidate.apiFamily, candidate.providerSlug);
+      if (!adapter) return void skipped.push({ candidate, reason: "no_adapter" });
+      const credential = input.credentials.find(
+        (c) => c.providerSlug === candidate.providerSlug && input.allows(c, candidate.modelId),
+      );
+      if (!credential) return void skipped.push({ candidate, reason: "no_credential" });
+      out.push({ index, candidate, credential, adapter });
+    });
+    return out;
+  }
+
+  private build(p: Prepared, input: CascadeInput, stream: boolean): UpstreamHttpRequest {
+    const c = p.candidate;
+    try {
+      return p.adapter.buildRequest(
+        input.request,
+        {
+          providerSlug: c.providerSlug,
+          baseUrl: input.providerBaseUrls[c.providerSlug] ?? c.baseUrl,
+          upstreamModel: c.upstreamModel || c.modelId,
+          apiKey: p.credential.apiKey,
+          maxOutputTokens: c.maxOutputTokens,
+          vendorBeta: input.vendorBeta,
+        },
+        stream,
+      );
+    } catch (err) {
+      if (err instanceof UnsupportedRequest) {
+        throw new AttemptFailure("unsupported", c.providerSlug, { detail: err.message });
+      }
+      throw err;
+    }
+  }
+
+  private async httpFailure(res: Dispatcher.ResponseData, p: Prepared): Promise<AttemptFailure> {
+    let text = "";
+    try {
+      text = await res.body.text();
+    } catch {
+      // the status alone is enough to go on
+    }
+    const err = p.adapter.parseError(text);
+    const retry = res.headers["retry-after"];
+    return new AttemptFailure("http", p.candidate.providerSlug, {
+      httpStatus: res.statusCode,
+      providerCode: err.code,
+      providerMessage: err.message,
+      retryAfter: typeof retry === "string" ? retry : null,
+    });
+  }
+
+  /** A non-stream completion. */
+  async complete(input: CascadeInput): Promise<CompletionResult> {
+    const result: CompletionResult = { attempts: [], skipped: [], served: null, failure: null, upstreamMs: 0, completion: null };
+    for (const p of this.prepare(input, result.skipped)) {
+      if (input.signal.aborted) break;
+      const slug = p.candidate.providerSlug;
+      if (this.breakers.isOpen(p.candidate.endpointId)) {
+        result.skipped.push({ candidate: p.candidate, reason: "circuit_open" });
+        continue;
+      }
+      const startedAtMs = Date.now();
+      const t0 = performance.now();
+      let status: number | null = null;
+      try {
+        const completion = await this.breakers.run(p.candidate.endpointId, async () => {
+          const req = this.build(p, input, false);
+          let res: Dispatcher.ResponseData;
+          let text: string;
+          try {
+            res = await this.client.send(req, false, input.signal);
+            status = res.statusCode;
+            if (res.statusCode >= 300) throw await this.httpFailure(res, p);
+            text = await res.body.text();
+          } catch (err) {
+            throw failureFromError(err, slug, input.signal.aborted, false);
+          }
+          try {
+            return p.adapter.parseCompletion(JSON.parse(text));
+          } catch (err) {
+            if (err instanceof ProviderBodyError) {
+              throw new AttemptFailure("bad_response", slug, {
+                providerCode: err.error.code,
+                providerMessage: err.error.message,
+                detail: err.error.code,
+              });
+            }
+            throw new AttemptFailure("bad_response", slug, { detail: "not the provider's JSON format" });
+          }
+        });
+        const duration = performance.now() - t0;
+        result.upstreamMs += duration;
+        result.attempts.push(record(p, startedAtMs, duration, duration, null, status));
+        result.served = { candidate: p.candidate, credential: p.credential };
+        result.completion = completion;
+        return result;
+      } catch (err) {
+        if (err instanceof BreakerOpen) {
+          result.skipped.push({ candidate: p.candidate, reason: "circuit_open" });
+          continue;
+        }
+        const failure = failureFromError(err, slug, input.signal.aborted, false);
+        const duration = performance.now() - t0;
+        result.upstreamMs += duration;
+        result.attempts.push(record(p, startedAtMs, duration, null, failure, status));
+        result.failure = failure;
+        if (!failure.failover) break;
+      }
+    }
+    return result;
+  }
+
+  /** A stream: content goes to `sink` from the first content chunk on. */
+  async stream(input: CascadeInput, sink: StreamSink): Promise<StreamResult> {
+    const result: StreamResult = {
+      attempts: [],
+      skipped: [],
+      served: null,
+      failure: null,
+      upstreamMs: 0,
+      usage: null,
+      finishReason: null,
+      nativeFinishReason: null,
+      firstContentAt: null,
+    };
+    for (const p of this.prepare(input, result.skipped)) {
+      if (input.signal.aborted) break;
+      const slug = p.candidate.providerSlug;
+      if (this.breakers.isOpen(p.candidate.endpointId)) {
+        result.skipped.push({ candidate: p.candidate, reason: "circuit_open" });
+        continue;
+      }
+      const startedAtMs = Date.now();
+      const t0 = performance.now();
+      const reached = { status: null as number | null };
+      let phase1: Phase1;
+      try {
+        phase1 = await this.breakers.run(p.candidate.endpointId, () => this.untilFirstContent(p, input, reached));
+      } catch (err) {
+        if (err instanceof BreakerOpen) {
+          result.skipped.push({ candidate: p.candidate, reason: "circuit_open" });
+          continue;
+        }
+        const failure = failureFromError(err, slug, input.signal.aborted, false);
+        const duration = performance.now() - t0;
+        result.upstreamMs += duration;
+        result.attempts.push(record(p, startedAtMs, duration, null, failure, reached.status));
+        result.failure = failure;
+        if (!failure.failover) break;
+        continue;
+      }
+
+      // Committed: from here on nothing moves to another endpoint.
+      result.failure = null;
+      result.firstContentAt = performance.now();
+      const ttft = result.firstContentAt - t0;
+      const served = { candidate: p.candidate, credential: p.credential };
+      result.served = served;
+      sink.commit(served);
+      const take = (ev: StreamEvent): boolean => {
+        switch (ev.type) {
+          case "chunk": {
+            const c = ev.choices[0];
+            if (c?.finish_reason) {
+              result.finishReason = c.finish_reason;
+              result.nativeFinishReason = c.native_finish_reason;
+            }
+            sink.chunk(ev.choices);
+            return false;
+          }
+          case "usage":
+            result.usage = ev.usage;
+            return false;
+          case "error":
+            result.failure = new AttemptFailure("stream_error", slug, { providerCode: ev.code, providerMessage: ev.message });
+            return true;
+          case "done":
+            return true;
+        }
+      };
+      for (const ev of phase1.pre) take(ev);
+      let finished = take(phase1.first);
+      while (!finished) {
+        let ev: StreamEvent | null;
+        try {
+          ev = await phase1.reader.next();
+        } catch (err) {
+          result.failure = failureFromError(err, slug, input.signal.aborted, true);
+          break;
+        }
+        if (ev === null) {
+          // A clean end without the provider's end marker is complete only if a finish reason came.
+          if (!result.finishReason) {
+            result.failure = new AttemptFailure("stream_broken", slug, { detail: "ended without a finish reason" });
+          }
+          break;
+        }
+        finished = take(ev);
+      }
+      if (!phase1.body.destroyed) phase1.body.dump().catch(() => undefined);
+      const duration = performance.now() - t0;
+      result.upstreamMs += duration;
+      result.attempts.push(record(p, startedAtMs, duration, ttft, result.failure, reached.status, true));
+      return result;
+    }
+    return result;
+  }
+
+  private async untilFirstContent(p: Prepared, input: CascadeInput, reached: { status: number | null }): Promise<Phase1> {
+    const slug = p.candidate.providerSlug;
+    const req = this.build(p, input, true);
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await this.client.send(req, true, input.signal);
+      reached.status = res.statusCode;
+    } catch (err) {
+      throw failureFromError(err, slug, input.signal.aborted, false);
+    }
+    if (res.statusCode >= 300) throw await this.httpFailure(res, p);
+    const reader = new StreamEventReader(res.body[Symbol.asyncIterator](), p.adapter.createStreamDecoder());
+    const pre: StreamEvent[] = [];
+    try {
+      for (;;) {
+        const ev = await reader.next();
+        if (ev === null) throw new AttemptFailure("empty_stream", slug);
+        if (ev.type === "error") {
+          throw new AttemptFailure("stream_error", slug, { providerCode: ev.code, providerMessage: ev.message });
+        }
+        if (ev.type === "done") throw new AttemptFailure("empty_stream", slug);
+        // A finish before any content is a complete, empty answer (e.g. filtered), not a broken stream.
+        if (ev.type === "chunk" && (ev.content || hasFinish(ev.choices))) return { reader, body: res.body, pre, first: ev };
+        pre.push(ev);
+      }
+    } catch (err) {
+      res.body.destroy();
+      throw failureFromError(err, slug, input.signal.aborted, false);
+    }
+  }
+}
+
+function record(
+  p: Prepared,
+  startedAtMs: number,
+  durationMs: number,
+  ttftMs: number | null,
+  failure: AttemptFailure | null,
+  /** The status the provider answered with; null when it was never reached. */
+  httpStatus: number | null,
+  committed = false,
+): Attempt {
+  return {
+    id: attemptId(),
+    attempt: p.index + 1,
+    candidate: p.candidate,
+    credentialId: p.credential.id,
+    status: failure && !committed ? "error" : "ok",
+    httpStatus: failure?.httpStatus ?? httpStatus,
+    errorCode: failure ? failure.code : null,
+    errorMessage: failure ? failure.recordMessage : null,
+    startedAtMs,
+    durationMs: Math.round(durationMs),
+    ttftMs: ttftMs === null ? null : Math.round(ttftMs),
+  };
+}

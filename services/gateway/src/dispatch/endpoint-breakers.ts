@@ -1,0 +1,80 @@
+import CircuitBreaker from "opossum";
+import { AttemptFailure } from "./attempt-failure";
+
+export interface BreakerOptions {
+  /** Failure percentage within the rolling window that opens the circuit. */
+  errorThresholdPercentage: number;
+  /** Calls in the rolling window before the percentage is judged. */
+  volumeThreshold: number;
+  /** How long an open circuit stays open before one trial call. */
+  resetTimeoutMs: number;
+  /** Length of the rolling statistics window. */
+  rollingCountTimeoutMs: number;
+}
+
+export const DEFAULT_BREAKER_OPTIONS: BreakerOptions = {
+  errorThresholdPercentage: 50,
+  volumeThreshold: 5,
+  resetTimeoutMs: 30_000,
+  rollingCountTimeoutMs: 60_000,
+};
+
+type Action = () => Promise<unknown>;
+
+/**
+ * One opossum circuit breaker per endpoint, shared by every organisation. Only failures that say
+ * the endpoint is unhealthy count (5xx, timeouts, broken connections); a provider's 4xx for one
+ * caller's request or credential does not.
+ */
+export class EndpointBreakers {
+  private readonly breakers = new Map<string, CircuitBreaker<[Action], unknown>>();
+  private readonly options: BreakerOptions;
+
+  constructor(options: Partial<BreakerOptions> = {}) {
+    this.options = { ...DEFAULT_BREAKER_OPTIONS, ...options };
+  }
+
+  private breaker(endpointId: string): CircuitBreaker<[Action], unknown> {
+    let b = this.breakers.get(endpointId);
+    if (!b) {
+      b = new CircuitBreaker<[Action], unknown>((action: Action) => action(), {
+        timeout: false,
+        errorThresholdPercentage: this.options.errorThresholdPercentage,
+        volumeThreshold: this.options.volumeThreshold,
+        resetTimeout: this.options.resetTimeoutMs,
+        rollingCountTimeout: this.options.rollingCountTimeoutMs,
+        errorFilter: (err: unknown) => !(err instanceof AttemptFailure) || !err.countsAgainstEndpoint,
+      });
+      this.breakers.set(endpointId, b);
+    }
+    return b;
+  }
+
+  /** Whether calls to the endpoint are being refused right now (half-open lets a trial through). */
+  isOpen(endpointId: string): boolean {
+    const b = this.breakers.get(endpointId);
+    return b ? b.opened : false;
+  }
+
+  /** Runs `action` through the endpoint's breaker. Rejects with `BreakerOpen` when it refuses. */
+  async run<T>(endpointId: string, action: () => Promise<T>): Promise<T> {
+    try {
+      return (await this.breaker(endpointId).fire(action)) as T;
+    } catch (err) {
+      if ((err as { code?: string }).code === "EOPENBREAKER") throw new BreakerOpen(endpointId);
+      throw err;
+    }
+  }
+
+  shutdown(): void {
+    for (const b of this.breakers.values()) b.shutdown();
+    this.breakers.clear();
+  }
+}
+
+export class BreakerOpen extends Error {
+  constructor(readonly endpointId: string) {
+    super(`circuit open for ${endpointId}`);
+    this.name = "BreakerOpen";
+  }
+}

@@ -1,0 +1,27 @@
+import { Router, type Request, type Response } from "express";
+import type { Db } from "@router/db";
+import type { Logger } from "@router/logging";
+
+export interface HealthDeps {
+  db: Db;
+  log: Logger;
+  version: string;
+  /** `redis` when rate limits are shared across instances, `memory` when each instance keeps its own. */
+  rateLimiting: "memory" | "redis";
+}
+
+/** `GET /health` (public): 200 while the database answers, 500 when it does not. */
+export function healthRoutes(deps: HealthDeps): Router {
+  const router = Router();
+  router.get("/health", async (_req: Request, res: Response) => {
+    const body = { version: deps.version, rate_limiting: deps.rateLimiting };
+    try {
+      await deps.db.query("SELECT 1");
+      res.json({ status: "ok", ...body });
+    } catch (err) {
+      deps.log.error({ err }, "gateway.health.database_unreachable");
+      res.status(500).json({ status: "error", ...body });
+    }
+  });
+  return router;
+}

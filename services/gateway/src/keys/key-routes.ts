@@ -1,0 +1,160 @@
+import { Router, type Request, type Response } from "express";
+import { DomainError, invalid, notFound } from "@router/errors";
+import type { Db } from "@router/db";
+import { parseInput } from "@router/http-kit";
+import { fromUsd, type Clock } from "@router/money";
+import type { ledger } from "@router/proto";
+import { z } from "zod";
+import type { AuthCache } from "../auth/auth-cache";
+import { requireCaller, type Authenticate } from "../auth/authenticate";
+import { objectBody } from "../json-body";
+import { defaultWorkspaceOf, workspaceBelongsTo } from "../organisations/organisation-store";
+import { isKeyHash, mintKey } from "./key-secret";
+import { getKey, insertKey, listKeys, revokeKey, updateKey, type KeyChanges } from "./key-store";
+import { measureKeyUsage } from "./key-usage";
+import { callingKeyInfo, keyListRow, patchedKey } from "./key-view";
+
+export interface KeyRoutesDeps {
+  db: Db;
+  authenticate: Authenticate;
+  authCache: AuthCache;
+  ledger: ledger.LedgerServiceClient;
+  pepper: string;
+  clock: Clock;
+  grpcDeadlineMs: number;
+}
+
+// A bigint column holds about 9.2e9 USD in nanodollars; a billion leaves room for spend past it.
+const MAX_LIMIT_USD = 1_000_000_000;
+const limitUsd = z.number().min(0).max(MAX_LIMIT_USD);
+const windowKind = z.enum(["daily", "weekly", "monthly", "lifetime"]);
+const limitMode = z.enum(["hard", "soft"]);
+const workspaceId = z.string().regex(/^ws_[0-9A-Za-z]{1,64}$/, "expected a workspace id (ws_...)");
+
+const CREATE_FIELDS = ["name", "limit", "limit_reset", "limit_mode", "include_byok_in_limit", "workspace_id", "class"];
+const createBody = z.object({
+  name: z.string().trim().min(1).max(200).nullable().optional(),
+  limit: limitUsd.nullable().optional(),
+  limit_reset: windowKind.nullable().optional(),
+  limit_mode: limitMode.default("hard"),
+  include_byok_in_limit: z.boolean().default(false),
+  workspace_id: workspaceId.optional(),
+  class: z.enum(["inference", "management"]).default("inference"),
+});
+
+const PATCH_FIELDS = ["limit", "limit_reset", "limit_mode", "include_byok_in_limit", "workspace_id", "paused"];
+const FIXED_ON_PATCH: Record<string, string> = {
+  class: "cannot change; create a key of the other class instead",
+  name: "cannot change",
+  key: "the secret cannot change; create a new key and revoke this one",
+  secret: "the secret cannot change; create a new key and revoke this one",
+  hash: "cannot change",
+  prefix: "cannot change",
+  label: "cannot change",
+};
+const patchBody = z.object({
+  limit: limitUsd.nullable().optional(),
+  limit_reset: windowKind.nullable().optional(),
+  limit_mode: limitMode.optional(),
+  include_byok_in_limit: z.boolean().optional(),
+  workspace_id: workspaceId.optional(),
+  paused: z.boolean().optional(),
+});
+
+const listQuery = z.object({
+  include_disabled: z
+    .enum(["true", "false", "1", "0"])
+    .optional()
+    .transform((v) => v === "true" || v === "1"),
+});
+
+function hashParam(req: Request): string {
+  const hash = String(req.params.hash ?? "");
+  if (!isKeyHash(hash)) throw invalid("hash", "expected the 64-character hex hash of a key");
+  return hash;
+}
+
+/** Keys: `GET /v1/key` (inference), and list, create, update, revoke (management). */
+export function keyRoutes(deps: KeyRoutesDeps): Router {
+  const router = Router();
+  const management = deps.authenticate({ allow: ["management"] });
+  const usageOpts = { deadlineMs: deps.grpcDeadlineMs, clock: deps.clock };
+
+  router.get("/v1/key", deps.authenticate({ allow: ["inference"] }), async (_req: Request, res: Response) => {
+    const { key } = requireCaller(res);
+    const usage = await measureKeyUsage(deps.ledger, [key], usageOpts);
+    res.json({ data: callingKeyInfo(key, usage.get(key.hash)?.usedNanos ?? 0n) });
+  });
+
+  router.get("/v1/keys", management, async (req: Request, res: Response) => {
+    const { orgId } = requireCaller(res);
+    const query = parseInput(listQuery, req.query, "query");
+    const keys = await listKeys(deps.db, orgId, query.include_disabled);
+    const usage = await measureKeyUsage(deps.ledger, keys.filter((k) => !k.disabled), usageOpts);
+    res.json({ data: keys.map((k) => keyListRow(k, usage.get(k.hash))), next_cursor: null });
+  });
+
+  router.post("/v1/keys", management, async (req: Request, res: Response) => {
+    const caller = requireCaller(res);
+    const body = parseInput(createBody, objectBody(req, CREATE_FIELDS));
+    let workspace = body.workspace_id ?? caller.key.workspaceId;
+    if (body.workspace_id !== undefined && !(await workspaceBelongsTo(deps.db, caller.orgId, body.workspace_id))) {
+      throw notFound("workspace");
+    }
+    workspace ??= await defaultWorkspaceOf(deps.db, caller.orgId);
+    const minted = mintKey(body.class, deps.pepper);
+    await insertKey(
+      deps.db,
+      caller.orgId,
+      minted,
+      {
+        name: body.name ?? null,
+        workspaceId: workspace,
+        limitNanos: body.limit === undefined || body.limit === null ? null : fromUsd(body.limit),
+        limitReset: body.limit_reset ?? null,
+        limitMode: body.limit_mode,
+        includeByokInLimit: body.include_byok_in_limit,
+      },
+      deps.clock.now(),
+    );
+    res.status(201).json({ data: { key: minted.plaintext, hash: minted.hash, name: body.name ?? null, class: minted.class } });
+  });
+
+  router.patch("/v1/keys/:hash", management, async (req: Request, res: Response) => {
+    const { orgId } = requireCaller(res);
+    const hash = hashParam(req);
+    const body = parseInput(patchBody, objectBody(req, PATCH_FIELDS, FIXED_ON_PATCH));
+    if (Object.values(body).every((v) => v === undefined)) {
+      throw invalid("body", `at least one of ${PATCH_FIELDS.join(", ")} is required`);
+    }
+    const existing = await getKey(deps.db, orgId, hash);
+    if (!existing) throw notFound("key");
+    if (existing.disabled) throw new DomainError("conflict", "key is revoked; it can no longer be changed");
+    if (body.workspace_id !== undefined && !(await workspaceBelongsTo(deps.db, orgId, body.workspace_id))) {
+      throw notFound("workspace");
+    }
+    const changes: KeyChanges = {
+      limitNanos: body.limit === undefined ? undefined : body.limit === null ? null : fromUsd(body.limit),
+      limitReset: body.limit_reset,
+      limitMode: body.limit_mode,
+      includeByokInLimit: body.include_byok_in_limit,
+      workspaceId: body.workspace_id,
+      paused: body.paused,
+    };
+    const updated = await updateKey(deps.db, orgId, hash, changes, deps.clock.now());
+    deps.authCache.invalidate(hash);
+    if (!updated) throw notFound("key");
+    res.json({ data: patchedKey(updated) });
+  });
+
+  router.delete("/v1/keys/:hash", management, async (req: Request, res: Response) => {
+    const { orgId } = requireCaller(res);
+    const hash = hashParam(req);
+    const revoked = await revokeKey(deps.db, orgId, hash, deps.clock.now());
+    deps.authCache.invalidate(hash);
+    if (!revoked) throw notFound("key");
+    res.json({ data: { deleted: true } });
+  });
+
+  return router;
+}

@@ -1,0 +1,68 @@
+import { nanosString, toUsd } from "@router/money";
+import type { CallerKey } from "../auth/caller";
+import type { KeyUsage } from "./key-usage";
+import type { StoredKey } from "./key-store";
+
+const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
+const limitUsd = (key: CallerKey): number | null => (key.limitNanos === null ? null : toUsd(key.limitNanos));
+
+/** A row of `GET /v1/keys` (spec doc 1, Key list row). */
+export function keyListRow(key: StoredKey, usage: KeyUsage | undefined) {
+  const measured = key.limitNanos !== null && !key.disabled && usage ? usage : undefined;
+  return {
+    hash: key.hash,
+    prefix: key.prefix,
+    name: key.name,
+    label: key.label,
+    class: key.class,
+    disabled: key.disabled,
+    limit: limitUsd(key),
+    limit_nanodollars: nanosString(key.limitNanos),
+    limit_reset: key.limitReset,
+    limit_mode: key.limitMode,
+    include_byok_in_limit: key.includeByokInLimit,
+    workspace_id: key.workspaceId,
+    usage: measured ? toUsd(measured.usedNanos) : null,
+    limit_remaining: measured && key.limitNanos !== null ? toUsd(key.limitNanos - measured.usedNanos) : null,
+    limit_resets_at: measured ? iso(measured.resetsAt) : null,
+    paused: key.paused,
+    paused_reason: key.pausedReason,
+    created_at: key.createdAt.toISOString(),
+    updated_at: key.updatedAt.toISOString(),
+    expires_at: iso(key.expiresAt),
+    external_user: key.externalUser,
+  };
+}
+
+/** `GET /v1/key` (spec doc 1, Calling-key info). */
+export function callingKeyInfo(key: CallerKey, usedNanos: bigint) {
+  return {
+    label: key.label,
+    limit: limitUsd(key),
+    limit_remaining: key.limitNanos === null ? null : toUsd(key.limitNanos - usedNanos),
+    usage: toUsd(usedNanos),
+    limit_reset: key.limitReset,
+    limit_mode: key.limitMode,
+    include_byok_in_limit: key.includeByokInLimit,
+    // Rate tiers follow lifetime credit purchases, and credits cannot be bought while every model
+    // is BYOK-only, so every account is on the tier of an account that never purchased.
+    is_free_tier: true,
+  };
+}
+
+/** The `PATCH /v1/keys/{hash}` response (spec doc 2), plus the workspace a move changes. */
+export function patchedKey(key: StoredKey) {
+  return {
+    hash: key.hash,
+    name: key.name,
+    class: key.class,
+    limit: limitUsd(key),
+    limit_reset: key.limitReset,
+    limit_mode: key.limitMode,
+    include_byok_in_limit: key.includeByokInLimit,
+    workspace_id: key.workspaceId,
+    paused: key.paused,
+    paused_reason: key.pausedReason,
+    updated_at: key.updatedAt.toISOString(),
+  };
+}

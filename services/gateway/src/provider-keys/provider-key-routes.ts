@@ -1,0 +1,135 @@
+import { Router, type Request, type Response } from "express";
+import type { Db } from "@router/db";
+import { invalid, notFound } from "@router/errors";
+import { parseInput } from "@router/http-kit";
+import type { Clock } from "@router/money";
+import { z } from "zod";
+import { requireCaller, type Authenticate } from "../auth/authenticate";
+import { objectBody } from "../json-body";
+import { newId } from "../random-tokens";
+import { sealingContext, type StoredCredentialSource } from "./credential-source";
+import {
+  deleteCredential,
+  insertCredential,
+  listCredentials,
+  setCredentialDisabled,
+  type CredentialRecord,
+} from "./credential-store";
+import { modelFilterSchema } from "./model-filter";
+import { isProviderSlug, PROVIDER_SLUGS } from "./provider-slugs";
+import type { SecretSealer } from "./sealing";
+
+export interface ProviderKeyRoutesDeps {
+  db: Db;
+  authenticate: Authenticate;
+  sealer: SecretSealer;
+  credentials: StoredCredentialSource;
+  clock: Clock;
+}
+
+const CREATE_FIELDS = ["provider", "api_key", "name", "tier", "priority", "fallback_policy", "model_filter"];
+const createBody = z.object({
+  provider: z.string().refine(isProviderSlug, { message: `expected one of ${PROVIDER_SLUGS.join(", ")}` }),
+  api_key: z
+    .string()
+    .min(1)
+    .max(8192)
+    .refine((k) => k.trim() === k && !/[\r\n\0]/.test(k), { message: "must not contain surrounding spaces or line breaks" }),
+  name: z.string().trim().min(1).max(200).nullable().optional(),
+  tier: z.enum(["prioritized", "fallback"]).default("prioritized"),
+  priority: z.number().int().min(-1_000_000).max(1_000_000).default(0),
+  fallback_policy: z.enum(["platform", "none_for_models", "none_for_provider"]).default("platform"),
+  model_filter: modelFilterSchema.default({}),
+});
+
+// Only `disabled` changes (spec: to change the key, add a new credential and delete the old).
+const PATCH_FIXED: Record<string, string> = Object.fromEntries(
+  CREATE_FIELDS.map((f) => [f, "cannot change; only disabled can. Add a new credential and delete this one"]),
+);
+const patchBody = z.object({ disabled: z.boolean() });
+
+const ID_PATTERN = /^pk_[0-9A-Za-z]{1,64}$/;
+
+/** Keys of eight characters or more show their last four; shorter ones show nothing. */
+function hintOf(apiKey: string): string {
+  return apiKey.length >= 8 ? apiKey.slice(-4) : "";
+}
+
+function view(c: CredentialRecord) {
+  return {
+    id: c.id,
+    provider_slug: c.providerSlug,
+    name: c.name,
+    key_hint: c.keyHint,
+    tier: c.tier,
+    priority: c.priority,
+    fallback_policy: c.fallbackPolicy,
+    model_filter: c.modelFilter,
+    disabled: c.disabled,
+    created_at: c.createdAt.toISOString(),
+    last_used_at: c.lastUsedAt ? c.lastUsedAt.toISOString() : null,
+  };
+}
+
+function idParam(req: Request): string {
+  const id = String(req.params.id ?? "");
+  // A malformed id cannot name a credential of this organisation: the same 404 as another's.
+  if (!ID_PATTERN.test(id)) throw notFound("provider credential");
+  return id;
+}
+
+/** Provider credentials (BYOK): list, add, enable or disable, delete. The key is never returned. */
+export function providerKeyRoutes(deps: ProviderKeyRoutesDeps): Router {
+  const router = Router();
+  const management = deps.authenticate({ allow: ["management"] });
+
+  router.get("/v1/provider-keys", management, async (_req: Request, res: Response) => {
+    const { orgId } = requireCaller(res);
+    const rows = await listCredentials(deps.db, orgId);
+    res.json({ data: rows.map(view), next_cursor: null });
+  });
+
+  router.post("/v1/provider-keys", management, async (req: Request, res: Response) => {
+    const { orgId } = requireCaller(res);
+    const body = parseInput(createBody, objectBody(req, CREATE_FIELDS));
+    const id = newId("pk_");
+    const created = await insertCredential(deps.db, {
+      id,
+      orgId,
+      providerSlug: body.provider,
+      name: body.name ?? null,
+      keyHint: hintOf(body.api_key),
+      sealed: deps.sealer.seal(body.api_key, sealingContext(orgId, id)),
+      tier: body.tier,
+      priority: body.priority,
+      fallbackPolicy: body.fallback_policy,
+      modelFilter: body.model_filter,
+      createdAt: deps.clock.now(),
+    });
+    deps.credentials.invalidate(orgId);
+    res.status(201).json({ data: view(created) });
+  });
+
+  router.patch("/v1/provider-keys/:id", management, async (req: Request, res: Response) => {
+    const { orgId } = requireCaller(res);
+    const id = idParam(req);
+    const raw = objectBody(req, ["disabled"], PATCH_FIXED);
+    if (raw.disabled === undefined) throw invalid("disabled", "required (true or false)");
+    const body = parseInput(patchBody, raw);
+    const found = await setCredentialDisabled(deps.db, orgId, id, body.disabled);
+    deps.credentials.invalidate(orgId);
+    if (!found) throw notFound("provider credential");
+    res.json({ data: { id, disabled: body.disabled } });
+  });
+
+  router.delete("/v1/provider-keys/:id", management, async (req: Request, res: Response) => {
+    const { orgId } = requireCaller(res);
+    const id = idParam(req);
+    const found = await deleteCredential(deps.db, orgId, id);
+    deps.credentials.invalidate(orgId);
+    if (!found) throw notFound("provider credential");
+    res.json({ data: { deleted: true } });
+  });
+
+  return router;
+}

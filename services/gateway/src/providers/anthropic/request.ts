@@ -1,0 +1,130 @@
+import type { ChatMessage, ChatRequest, ContentPart } from "../../chat/request-schema";
+import { jsonInstruction, parseImageUrl, requestedMaxTokens, stopList, systemPrompt, textOf, thinkingBudget } from "../message-content";
+import { asRecord, UnsupportedRequest, type UpstreamHttpRequest, type UpstreamTarget } from "../types";
+
+export const ANTHROPIC_VERSION = "2023-06-01";
+/** Used when neither the request nor the catalog gives a completion budget (Messages requires one). */
+export const DEFAULT_MAX_TOKENS = 4096;
+
+type Block = Record<string, unknown>;
+interface WireMessage {
+  role: "user" | "assistant";
+  content: Block[];
+}
+
+function imageBlock(url: string): Block {
+  const img = parseImageUrl(url);
+  return img.base64
+    ? { type: "image", source: { type: "base64", media_type: img.base64.mediaType, data: img.base64.data } }
+    : { type: "image", source: { type: "url", url: img.url } };
+}
+
+function userBlocks(content: string | ContentPart[]): Block[] {
+  if (typeof content === "string") return content ? [{ type: "text", text: content }] : [];
+  return content.map((p) => (p.type === "text" ? { type: "text", text: p.text } : imageBlock(p.image_url.url)));
+}
+
+function toolInput(args: string, field: string): Record<string, unknown> {
+  const parsed: unknown = JSON.parse(args);
+  const obj = asRecord(parsed);
+  if (!obj) throw new UnsupportedRequest(field, "tool call arguments must be a JSON object for this provider");
+  return obj;
+}
+
+/** OpenAI messages → Messages turns: system apart, tool results as user turns, same-role turns merged. */
+function wireMessages(messages: ChatMessage[]): WireMessage[] {
+  const out: WireMessage[] = [];
+  const push = (role: WireMessage["role"], blocks: Block[]) => {
+    if (!blocks.length) return;
+    const last = out[out.length - 1];
+    if (last && last.role === role) last.content.push(...blocks);
+    else out.push({ role, content: blocks });
+  };
+  messages.forEach((m, i) => {
+    switch (m.role) {
+      case "system":
+      case "developer":
+        return;
+      case "user":
+        return push("user", userBlocks(m.content));
+      case "assistant": {
+        const blocks: Block[] = [];
+        const text = textOf(m.content);
+        if (text) blocks.push({ type: "text", text });
+        m.tool_calls?.forEach((c, j) =>
+          blocks.push({
+            type: "tool_use",
+            id: c.id,
+            name: c.function.name,
+            input: toolInput(c.function.arguments, `messages[${i}].tool_calls[${j}].function.arguments`),
+          }),
+        );
+        return push("assistant", blocks);
+      }
+      case "tool":
+        return push("user", [{ type: "tool_result", tool_use_id: m.tool_call_id, content: textOf(m.content) }]);
+    }
+  });
+  return out;
+}
+
+function toolChoice(req: ChatRequest): Block | undefined {
+  const c = req.tool_choice;
+  const parallel = req.parallel_tool_calls === false ? { disable_parallel_tool_use: true } : {};
+  if (c === undefined) return req.parallel_tool_calls === false ? { type: "auto", ...parallel } : undefined;
+  if (c === "none") return { type: "none" };
+  if (c === "auto") return { type: "auto", ...parallel };
+  if (c === "required") return { type: "any", ...parallel };
+  return { type: "tool", name: c.function.name, ...parallel };
+}
+
+/** The Messages request for a chat request (pure). */
+export function buildAnthropicRequest(req: ChatRequest, target: UpstreamTarget, stream: boolean): UpstreamHttpRequest {
+  const requested = requestedMaxTokens(req) ?? (target.maxOutputTokens > 0 ? target.maxOutputTokens : DEFAULT_MAX_TOKENS);
+  const body: Record<string, unknown> = { model: target.upstreamModel, max_tokens: requested, messages: wireMessages(req.messages) };
+
+  const system = [systemPrompt(req), jsonInstruction(req)].filter((s) => s).join("\n\n");
+  if (system) body.system = system;
+  if (stream) body.stream = true;
+  // Anthropic's temperature range is 0..1 where OpenAI's is 0..2.
+  if (req.temperature !== undefined) body.temperature = Math.min(1, req.temperature);
+  if (req.top_p !== undefined) body.top_p = req.top_p;
+  if (req.top_k !== undefined) body.top_k = req.top_k;
+  const stops = stopList(req);
+  if (stops) body.stop_sequences = stops;
+  if (req.user !== undefined) body.metadata = { user_id: req.user };
+
+  const forcesTool = req.tool_choice === "required" || typeof req.tool_choice === "object";
+  if (req.tools?.length) {
+    body.tools = req.tools.map((t) => ({
+      name: t.function.name,
+      ...(t.function.description ? { description: t.function.description } : {}),
+      input_schema: t.function.parameters ?? { type: "object", properties: {} },
+    }));
+    const choice = toolChoice(req);
+    if (choice) body.tool_choice = choice;
+  }
+
+  // Extended thinking cannot be combined with a forced tool; the explicit tool choice wins.
+  const budget = forcesTool && req.tools?.length ? null : thinkingBudget(req, requested);
+  if (budget !== null) {
+    body.thinking = { type: "enabled", budget_tokens: budget };
+    // The thinking budget is part of max_tokens, so the answer keeps the room the caller asked for.
+    if (budget >= requested) body.max_tokens = budget + requested;
+    delete body.temperature;
+    delete body.top_p;
+    delete body.top_k;
+  }
+
+  const headers: Record<string, string> = {
+    "x-api-key": target.apiKey,
+    "anthropic-version": ANTHROPIC_VERSION,
+    "content-type": "application/json",
+    accept: stream ? "text/event-stream" : "application/json",
+  };
+  if (target.vendorBeta) headers["anthropic-beta"] = target.vendorBeta;
+
+  const base = target.baseUrl.replace(/\/+$/, "");
+  const url = new URL(/\/v\d+$/.test(base) ? `${base}/messages` : `${base}/v1/messages`);
+  return { url, headers, body: JSON.stringify(body) };
+}

@@ -1,0 +1,118 @@
+import { asNumber, asRecord, asString, type ChunkDelta, type SseMessage, type StreamDecoder, type StreamEvent, type TokenUsage } from "../types";
+import { anthropicUsage, normalizeAnthropicStop } from "./response";
+
+const chunk = (delta: ChunkDelta, content: boolean): StreamEvent => ({
+  type: "chunk",
+  content,
+  choices: [{ index: 0, delta, finish_reason: null, native_finish_reason: null }],
+});
+
+/**
+ * Messages SSE → chunks. message_start carries input usage; content blocks (text, thinking,
+ * tool_use) stream as deltas; message_delta carries the stop reason and output usage.
+ */
+export function createAnthropicStreamDecoder(): StreamDecoder {
+  // Content block index → the OpenAI tool-call index of a tool_use block.
+  const toolIndexOfBlock = new Map<number, number>();
+  let toolCount = 0;
+  let usage: TokenUsage | null = null;
+
+  return {
+    decode(message: SseMessage, out: StreamEvent[]): void {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(message.data);
+      } catch {
+        return;
+      }
+      const ev = asRecord(parsed);
+      if (!ev) return;
+      switch (message.event ?? ev.type) {
+        case "message_start": {
+          const msg = asRecord(ev.message);
+          usage = anthropicUsage(asRecord(msg?.usage));
+          out.push(chunk({ role: "assistant" }, false));
+          out.push({ type: "usage", usage });
+          return;
+        }
+        case "content_block_start": {
+          const block = asRecord(ev.content_block);
+          const index = asNumber(ev.index);
+          if (block?.type === "tool_use") {
+            const toolIndex = toolCount++;
+            toolIndexOfBlock.set(index, toolIndex);
+            out.push(
+              chunk(
+                {
+                  tool_calls: [
+                    { index: toolIndex, id: asString(block.id) ?? "", type: "function", function: { name: asString(block.name) ?? "", arguments: "" } },
+                  ],
+                },
+                true,
+              ),
+            );
+          } else if (block?.type === "text" && asString(block.text)) {
+            out.push(chunk({ content: asString(block.text) ?? "" }, true));
+          }
+          return;
+        }
+        case "content_block_delta": {
+          const delta = asRecord(ev.delta);
+          switch (delta?.type) {
+            case "text_delta": {
+              const text = asString(delta.text) ?? "";
+              if (text) out.push(chunk({ content: text }, true));
+              return;
+            }
+            case "thinking_delta": {
+              const thinking = asString(delta.thinking) ?? "";
+              if (thinking) out.push(chunk({ reasoning: thinking }, true));
+              return;
+            }
+            case "input_json_delta": {
+              const index = toolIndexOfBlock.get(asNumber(ev.index)) ?? 0;
+              out.push(chunk({ tool_calls: [{ index, function: { arguments: asString(delta.partial_json) ?? "" } }] }, true));
+              return;
+            }
+            default:
+              return; // signature_delta and future kinds carry nothing for the client
+          }
+        }
+        case "message_delta": {
+          const delta = asRecord(ev.delta);
+          const native = asString(delta?.stop_reason);
+          const u = asRecord(ev.usage);
+          if (u) {
+            // Newer API versions repeat input counts here; keep what message_start said otherwise.
+            const next = anthropicUsage(u, asNumber(u.output_tokens));
+            usage = {
+              prompt: u.input_tokens !== undefined ? next.prompt : (usage?.prompt ?? 0),
+              cached: u.cache_read_input_tokens !== undefined ? next.cached : (usage?.cached ?? 0),
+              completion: next.completion,
+              reasoning: 0,
+            };
+            out.push({ type: "usage", usage });
+          }
+          if (native) {
+            out.push({
+              type: "chunk",
+              content: false,
+              choices: [{ index: 0, delta: {}, finish_reason: normalizeAnthropicStop(native), native_finish_reason: native }],
+            });
+          }
+          return;
+        }
+        case "message_stop":
+          out.push({ type: "done" });
+          return;
+        case "error": {
+          const err = asRecord(ev.error);
+          out.push({ type: "error", code: asString(err?.type), message: asString(err?.message) });
+          return;
+        }
+        default:
+          return; // ping, content_block_stop
+      }
+    },
+  };
+}

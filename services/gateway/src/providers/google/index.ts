@@ -1,0 +1,12 @@
+import type { ProviderAdapter } from "../types";
+import { buildGeminiRequest } from "./request";
+import { parseGeminiCompletion, parseGeminiError } from "./response";
+import { createGeminiStreamDecoder } from "./stream";
+
+export const googleAdapter: ProviderAdapter = {
+  family: "google",
+  buildRequest: buildGeminiRequest,
+  parseCompletion: parseGeminiCompletion,
+  createStreamDecoder: createGeminiStreamDecoder,
+  parseError: parseGeminiError,
+};

@@ -1,0 +1,115 @@
+import type { ChatMessage, ChatRequest, ContentPart } from "../chat/request-schema";
+import type { FinishReason } from "./types";
+
+/** The text of a message's content, parts joined; images are not text and are left out. */
+export function textOf(content: ChatMessage["content"] | undefined): string {
+  if (content === null || content === undefined) return "";
+  if (typeof content === "string") return content;
+  let out = "";
+  for (const part of content as ContentPart[]) if (part.type === "text") out += part.text;
+  return out;
+}
+
+export interface ParsedImage {
+  /** Set for a data URL. */
+  base64?: { mediaType: string; data: string };
+  /** Set for an http(s) URL. */
+  url?: string;
+}
+
+const DATA_URL = /^data:(image\/[a-z0-9.+-]+);base64,(.*)$/is;
+
+export function parseImageUrl(url: string): ParsedImage {
+  const m = DATA_URL.exec(url);
+  if (m) return { base64: { mediaType: (m[1] ?? "").toLowerCase(), data: m[2] ?? "" } };
+  return { url };
+}
+
+const EXTENSION_TYPES: Record<string, string> = {
+  png: "image/png",
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  gif: "image/gif",
+  webp: "image/webp",
+  heic: "image/heic",
+  heif: "image/heif",
+};
+
+/** A media type guessed from a URL's file extension, for providers that want one beside the URL. */
+export function mediaTypeOfUrl(url: string): string {
+  const ext = /\.([a-z0-9]+)(?:[?#]|$)/i.exec(url)?.[1]?.toLowerCase();
+  return (ext && EXTENSION_TYPES[ext]) || "image/jpeg";
+}
+
+/** The system prompt: every system and developer message, in order. */
+export function systemPrompt(req: ChatRequest): string {
+  const parts: string[] = [];
+  for (const m of req.messages) if (m.role === "system" || m.role === "developer") parts.push(textOf(m.content));
+  return parts.join("\n\n");
+}
+
+/** The completion budget the client asked for; `max_completion_tokens` is the newer name. */
+export function requestedMaxTokens(req: ChatRequest): number | undefined {
+  return req.max_completion_tokens ?? req.max_tokens;
+}
+
+/** The stop sequences as a list. */
+export function stopList(req: ChatRequest): string[] | undefined {
+  if (req.stop === undefined || req.stop === null) return undefined;
+  const list = typeof req.stop === "string" ? [req.stop] : req.stop;
+  return list.length ? list : undefined;
+}
+
+/**
+ * Instruction that stands in for `response_format` on providers without a JSON mode of their own:
+ * a deliberate mapping, since dropping the field would silently change what the caller gets.
+ */
+export function jsonInstruction(req: ChatRequest): string | null {
+  const f = req.response_format;
+  if (!f || f.type === "text") return null;
+  if (f.type === "json_object") return "Respond with one valid JSON object and nothing else.";
+  const schema = f.json_schema.schema ? ` It must conform to this JSON schema: ${JSON.stringify(f.json_schema.schema)}` : "";
+  return `Respond with one valid JSON object and nothing else.${schema}`;
+}
+
+export const REASONING_FLOOR = 1024;
+
+/** Share of the completion budget spent thinking, per effort level. */
+const EFFORT_SHARE = { low: 0.2, medium: 0.5, high: 0.8 } as const;
+
+/**
+ * The thinking budget for a request's `reasoning` on a provider with extended thinking, or null when
+ * reasoning is off. An effort is a share of the completion budget; the floor is 1024 tokens.
+ */
+export function thinkingBudget(req: ChatRequest, completionBudget: number): number | null {
+  const r = req.reasoning;
+  if (!r || r.enabled === false) return null;
+  const wanted = r.max_tokens ?? Math.floor(completionBudget * EFFORT_SHARE[r.effort ?? "medium"]);
+  return Math.max(REASONING_FLOOR, wanted);
+}
+
+/** Extra completion tokens the reasoning budget may add on top of the requested maximum. */
+export function reasoningAllowance(req: ChatRequest): number {
+  const r = req.reasoning;
+  if (!r || r.enabled === false) return 0;
+  return Math.max(REASONING_FLOOR, r.max_tokens ?? 0);
+}
+
+/** Normalizes an OpenAI-style finish reason; unknown non-null values count as a normal stop. */
+export function normalizeOpenAiFinish(native: string | null): FinishReason | null {
+  switch (native) {
+    case null:
+      return null;
+    case "length":
+      return "length";
+    case "tool_calls":
+    case "function_call":
+      return "tool_calls";
+    case "content_filter":
+      return "content_filter";
+    case "error":
+      return "error";
+    default:
+      return "stop";
+  }
+}

@@ -1,0 +1,79 @@
+import { normalizeOpenAiFinish } from "../message-content";
+import {
+  asArray,
+  asNumber,
+  asRecord,
+  asString,
+  ProviderBodyError,
+  type Completion,
+  type CompletionChoice,
+  type ProviderError,
+  type TokenUsage,
+  type ToolCall,
+} from "../types";
+
+/** Reads `{"error": {"message", "type", "code"}}`, the shape OpenAI-compatible servers share. */
+export function parseOpenAiError(text: string): ProviderError {
+  try {
+    const body = asRecord(JSON.parse(text));
+    const err = asRecord(body?.error);
+    if (err) {
+      const code = asString(err.code) ?? (typeof err.code === "number" ? String(err.code) : null) ?? asString(err.type);
+      return { code, message: asString(err.message) };
+    }
+    // Some servers (vLLM, Ollama) answer `{"error": "text"}` or `{"detail": ...}`.
+    return { code: null, message: asString(body?.error) ?? asString(body?.message) ?? asString(body?.detail) };
+  } catch {
+    return { code: null, message: text.slice(0, 500) || null };
+  }
+}
+
+export function parseOpenAiUsage(v: unknown): TokenUsage | null {
+  const u = asRecord(v);
+  if (!u) return null;
+  const cached = asNumber(asRecord(u.prompt_tokens_details)?.cached_tokens) || asNumber(u.prompt_cache_hit_tokens);
+  return {
+    prompt: asNumber(u.prompt_tokens),
+    completion: asNumber(u.completion_tokens),
+    cached,
+    reasoning: asNumber(asRecord(u.completion_tokens_details)?.reasoning_tokens),
+  };
+}
+
+function toolCallsOf(v: unknown): ToolCall[] | undefined {
+  const calls = asArray(v)
+    .map(asRecord)
+    .filter((c): c is Record<string, unknown> => c !== null)
+    .map((c) => {
+      const fn = asRecord(c.function);
+      return {
+        id: asString(c.id) ?? "",
+        type: "function" as const,
+        function: { name: asString(fn?.name) ?? "", arguments: asString(fn?.arguments) ?? "" },
+      };
+    });
+  return calls.length ? calls : undefined;
+}
+
+export function parseOpenAiCompletion(body: unknown): Completion {
+  const b = asRecord(body);
+  if (b && asRecord(b.error)) throw new ProviderBodyError(parseOpenAiError(JSON.stringify(b)));
+  const choices: CompletionChoice[] = asArray(b?.choices).map((raw, i) => {
+    const c = asRecord(raw) ?? {};
+    const m = asRecord(c.message) ?? {};
+    const native = asString(c.finish_reason);
+    const message: CompletionChoice["message"] = { role: "assistant", content: asString(m.content) };
+    // DeepSeek and vLLM say reasoning_content; Groq and others say reasoning.
+    const reasoning = asString(m.reasoning_content) ?? asString(m.reasoning);
+    if (reasoning) message.reasoning = reasoning;
+    const toolCalls = toolCallsOf(m.tool_calls);
+    if (toolCalls) message.tool_calls = toolCalls;
+    return {
+      index: typeof c.index === "number" ? c.index : i,
+      message,
+      finish_reason: normalizeOpenAiFinish(native),
+      native_finish_reason: native,
+    };
+  });
+  return { choices, usage: parseOpenAiUsage(b?.usage) };
+}

@@ -1,0 +1,159 @@
+import type { ChatRequest } from "../chat/request-schema";
+
+/**
+ * The provider adapter contract. An adapter is data plus pure transforms between the router's
+ * OpenAI-compatible shapes and one provider family's wire format; it does no I/O.
+ */
+
+export type ApiFamily = "openai" | "anthropic" | "google";
+
+/** Normalized finish reasons; the provider's own value travels beside as `native_finish_reason`. */
+export type FinishReason = "stop" | "length" | "tool_calls" | "content_filter" | "error";
+
+/** Where and as whom one attempt is sent. */
+export interface UpstreamTarget {
+  providerSlug: string;
+  /** The API root including its version segment, e.g. `https://api.openai.com/v1`. */
+  baseUrl: string;
+  /** The provider's own name for the model. */
+  upstreamModel: string;
+  apiKey: string;
+  /** The endpoint's max output tokens; 0 when unknown. */
+  maxOutputTokens: number;
+  /** `X-Vendor-Beta` from the client, forwarded only by the adapter whose provider it concerns. */
+  vendorBeta: string | null;
+}
+
+/** An HTTP request ready to send. `body` is the JSON text. */
+export interface UpstreamHttpRequest {
+  url: URL;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface TokenUsage {
+  /** Every prompt token, cached ones included. */
+  prompt: number;
+  /** Every output token, reasoning included. */
+  completion: number;
+  /** Prompt tokens read from the provider's cache (a subset of `prompt`). */
+  cached: number;
+  /** Reasoning tokens (a subset of `completion`). */
+  reasoning: number;
+}
+
+export interface ToolCall {
+  id: string;
+  type: "function";
+  function: { name: string; arguments: string };
+}
+
+export interface CompletionMessage {
+  role: "assistant";
+  content: string | null;
+  reasoning?: string;
+  tool_calls?: ToolCall[];
+}
+
+export interface CompletionChoice {
+  index: number;
+  message: CompletionMessage;
+  finish_reason: FinishReason | null;
+  native_finish_reason: string | null;
+}
+
+/** A whole (non-stream) completion, normalized. */
+export interface Completion {
+  choices: CompletionChoice[];
+  /** Null when the provider reported none. */
+  usage: TokenUsage | null;
+}
+
+export interface ToolCallDelta {
+  index: number;
+  id?: string;
+  type?: "function";
+  function?: { name?: string; arguments?: string };
+}
+
+export interface ChunkDelta {
+  role?: "assistant";
+  content?: string;
+  reasoning?: string;
+  tool_calls?: ToolCallDelta[];
+}
+
+export interface ChunkChoice {
+  index: number;
+  delta: ChunkDelta;
+  finish_reason: FinishReason | null;
+  native_finish_reason: string | null;
+}
+
+/** What a stream decoder makes of the provider's server-sent events. */
+export type StreamEvent =
+  /** `content` is true when the chunk carries text, reasoning or a tool call (the commit point). */
+  | { type: "chunk"; choices: ChunkChoice[]; content: boolean }
+  /** Usage so far; the last one wins. */
+  | { type: "usage"; usage: TokenUsage }
+  /** The provider reported an error inside the stream. */
+  | { type: "error"; code: string | null; message: string | null }
+  /** The provider said the stream is complete. */
+  | { type: "done" };
+
+export interface SseMessage {
+  event?: string | undefined;
+  data: string;
+}
+
+/** Stateful per stream (tool-call indexes, block kinds); create one per attempt. */
+export interface StreamDecoder {
+  /** Appends what `message` means to `out`. */
+  decode(message: SseMessage, out: StreamEvent[]): void;
+}
+
+/** The provider's own error code and text, read from an error body. */
+export interface ProviderError {
+  code: string | null;
+  /** The provider's own words; returned only to the caller of that request, never recorded. */
+  message: string | null;
+}
+
+export interface ProviderAdapter {
+  family: ApiFamily;
+  buildRequest(req: ChatRequest, target: UpstreamTarget, stream: boolean): UpstreamHttpRequest;
+  parseCompletion(body: unknown): Completion;
+  createStreamDecoder(): StreamDecoder;
+  parseError(body: string): ProviderError;
+}
+
+/**
+ * A request the adapter cannot express for its provider (e.g. tool-call arguments that are not an
+ * object for a provider that needs one). Recorded with a `router.*` code; the caller gets a 400.
+ */
+export class UnsupportedRequest extends Error {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(`${field}: ${message}`);
+    this.name = "UnsupportedRequest";
+  }
+}
+
+/** A 2xx response whose body is the provider's error object (some servers answer errors with 200). */
+export class ProviderBodyError extends Error {
+  constructor(readonly error: ProviderError) {
+    super(`provider error in a 2xx body: ${error.code ?? "unknown"}`);
+    this.name = "ProviderBodyError";
+  }
+}
+
+/** Reads a JSON value as a plain object, or returns null; for the parsers of provider bodies. */
+export function asRecord(v: unknown): Record<string, unknown> | null {
+  return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+}
+
+export const asString = (v: unknown): string | null => (typeof v === "string" ? v : null);
+export const asNumber = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
+export const asArray = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);

@@ -1,0 +1,120 @@
+import type { IncomingHttpHeaders } from "node:http";
+import { pipeline } from "node:stream/promises";
+import type { Request, Response } from "express";
+import { Agent, request } from "undici";
+import { DomainError } from "@router/errors";
+import { IDENTITY_HEADER } from "@router/http-kit";
+import type { Logger } from "@router/logging";
+
+/** An internal service the gateway forwards management routes to. */
+export interface UpstreamTarget {
+  /** Service name, used in the `router.<service>_unavailable` code. */
+  service: string;
+  baseUrl: string;
+}
+
+// Request headers passed on. Everything else (Authorization, cookies, hop-by-hop headers) stays
+// here: internal services trust the signed identity header, never the caller's credential.
+const FORWARDED_REQUEST_HEADERS = [
+  "accept",
+  "accept-encoding",
+  "accept-language",
+  "content-type",
+  "if-none-match",
+  "user-agent",
+  "x-request-id",
+];
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+]);
+
+function requestBody(req: Request): string | Request | undefined {
+  if (req.method === "GET" || req.method === "HEAD") return undefined;
+  // express.json already consumed JSON bodies; anything else is still a readable stream.
+  if (req.body !== undefined && req.readableEnded) return JSON.stringify(req.body);
+  return req;
+}
+
+// setHeader, not res.set: express would append a charset to the owner's content-type.
+function copyResponseHeaders(headers: IncomingHttpHeaders, res: Response): void {
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined && !HOP_BY_HOP.has(name.toLowerCase())) res.setHeader(name, value);
+  }
+}
+
+/**
+ * Forwards requests to internal services over one keep-alive connection pool and streams the
+ * answer back as it arrives (CSV exports are large). An unreachable or silent service is a 503
+ * `router.<service>_unavailable`; a client that goes away aborts the upstream request.
+ */
+export class UpstreamProxy {
+  private readonly agent: Agent;
+
+  constructor(private readonly log: Logger, opts: { connectionsPerService?: number; headersTimeoutMs?: number } = {}) {
+    this.agent = new Agent({
+      connections: opts.connectionsPerService ?? 64,
+      keepAliveTimeout: 30_000,
+      headersTimeout: opts.headersTimeoutMs ?? 30_000,
+      bodyTimeout: 120_000,
+    });
+  }
+
+  async forward(req: Request, res: Response, target: UpstreamTarget, identity: string | null): Promise<void> {
+    const headers: Record<string, string> = {};
+    for (const name of FORWARDED_REQUEST_HEADERS) {
+      const value = req.header(name);
+      if (value !== undefined) headers[name] = value;
+    }
+    if (typeof req.body === "object" && req.body !== null && req.readableEnded) headers["content-type"] = "application/json";
+    if (identity) headers[IDENTITY_HEADER] = identity;
+    if (req.ip) headers["x-forwarded-for"] = req.ip;
+    headers["x-forwarded-proto"] = req.protocol;
+
+    const abort = new AbortController();
+    const onClose = () => {
+      if (!res.writableFinished) abort.abort();
+    };
+    res.on("close", onClose);
+    const url = `${target.baseUrl.replace(/\/+$/, "")}${req.originalUrl}`;
+    let upstream: Awaited<ReturnType<typeof request>>;
+    try {
+      upstream = await request(url, {
+        method: req.method as "GET",
+        headers,
+        body: requestBody(req),
+        dispatcher: this.agent,
+        signal: abort.signal,
+      });
+    } catch (err) {
+      res.off("close", onClose);
+      if (abort.signal.aborted) return;
+      this.log.warn({ err, service: target.service, path: req.path }, "gateway.proxy.upstream_failed");
+      throw new DomainError(`router.${target.service}_unavailable`, `the ${target.service} service is unavailable`, {
+        status: 503,
+        cause: err,
+      });
+    }
+    res.status(upstream.statusCode);
+    copyResponseHeaders(upstream.headers, res);
+    try {
+      await pipeline(upstream.body, res);
+    } catch (err) {
+      // Headers are gone by now; all that is left is to cut the response short.
+      if (!abort.signal.aborted) this.log.warn({ err, service: target.service, path: req.path }, "gateway.proxy.stream_failed");
+      res.destroy();
+    } finally {
+      res.off("close", onClose);
+    }
+  }
+
+  close(): Promise<void> {
+    return this.agent.close();
+  }
+}

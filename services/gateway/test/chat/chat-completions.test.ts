@@ -1,0 +1,127 @@
+import { costOfTokens, fromUsd } from "@router/money";
+import { waitFor } from "@router/testkit";
+import { startChatHarness, userMessage, type ChatHarness } from "./chat-harness";
+
+let h: ChatHarness;
+beforeAll(async () => {
+  h = await startChatHarness();
+});
+afterAll(() => h.close());
+beforeEach(() => {
+  for (const f of Object.values(h.fakes)) f.reset();
+});
+
+describe("non-stream chat completions", () => {
+  it("serves an OpenAI-compatible completion on the organisation's own credential, at the gateway's base URL override", async () => {
+    h.fakes.openai.script({ text: "Hi there!", usage: { prompt: 20, completion: 5, cached: 4 } });
+    const res = await h.post({ model: "test/gpt", messages: userMessage() });
+
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      object: "chat.completion",
+      model: "test/gpt",
+      provider: "openai",
+      choices: [{ index: 0, message: { role: "assistant", content: "Hi there!" }, finish_reason: "stop", native_finish_reason: "stop" }],
+      usage: { prompt_tokens: 20, completion_tokens: 5, total_tokens: 25, prompt_tokens_details: { cached_tokens: 4 } },
+    });
+    expect(res.body.id).toMatch(/^gen-[0-9a-f]{32}$/);
+    expect(typeof res.body.created).toBe("number");
+    expect(res.body.router_metadata).toBeUndefined();
+
+    const sent = h.fakes.openai.requests[0]!;
+    expect(sent.headers.authorization).toBe("Bearer sk-openai-org-key");
+    expect(sent.body).toMatchObject({ model: "openai-gpt-upstream", messages: [{ role: "user", content: "Hello" }] });
+  });
+
+  it("serves Anthropic with reasoning, the key header and the vendor beta header", async () => {
+    h.fakes.anthropic.script({ text: "Bonjour", reasoning: "Greet in French.", usage: { prompt: 30, completion: 12 } });
+    const res = await h.post(
+      { model: "test/claude", messages: [{ role: "system", content: "French only" }, ...userMessage()], reasoning: { effort: "low" }, temperature: 0.4 },
+      { headers: { "X-Vendor-Beta": "interleaved-thinking-2025-05-14" } },
+    );
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      model: "test/claude",
+      provider: "anthropic",
+      choices: [{ message: { content: "Bonjour", reasoning: "Greet in French." }, finish_reason: "stop", native_finish_reason: "end_turn" }],
+      usage: { prompt_tokens: 30, completion_tokens: 12 },
+    });
+    const sent = h.fakes.anthropic.requests[0]!;
+    expect(sent.headers["x-api-key"]).toBe("sk-anthropic-org-key");
+    expect(sent.headers["anthropic-beta"]).toBe("interleaved-thinking-2025-05-14");
+    expect(sent.body).toMatchObject({ model: "anthropic-claude-upstream", system: "French only", thinking: { type: "enabled", budget_tokens: 1024 } });
+    expect((sent.body as Record<string, unknown>).temperature).toBeUndefined();
+  });
+
+  it("does not forward X-Vendor-Beta to a provider it does not concern", async () => {
+    await h.post({ model: "test/gpt", messages: userMessage() }, { headers: { "X-Vendor-Beta": "some-beta" } });
+    expect(JSON.stringify(h.fakes.openai.requests[0]!.headers)).not.toContain("some-beta");
+  });
+
+  it("serves Gemini tool calls as OpenAI tool calls", async () => {
+    h.fakes.google.script({ toolCalls: [{ name: "get_weather", arguments: { city: "Oslo" } }] });
+    const res = await h.post({
+      model: "test/gemini",
+      messages: userMessage("Weather?"),
+      tools: [{ type: "function", function: { name: "get_weather", parameters: { type: "object" } } }],
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.choices[0]).toMatchObject({
+      message: { content: null, tool_calls: [{ type: "function", function: { name: "get_weather", arguments: '{"city":"Oslo"}' } }] },
+      finish_reason: "tool_calls",
+      native_finish_reason: "STOP",
+    });
+    expect(h.fakes.google.requests[0]!.headers["x-goog-api-key"]).toBe("sk-google-org-key");
+    expect(h.fakes.google.requests[0]!.path).toBe("/v1beta/models/google-gemini-upstream:generateContent");
+  });
+
+  it("omits reasoning when the request asks to exclude it", async () => {
+    h.fakes.anthropic.script({ text: "42", reasoning: "secret thoughts" });
+    const res = await h.post({ model: "test/claude", messages: userMessage(), reasoning: { max_tokens: 2000, exclude: true } });
+    expect(res.body.choices[0].message.reasoning).toBeUndefined();
+    expect(h.fakes.anthropic.requests[0]!.body).toMatchObject({ thinking: { budget_tokens: 2000 } });
+  });
+
+  it("records the request and settles its list cost on the key's ceiling after responding", async () => {
+    const caller = h.addKey("rt-v1-settle", { limitNanos: fromUsd(10) });
+    h.fakes.openai.script({ usage: { prompt: 1000, completion: 500, cached: 200 } });
+    const res = await h.post({ model: "test/gpt", messages: userMessage() }, { token: "rt-v1-settle" });
+    expect(res.status).toBe(200);
+
+    // test/gpt: prompt $2/M, cached $1/M, completion $8/M; each line rounded up.
+    const expected = costOfTokens(800, fromUsd(2)) + costOfTokens(200, fromUsd(1)) + costOfTokens(500, fromUsd(8));
+    const event = await h.eventFor(res.body.id);
+    expect(event).toMatchObject({
+      status: "complete",
+      servedModel: "test/gpt",
+      providerSlug: "openai",
+      endpointId: "ep_openai_gpt",
+      keyHash: caller.key.hash,
+      workspaceId: "ws_test",
+      isByok: true,
+      isCacheHit: true,
+      streamed: false,
+      finishReason: "stop",
+      listCostNanodollars: expected,
+      billedCostNanodollars: 0n,
+      usage: { promptTokens: 1000, completionTokens: 500, cachedTokens: 200, reasoningTokens: 0 },
+    });
+    expect(event.usageLines.map((l) => [l.kind, l.tokens])).toEqual([
+      ["prompt", 800],
+      ["cached_prompt", 200],
+      ["completion", 500],
+    ]);
+    expect(event.attempts).toHaveLength(1);
+    expect(event.attempts[0]).toMatchObject({ attempt: 1, status: "ok", httpStatus: 200, providerSlug: "openai", errorCode: "" });
+    expect(event.routingOverheadMs).toBeGreaterThanOrEqual(0);
+    expect(event.ttftMs).toBeGreaterThanOrEqual(0);
+    await waitFor(async () => (await h.keyUsage(caller)) === expected, { what: "settlement" });
+  });
+
+  it("estimates usage from text when the provider reports none, so spend is still counted", async () => {
+    h.fakes.openai.script({ text: "x".repeat(400), usage: null });
+    const res = await h.post({ model: "test/gpt", messages: userMessage() });
+    expect(res.body.usage.completion_tokens).toBe(100);
+    expect(res.body.usage.prompt_tokens).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,232 @@
+import { fromUsd } from "@router/money";
+import { waitFor } from "@router/testkit";
+import { DEFAULT_TOKEN, startChatHarness, userMessage, type ChatHarness } from "./chat-harness";
+
+let h: ChatHarness;
+beforeAll(async () => {
+  h = await startChatHarness();
+});
+afterAll(() => h.close());
+beforeEach(() => {
+  for (const f of Object.values(h.fakes)) f.reset();
+});
+
+const ok = { model: "test/gpt", messages: userMessage() };
+
+describe("bad input: a 400 naming the field, before anything is spent", () => {
+  const user = (content: unknown) => ({ ...ok, messages: [{ role: "user", content }] });
+  it.each([
+    ["model", { ...ok, model: 42 }],
+    ["models", { ...ok, models: "test/spare" }],
+    ["messages", { model: "test/gpt", messages: [] }],
+    ["messages", { model: "test/gpt" }],
+    ["messages.0.role", { ...ok, messages: [{ role: "robot", content: "x" }] }],
+    ["messages.0.content", { ...ok, messages: [{ role: "user" }] }],
+    ["messages.0.content", user([{ type: "audio", data: "x" }])],
+    ["messages.0.content.0.image_url.url", user([{ type: "image_url", image_url: { url: "ftp://example.com/a.png" } }])],
+    ["messages.0.tool_call_id", { ...ok, messages: [{ role: "tool", content: "x" }] }],
+    [
+      "messages.1.tool_calls.0.function.arguments",
+      { ...ok, messages: [...userMessage(), { role: "assistant", tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: "{oops" } }] }] },
+    ],
+    ["prompt", { model: "test/gpt", prompt: 7 }],
+    ["stream", { ...ok, stream: "yes" }],
+    ["max_tokens", { ...ok, max_tokens: 0 }],
+    ["max_tokens", { ...ok, max_tokens: 1.5 }],
+    ["max_completion_tokens", { ...ok, max_completion_tokens: "100" }],
+    ["temperature", { ...ok, temperature: 2.5 }],
+    ["top_p", { ...ok, top_p: 1.2 }],
+    ["top_k", { ...ok, top_k: 0.5 }],
+    ["stop", { ...ok, stop: 5 }],
+    ["seed", { ...ok, seed: 1.5 }],
+    ["tools.0.type", { ...ok, tools: [{ type: "retrieval" }] }],
+    ["tools.0.function.name", { ...ok, tools: [{ type: "function", function: { name: "has spaces" } }] }],
+    ["tool_choice", { ...ok, tool_choice: "sometimes" }],
+    ["response_format.type", { ...ok, response_format: { type: "yaml" } }],
+    ["reasoning.effort", { ...ok, reasoning: { effort: "extreme" } }],
+    ["reasoning", { ...ok, reasoning: { effort: "low", max_tokens: 100 } }],
+    ["provider.sort", { ...ok, provider: { sort: "random" } }],
+    ["session_id", { ...ok, session_id: "" }],
+    ["routing_stability", { ...ok, routing_stability: "wobbly" }],
+    ["n", { ...ok, n: 2 }],
+    ["body", [ok]],
+  ])("%s", async (field, body) => {
+    const res = await h.post(body);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ status: 400, code: "invalid_request", details: { field } });
+    expect(res.body.error.message.startsWith(`${field}:`)).toBe(true);
+  });
+
+  it("answers malformed JSON with a 400", async () => {
+    const res = await h.post("{not json");
+    expect(res.status).toBe(400);
+  });
+
+  it("left nothing behind: no provider call, no recorded request", () => {
+    expect(h.upstreamCalls()).toBe(0);
+    expect(h.events.size).toBe(0);
+  });
+
+  it("ignores top-level fields it does not know (SDKs send their own)", async () => {
+    const res = await h.post({ ...ok, logprobs: false, metadata: { a: "b" }, store: false });
+    expect(res.status).toBe(200);
+    expect(h.fakes.openai.requests[0]!.body).not.toHaveProperty("store");
+  });
+
+  it("serves a legacy prompt as one user message", async () => {
+    const res = await h.post({ model: "test/gpt", prompt: "Say hi" });
+    expect(res.status).toBe(200);
+    expect(h.fakes.openai.requests[0]!.body).toMatchObject({ messages: [{ role: "user", content: "Say hi" }] });
+  });
+});
+
+describe("request headers", () => {
+  it.each(["-starts-with-dash", "has space", "x".repeat(65), "semi;colon"])(
+    "refuses a malformed X-Router-Agent %j with 400 before anything is spent",
+    async (agent) => {
+      const caller = h.addKey(`rt-v1-agent-${agent.length}`, { limitNanos: fromUsd(5) });
+      const res = await h.post(ok, { token: `rt-v1-agent-${agent.length}`, headers: { "X-Router-Agent": agent } });
+      expect(res.status).toBe(400);
+      expect(res.body.error.details.field).toBe("X-Router-Agent");
+      expect(h.upstreamCalls()).toBe(0);
+      expect(await h.keyUsage(caller)).toBe(0n);
+    },
+  );
+
+  it("refuses more than two app categories", async () => {
+    const res = await h.post(ok, { headers: { "X-App-Categories": "coding,chat,roleplay" } });
+    expect(res.status).toBe(400);
+    expect(res.body.error.details.field).toBe("X-App-Categories");
+  });
+
+  it("refuses an unknown X-Router-Metadata value", async () => {
+    const res = await h.post(ok, { headers: { "X-Router-Metadata": "maybe" } });
+    expect(res.status).toBe(400);
+    expect(res.body.error.details.field).toBe("X-Router-Metadata");
+  });
+
+  it("records attribution: referer as scheme and host only, title, visibility, categories, agent and session", async () => {
+    const res = await h.post(
+      { ...ok, run_id: "run_123" },
+      {
+        headers: {
+          "HTTP-Referer": "https://app.example.com/private/path?token=abc#frag",
+          "X-App-Title": "My App",
+          "X-App-Visibility": "hidden",
+          "X-App-Categories": "coding, Chat",
+          "X-Router-Agent": "planner:v2.1_a-b",
+          "X-Session-Id": "sess-42",
+          "User-Agent": "test-sdk/1.0",
+        },
+      },
+    );
+    expect(res.status).toBe(200);
+    const event = await h.eventFor(res.body.id);
+    expect(event).toMatchObject({
+      httpReferer: "https://app.example.com",
+      appTitle: "My App",
+      appHidden: true,
+      appCategories: ["coding", "chat"],
+      agent: "planner:v2.1_a-b",
+      sessionId: "sess-42",
+      userAgent: "test-sdk/1.0",
+      runId: "run_123",
+      keyClass: "inference",
+    });
+    expect(event.appId).toMatch(/^app_[0-9a-f]{20}$/);
+  });
+
+  it("takes X-Title first, then X-Router-Title; the body's session_id wins over X-Session-Id", async () => {
+    const res = await h.post({ ...ok, session_id: "body-session" }, { headers: { "X-Router-Title": "Router Title", "X-Session-Id": "header" } });
+    const event = await h.eventFor(res.body.id);
+    expect(event.appTitle).toBe("Router Title");
+    expect(event.sessionId).toBe("body-session");
+  });
+});
+
+describe("refusals before any provider is asked", () => {
+  it("refuses a paused key with 403 key_paused", async () => {
+    h.addKey("rt-v1-paused", { paused: true, pausedReason: "runaway" });
+    const res = await h.post(ok, { token: "rt-v1-paused" });
+    expect(res.status).toBe(403);
+    expect(res.body.error).toMatchObject({ code: "key_paused", details: { paused_reason: "runaway" } });
+    expect(h.upstreamCalls()).toBe(0);
+  });
+
+  it("refuses a management key", async () => {
+    h.addKey("rt-mgmt-x", { class: "management" });
+    const res = await h.post(ok, { token: "rt-mgmt-x" });
+    expect(res.status).toBe(403);
+    expect(res.body.error.code).toBe("permission_denied");
+  });
+
+  it("refuses a hard-limit key at its ceiling with 403 budget_exceeded, and the refusal is recorded", async () => {
+    h.addKey("rt-v1-spent", { limitNanos: 0n, limitMode: "hard" });
+    const res = await h.post(ok, { token: "rt-v1-spent", headers: { "X-Router-Metadata": "enabled" } });
+    expect(res.status).toBe(403);
+    expect(res.body.error).toMatchObject({ code: "budget_exceeded", details: { scope: "key" } });
+    expect(h.upstreamCalls()).toBe(0);
+    const event = await h.eventFor(res.body.router_metadata.generation_id);
+    expect(event).toMatchObject({ status: "refused", errorCode: "budget_exceeded", attempts: [], servedModel: "" });
+  });
+
+  it("refuses a hard-limit key once settled spend reached its ceiling", async () => {
+    const caller = h.addKey("rt-v1-small", { limitNanos: 1_000n, limitMode: "hard" });
+    h.fakes.openai.script({ usage: { prompt: 100, completion: 100 } });
+    expect((await h.post(ok, { token: "rt-v1-small" })).status).toBe(200);
+    await waitFor(async () => (await h.keyUsage(caller)) >= 1_000n, { what: "settlement" });
+    const res = await h.post(ok, { token: "rt-v1-small" });
+    expect(res.status).toBe(403);
+    expect(res.body.error.code).toBe("budget_exceeded");
+    expect(h.fakes.openai.requests).toHaveLength(1);
+  });
+
+  it("serves a soft-limit key past its ceiling with x-router-limit-warning", async () => {
+    h.addKey("rt-v1-soft", { limitNanos: 0n, limitMode: "soft" });
+    const res = await h.post(ok, { token: "rt-v1-soft" });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-router-limit-warning")).toEqual(expect.any(String));
+    const stream = await h.stream({ ...ok, stream: true }, { token: "rt-v1-soft" });
+    expect(stream.headers.get("x-router-limit-warning")).toEqual(expect.any(String));
+  });
+
+  it("answers 404 no_route naming the provider when the organisation holds no credential for it", async () => {
+    const caller = h.addKey("rt-v1-other-org", {}, "org_without_keys");
+    h.setCredentials(caller.orgId, [{ providerSlug: "openai" }]);
+    const res = await h.post({ model: "test/claude", messages: userMessage() }, { token: "rt-v1-other-org" });
+    expect(res.status).toBe(404);
+    expect(res.body.error.code).toBe("no_route");
+    expect(res.body.error.message).toContain("anthropic");
+    expect(h.upstreamCalls()).toBe(0);
+  });
+
+  it("answers 404 no_route when the credential's model filter excludes the model", async () => {
+    const caller = h.addKey("rt-v1-filtered", {}, "org_filtered");
+    h.setCredentials(caller.orgId, [{ providerSlug: "openai", modelFilter: { deny: ["test/gpt"] } }]);
+    const res = await h.post(ok, { token: "rt-v1-filtered" });
+    expect(res.status).toBe(404);
+    expect(res.body.error).toMatchObject({ code: "no_route", details: { unsatisfied_filters: ["byok_credential"], providers: ["openai"] } });
+    expect(h.upstreamCalls()).toBe(0);
+  });
+
+  it("uses the first credential, in tier and priority order, whose model filter allows the model", async () => {
+    const caller = h.addKey("rt-v1-two-keys", {}, "org_two_keys");
+    h.setCredentials(caller.orgId, [
+      { providerSlug: "openai", apiKey: "sk-first", modelFilter: { allow: ["test/multi"] } },
+      { providerSlug: "openai", apiKey: "sk-second" },
+    ]);
+    expect((await h.post(ok, { token: "rt-v1-two-keys" })).status).toBe(200);
+    expect(h.fakes.openai.requests[0]!.headers.authorization).toBe("Bearer sk-second");
+  });
+
+  it("answers 404 model_not_found for a model the catalog does not know", async () => {
+    const res = await h.post({ model: "nobody/nothing", messages: userMessage() });
+    expect(res.status).toBe(404);
+    expect(res.body.error.code).toBe("model_not_found");
+  });
+
+  it("still needs authentication", async () => {
+    const res = await h.post(ok, { token: `${DEFAULT_TOKEN}-unknown` });
+    expect(res.status).toBe(401);
+  });
+});

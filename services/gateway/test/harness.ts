@@ -1,0 +1,177 @@
+import { randomBytes } from "node:crypto";
+import { createBus, type EventBus } from "@router/bus";
+import type { Secrets } from "@router/config";
+import { createPostgresDb, type Db } from "@router/db";
+import { CLIENT_OPTIONS, insecure, startGrpcServer, type RunningGrpcServer } from "@router/grpc-kit";
+import { createLogger } from "@router/logging";
+import { ManualClock } from "@router/money";
+import { ledger, routing } from "@router/proto";
+import { createTestDatabase, type TestDatabase } from "@router/testkit";
+import { createOrganisation, startGateway, type RunningGateway } from "../src/app";
+
+export const silentLog = createLogger({ level: "silent" });
+
+export function testSecrets(): Secrets {
+  return {
+    ROUTER_KEY_PEPPER: randomBytes(32).toString("base64url"),
+    ROUTER_INTERNAL_SECRET: randomBytes(32).toString("base64url"),
+    ROUTER_MASTER_KEY: randomBytes(32).toString("base64url"),
+  };
+}
+
+/**
+ * A real gRPC ledger server answering `Usage` from a table the test fills, and recording every
+ * request so tests can see which ceilings the gateway asked about.
+ */
+export class FakeLedger {
+  readonly used = new Map<string, bigint>();
+  readonly usageRequests: ledger.UsageRequest[] = [];
+  windowEndsAtMs: bigint | undefined = undefined;
+  private server: RunningGrpcServer | null = null;
+
+  async start(): Promise<string> {
+    const unimplemented = (_call: unknown, cb: (err: Error) => void) => cb(new Error("not used by these tests"));
+    const usage: ledger.LedgerServiceServer["usage"] = (call, cb) => {
+      this.usageRequests.push(call.request);
+      cb(null, {
+        usage: call.request.ceilings.map((c) => ({
+          subjectKind: c.subjectKind,
+          subjectId: c.subjectId,
+          usedNanodollars: this.used.get(c.subjectId) ?? 0n,
+          windowEndsAtMs: c.window === ledger.Window.WINDOW_LIFETIME ? undefined : this.windowEndsAtMs,
+        })),
+      });
+    };
+    this.server = await startGrpcServer(
+      [
+        {
+          definition: ledger.LedgerServiceService,
+          implementation: { admit: unimplemented, settle: unimplemented, release: unimplemented, usage },
+        },
+      ],
+      { port: 0, log: silentLog },
+    );
+    return `127.0.0.1:${this.server.port}`;
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    await server?.close();
+  }
+}
+
+export interface Harness {
+  db: Db;
+  testDb: TestDatabase;
+  clock: ManualClock;
+  secrets: Secrets;
+  ledger: FakeLedger;
+  ledgerClient: ledger.LedgerServiceClient;
+  routingClient: routing.RoutingServiceClient;
+  gateway: RunningGateway;
+  url: string;
+  startAnother(): Promise<RunningGateway>;
+  close(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  activityUrl?: string;
+  routingUrl?: string;
+  redisUrl?: string;
+}
+
+/** A gateway on port 0 against a fresh Postgres database and a real (fake-logic) ledger gRPC server. */
+export async function startHarness(label: string, opts: HarnessOptions = {}): Promise<Harness> {
+  const testDb = await createTestDatabase(label);
+  const db = createPostgresDb({ url: testDb.url, schema: "gateway" });
+  const clock = new ManualClock(new Date("2026-11-21T10:00:00.000Z"));
+  const secrets = testSecrets();
+  const fakeLedger = new FakeLedger();
+  const ledgerAddr = await fakeLedger.start();
+  const ledgerClient = new ledger.LedgerServiceClient(ledgerAddr, insecure(), CLIENT_OPTIONS);
+  // Nothing these tests reach calls routing over gRPC; the client never connects.
+  const routingClient = new routing.RoutingServiceClient("127.0.0.1:1", insecure(), CLIENT_OPTIONS);
+  const gateways: RunningGateway[] = [];
+  const buses: EventBus[] = [];
+  const start = async () => {
+    const bus = await createBus({ kind: "memory", clientId: "gateway-test", log: silentLog });
+    buses.push(bus);
+    const g = await startGateway({
+      db,
+      bus,
+      log: silentLog,
+      clock,
+      port: 0,
+      secrets,
+      routing: routingClient,
+      ledger: ledgerClient,
+      activityUrl: opts.activityUrl ?? "http://127.0.0.1:1",
+      routingUrl: opts.routingUrl ?? "http://127.0.0.1:1",
+      providerBaseUrls: {},
+      redisUrl: opts.redisUrl,
+      grpcDeadlineMs: 2000,
+      version: "9.9.9-test",
+    });
+    gateways.push(g);
+    return g;
+  };
+  const gateway = await start();
+  return {
+    db,
+    testDb,
+    clock,
+    secrets,
+    ledger: fakeLedger,
+    ledgerClient,
+    routingClient,
+    gateway,
+    url: `http://127.0.0.1:${gateway.port}`,
+    startAnother: start,
+    async close() {
+      for (const g of gateways) await g.close();
+      for (const b of buses) await b.close();
+      ledgerClient.close();
+      routingClient.close();
+      await fakeLedger.stop();
+      await db.close();
+      await testDb.drop();
+    },
+  };
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  // Tests read fields of whatever JSON came back.
+  body: any;
+}
+
+/** One HTTP call to a gateway; `key` becomes the bearer token. */
+export async function call(
+  baseUrl: string,
+  method: string,
+  path: string,
+  opts: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+): Promise<ApiResponse> {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.key) headers.authorization = `Bearer ${opts.key}`;
+  let body: string | undefined;
+  if (opts.rawBody !== undefined) body = opts.rawBody;
+  else if (opts.body !== undefined) body = JSON.stringify(opts.body);
+  if (body !== undefined) headers["content-type"] ??= "application/json";
+  const res = await fetch(`${baseUrl}${path}`, { method, headers, body });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    // Non-JSON bodies (CSV) are returned as text.
+  }
+  return { status: res.status, headers: res.headers, body: parsed };
+}
+
+/** A new organisation with its management key. */
+export async function newOrganisation(h: Harness, name = "Acme") {
+  return createOrganisation(h.db, { name, operator: false }, h.secrets.ROUTER_KEY_PEPPER, h.clock);
+}

@@ -1,0 +1,25 @@
+import { hashKey, keyClassOf, mintKey } from "../src/keys/key-secret";
+import { randomBase62 } from "../src/random-tokens";
+
+describe("key secrets", () => {
+  it("mints 256-bit base62 secrets with the class prefix and a hash that depends on the pepper", () => {
+    const a = mintKey("inference", "pepper-a");
+    expect(a.plaintext).toMatch(/^rt-v1-[0-9A-Za-z]{43}$/);
+    expect(a.hash).toBe(hashKey(a.plaintext, "pepper-a"));
+    expect(hashKey(a.plaintext, "pepper-b")).not.toBe(a.hash);
+    expect(mintKey("management", "p").plaintext).toMatch(/^rt-mgmt-[0-9A-Za-z]{43}$/);
+    expect(new Set(Array.from({ length: 200 }, () => mintKey("inference", "p").plaintext)).size).toBe(200);
+  });
+
+  it("recognises only the forms the gateway mints", () => {
+    expect(keyClassOf(mintKey("inference", "p").plaintext)).toBe("inference");
+    expect(keyClassOf(mintKey("management", "p").plaintext)).toBe("management");
+    expect(keyClassOf(`rt-v2-${"a".repeat(43)}`)).toBeNull();
+    expect(keyClassOf(`rt-v1-${"a".repeat(42)}`)).toBeNull();
+    expect(keyClassOf(`rt-v1-${"a".repeat(42)}-`)).toBeNull();
+  });
+
+  it("pads base62 tokens to a fixed width", () => {
+    for (let i = 0; i < 50; i++) expect(randomBase62(32)).toHaveLength(43);
+  });
+});

@@ -1,0 +1,78 @@
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { freePort, httpReady, startNodeProcess, type ChildService } from "@router/testkit";
+import { call, FakeLedger, testSecrets } from "./harness";
+
+// The gateway as `node dist/main.js` runs it on a fresh machine: no DATABASE_URL, so the embedded
+// PGlite, generated-or-given secrets, the in-process bus. Needs the build (`make build`).
+const MAIN = join(__dirname, "..", "dist", "main.js");
+
+describe("the gateway process with embedded defaults", () => {
+  let dataDir: string;
+  let ledger: FakeLedger;
+  let ledgerAddr: string;
+  let gateway: ChildService | null = null;
+  const secrets = testSecrets();
+
+  async function start(): Promise<{ url: string; process: ChildService }> {
+    if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: build first (npx tsc -b services/gateway)`);
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    gateway = await startNodeProcess(
+      "gateway",
+      MAIN,
+      { PORT: String(port), ROUTER_DATA_DIR: dataDir, LEDGER_GRPC_ADDR: ledgerAddr, LOG_LEVEL: "info", ...secrets },
+      () => httpReady(`${url}/health`),
+      60_000,
+    );
+    return { url, process: gateway };
+  }
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), "router-gateway-"));
+    ledger = new FakeLedger();
+    ledgerAddr = await ledger.start();
+  });
+
+  afterAll(async () => {
+    await gateway?.stop();
+    await ledger.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("prints the operator key once, serves keys and credentials on PGlite, and stops cleanly", async () => {
+    const first = await start();
+    const printed = /rt-mgmt-[0-9A-Za-z]{43}/.exec(first.process.output());
+    expect(printed).not.toBeNull();
+    const operatorKey = printed?.[0] ?? "";
+    expect(first.process.output()).toContain("gateway.embedded_defaults");
+
+    const created = await call(first.url, "POST", "/v1/keys", { key: operatorKey, body: { name: "k", limit: 2.5, limit_reset: "daily" } });
+    expect(created.status).toBe(201);
+    const hash = created.body.data.hash as string;
+    ledger.used.set(hash, 500_000_000n);
+    const listed = await call(first.url, "GET", "/v1/keys", { key: operatorKey });
+    expect(listed.body.data.find((k: { hash: string }) => k.hash === hash)).toMatchObject({ usage: 0.5, limit_remaining: 2 });
+    const patched = await call(first.url, "PATCH", `/v1/keys/${hash}`, { key: operatorKey, body: { paused: true, limit: null } });
+    expect(patched.body.data).toMatchObject({ paused: true, paused_reason: "manual", limit: null });
+    expect((await call(first.url, "DELETE", `/v1/keys/${hash}`, { key: operatorKey })).status).toBe(200);
+    expect((await call(first.url, "GET", "/v1/key", { key: created.body.data.key })).status).toBe(401);
+
+    const added = await call(first.url, "POST", "/v1/provider-keys", {
+      key: operatorKey,
+      body: { provider: "openai", api_key: "sk-embedded-0123456789", model_filter: { deny: ["openai/o1"] } },
+    });
+    expect(added.status).toBe(201);
+    const credentials = await call(first.url, "GET", "/v1/provider-keys", { key: operatorKey });
+    expect(credentials.body.data).toEqual([expect.objectContaining({ key_hint: "6789", model_filter: { deny: ["openai/o1"] } })]);
+    expect(first.process.output()).not.toContain("sk-embedded-0123456789");
+
+    await first.process.stop();
+    expect(first.process.child.exitCode).toBe(0);
+
+    const second = await start();
+    expect(second.process.output()).not.toMatch(/rt-mgmt-/);
+    expect((await call(second.url, "GET", "/v1/keys?include_disabled=true", { key: operatorKey })).body.data).toHaveLength(2);
+  }, 120_000);
+});

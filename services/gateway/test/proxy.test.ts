@@ -1,0 +1,137 @@
+import { createHttpApp, finishApp, identityOf, listen, requireIdentity, type RunningHttpServer } from "@router/http-kit";
+import type { Request, Response } from "express";
+import { call, newOrganisation, silentLog, startHarness, testSecrets, type Harness } from "./harness";
+
+let h: Harness;
+let upstream: RunningHttpServer;
+let mgmt: string;
+let orgId: string;
+let inference: { key: string; hash: string };
+const seen: Array<{ headers: Record<string, unknown> }> = [];
+
+/** Stands in for the activity and routing services: verifies the signed identity like they do. */
+async function startUpstream(secret: () => string): Promise<RunningHttpServer> {
+  const app = createHttpApp({ log: silentLog });
+  const echo = (req: Request, res: Response) => {
+    seen.push({ headers: { ...req.headers } });
+    res.setHeader("x-upstream", "yes");
+    res.status(req.method === "POST" ? 201 : 200).json({
+      identity: req.identity ?? null,
+      method: req.method,
+      url: req.originalUrl,
+      body: req.body ?? null,
+    });
+  };
+  const verify = (req: Request, res: Response, next: () => void) => requireIdentity(secret())(req, res, next);
+  app.get("/v1/activity/export", verify, (req: Request, res: Response) => {
+    identityOf(req);
+    res.setHeader("content-type", "text/csv");
+    res.write("created_at,request_id\n");
+    for (let i = 0; i < 2000; i++) res.write(`2026-11-21T10:00:00.000Z,gen-${i}\n`);
+    res.end();
+  });
+  app.all(["/v1/activity", "/v1/activity/*rest", "/v1/generation", "/v1/generation/*rest"], verify, echo);
+  app.get(["/v1/models", "/v1/models/*rest", "/v1/providers"], echo);
+  return listen(finishApp(app, silentLog), 0);
+}
+
+beforeAll(async () => {
+  let internalSecret = "";
+  upstream = await startUpstream(() => internalSecret);
+  const url = `http://127.0.0.1:${upstream.port}`;
+  h = await startHarness("gwproxy", { activityUrl: url, routingUrl: url });
+  internalSecret = h.secrets.ROUTER_INTERNAL_SECRET;
+  const org = await newOrganisation(h);
+  mgmt = org.managementKey;
+  orgId = org.orgId;
+  inference = (await call(h.url, "POST", "/v1/keys", { key: mgmt, body: { name: "app key" } })).body.data;
+});
+
+afterAll(async () => {
+  await h.close();
+  await upstream.close();
+});
+
+describe("forwarding to the services that own a route", () => {
+  it("forwards activity with a signed identity the owner verifies, keeping path and query", async () => {
+    const res = await call(h.url, "GET", "/v1/activity?limit=5&days=7", { key: mgmt });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-upstream")).toBe("yes");
+    expect(res.body).toMatchObject({
+      method: "GET",
+      url: "/v1/activity?limit=5&days=7",
+      identity: { orgId, credential: "management", role: "owner", operator: false, userId: null },
+    });
+  });
+
+  it("never passes the caller's bearer key on", async () => {
+    await call(h.url, "GET", "/v1/activity/summary", { key: mgmt });
+    const last = seen.at(-1);
+    expect(last?.headers.authorization).toBeUndefined();
+  });
+
+  it("forwards a JSON body on a write", async () => {
+    const res = await call(h.url, "POST", "/v1/activity/anything", { key: mgmt, body: { a: 1 } });
+    expect(res.status).toBe(201);
+    expect(res.body.body).toEqual({ a: 1 });
+  });
+
+  it("streams a large response through", async () => {
+    const res = await call(h.url, "GET", "/v1/activity/export?month=2026-11", { key: mgmt });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toContain("text/csv");
+    const lines = String(res.body).trim().split("\n");
+    expect(lines).toHaveLength(2001);
+    expect(lines.at(-1)).toBe("2026-11-21T10:00:00.000Z,gen-1999");
+  });
+
+  it("forwards the generation record for an inference key, with that key's identity", async () => {
+    const res = await call(h.url, "GET", "/v1/generation?id=gen-abc", { key: inference.key });
+    expect(res.status).toBe(200);
+    expect(res.body.identity).toMatchObject({ orgId, credential: "inference", keyHash: inference.hash, keyName: "app key" });
+  });
+
+  it("refuses activity without a key, and the generation record for a management key", async () => {
+    expect((await call(h.url, "GET", "/v1/activity")).status).toBe(401);
+    const res = await call(h.url, "GET", "/v1/generation?id=gen-abc", { key: mgmt });
+    expect(res.status).toBe(403);
+    expect(res.body.error.code).toBe("permission_denied");
+  });
+
+  it("serves the public catalog routes without a key", async () => {
+    for (const path of ["/v1/models?limit=2", "/v1/models/openai/gpt-4o/endpoints", "/v1/providers"]) {
+      const res = await call(h.url, "GET", path);
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ url: path, identity: null });
+    }
+  });
+
+  it("answers 503 naming the service when it cannot be reached", async () => {
+    const down = await startHarness("gwproxydown", { activityUrl: "http://127.0.0.1:1", routingUrl: "http://127.0.0.1:1" });
+    try {
+      const org = await newOrganisation(down);
+      const activity = await call(down.url, "GET", "/v1/activity", { key: org.managementKey });
+      expect(activity.status).toBe(503);
+      expect(activity.body.error.code).toBe("router.activity_unavailable");
+      const models = await call(down.url, "GET", "/v1/models");
+      expect(models.status).toBe(503);
+      expect(models.body.error.code).toBe("router.routing_unavailable");
+    } finally {
+      await down.close();
+    }
+  });
+
+  it("sends an identity that another secret does not verify", async () => {
+    const other = testSecrets().ROUTER_INTERNAL_SECRET;
+    const forged = await startUpstream(() => other);
+    const gw = await startHarness("gwproxyforged", { activityUrl: `http://127.0.0.1:${forged.port}` });
+    try {
+      const org = await newOrganisation(gw);
+      const res = await call(gw.url, "GET", "/v1/activity", { key: org.managementKey });
+      expect(res.status).toBe(401);
+    } finally {
+      await gw.close();
+      await forged.close();
+    }
+  });
+});

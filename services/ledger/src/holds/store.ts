@@ -1,0 +1,288 @@
+import type { Db, Queryable } from "@router/db";
+import { toNanos, type Nanodollars, type WindowKind } from "@router/money";
+import { counterKey, type WindowedCeiling } from "./ceilings";
+
+export interface CounterTotals {
+  settled: Nanodollars;
+  reserved: Nanodollars;
+}
+
+/** One counter row a hold reserved on, and how much. */
+export interface HoldLine {
+  subjectKind: string;
+  subjectId: string;
+  window: WindowKind;
+  windowStart: Date;
+  amount: Nanodollars;
+}
+
+export interface NewHold {
+  holdId: string;
+  requestId: string;
+  orgId: string;
+  worstCase: Nanodollars;
+  isByok: boolean;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+export interface ExistingHold {
+  holdId: string;
+  orgId: string;
+  limitWarning: string;
+}
+
+export type Reservation =
+  /** Every ceiling took the reservation; totals per counter key are after it. */
+  | { kind: "placed"; totals: Map<string, CounterTotals> }
+  /** At least one hard ceiling was at or past its limit; nothing was reserved. */
+  | { kind: "refused"; refusedKeys: Set<string> }
+  /** The request was admitted before; its hold stands. */
+  | { kind: "existing"; hold: ExistingHold };
+
+export type HoldState = "held" | "settled" | "released" | "expired";
+
+export type Closing =
+  | { to: "settled"; listCost: Nanodollars; billedCost: Nanodollars }
+  | { to: "released" }
+  | { to: "expired" };
+
+export type ClosingOutcome = "closed" | "already_closed" | "not_found";
+
+interface StoredLine {
+  subject_kind: string;
+  subject_id: string;
+  window_kind: WindowKind;
+  window_start: string;
+  amount: string;
+}
+
+/** Thrown inside a transaction to roll it back while carrying the answer out of it. */
+class RollbackWith {
+  constructor(readonly reservation: Reservation) {}
+}
+
+/** The ledger's tables: counter rows per subject and window, and holds. */
+export class HoldStore {
+  constructor(private readonly db: Db) {}
+
+  /**
+   * Places a hold and reserves its worst case on every ceiling's counter row in one transaction.
+   * Each row is reserved by one conditional upsert that runs while the row lock is held, so a hard
+   * ceiling admits only while settled + reserved is below its limit, however many requests race.
+   * `ceilings` must be in lock order with one ceiling per counter row.
+   */
+  async reserve(hold: NewHold, ceilings: WindowedCeiling[]): Promise<Reservation> {
+    const lines: HoldLine[] = ceilings.map((c) => ({ ...c, amount: hold.worstCase }));
+    try {
+      return await this.db.tx(async (q) => {
+        const inserted = await q.query(
+          `INSERT INTO holds
+             (hold_id, request_id, org_id, worst_case_nanodollars, is_byok, lines, created_at, expires_at)
+           VALUES ($1, $2, $3, $4::bigint, $5, $6::jsonb, $7::timestamptz, $8::timestamptz)
+           ON CONFLICT (request_id) DO NOTHING
+           RETURNING hold_id`,
+          [
+            hold.holdId,
+            hold.requestId,
+            hold.orgId,
+            hold.worstCase.toString(),
+            hold.isByok,
+            JSON.stringify(lines.map(storedLine)),
+            hold.createdAt.toISOString(),
+            hold.expiresAt.toISOString(),
+          ],
+        );
+        if (inserted.rowCount === 0) {
+          const existing = await findByRequest(q, hold.requestId);
+          if (!existing) throw new Error(`hold for request ${hold.requestId} vanished while admitting it`);
+          return { kind: "existing", hold: existing };
+        }
+        const totals = await reserveOnCounters(q, ceilings, hold.worstCase);
+        const refusedKeys = new Set(ceilings.map(counterKey).filter((k) => !totals.has(k)));
+        if (refusedKeys.size > 0) throw new RollbackWith({ kind: "refused", refusedKeys });
+        return { kind: "placed", totals };
+      });
+    } catch (err) {
+      if (err instanceof RollbackWith) return err.reservation;
+      throw err;
+    }
+  }
+
+  async recordWarning(holdId: string, warning: string): Promise<void> {
+    await this.db.query("UPDATE holds SET limit_warning = $2 WHERE hold_id = $1", [holdId, warning]);
+  }
+
+  /** Settled plus reserved per counter row, without locking; rows never written read as zero. */
+  async totals(ceilings: WindowedCeiling[]): Promise<Map<string, CounterTotals>> {
+    const out = new Map<string, CounterTotals>();
+    if (ceilings.length === 0) return out;
+    const params: unknown[] = [];
+    const values = valuesList(
+      ceilings.map((c) => [c.subjectKind, c.subjectId, c.window, c.windowStart.toISOString()]),
+      ["text", "text", "text", "timestamptz"],
+      params,
+    );
+    const result = await this.db.query<CounterRow>(
+      `SELECT sc.subject_kind, sc.subject_id, sc.window_kind, sc.settled_nanodollars, sc.reserved_nanodollars
+       FROM (VALUES ${values}) AS v (subject_kind, subject_id, window_kind, window_start)
+       JOIN spend_counters sc USING (subject_kind, subject_id, window_kind, window_start)`,
+      params,
+    );
+    for (const r of result.rows) out.set(rowKey(r), rowTotals(r));
+    return out;
+  }
+
+  /**
+   * Moves a hold to a closed state once. Leaving `held` takes its reservation off every counter
+   * row; settling adds the actual list cost to the rows of the window it was admitted in. A hold
+   * that expired can still be settled (the spend happened); every other closed hold stays as it is.
+   */
+  async close(holdId: string, closing: Closing, now: Date): Promise<ClosingOutcome> {
+    return this.db.tx(async (q) => {
+      const found = await q.query<{ state: HoldState; lines: StoredLine[] }>(
+        "SELECT state, lines FROM holds WHERE hold_id = $1 FOR UPDATE",
+        [holdId],
+      );
+      const hold = found.rows[0];
+      if (!hold) return "not_found";
+      const unreserve = hold.state === "held";
+      const settle = closing.to === "settled" && (hold.state === "held" || hold.state === "expired");
+      if (!unreserve && !settle) return "already_closed";
+      const listCost = closing.to === "settled" ? closing.listCost : 0n;
+      // Lines were stored in lock order, so these row locks are taken in the same order as Admit's.
+      for (const line of hold.lines) {
+        await q.query(
+          `UPDATE spend_counters
+           SET reserved_nanodollars = reserved_nanodollars - $5::bigint,
+               settled_nanodollars = settled_nanodollars + $6::bigint
+           WHERE subject_kind = $1 AND subject_id = $2 AND window_kind = $3 AND window_start = $4::timestamptz`,
+          [
+            line.subject_kind,
+            line.subject_id,
+            line.window_kind,
+            line.window_start,
+            unreserve ? line.amount : "0",
+            settle ? listCost.toString() : "0",
+          ],
+        );
+      }
+      await q.query(
+        `UPDATE holds SET state = $2, closed_at = $3::timestamptz,
+           list_cost_nanodollars = COALESCE($4::bigint, list_cost_nanodollars),
+           billed_cost_nanodollars = COALESCE($5::bigint, billed_cost_nanodollars)
+         WHERE hold_id = $1`,
+        [
+          holdId,
+          closing.to,
+          now.toISOString(),
+          closing.to === "settled" ? closing.listCost.toString() : null,
+          closing.to === "settled" ? closing.billedCost.toString() : null,
+        ],
+      );
+      return "closed";
+    });
+  }
+
+  /** Open holds whose expiry is at or before `now`, oldest first. */
+  async expiredHoldIds(now: Date, limit: number): Promise<string[]> {
+    const r = await this.db.query<{ hold_id: string }>(
+      `SELECT hold_id FROM holds WHERE state = 'held' AND expires_at <= $1::timestamptz
+       ORDER BY expires_at LIMIT $2`,
+      [now.toISOString(), limit],
+    );
+    return r.rows.map((row) => row.hold_id);
+  }
+}
+
+interface CounterRow {
+  subject_kind: string;
+  subject_id: string;
+  window_kind: WindowKind;
+  settled_nanodollars: bigint | string | number;
+  reserved_nanodollars: bigint | string | number;
+}
+
+const rowKey = (r: CounterRow): string =>
+  counterKey({ subjectKind: r.subject_kind, subjectId: r.subject_id, window: r.window_kind });
+
+const rowTotals = (r: CounterRow): CounterTotals => ({
+  settled: toNanos(r.settled_nanodollars),
+  reserved: toNanos(r.reserved_nanodollars),
+});
+
+/**
+ * One statement for every ceiling: rows are inserted or locked in the order given (lock order).
+ * On an existing row the reservation is added only when the ceiling is soft or settled + reserved
+ * is still below the limit, checked against the locked row; a row that refuses is left unchanged
+ * and is missing from the result. A new row starts at zero usage, below any positive limit; a hard
+ * limit of zero or less never gets here (the caller refuses it without asking).
+ */
+async function reserveOnCounters(
+  q: Queryable,
+  ceilings: WindowedCeiling[],
+  amount: Nanodollars,
+): Promise<Map<string, CounterTotals>> {
+  const params: unknown[] = [];
+  const values = valuesList(
+    ceilings.map((c) => [
+      c.subjectKind,
+      c.subjectId,
+      c.window,
+      c.windowStart.toISOString(),
+      c.windowEnd ? c.windowEnd.toISOString() : null,
+      amount.toString(),
+      c.limit.toString(),
+      c.hard,
+    ]),
+    ["text", "text", "text", "timestamptz", "timestamptz", "bigint", "bigint", "boolean"],
+    params,
+  );
+  const result = await q.query<CounterRow>(
+    `INSERT INTO spend_counters AS sc
+       (subject_kind, subject_id, window_kind, window_start, window_end,
+        reserved_nanodollars, checked_limit_nanodollars, checked_hard)
+     VALUES ${values}
+     ON CONFLICT (subject_kind, subject_id, window_kind, window_start) DO UPDATE
+       SET reserved_nanodollars = sc.reserved_nanodollars + EXCLUDED.reserved_nanodollars,
+           checked_limit_nanodollars = EXCLUDED.checked_limit_nanodollars,
+           checked_hard = EXCLUDED.checked_hard
+       WHERE NOT EXCLUDED.checked_hard
+          OR sc.settled_nanodollars + sc.reserved_nanodollars < EXCLUDED.checked_limit_nanodollars
+     RETURNING sc.subject_kind, sc.subject_id, sc.window_kind, sc.settled_nanodollars, sc.reserved_nanodollars`,
+    params,
+  );
+  return new Map(result.rows.map((r) => [rowKey(r), rowTotals(r)]));
+}
+
+async function findByRequest(q: Queryable, requestId: string): Promise<ExistingHold | undefined> {
+  const r = await q.query<{ hold_id: string; org_id: string; limit_warning: string }>(
+    "SELECT hold_id, org_id, limit_warning FROM holds WHERE request_id = $1",
+    [requestId],
+  );
+  const row = r.rows[0];
+  return row && { holdId: row.hold_id, orgId: row.org_id, limitWarning: row.limit_warning };
+}
+
+/** `($1::text, $2::bigint), ($3::text, $4::bigint)`: placeholders for `rows`, whose values go to `params`. */
+function valuesList(rows: unknown[][], casts: string[], params: unknown[]): string {
+  return rows
+    .map((row) => {
+      const cells = row.map((value, i) => {
+        params.push(value);
+        return `$${params.length}::${casts[i] ?? "text"}`;
+      });
+      return `(${cells.join(", ")})`;
+    })
+    .join(", ");
+}
+
+function storedLine(l: HoldLine): StoredLine {
+  return {
+    subject_kind: l.subjectKind,
+    subject_id: l.subjectId,
+    window_kind: l.window,
+    window_start: l.windowStart.toISOString(),
+    amount: l.amount.toString(),
+  };
+}

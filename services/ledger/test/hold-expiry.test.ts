@@ -1,0 +1,55 @@
+import { waitFor } from "@router/testkit";
+import { keyCeiling, requestId, startTestLedger, USD, type TestLedger } from "./ledger-fixture";
+
+const TTL_MS = 15 * 60_000;
+
+let l: TestLedger;
+beforeAll(async () => {
+  l = await startTestLedger({ label: "expiry", holdTtlMs: TTL_MS, sweepIntervalMs: 20 });
+});
+afterAll(() => l.close());
+
+const admitUsd = (ceiling = keyCeiling()) =>
+  l.admit({ requestId: requestId(), orgId: "org_a", ceilings: [ceiling], worstCaseNanodollars: USD, isByok: true });
+
+const holdState = async (holdId: string) =>
+  (await l.db.query<{ state: string }>("SELECT state FROM holds WHERE hold_id = $1", [holdId])).rows[0]?.state;
+
+describe("hold expiry", () => {
+  it("keeps an open hold reserved until its expiry", async () => {
+    const early = await admitUsd();
+    l.clock.advance(TTL_MS / 2);
+    const key = keyCeiling();
+    const { holdId } = await admitUsd(key);
+    l.clock.advance(TTL_MS / 2);
+
+    // Once the earlier hold is swept, a sweep has seen the later one at the same moment.
+    await waitFor(async () => (await holdState(early.holdId)) === "expired", { what: "the earlier hold to expire" });
+    expect(await holdState(holdId)).toBe("held");
+    expect(await l.used(key)).toBe(USD);
+  });
+
+  it("releases a hold whose gateway never settled once it has expired", async () => {
+    const key = keyCeiling({ limitNanodollars: USD });
+    const { holdId } = await admitUsd(key);
+    expect((await admitUsd(key)).admitted).toBe(false);
+
+    l.clock.advance(TTL_MS);
+
+    await waitFor(async () => (await holdState(holdId)) === "expired", { what: "the hold to expire" });
+    expect(await l.used(key)).toBe(0n);
+    expect((await admitUsd(key)).admitted).toBe(true);
+  });
+
+  it("still counts the actual cost when an expired hold is settled late", async () => {
+    const key = keyCeiling();
+    const { holdId } = await admitUsd(key);
+    l.clock.advance(TTL_MS);
+    await waitFor(async () => (await holdState(holdId)) === "expired", { what: "the hold to expire" });
+
+    await l.settle({ holdId, listCostNanodollars: 42n });
+
+    expect(await holdState(holdId)).toBe("settled");
+    expect(await l.used(key)).toBe(42n);
+  });
+});

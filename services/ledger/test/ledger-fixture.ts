@@ -1,0 +1,79 @@
+import { randomBytes } from "node:crypto";
+import { createPostgresDb, type Db } from "@router/db";
+import { callUnary, CLIENT_OPTIONS, insecure } from "@router/grpc-kit";
+import { createLogger } from "@router/logging";
+import { ManualClock } from "@router/money";
+import { ledger } from "@router/proto";
+import { createTestDatabase } from "@router/testkit";
+import { startLedger } from "../src/app";
+
+/** A ledger on its own fresh database, reached through a real gRPC client over loopback. */
+export interface TestLedger {
+  clock: ManualClock;
+  db: Db;
+  grpcPort: number;
+  admit(req: Partial<ledger.AdmitRequest>): Promise<ledger.AdmitResponse>;
+  settle(req: Partial<ledger.SettleRequest>): Promise<ledger.SettleResponse>;
+  release(holdId: string): Promise<ledger.ReleaseResponse>;
+  usage(ceilings: ledger.Ceiling[]): Promise<ledger.SubjectUsage[]>;
+  /** Settled + reserved of one ceiling in its current window, through Usage. */
+  used(ceiling: ledger.Ceiling): Promise<bigint>;
+  close(): Promise<void>;
+}
+
+export async function startTestLedger(
+  opts: { holdTtlMs?: number; sweepIntervalMs?: number; label?: string } = {},
+): Promise<TestLedger> {
+  const database = await createTestDatabase(opts.label ?? "ledger");
+  const db = createPostgresDb({ url: database.url, schema: "ledger", max: 20 });
+  const clock = new ManualClock(new Date("2026-11-18T10:00:00.000Z"));
+  const app = await startLedger({
+    db,
+    log: createLogger({ level: "silent" }),
+    clock,
+    grpcPort: 0,
+    holdTtlMs: opts.holdTtlMs,
+    sweepIntervalMs: opts.sweepIntervalMs,
+  });
+  const client = new ledger.LedgerServiceClient(`127.0.0.1:${app.grpcPort}`, insecure(), CLIENT_OPTIONS);
+  const call = { deadlineMs: 10_000, service: "ledger" };
+  const usage = async (ceilings: ledger.Ceiling[]) =>
+    (await callUnary(client, client.usage, { ceilings }, call)).usage;
+  return {
+    clock,
+    db,
+    grpcPort: app.grpcPort,
+    admit: (req) => callUnary(client, client.admit, ledger.AdmitRequest.fromPartial(req), call),
+    settle: (req) => callUnary(client, client.settle, ledger.SettleRequest.fromPartial(req), call),
+    release: (holdId) => callUnary(client, client.release, { holdId }, call),
+    usage,
+    async used(ceiling) {
+      const [u] = await usage([ceiling]);
+      if (!u) throw new Error("Usage answered nothing for a ceiling");
+      return u.usedNanodollars;
+    },
+    async close() {
+      client.close();
+      await app.close();
+      await db.close();
+      await database.drop();
+    },
+  };
+}
+
+export const USD = 1_000_000_000n;
+
+/** A key ceiling on a fresh subject, counting BYOK spend unless told otherwise. */
+export function keyCeiling(overrides: Partial<ledger.Ceiling> = {}): ledger.Ceiling {
+  return {
+    subjectKind: "key",
+    subjectId: `key_${randomBytes(6).toString("hex")}`,
+    limitNanodollars: USD,
+    window: ledger.Window.WINDOW_DAILY,
+    mode: ledger.LimitMode.LIMIT_MODE_HARD,
+    includeByok: true,
+    ...overrides,
+  };
+}
+
+export const requestId = (): string => `gen-${randomBytes(12).toString("hex")}`;

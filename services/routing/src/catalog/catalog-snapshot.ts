@@ -1,0 +1,93 @@
+import type { CatalogRows, Endpoint, EndpointPrice, Model, Provider } from "./catalog-store";
+
+/** An endpoint with its provider, in the order Plan offers them for its model. */
+export interface RankedEndpoint {
+  endpoint: Endpoint;
+  provider: Provider;
+  /** The provider's base URL after any operator override. */
+  baseUrl: string;
+}
+
+export interface SnapshotOptions {
+  /**
+   * Base URL overrides by provider slug (`-` may be written `_`), from
+   * `ROUTER_PROVIDER_<SLUG>_BASE_URL`: self-hosted servers, tests and benchmarks.
+   */
+  providerBaseUrls?: Record<string, string>;
+}
+
+/**
+ * The catalog indexed for the hot path: every lookup Plan and the catalog routes make is a map
+ * read, and each model's endpoints are ranked once per catalog revision rather than per request.
+ */
+export class CatalogSnapshot {
+  readonly revision: bigint;
+  /** Active providers by slug. */
+  readonly providers: readonly Provider[];
+  /** Active models by id. */
+  readonly models: readonly Model[];
+  private readonly modelById = new Map<string, Model>();
+  private readonly ranked = new Map<string, RankedEndpoint[]>();
+
+  constructor(rows: CatalogRows, opts: SnapshotOptions = {}) {
+    this.revision = rows.revision;
+    this.providers = rows.providers;
+    this.models = rows.models;
+    for (const m of rows.models) this.modelById.set(m.id, m);
+    const providerBySlug = new Map(rows.providers.map((p) => [p.slug, p]));
+    for (const endpoint of rows.endpoints) {
+      const provider = providerBySlug.get(endpoint.providerSlug);
+      if (!provider || !this.modelById.has(endpoint.modelId)) continue;
+      const list = this.ranked.get(endpoint.modelId) ?? [];
+      list.push({ endpoint, provider, baseUrl: overriddenBaseUrl(provider, opts.providerBaseUrls) });
+      this.ranked.set(endpoint.modelId, list);
+    }
+    for (const list of this.ranked.values()) list.sort(byPriceThenProvider);
+  }
+
+  static empty(): CatalogSnapshot {
+    return new CatalogSnapshot({ revision: 0n, providers: [], models: [], endpoints: [] });
+  }
+
+  model(id: string): Model | undefined {
+    return this.modelById.get(id);
+  }
+
+  /** The model's endpoints, cheapest first, then by provider slug. */
+  endpointsOf(modelId: string): readonly RankedEndpoint[] {
+    return this.ranked.get(modelId) ?? [];
+  }
+
+  /**
+   * The price the catalog lists for a model: its cheapest endpoint on hosted capacity. Self-hosted
+   * endpoints cost 0 and would make every open model look free, so they count only when nothing
+   * else serves the model.
+   */
+  listPrice(modelId: string): EndpointPrice | null {
+    const list = this.endpointsOf(modelId);
+    const hosted = list.find((r) => !r.provider.selfHosted);
+    return (hosted ?? list[0])?.endpoint.price ?? null;
+  }
+}
+
+/**
+ * The ordering key for "cheapest": prompt plus completion price per million tokens. The default
+ * ranking will become a weighted draw on price and recent failures (DESIGN §5); until health
+ * statistics exist the order is deterministic.
+ */
+export function priceKey(price: EndpointPrice): bigint {
+  return price.promptPerMillion + price.completionPerMillion;
+}
+
+function byPriceThenProvider(a: RankedEndpoint, b: RankedEndpoint): number {
+  const pa = priceKey(a.endpoint.price);
+  const pb = priceKey(b.endpoint.price);
+  if (pa !== pb) return pa < pb ? -1 : 1;
+  if (a.provider.slug !== b.provider.slug) return a.provider.slug < b.provider.slug ? -1 : 1;
+  return a.endpoint.id < b.endpoint.id ? -1 : a.endpoint.id > b.endpoint.id ? 1 : 0;
+}
+
+function overriddenBaseUrl(provider: Provider, overrides: Record<string, string> | undefined): string {
+  if (!overrides) return provider.baseUrl;
+  return overrides[provider.slug] ?? overrides[provider.slug.replace(/-/g, "_")] ?? provider.baseUrl;
+}

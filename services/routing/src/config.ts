@@ -1,0 +1,35 @@
+import { env, z } from "@router/config";
+
+/** The routing service's settings; every key is described in services/routing/README.md. */
+export const RoutingConfig = z.object({
+  /** Postgres URL; unset means embedded PGlite under ROUTER_DATA_DIR. */
+  DATABASE_URL: z.string().optional(),
+  ROUTER_DATA_DIR: z.string().default("./.data"),
+  ROUTING_HTTP_PORT: env.port(8082),
+  ROUTING_GRPC_PORT: env.port(50051),
+  ROUTING_HOST: z.string().default("127.0.0.1"),
+  /** Catalog file imported on first start; defaults to the bundled catalog. */
+  ROUTING_CATALOG_FILE: z.string().optional(),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+});
+
+export type RoutingConfig = z.infer<typeof RoutingConfig>;
+
+const OVERRIDE = /^ROUTER_PROVIDER_([A-Z0-9_]+)_BASE_URL$/;
+
+/**
+ * Provider base URL overrides from `ROUTER_PROVIDER_<SLUG>_BASE_URL` (slug upper-cased, `-` as
+ * `_`), keyed by lower-case slug. Throws naming the variable when a value is not an http(s) URL.
+ */
+export function providerBaseUrls(environment: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(environment)) {
+    const m = OVERRIDE.exec(name);
+    if (!m?.[1] || !value) continue;
+    if (!z.url({ protocol: /^https?$/ }).safeParse(value).success) {
+      throw new Error(`invalid configuration: ${name}: must be an http(s) URL`);
+    }
+    out[m[1].toLowerCase()] = value.replace(/\/+$/, "");
+  }
+  return out;
+}

@@ -1,0 +1,120 @@
+import type { routing } from "@router/proto";
+import type { CatalogSnapshot, RankedEndpoint } from "../catalog/catalog-snapshot";
+import { resolveModel, type ResolvedModel } from "./model-resolution";
+
+/** Models tried for one request: the request's `model`, its `models`, then account fallbacks. */
+export const FALLBACK_DEPTH = 3;
+
+/**
+ * Turns a request's model chain into the ordered cascade of endpoints the gateway may dispatch
+ * to. Pure and synchronous over an in-memory snapshot: this is the hot path.
+ *
+ * Order within a model is cheapest first, then provider slug (see `priceKey`); the weighted draw
+ * on price and recent failures replaces it once endpoint health statistics exist.
+ */
+export function plan(req: routing.PlanRequest, catalog: CatalogSnapshot): routing.PlanResponse {
+  const chain = distinctEntries([req.model, ...req.models, ...req.accountFallbackModels]);
+  if (chain.length === 0) {
+    return refuse("direct", [], {
+      httpStatus: 400,
+      code: "invalid_request",
+      message: "model: required; name a model (or a models chain) or set an account default model",
+      unsatisfiedFilters: [],
+    });
+  }
+
+  const { resolved, unresolved } = resolveChain(chain, catalog);
+  const strategy = resolved.length + unresolved.length > 1 ? "fallback" : resolved[0]?.alias ? "latest" : "direct";
+  if (resolved.length === 0) {
+    return refuse(strategy, unresolved, {
+      httpStatus: 404,
+      code: "model_not_found",
+      message: `model not found: ${unresolved.join(", ")}`,
+      unsatisfiedFilters: [],
+    });
+  }
+
+  const byok = new Set(req.byokProviders);
+  const cascade: routing.Candidate[] = [];
+  let beyondFallbackDepth = 0;
+  resolved.forEach((model, index) => {
+    const usable = catalog.endpointsOf(model.modelId).filter((r) => byok.has(r.provider.slug));
+    if (index >= FALLBACK_DEPTH) beyondFallbackDepth += usable.length;
+    else for (const r of usable) cascade.push(candidate(r, index + 1));
+  });
+
+  if (cascade.length === 0) {
+    return refuse(strategy, unresolved, noCredentialRefusal(resolved.slice(0, FALLBACK_DEPTH), catalog), beyondFallbackDepth);
+  }
+  return { cascade, refusal: undefined, strategy, beyondFallbackDepth, unresolvedModels: unresolved };
+}
+
+function distinctEntries(entries: string[]): string[] {
+  const out: string[] = [];
+  for (const raw of entries) {
+    const entry = raw.trim();
+    if (entry && !out.includes(entry)) out.push(entry);
+  }
+  return out;
+}
+
+// Distinct models count toward the depth; an entry that names nothing takes no slot.
+function resolveChain(chain: string[], catalog: CatalogSnapshot): { resolved: ResolvedModel[]; unresolved: string[] } {
+  const resolved: ResolvedModel[] = [];
+  const unresolved: string[] = [];
+  for (const entry of chain) {
+    const model = resolveModel(entry, catalog);
+    if (!model) unresolved.push(entry);
+    else if (!resolved.some((r) => r.modelId === model.modelId)) resolved.push(model);
+  }
+  return { resolved, unresolved };
+}
+
+function candidate(r: RankedEndpoint, modelRank: number): routing.Candidate {
+  const { endpoint, provider } = r;
+  return {
+    modelId: endpoint.modelId,
+    providerSlug: provider.slug,
+    endpointId: endpoint.id,
+    apiFamily: provider.apiFamily,
+    baseUrl: r.baseUrl,
+    upstreamModel: endpoint.upstreamModel,
+    price: {
+      promptPerMillion: endpoint.price.promptPerMillion,
+      completionPerMillion: endpoint.price.completionPerMillion,
+      cachedPromptPerMillion: endpoint.price.cachedPromptPerMillion ?? 0n,
+      priceVersionId: endpoint.price.priceVersionId,
+    },
+    maxOutputTokens: endpoint.maxOutputTokens ?? 0,
+    contextLength: endpoint.contextLength,
+    quantization: endpoint.quantization ?? "",
+    modelRank,
+  };
+}
+
+function noCredentialRefusal(models: ResolvedModel[], catalog: CatalogSnapshot): routing.Refusal {
+  const ids = models.map((m) => m.modelId);
+  const providers: string[] = [];
+  for (const id of ids) {
+    for (const { provider } of catalog.endpointsOf(id)) {
+      const label = `${provider.name} (${provider.slug})`;
+      if (!providers.includes(label)) providers.push(label);
+    }
+  }
+  const subject = ids.length === 1 ? ids[0] : ids.join(", ");
+  const message =
+    providers.length === 0
+      ? `no provider currently serves ${subject}`
+      : `no enabled provider credential can serve ${subject}: add a provider key for one of the providers ` +
+        `serving ${ids.length === 1 ? "it" : "them"}: ${providers.join(", ")}`;
+  return { httpStatus: 404, code: "no_route", message, unsatisfiedFilters: ["byok_credential"] };
+}
+
+function refuse(
+  strategy: string,
+  unresolvedModels: string[],
+  refusal: routing.Refusal,
+  beyondFallbackDepth = 0,
+): routing.PlanResponse {
+  return { cascade: [], refusal, strategy, beyondFallbackDepth, unresolvedModels };
+}

@@ -1,0 +1,182 @@
+import { createPostgresDb, type Db } from "@router/db";
+import { DomainError } from "@router/errors";
+import { fromUsd, ManualClock } from "@router/money";
+import { createTestDatabase, type TestDatabase } from "@router/testkit";
+import { migrateRouting } from "../src/app";
+import { BUNDLED_CATALOG_FILE, importCatalog, parseCatalogFile, readCatalogFile } from "../src/catalog/import";
+import { fixtureCatalog } from "./catalog-fixture";
+
+let database: TestDatabase;
+let db: Db;
+const clock = new ManualClock(new Date("2025-11-01T12:00:00.000Z"));
+
+beforeAll(async () => {
+  database = await createTestDatabase("routingimport");
+  db = createPostgresDb({ url: database.url, schema: "routing" });
+  await migrateRouting(db);
+});
+
+afterAll(async () => {
+  await db.close();
+  await database.drop();
+});
+
+beforeEach(async () => {
+  await db.query(
+    "TRUNCATE catalog_imports, price_versions, endpoints, models, providers RESTART IDENTITY CASCADE",
+  );
+});
+
+async function priceVersions(endpointId: string) {
+  const r = await db.query<{ id: bigint; prompt_per_million: bigint; current: boolean }>(
+    `SELECT pv.id, pv.prompt_per_million, e.price_version_id = pv.id AS current
+       FROM price_versions pv JOIN endpoints e ON e.id = pv.endpoint_id
+      WHERE pv.endpoint_id = $1 ORDER BY pv.id`,
+    [endpointId],
+  );
+  return r.rows;
+}
+
+function expectCatalogError(fn: () => unknown, text: string) {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(DomainError);
+    expect((err as DomainError).status).toBe(400);
+    expect((err as DomainError).message).toContain(text);
+    return;
+  }
+  throw new Error("expected the catalog to be refused");
+}
+
+describe("the bundled catalog", () => {
+  it("validates and lists the real providers with a few dozen models", () => {
+    const file = readCatalogFile(BUNDLED_CATALOG_FILE);
+    expect(file.providers.map((p) => p.slug).sort()).toEqual(
+      ["anthropic", "deepseek", "fireworks", "google", "groq", "mistral", "ollama", "openai", "together", "vllm", "xai"],
+    );
+    expect(file.models.length).toBeGreaterThanOrEqual(25);
+    expect(file.models.length).toBeLessThanOrEqual(40);
+    const llama = file.endpoints.filter((e) => e.model === "meta-llama/llama-3.3-70b-instruct").map((e) => e.provider);
+    expect(llama).toEqual(expect.arrayContaining(["groq", "together", "fireworks", "vllm"]));
+    const gpt4o = file.endpoints.find((e) => e.id === "ep_openai_gpt-4o");
+    expect(gpt4o?.prompt).toBe(2_500_000_000n);
+    expect(gpt4o?.completion).toBe(10_000_000_000n);
+  });
+});
+
+describe("importCatalog", () => {
+  it("imports every provider, model and endpoint with one price version each", async () => {
+    const result = await importCatalog(db, fixtureCatalog(), clock);
+
+    expect(result).toMatchObject({ providersChanged: 4, modelsChanged: 9, endpointsChanged: 12, priceVersionsAdded: 12 });
+    const versions = await priceVersions("ep_alpha_one");
+    expect(versions).toEqual([{ id: expect.anything(), prompt_per_million: fromUsd(1), current: true }]);
+  });
+
+  it("changes nothing when the same file is imported again", async () => {
+    await importCatalog(db, fixtureCatalog(), clock);
+    clock.advance(60_000);
+
+    const again = await importCatalog(db, JSON.stringify(fixtureCatalog()), clock);
+
+    expect(again).toMatchObject({
+      providersChanged: 0,
+      modelsChanged: 0,
+      endpointsChanged: 0,
+      priceVersionsAdded: 0,
+      deactivated: 0,
+    });
+    const count = await db.query<{ n: bigint }>("SELECT count(*) AS n FROM price_versions");
+    expect(count.rows[0]?.n).toBe(12n);
+  });
+
+  it("adds a price version for an endpoint whose price changed and points the endpoint at it", async () => {
+    await importCatalog(db, fixtureCatalog(), clock);
+    const changed = fixtureCatalog();
+    changed.endpoints[0]!.pricing.prompt = 1.25;
+
+    const result = await importCatalog(db, changed, clock);
+
+    expect(result.priceVersionsAdded).toBe(1);
+    expect(result.endpointsChanged).toBe(0);
+    const versions = await priceVersions("ep_alpha_one");
+    expect(versions.map((v) => [v.prompt_per_million, v.current])).toEqual([
+      [fromUsd(1), false],
+      [fromUsd(1.25), true],
+    ]);
+  });
+
+  it("treats a new cached-prompt price as a price change", async () => {
+    await importCatalog(db, fixtureCatalog(), clock);
+    const changed = fixtureCatalog();
+    changed.endpoints[1]!.pricing.cached_prompt = 0.1;
+
+    expect((await importCatalog(db, changed, clock)).priceVersionsAdded).toBe(1);
+  });
+
+  it("deactivates rows that the new file no longer lists and revives them when they return", async () => {
+    await importCatalog(db, fixtureCatalog(), clock);
+    const smaller = fixtureCatalog();
+    smaller.endpoints = smaller.endpoints.filter((e) => e.model !== "other/alone");
+    smaller.models = smaller.models.filter((m) => m.id !== "other/alone");
+
+    expect((await importCatalog(db, smaller, clock)).deactivated).toBe(2);
+    const inactive = await db.query<{ id: string }>("SELECT id FROM models WHERE NOT active");
+    expect(inactive.rows).toEqual([{ id: "other/alone" }]);
+
+    const back = await importCatalog(db, fixtureCatalog(), clock);
+    expect(back).toMatchObject({ modelsChanged: 1, endpointsChanged: 1, priceVersionsAdded: 0 });
+  });
+
+  it("records each import as a new catalog revision", async () => {
+    const first = await importCatalog(db, fixtureCatalog(), clock);
+    const second = await importCatalog(db, fixtureCatalog(), clock);
+    expect(second.revision).toBe(first.revision + 1n);
+  });
+});
+
+describe("a bad catalog file", () => {
+  it("names the entry and field of a bad price", () => {
+    const bad = fixtureCatalog();
+    (bad.endpoints[3]!.pricing as { prompt: unknown }).prompt = "cheap";
+    expectCatalogError(() => parseCatalogFile(bad), "endpoints[3] (ep_alpha_two).pricing.prompt");
+  });
+
+  it("names an endpoint that points at an unknown provider", () => {
+    const bad = fixtureCatalog();
+    bad.endpoints[2]!.provider = "nobody";
+    expectCatalogError(() => parseCatalogFile(bad), "endpoints[2] (ep_gamma_one).provider: unknown provider nobody");
+  });
+
+  it("names a duplicate model id", () => {
+    const bad = fixtureCatalog();
+    bad.models.push({ ...bad.models[0]! });
+    expectCatalogError(() => parseCatalogFile(bad), "models[9].id: duplicate id acme/one");
+  });
+
+  it("names a model that no endpoint serves", () => {
+    const bad = fixtureCatalog();
+    bad.endpoints = bad.endpoints.filter((e) => e.model !== "acme/two");
+    expectCatalogError(() => parseCatalogFile(bad), "models[1] (acme/two): no endpoint serves this model");
+  });
+
+  it("names an unknown field, catching typos", () => {
+    const bad = fixtureCatalog();
+    (bad.providers[1] as Record<string, unknown>).base_ulr = "https://x.example";
+    expectCatalogError(() => parseCatalogFile(bad), "providers[1] (beta)");
+  });
+
+  it("refuses text that is not JSON", () => {
+    expectCatalogError(() => parseCatalogFile("{ nope"), "catalog: not valid JSON");
+  });
+
+  it("leaves the stored catalog untouched", async () => {
+    await importCatalog(db, fixtureCatalog(), clock);
+    const bad = fixtureCatalog();
+    bad.endpoints[0]!.pricing.prompt = -1;
+
+    await expect(importCatalog(db, bad, clock)).rejects.toThrow("endpoints[0] (ep_alpha_one).pricing.prompt");
+    expect(await priceVersions("ep_alpha_one")).toHaveLength(1);
+  });
+});
