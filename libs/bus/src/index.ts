@@ -1,5 +1,6 @@
 import { invalid } from "@router/errors";
 import { createMemoryBus } from "./memory/memory-bus";
+import { namespaced } from "./namespace";
 import type { BusConfig, EventBus } from "./port";
 
 export * from "./port";
@@ -28,6 +29,11 @@ export {
  * and send it, in order, once the broker is back (first thing on start).
  */
 export async function createBus(config: BusConfig): Promise<EventBus> {
+  const bus = await createAdapter(config);
+  return config.namespace ? namespaced(bus, config.namespace) : bus;
+}
+
+async function createAdapter(config: BusConfig): Promise<EventBus> {
   switch (config.kind) {
     case "memory":
       return createMemoryBus(config);

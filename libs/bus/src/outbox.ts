@@ -178,8 +178,9 @@ export class Outbox {
       }
       const done = await this.sendSegment(segment, () => (sent += 1));
       if (!done) return;
-      await rm(path.join(this.dir, segment), { force: true });
+      // Cursor first: a crash in between resends the segment (duplicates), never skips a later one.
       await rm(path.join(this.dir, CURSOR), { force: true });
+      await rm(path.join(this.dir, segment), { force: true });
     }
   }
 
@@ -205,6 +206,7 @@ export class Outbox {
     let failing = false;
     for await (const { line, end } of linesOf(file, offset)) {
       const envelope = this.parse(line, segment);
+      let delivered = false;
       while (envelope) {
         if (this.closed) {
           await this.saveCursor(segment, offset);
@@ -212,6 +214,7 @@ export class Outbox {
         }
         try {
           await this.sendOnce(envelope);
+          delivered = true;
           break;
         } catch (err) {
           if (!this.opts.unreachable(err)) {
@@ -226,7 +229,7 @@ export class Outbox {
       failing = false;
       offset = end;
       this.pending -= 1;
-      if (envelope) onSent();
+      if (delivered) onSent();
       if (++sinceCursor >= CURSOR_EVERY) {
         await this.saveCursor(segment, offset);
         sinceCursor = 0;
@@ -252,8 +255,12 @@ export class Outbox {
 
   private async recover(): Promise<void> {
     await cutTornTail(path.join(this.dir, ACTIVE));
-    const cursor = await this.readCursor();
     const segments = await this.segments();
+    let cursor = await this.readCursor();
+    if (cursor && !segments.includes(cursor.segment)) {
+      await rm(path.join(this.dir, CURSOR), { force: true });
+      cursor = undefined;
+    }
     const last = segments[segments.length - 1];
     this.nextSegment = last === undefined ? 1 : Number(SEGMENT.exec(last)?.[1] ?? 0) + 1;
     for (const segment of segments) {

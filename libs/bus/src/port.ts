@@ -63,6 +63,8 @@ export interface BusConfig {
    */
   outboxDir?: string;
   log: Logger;
+  /** Prefix for every topic on the broker (`<namespace>.<topic>`); isolates installs sharing a broker. */
+  namespace?: string;
   /**
    * Partitions per topic (memory, redis; kafka when it creates a missing topic). Events with one key
    * land in one partition; a partition is consumed by one group member at a time. Default 8.

@@ -8,6 +8,7 @@ export const activityConfigSchema = z
     /** Embedded state: PGlite files, generated secrets, the bus outbox. */
     ROUTER_DATA_DIR: z.string().default(".data"),
     ROUTER_BUS: z.enum(["memory", "redis", "kafka"]).default("memory"),
+    ROUTER_BUS_NAMESPACE: z.string().regex(/^[a-zA-Z0-9_-]+$/).optional(),
     REDIS_URL: z.string().optional(),
     /** Comma-separated host:port list. */
     KAFKA_BROKERS: env.list().optional(),

@@ -25,13 +25,14 @@ async function main(): Promise<void> {
   installProcessHandlers(log);
   const secret = internalSecret(cfg);
 
-  const embedded = cfg.DATABASE_URL ? null : await EmbeddedPostgres.open(join(cfg.ROUTER_DATA_DIR, "pg"));
+  const embedded = cfg.DATABASE_URL ? null : await EmbeddedPostgres.open(join(cfg.ROUTER_DATA_DIR, "pg-activity"));
   const db = embedded
     ? embedded.forSchema("activity")
     : createPostgresDb({ url: cfg.DATABASE_URL ?? "", schema: "activity", applicationName: "router-activity" });
   const bus = await createBus({
     kind: cfg.ROUTER_BUS,
     clientId: "activity",
+    namespace: cfg.ROUTER_BUS_NAMESPACE,
     redisUrl: cfg.REDIS_URL,
     kafkaBrokers: cfg.KAFKA_BROKERS,
     outboxDir: join(cfg.ROUTER_DATA_DIR, "outbox", "activity"),

@@ -11,6 +11,7 @@ export const embeddedConfigSchema = z.object({
   DATABASE_URL: z.string().optional(),
   REDIS_URL: z.string().optional(),
   ROUTER_BUS: z.enum(["memory", "redis", "kafka"]).default("memory"),
+  ROUTER_BUS_NAMESPACE: z.string().regex(/^[a-zA-Z0-9_-]+$/).optional(),
   KAFKA_BROKERS: z.string().optional(),
   LOG_LEVEL: z.string().default("info"),
   GRPC_DEADLINE_MS: env.int(1000),

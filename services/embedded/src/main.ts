@@ -27,6 +27,7 @@ async function main(): Promise<void> {
   const bus: EventBus = await createBus({
     kind: config.ROUTER_BUS,
     clientId: "router",
+    namespace: config.ROUTER_BUS_NAMESPACE,
     redisUrl: config.REDIS_URL,
     kafkaBrokers: config.KAFKA_BROKERS?.split(","),
     outboxDir: join(config.ROUTER_DATA_DIR, "outbox"),

@@ -10,6 +10,7 @@ export const gatewayConfigSchema = z.object({
   // Unset: rate limits and caches in memory, per instance.
   REDIS_URL: z.string().optional(),
   ROUTER_BUS: z.enum(["memory", "redis", "kafka"]).default("memory"),
+  ROUTER_BUS_NAMESPACE: z.string().regex(/^[a-zA-Z0-9_-]+$/).optional(),
   KAFKA_BROKERS: env.list().optional(),
   ROUTING_GRPC_ADDR: z.string().default("127.0.0.1:50051"),
   LEDGER_GRPC_ADDR: z.string().default("127.0.0.1:50052"),

@@ -24,7 +24,7 @@ async function main(): Promise<void> {
   if (config.DATABASE_URL) {
     db = createPostgresDb({ url: config.DATABASE_URL, schema: GATEWAY_SCHEMA, applicationName: "router-gateway" });
   } else {
-    pglite = await EmbeddedPostgres.open(join(config.ROUTER_DATA_DIR, "pglite"));
+    pglite = await EmbeddedPostgres.open(join(config.ROUTER_DATA_DIR, "pg-gateway"));
     db = pglite.forSchema(GATEWAY_SCHEMA);
     embedded.push("database (PGlite under ROUTER_DATA_DIR)");
   }
@@ -36,6 +36,7 @@ async function main(): Promise<void> {
   const bus = await createBus({
     kind: config.ROUTER_BUS,
     clientId: "gateway",
+    namespace: config.ROUTER_BUS_NAMESPACE,
     redisUrl: config.REDIS_URL,
     kafkaBrokers: config.KAFKA_BROKERS,
     outboxDir: config.ROUTER_OUTBOX_DIR ?? join(config.ROUTER_DATA_DIR, "outbox", "gateway"),

@@ -16,7 +16,7 @@ async function main(): Promise<void> {
   if (config.DATABASE_URL) {
     db = createPostgresDb({ url: config.DATABASE_URL, schema: "ledger", applicationName: "router-ledger" });
   } else {
-    embedded = await EmbeddedPostgres.open(join(config.ROUTER_DATA_DIR, "pg"));
+    embedded = await EmbeddedPostgres.open(join(config.ROUTER_DATA_DIR, "pg-ledger"));
     db = embedded.forSchema("ledger");
     log.info({ dataDir: config.ROUTER_DATA_DIR }, "ledger.db.embedded");
   }

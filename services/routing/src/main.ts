@@ -16,7 +16,7 @@ async function main(): Promise<void> {
   if (config.DATABASE_URL) {
     db = createPostgresDb({ url: config.DATABASE_URL, schema: ROUTING_SCHEMA });
   } else {
-    const dir = join(config.ROUTER_DATA_DIR, "pg");
+    const dir = join(config.ROUTER_DATA_DIR, "pg-routing");
     log.info({ dir }, "routing.embedded_postgres");
     embedded = await EmbeddedPostgres.open(dir);
     db = embedded.forSchema(ROUTING_SCHEMA);

@@ -227,7 +227,7 @@ class KafkaSubscription {
     const envelope = envelopeOfMessage(topic, partition, message.offset, message.key, message.value, message.headers);
     for (let attempt = 1; ; attempt++) {
       // Leaves the offset uncommitted: the event is delivered again after the shutdown.
-      if (this.closing) throw new Error("subscription closing");
+      if (this.closing) return;
       try {
         await this.opts.handler(incomingOf(envelope, attempt));
         break;

@@ -6,6 +6,8 @@ import { retryDelay, type BusSettings } from "../settings";
 
 /** Events kept per partition for groups that have not read them; older ones are dropped, like a retention limit. */
 const RETAINED_PER_PARTITION = 100_000;
+// Consumed events are dropped in batches: removing from the front of an array costs its length.
+const TRIM_BATCH = 1_024;
 
 interface PartitionLog {
   /** Offset of `events[0]`. */
@@ -48,11 +50,11 @@ export class MemoryTopic {
   append(envelope: Envelope): void {
     const log = this.logOf(partitionOf(envelope.key, this.logs.length));
     log.events.push(envelope);
-    if (log.events.length > RETAINED_PER_PARTITION) {
-      log.events.shift();
-      log.base += 1;
+    if (log.events.length > RETAINED_PER_PARTITION + TRIM_BATCH) {
+      log.events.splice(0, TRIM_BATCH);
+      log.base += TRIM_BATCH;
     }
-    for (const group of this.groups.values()) group.pump();
+    for (const group of this.groups.values()) group.schedulePump();
   }
 
   group(name: string, create: () => MemoryGroup): MemoryGroup {
@@ -75,8 +77,9 @@ export class MemoryTopic {
     const log = this.logOf(partition);
     let low = log.base + log.events.length;
     for (const group of this.groups.values()) low = Math.min(low, group.nextOffset(partition));
-    if (low > log.base) {
-      log.events.splice(0, low - log.base);
+    const consumed = low - log.base;
+    if (consumed >= TRIM_BATCH || (consumed > 0 && consumed === log.events.length)) {
+      log.events.splice(0, consumed);
       log.base = low;
     }
   }
@@ -121,6 +124,7 @@ type Outcome = { ok: true } | { ok: false; error: unknown };
  */
 export class MemoryGroup {
   private members: MemoryMember[] = [];
+  private pumpScheduled = false;
   private readonly parts: GroupPartition[];
 
   constructor(
@@ -161,6 +165,16 @@ export class MemoryGroup {
       if (part.inflight?.member === member) part.inflight = undefined;
     }
     this.pump();
+  }
+
+  /** Delivers on a later turn, so a publisher never runs consumer code inside its own call. */
+  schedulePump(): void {
+    if (this.pumpScheduled) return;
+    this.pumpScheduled = true;
+    setImmediate(() => {
+      this.pumpScheduled = false;
+      this.pump();
+    });
   }
 
   pump(): void {
@@ -212,6 +226,7 @@ export class MemoryGroup {
       return;
     }
     const token = {};
+    const offset = part.next;
     part.inflight = { member, token };
     member.busy = true;
     const stall = setTimeout(() => this.stall(member), settings.reclaimIdleMs);
@@ -228,29 +243,31 @@ export class MemoryGroup {
     member.current = run.then((outcome) => {
       clearTimeout(stall);
       member.busy = false;
-      this.settle(member, partition, token, envelope, attempt, outcome);
+      this.settle(member, partition, { token, offset }, envelope, attempt, outcome);
     });
   }
 
   private settle(
     member: MemoryMember,
     partition: number,
-    token: object,
+    delivery: { token: object; offset: number },
     envelope: Envelope,
     attempt: number,
     outcome: Outcome,
   ): void {
     const part = this.partOf(partition);
-    if (part.inflight?.token !== token) {
-      // Abandoned (stalled or closed too slowly): the event was or will be delivered again.
-      if (member.stalled && !member.closed) {
-        member.stalled = false;
-        this.join(member);
-      } else {
-        this.pump();
-      }
-      return;
-    }
+    const rejoin = member.stalled && !member.closed;
+    member.stalled = false;
+    // Abandoned (stalled, or closed too slowly) counts only if another delivery of the event began.
+    const current = part.inflight?.token === delivery.token;
+    const untouched = part.inflight === undefined && part.next === delivery.offset;
+    if (current || untouched) this.record(partition, member, envelope, attempt, outcome);
+    if (rejoin) this.join(member);
+    else this.pump();
+  }
+
+  private record(partition: number, member: MemoryMember, envelope: Envelope, attempt: number, outcome: Outcome): void {
+    const part = this.partOf(partition);
     part.inflight = undefined;
     const { maxAttempts, settings } = member.options;
     if (outcome.ok) {
@@ -271,7 +288,6 @@ export class MemoryGroup {
       }, delay);
       part.retryTimer.unref();
     }
-    this.pump();
   }
 
   private stall(member: MemoryMember): void {

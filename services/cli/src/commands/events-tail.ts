@@ -22,6 +22,7 @@ export async function runEventsTail(config: CliConfig, log: Logger, topic: strin
   const bus = await createBus({
     kind: config.ROUTER_BUS,
     clientId: "router-cli",
+    namespace: config.ROUTER_BUS_NAMESPACE,
     redisUrl: config.REDIS_URL,
     kafkaBrokers: config.KAFKA_BROKERS?.split(","),
     log,

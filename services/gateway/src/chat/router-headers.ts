@@ -20,7 +20,7 @@ export interface RouterHeaders {
 
 /** Agent name rule: 1 to 64 letters, digits, `.`, `_`, `:` or `-`, starting with a letter or digit. */
 export const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
-const CATEGORY = /^[a-z0-9][a-z0-9-]{0,63}$/;
+const CATEGORY = /^[a-z0-9][a-z0-9 _/-]{0,63}$/;
 const MAX_TEXT = 256;
 
 // Tolerates a header sent twice (node joins them with ", ") by taking the first.
@@ -73,7 +73,7 @@ export function readRouterHeaders(req: Request): RouterHeaders {
     : [];
   if (appCategories.length > 2) throw invalid("X-App-Categories", "at most two comma-separated categories");
   for (const c of appCategories) {
-    if (!CATEGORY.test(c)) throw invalid("X-App-Categories", `"${c.slice(0, 64)}" is not a category (lower-case letters, digits, '-')`);
+    if (!CATEGORY.test(c)) throw invalid("X-App-Categories", `"${c.slice(0, 64)}" is not a category (up to 64 letters, digits, spaces, '-', '_' or '/')`);
   }
   const sessionId = one(req, "x-session-id");
   if (sessionId !== null && sessionId.length > MAX_TEXT) throw invalid("X-Session-Id", `at most ${MAX_TEXT} characters`);

@@ -8,14 +8,16 @@ import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
 import { events, type routing } from "@router/proto";
 import type { Caller } from "../auth/caller";
-import { UpstreamDispatcher, type Candidate, type CascadeInput, type CompletionResult, type Served, type StreamResult } from "../dispatch/cascade";
+import { UpstreamDispatcher, type CascadeInput, type CompletionResult, type Served, type StreamResult } from "../dispatch/cascade";
 import type { AttemptFailure } from "../dispatch/attempt-failure";
 import { generationRecordOf } from "../generation/generation-record";
 import type { RecentGenerations } from "../generation/recent-generations";
 import type { CredentialSource, DispatchCredential } from "../provider-keys/dispatch-credential";
-import type { ChunkChoice, Completion, TokenUsage } from "../providers/types";
+import type { ChunkChoice } from "../providers/types";
 import { keyCeilings } from "./key-ceilings";
 import type { LedgerPort, RoutingPort } from "./ports";
+import { chunkPrefix, completionChars, errorChunk, usageBody } from "./completion-shapes";
+import { dispatchError } from "./dispatch-error";
 import { completedEvent, type RequestOutcome } from "./request-outcome";
 import { parseChatRequest, type ChatRequest } from "./request-schema";
 import { readRouterHeaders, type RouterHeaders } from "./router-headers";
@@ -25,6 +27,7 @@ import { estimatedUsage, totalCost, usageLines } from "./usage-cost";
 import { promptTokenBound, worstCaseCost } from "./worst-case";
 
 export const REQUEST_COMPLETED_TOPIC = "router.request.completed.v1";
+const CANCELLED = "router.client_cancelled";
 
 export interface ChatDeps {
   /** Inference-key (or session) authentication; sets `res.locals.caller`. */
@@ -73,6 +76,8 @@ const headerSafe = (s: string): string => s.replace(/[^\x20-\x7e]/g, "?");
 
 const generationId = (): string => `gen-${randomBytes(16).toString("hex")}`;
 
+const cascadeModels = (ctx: Context): string[] => (ctx.plan?.cascade ?? []).map((c) => c.modelId);
+
 /** `POST /v1/chat/completions`. */
 export function chatRoutes(deps: ChatDeps): Router {
   const chat = new ChatCompletions(deps, deps.upstream ?? new UpstreamDispatcher());
@@ -97,6 +102,11 @@ class ChatCompletions {
 
   async handle(req: Request, res: Response): Promise<void> {
     const t0 = performance.now();
+    // Listening from the start: a client gone during routing or admission is never dispatched.
+    const abort = new AbortController();
+    res.on("close", () => {
+      if (!res.writableFinished) abort.abort();
+    });
     const caller = callerOf(res);
     if (caller.key.class !== "inference") {
       throw new DomainError("permission_denied", "chat completions take an inference key");
@@ -168,10 +178,6 @@ class ChatCompletions {
     }
 
     const extraHeaders: Record<string, string> = warning ? { "x-router-limit-warning": headerSafe(warning) } : {};
-    const abort = new AbortController();
-    res.on("close", () => {
-      if (!res.writableFinished) abort.abort();
-    });
     const input: CascadeInput = {
       candidates: ctx.plan?.cascade ?? [],
       credentials,
@@ -210,10 +216,10 @@ class ChatCompletions {
     const completion = result.completion;
     if (!served || !completion) {
       const cancelled = input.signal.aborted;
-      const error = dispatchError(result, ctx);
+      const error = dispatchError(result, cascadeModels(ctx));
       const outcome = this.outcome(ctx, {
         status: cancelled ? "cancelled" : "error",
-        errorCode: result.failure?.code ?? error.code,
+        errorCode: result.failure?.code ?? (cancelled ? CANCELLED : error.code),
         errorMessage: result.failure?.recordMessage ?? error.message,
         attempts: result.attempts,
         upstreamMs: result.upstreamMs,
@@ -292,10 +298,10 @@ class ChatCompletions {
     const cancelled = input.signal.aborted;
     const served = result.served;
     if (!served) {
-      const error = dispatchError(result, ctx);
+      const error = dispatchError(result, cascadeModels(ctx));
       const outcome = this.outcome(ctx, {
         status: cancelled ? "cancelled" : "error",
-        errorCode: result.failure?.code ?? error.code,
+        errorCode: result.failure?.code ?? (cancelled ? CANCELLED : error.code),
         errorMessage: result.failure?.recordMessage ?? error.message,
         attempts: result.attempts,
         upstreamMs: result.upstreamMs,
@@ -456,82 +462,4 @@ class ChatCompletions {
     if (failure?.opts.retryAfter && err.status === 429) res.setHeader("retry-after", failure.opts.retryAfter);
     res.status(err.status).json(body);
   }
-}
-
-function chunkPrefix(ctx: Context, c: Candidate): string {
-  return `{"id":"${ctx.id}","object":"chat.completion.chunk","created":${ctx.created},"model":${JSON.stringify(c.modelId)},"provider":${JSON.stringify(c.providerSlug)},"choices":`;
-}
-
-function errorChunk(
-  ctx: Context,
-  model: string,
-  provider: string | null,
-  err: DomainError,
-  usage: TokenUsage | null,
-  meta: Record<string, unknown> | null,
-): Record<string, unknown> {
-  const chunk: Record<string, unknown> = {
-    id: ctx.id,
-    object: "chat.completion.chunk",
-    created: ctx.created,
-    model,
-    ...(provider ? { provider } : {}),
-    error: errorBody(err.status, err.code, err.message, err.details).error,
-    choices: [{ index: 0, delta: {}, finish_reason: "error", native_finish_reason: null }],
-  };
-  if (usage) chunk.usage = usageBody(usage);
-  if (meta) chunk.router_metadata = meta;
-  return chunk;
-}
-
-function usageBody(u: TokenUsage): Record<string, unknown> {
-  return {
-    prompt_tokens: u.prompt,
-    completion_tokens: u.completion,
-    total_tokens: u.prompt + u.completion,
-    prompt_tokens_details: { cached_tokens: u.cached },
-    completion_tokens_details: { reasoning_tokens: u.reasoning },
-  };
-}
-
-function completionChars(c: Completion): number {
-  let n = 0;
-  for (const ch of c.choices) {
-    n += (ch.message.content?.length ?? 0) + (ch.message.reasoning?.length ?? 0);
-    for (const t of ch.message.tool_calls ?? []) n += t.function.arguments.length;
-  }
-  return n;
-}
-
-/** The client's error when no endpoint served: the last provider's status, mapped. */
-function dispatchError(r: CompletionResult | StreamResult, ctx: Context): DomainError {
-  const f = r.failure;
-  if (!f) {
-    const providers = [...new Set(r.skipped.map((s) => s.candidate.providerSlug))];
-    if (r.skipped.length && r.skipped.every((s) => s.reason === "circuit_open")) {
-      return new DomainError("router.endpoints_unavailable", "every endpoint that could serve this request is failing right now; try again shortly", {
-        status: 503,
-        details: { providers },
-      });
-    }
-    const models = [...new Set((ctx.plan?.cascade ?? []).map((c) => c.modelId))];
-    return new DomainError(
-      "no_route",
-      `no enabled provider credential can serve ${models.join(", ") || "this request"}: add a provider key for ${providers.join(" or ") || "its provider"}`,
-      { status: 404, details: { unsatisfied_filters: ["byok_credential"], providers } },
-    );
-  }
-  const details = {
-    provider: f.providerSlug,
-    provider_status: f.httpStatus,
-    provider_code: f.opts.providerCode ?? null,
-    attempts: r.attempts.length,
-  };
-  if (f.kind === "unsupported") return new DomainError("invalid_request", f.clientMessage, { status: 400, details });
-  if (f.kind === "http") {
-    const s = f.httpStatus ?? 502;
-    const status = s === 429 ? 429 : s >= 500 ? 502 : s >= 400 ? s : 502;
-    return new DomainError("upstream_error", f.clientMessage, { status, details });
-  }
-  return new DomainError("upstream_error", f.clientMessage, { status: 502, details });
 }

@@ -118,10 +118,55 @@ describe("non-stream chat completions", () => {
     await waitFor(async () => (await h.keyUsage(caller)) === expected, { what: "settlement" });
   });
 
+  it("aborts the upstream call when the client goes away while waiting, and records cancelled", async () => {
+    h.fakes.openai.script({ failure: { kind: "hang" } });
+    const abort = new AbortController();
+    const pending = fetch(`${h.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: "Bearer rt-v1-test", "X-Router-Metadata": "enabled" },
+      body: JSON.stringify({ model: "test/gpt", messages: userMessage() }),
+      signal: abort.signal,
+    }).catch(() => null);
+    await waitFor(() => h.fakes.openai.requests.length === 1, { what: "the upstream call" });
+    abort.abort();
+    await pending;
+    await waitFor(() => h.fakes.openai.requests[0]!.clientClosed, { what: "the upstream call to be aborted" });
+    const event = await waitFor(() => [...h.events.values()].find((e) => e.status === "cancelled"), { what: "the cancelled record" });
+    expect(event).toMatchObject({ cancelled: true, streamed: false, errorCode: "router.client_cancelled" });
+    expect(event.attempts[0]).toMatchObject({ providerSlug: "openai", status: "error", errorCode: "router.client_cancelled" });
+  });
+
   it("estimates usage from text when the provider reports none, so spend is still counted", async () => {
     h.fakes.openai.script({ text: "x".repeat(400), usage: null });
     const res = await h.post({ model: "test/gpt", messages: userMessage() });
     expect(res.body.usage.completion_tokens).toBe(100);
     expect(res.body.usage.prompt_tokens).toBeGreaterThan(0);
+  });
+});
+
+describe("the hold", () => {
+  it("reserves the worst case at the cascade's most expensive endpoint while in flight, then settles the actual cost", async () => {
+    const caller = h.addKey("rt-v1-hold", { limitNanos: fromUsd(100) });
+    const messages = userMessage("How big is the hold?");
+    h.fakes.groq.script({ headersDelayMs: 400, usage: { prompt: 10, completion: 10 } });
+    const pending = h.post({ model: "test/multi", messages, max_tokens: 100 }, { token: "rt-v1-hold" });
+
+    // test/multi: groq $0.5/$1 and openai $2/$8 per million; the hold prices the bound at openai.
+    const promptBound = Buffer.byteLength(JSON.stringify(messages), "utf8");
+    const worstCase = costOfTokens(promptBound, fromUsd(2)) + costOfTokens(100, fromUsd(8));
+    await waitFor(async () => (await h.keyUsage(caller)) === worstCase, { what: "the in-flight hold" });
+
+    const res = await pending;
+    expect(res.body.provider).toBe("groq");
+    const actual = costOfTokens(10, fromUsd(0.5)) + costOfTokens(10, fromUsd(1));
+    await waitFor(async () => (await h.keyUsage(caller)) === actual, { what: "settlement" });
+  });
+
+  it("releases the hold when nothing was served", async () => {
+    const caller = h.addKey("rt-v1-release", { limitNanos: fromUsd(100) });
+    h.fakes.openai.script({ failure: { kind: "status", status: 400 } });
+    const res = await h.post({ model: "test/gpt", messages: userMessage() }, { token: "rt-v1-release" });
+    expect(res.status).toBe(400);
+    await waitFor(async () => (await h.keyUsage(caller)) === 0n, { what: "release" });
   });
 });

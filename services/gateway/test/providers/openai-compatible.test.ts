@@ -46,6 +46,7 @@ describe("OpenAI-compatible request", () => {
           presence_penalty: -0.5,
           reasoning: { effort: "high" },
           user: "u-1",
+          prompt_cache_key: "conv-1",
         }),
         target(),
         false,
@@ -65,6 +66,7 @@ describe("OpenAI-compatible request", () => {
       presence_penalty: -0.5,
       reasoning_effort: "high",
       user: "u-1",
+      prompt_cache_key: "conv-1",
     });
     expect(body.max_tokens).toBeUndefined();
   });

@@ -14,13 +14,22 @@ export interface OpenAiProfile {
   maxTokensField: "max_tokens" | "max_completion_tokens";
   /** Accepts `user`. */
   user: boolean;
+  /** Accepts `prompt_cache_key` (keeps requests that share a prefix on one cache). */
+  promptCacheKey: boolean;
 }
 
-const BASE: OpenAiProfile = { topK: false, seedField: "seed", reasoningEffort: false, maxTokensField: "max_tokens", user: true };
+const BASE: OpenAiProfile = {
+  topK: false,
+  seedField: "seed",
+  reasoningEffort: false,
+  maxTokensField: "max_tokens",
+  user: true,
+  promptCacheKey: false,
+};
 
 export const OPENAI_PROFILES: Record<string, OpenAiProfile> = {
   // OpenAI deprecated max_tokens; reasoning models refuse it.
-  openai: { ...BASE, reasoningEffort: true, maxTokensField: "max_completion_tokens" },
+  openai: { ...BASE, reasoningEffort: true, maxTokensField: "max_completion_tokens", promptCacheKey: true },
   mistral: { ...BASE, seedField: "random_seed", user: false },
   groq: { ...BASE, reasoningEffort: true },
   deepseek: { ...BASE, seedField: null },

@@ -44,6 +44,7 @@ export function buildOpenAiRequest(
     body.reasoning_effort = req.reasoning.effort;
   }
   if (req.user !== undefined && profile.user) body.user = req.user;
+  if (req.prompt_cache_key !== undefined && profile.promptCacheKey) body.prompt_cache_key = req.prompt_cache_key;
 
   const headers: Record<string, string> = {
     authorization: `Bearer ${target.apiKey}`,

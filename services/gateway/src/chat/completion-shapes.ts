@@ -1,0 +1,62 @@
+import { DomainError } from "@router/errors";
+import { errorBody } from "@router/http-kit";
+import type { Candidate } from "../dispatch/cascade";
+import type { Completion, TokenUsage } from "../providers/types";
+
+/** The OpenAI-compatible shapes the chat route answers with. */
+
+export interface ChunkEnvelope {
+  id: string;
+  created: number;
+}
+
+/**
+ * The fixed start of every chunk of a committed stream; only the choices are serialised per chunk.
+ * Ends with `"choices":`, so a chunk is `prefix + JSON.stringify(choices) + "}"`.
+ */
+export function chunkPrefix(e: ChunkEnvelope, c: Candidate): string {
+  return `{"id":"${e.id}","object":"chat.completion.chunk","created":${e.created},"model":${JSON.stringify(c.modelId)},"provider":${JSON.stringify(c.providerSlug)},"choices":`;
+}
+
+/** The last chunk of a stream that failed: the error, a finish reason of `error`, usage if known. */
+export function errorChunk(
+  e: ChunkEnvelope,
+  model: string,
+  provider: string | null,
+  err: DomainError,
+  usage: TokenUsage | null,
+  meta: Record<string, unknown> | null,
+): Record<string, unknown> {
+  const chunk: Record<string, unknown> = {
+    id: e.id,
+    object: "chat.completion.chunk",
+    created: e.created,
+    model,
+    ...(provider ? { provider } : {}),
+    error: errorBody(err.status, err.code, err.message, err.details).error,
+    choices: [{ index: 0, delta: {}, finish_reason: "error", native_finish_reason: null }],
+  };
+  if (usage) chunk.usage = usageBody(usage);
+  if (meta) chunk.router_metadata = meta;
+  return chunk;
+}
+
+export function usageBody(u: TokenUsage): Record<string, unknown> {
+  return {
+    prompt_tokens: u.prompt,
+    completion_tokens: u.completion,
+    total_tokens: u.prompt + u.completion,
+    prompt_tokens_details: { cached_tokens: u.cached },
+    completion_tokens_details: { reasoning_tokens: u.reasoning },
+  };
+}
+
+/** Characters of generated text, reasoning and tool arguments, for estimating unreported usage. */
+export function completionChars(c: Completion): number {
+  let n = 0;
+  for (const ch of c.choices) {
+    n += (ch.message.content?.length ?? 0) + (ch.message.reasoning?.length ?? 0);
+    for (const t of ch.message.tool_calls ?? []) n += t.function.arguments.length;
+  }
+  return n;
+}

@@ -1,0 +1,101 @@
+import { costOfTokens, fromUsd } from "@router/money";
+import { ledger, routing } from "@router/proto";
+import type { CallerKey } from "../../src/auth/caller";
+import { keyCeilings } from "../../src/chat/key-ceilings";
+import { parseChatRequest } from "../../src/chat/request-schema";
+import { completionTokenBound, promptTokenBound, worstCaseCost } from "../../src/chat/worst-case";
+import { usageLines, totalCost } from "../../src/chat/usage-cost";
+
+const candidate = (o: Partial<routing.Candidate>): routing.Candidate =>
+  routing.Candidate.fromPartial({
+    modelId: "a/b",
+    providerSlug: "openai",
+    endpointId: "ep_x",
+    apiFamily: "openai",
+    maxOutputTokens: 4096,
+    contextLength: 128_000,
+    price: { promptPerMillion: fromUsd(1), completionPerMillion: fromUsd(2), cachedPromptPerMillion: 0n, priceVersionId: 3n },
+    ...o,
+  });
+
+describe("worst case of a hold", () => {
+  const req = parseChatRequest({ model: "a/b", messages: [{ role: "user", content: "héllo wörld" }] });
+
+  it("bounds prompt tokens by the UTF-8 bytes of messages and tools", () => {
+    const bytes = Buffer.byteLength(JSON.stringify(req.messages), "utf8");
+    expect(promptTokenBound(req)).toBe(bytes);
+    const withTools = parseChatRequest({ ...req, tools: [{ type: "function", function: { name: "f" } }] });
+    expect(promptTokenBound(withTools)).toBe(bytes + Buffer.byteLength(JSON.stringify(withTools.tools)));
+  });
+
+  it("bounds completion tokens by max_tokens, else max output, else context length", () => {
+    expect(completionTokenBound(parseChatRequest({ ...req, max_tokens: 50 }), candidate({}))).toBe(50);
+    expect(completionTokenBound(parseChatRequest({ ...req, max_completion_tokens: 70 }), candidate({}))).toBe(70);
+    expect(completionTokenBound(req, candidate({}))).toBe(4096);
+    expect(completionTokenBound(req, candidate({ maxOutputTokens: 0 }))).toBe(128_000);
+  });
+
+  it("adds the thinking budget a provider may add on top of max_tokens", () => {
+    expect(completionTokenBound(parseChatRequest({ ...req, max_tokens: 500, reasoning: { effort: "low" } }), candidate({}))).toBe(1524);
+    expect(completionTokenBound(parseChatRequest({ ...req, max_tokens: 500, reasoning: { max_tokens: 3000 } }), candidate({}))).toBe(3500);
+  });
+
+  it("prices the bound at the most expensive endpoint of the cascade", () => {
+    const cheap = candidate({ endpointId: "ep_cheap" });
+    const dear = candidate({
+      endpointId: "ep_dear",
+      maxOutputTokens: 1000,
+      price: { promptPerMillion: fromUsd(3), completionPerMillion: fromUsd(15), cachedPromptPerMillion: 0n, priceVersionId: 1n },
+    });
+    const prompt = promptTokenBound(req);
+    const cheapCost = costOfTokens(prompt, fromUsd(1)) + costOfTokens(4096, fromUsd(2));
+    const dearCost = costOfTokens(prompt, fromUsd(3)) + costOfTokens(1000, fromUsd(15));
+    expect(worstCaseCost(req, [cheap, dear])).toBe(dearCost > cheapCost ? dearCost : cheapCost);
+    expect(worstCaseCost(req, [])).toBe(0n);
+  });
+});
+
+describe("usage lines", () => {
+  it("prices cached prompt tokens at the cached price (or the prompt price when none) and rounds each line up", () => {
+    const lines = usageLines({ prompt: 10, completion: 3, cached: 4, reasoning: 0 }, candidate({
+      price: { promptPerMillion: 1_000_001n, completionPerMillion: 7n, cachedPromptPerMillion: 0n, priceVersionId: 9n },
+    }));
+    expect(lines.map((l) => [l.kind, l.tokens, l.cost])).toEqual([
+      ["prompt", 6, 7n],
+      ["cached_prompt", 4, 5n],
+      ["completion", 3, 1n],
+    ]);
+    expect(totalCost(lines)).toBe(13n);
+    expect(lines.every((l) => l.priceVersionId === 9n)).toBe(true);
+  });
+});
+
+describe("key ceilings", () => {
+  const key = (o: Partial<CallerKey>): CallerKey => ({
+    hash: "h1",
+    prefix: "rt-v1-ab",
+    name: null,
+    label: null,
+    class: "inference",
+    workspaceId: null,
+    limitNanos: null,
+    limitReset: null,
+    limitMode: "hard",
+    includeByokInLimit: false,
+    paused: false,
+    pausedReason: null,
+    expiresAt: null,
+    ...o,
+  });
+
+  it("sends nothing for a key without a limit", () => {
+    expect(keyCeilings(key({}))).toEqual([]);
+  });
+
+  it("sends the key's limit, window, mode and BYOK flag, lifetime when no reset", () => {
+    expect(keyCeilings(key({ limitNanos: 5n, limitReset: "weekly", limitMode: "soft", includeByokInLimit: true }))).toEqual([
+      { subjectKind: "key", subjectId: "h1", limitNanodollars: 5n, window: ledger.Window.WINDOW_WEEKLY, mode: ledger.LimitMode.LIMIT_MODE_SOFT, includeByok: true },
+    ]);
+    expect(keyCeilings(key({ limitNanos: 5n }))[0]).toMatchObject({ window: ledger.Window.WINDOW_LIFETIME, mode: ledger.LimitMode.LIMIT_MODE_HARD });
+  });
+});
