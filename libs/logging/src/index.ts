@@ -2,19 +2,16 @@ import pino, { type Logger, type LoggerOptions } from "pino";
 
 export type { Logger };
 
+const CREDENTIAL_HEADERS = ["authorization", "cookie", "set-cookie", "x-api-key", "x-goog-api-key", "x-router-identity"];
+
 /**
  * Paths redacted from every log line: credentials, keys and message bodies. Logs carry metadata only.
  */
 export const REDACT_PATHS = [
   "authorization",
   "*.authorization",
-  "headers.authorization",
-  "req.headers.authorization",
-  "req.headers.cookie",
-  "headers.cookie",
-  "headers[\"x-api-key\"]",
-  "headers[\"x-goog-api-key\"]",
-  "headers[\"x-router-identity\"]",
+  // Headers sit at the top (`headers`) or one level down (`req.headers`, `res.headers`, `upstream.headers`).
+  ...CREDENTIAL_HEADERS.flatMap((h) => [`headers["${h}"]`, `*.headers["${h}"]`]),
   "api_key",
   "*.api_key",
   "apiKey",

@@ -14,15 +14,17 @@ export function costOfTokens(tokens: number | bigint, pricePerMillion: Nanodolla
 }
 
 /**
- * USD as a JSON number from nanodollars, for the HTTP edge only. Exact for any amount below ~9e6 USD
- * because the division happens on integers first.
+ * USD as a JSON number from nanodollars, for the HTTP edge only: the double nearest the exact
+ * decimal, so it prints as that decimal and `fromUsd` gives the same nanodollars back for any
+ * amount below 2^23 USD (~8.3e6), where doubles are still finer than a nanodollar.
  */
 export function toUsd(n: Nanodollars): number {
   const negative = n < 0n;
   const abs = negative ? -n : n;
   const whole = abs / NANOS_PER_USD;
   const frac = abs % NANOS_PER_USD;
-  const value = Number(whole) + Number(frac) / 1e9;
+  // Parsing the decimal text rounds once; adding whole + frac / 1e9 rounded twice (18.848450798000002).
+  const value = Number(`${whole}.${frac.toString().padStart(9, "0")}`);
   return negative ? -value : value;
 }
 
@@ -43,8 +45,10 @@ export function fromUsd(usd: number | string): Nanodollars {
 
 function numberToPlainDecimal(x: number): string {
   if (!Number.isFinite(x)) throw new RangeError(`not a finite USD amount: ${x}`);
-  // toFixed avoids exponent notation for small and large values alike.
-  return x.toFixed(10);
+  // The shortest text that reads back as x is the decimal the sender wrote; toFixed would expand the
+  // binary value instead (5119566.625630626 -> "5119566.6256306265"). toFixed only for exponent forms.
+  const shortest = String(x);
+  return /e/i.test(shortest) ? x.toFixed(20) : shortest;
 }
 
 /** The string form used for `*_nanodollars` JSON fields. */

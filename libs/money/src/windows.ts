@@ -43,7 +43,10 @@ export const systemClock: Clock = { now: () => new Date() };
 
 /** A clock a test sets by hand. */
 export class ManualClock implements Clock {
-  constructor(private current: Date = new Date("2026-11-21T10:00:00.000Z")) {}
+  private current: Date;
+  constructor(start: Date = new Date("2026-11-21T10:00:00.000Z")) {
+    this.current = new Date(start.getTime());
+  }
   now(): Date {
     return new Date(this.current.getTime());
   }

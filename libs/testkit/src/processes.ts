@@ -30,8 +30,9 @@ export async function startNodeProcess(
   env: Record<string, string>,
   ready: () => Promise<boolean>,
   timeoutMs = 20_000,
+  nodeArgs: string[] = [],
 ): Promise<ChildService> {
-  const child = spawn(process.execPath, [script], {
+  const child = spawn(process.execPath, [...nodeArgs, script], {
     env: { PATH: process.env.PATH ?? "", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -24,7 +24,12 @@ export interface Stack {
  * database, the real Redis and the Redis Streams bus (namespaced so parallel runs never share
  * streams), with provider base URLs pointed at fake upstreams.
  */
-export async function startStack(opts: { providerBaseUrls: Record<string, string>; extraEnv?: Record<string, string> }): Promise<Stack> {
+export async function startStack(opts: {
+  providerBaseUrls: Record<string, string>;
+  extraEnv?: Record<string, string>;
+  /** Extra node flags for every service process, e.g. `--cpu-prof` (not allowed in NODE_OPTIONS). */
+  nodeArgs?: string[];
+}): Promise<Stack> {
   const db: TestDatabase = await createTestDatabase("e2e");
   const gatewayPort = await freePort();
   const routingHttp = await freePort();
@@ -62,12 +67,12 @@ export async function startStack(opts: { providerBaseUrls: Record<string, string
   try {
     services.push(
       ...(await Promise.all([
-        startNodeProcess("routing", main("routing"), env, () => httpReady(`http://127.0.0.1:${routingHttp}/v1/providers`)),
-        startNodeProcess("ledger", main("ledger"), env, () => tcpReady(ledgerGrpc)),
-        startNodeProcess("activity", main("activity"), env, () => tcpReady(activityHttp)),
+        startNodeProcess("routing", main("routing"), env, () => httpReady(`http://127.0.0.1:${routingHttp}/v1/providers`), 20_000, opts.nodeArgs),
+        startNodeProcess("ledger", main("ledger"), env, () => tcpReady(ledgerGrpc), 20_000, opts.nodeArgs),
+        startNodeProcess("activity", main("activity"), env, () => tcpReady(activityHttp), 20_000, opts.nodeArgs),
       ])),
     );
-    services.push(await startNodeProcess("gateway", main("gateway"), env, () => httpReady(`http://127.0.0.1:${gatewayPort}/health`)));
+    services.push(await startNodeProcess("gateway", main("gateway"), env, () => httpReady(`http://127.0.0.1:${gatewayPort}/health`), 20_000, opts.nodeArgs));
   } catch (err) {
     await stopAll();
     await db.drop();

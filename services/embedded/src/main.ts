@@ -44,7 +44,7 @@ async function main(): Promise<void> {
   );
 
   const clock = systemClock;
-  const routingSvc = await startRouting({ db: openDb("routing"), log: log.child({ service: "routing" }), clock, httpPort: 0, grpcPort: 0 });
+  const routingSvc = await startRouting({ db: openDb("routing"), bus, log: log.child({ service: "routing" }), clock, httpPort: 0, grpcPort: 0 });
   const ledgerSvc = await startLedger({ db: openDb("ledger"), log: log.child({ service: "ledger" }), clock, grpcPort: 0 });
   const activitySvc = await startActivity({
     db: openDb("activity"),

@@ -10,6 +10,7 @@ import type { ledger, routing } from "@router/proto";
 import { AuthCache } from "./auth/auth-cache";
 import { createAuthenticator } from "./auth/authenticate";
 import { chatRoutes } from "./chat/routes";
+import { cachedRoutingPort } from "./chat/plan-cache";
 import { grpcLedgerPort, grpcRoutingPort } from "./chat/ports";
 import { UpstreamDispatcher } from "./dispatch/cascade";
 import { createRecentGenerations } from "./generation/recent-generations";
@@ -56,6 +57,8 @@ export interface GatewayDeps {
   /** Set when rate limits and caches are shared through Redis. */
   redisUrl?: string;
   grpcDeadlineMs?: number;
+  /** How long an identical routing plan is reused (0 asks routing every time). Default 1000 ms. */
+  planCacheMs?: number;
   version: string;
 }
 
@@ -88,7 +91,9 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   app.use(
     chatRoutes({
       authenticate: inference,
-      routing: grpcRoutingPort(deps.routing, { deadlineMs: grpcDeadlineMs }),
+      routing: cachedRoutingPort(grpcRoutingPort(deps.routing, { deadlineMs: grpcDeadlineMs }), deps.clock, {
+        ttlMs: deps.planCacheMs ?? 1000,
+      }),
       ledger: grpcLedgerPort(deps.ledger, { deadlineMs: grpcDeadlineMs }),
       credentials,
       bus: deps.bus,

@@ -69,6 +69,7 @@ async function main(): Promise<void> {
     providerBaseUrls: baseUrls,
     redisUrl: config.REDIS_URL,
     grpcDeadlineMs: config.GRPC_DEADLINE_MS,
+    planCacheMs: config.GATEWAY_PLAN_CACHE_MS,
     version,
   });
 

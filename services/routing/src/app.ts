@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import type { EventBus, Subscription } from "@router/bus";
 import { migrate, type Db } from "@router/db";
 import { startGrpcServer } from "@router/grpc-kit";
 import { createHttpApp, finishApp, listen } from "@router/http-kit";
@@ -9,6 +10,8 @@ import { BUNDLED_CATALOG_FILE, readCatalogFile } from "./catalog/catalog-file";
 import { catalogRoutes } from "./catalog/catalog-routes";
 import { catalogRevision } from "./catalog/catalog-store";
 import { importCatalog } from "./catalog/import";
+import { HealthCache } from "./health/health-cache";
+import { subscribeEndpointHealth } from "./health/health-consumer";
 import { routingGrpcService } from "./plan/plan-service";
 
 export { importCatalog, type ImportResult } from "./catalog/import";
@@ -32,6 +35,16 @@ export interface RoutingDeps {
   providerBaseUrls?: Record<string, string>;
   /** How often another process's import is looked for; default 30 s. */
   catalogMaxAgeMs?: number;
+  /**
+   * The event bus. When given, routing consumes `router.request.completed.v1` (group `routing`)
+   * into endpoint health; without it, health is only read (another replica may be consuming).
+   * Owned by the caller, which closes it.
+   */
+  bus?: EventBus;
+  /** How often the in-memory endpoint health is rebuilt; default 5 s. */
+  healthRefreshMs?: number;
+  /** How often health older than 24 h is pruned; default 10 min. */
+  healthPruneEveryMs?: number;
 }
 
 export interface RunningRouting {
@@ -46,7 +59,8 @@ export async function migrateRouting(db: Db): Promise<string[]> {
 
 /**
  * Runs migrations, imports the catalog file when the catalog has never been imported, loads the
- * catalog into memory and starts the HTTP catalog routes and the gRPC RoutingService.
+ * catalog and endpoint health into memory, subscribes to completed requests when a bus is given and
+ * starts the HTTP catalog routes and the gRPC RoutingService.
  */
 export async function startRouting(deps: RoutingDeps): Promise<RunningRouting> {
   const { db, log, clock } = deps;
@@ -63,30 +77,38 @@ export async function startRouting(deps: RoutingDeps): Promise<RunningRouting> {
     providerBaseUrls: deps.providerBaseUrls,
     maxAgeMs: deps.catalogMaxAgeMs,
   });
+  const health = await HealthCache.open({
+    db,
+    clock,
+    log,
+    refreshMs: deps.healthRefreshMs,
+    pruneEveryMs: deps.healthPruneEveryMs,
+  });
 
   const app = createHttpApp({ log });
   app.get("/health", (_req, res) => {
     res.json({ status: "ok" });
   });
-  app.use(catalogRoutes(cache));
+  app.use(catalogRoutes(cache, health));
   finishApp(app, log);
 
-  const http = await listen(app, deps.httpPort, deps.host);
-  let grpc: Awaited<ReturnType<typeof startGrpcServer>>;
-  try {
-    grpc = await startGrpcServer([routingGrpcService(cache, log)], { port: deps.grpcPort, host: deps.host, log });
-  } catch (err) {
-    await http.close();
+  let http: Awaited<ReturnType<typeof listen>> | undefined;
+  let grpc: Awaited<ReturnType<typeof startGrpcServer>> | undefined;
+  let subscription: Subscription | undefined;
+  const close = async () => {
+    await subscription?.close();
+    await Promise.all([http?.close(), grpc?.close()]);
     cache.close();
+    await health.close();
+  };
+  try {
+    http = await listen(app, deps.httpPort, deps.host);
+    grpc = await startGrpcServer([routingGrpcService(cache, health, log)], { port: deps.grpcPort, host: deps.host, log });
+    if (deps.bus) subscription = await subscribeEndpointHealth(deps.bus, { db, log, clock });
+  } catch (err) {
+    await close();
     throw err;
   }
-  log.info({ httpPort: http.port, grpcPort: grpc.port }, "routing.started");
-  return {
-    httpPort: http.port,
-    grpcPort: grpc.port,
-    async close() {
-      cache.close();
-      await Promise.all([http.close(), grpc.close()]);
-    },
-  };
+  log.info({ httpPort: http.port, grpcPort: grpc.port, consuming: subscription !== undefined }, "routing.started");
+  return { httpPort: http.port, grpcPort: grpc.port, close };
 }

@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { createBus } from "@router/bus";
 import { loadConfig } from "@router/config";
 import { createPostgresDb, EmbeddedPostgres, type Db } from "@router/db";
 import { createLogger, installProcessHandlers } from "@router/logging";
@@ -22,8 +23,19 @@ async function main(): Promise<void> {
     db = embedded.forSchema(ROUTING_SCHEMA);
   }
 
+  const bus = await createBus({
+    kind: config.ROUTER_BUS,
+    clientId: "routing",
+    namespace: config.ROUTER_BUS_NAMESPACE,
+    redisUrl: config.REDIS_URL,
+    kafkaBrokers: config.KAFKA_BROKERS,
+    outboxDir: join(config.ROUTER_DATA_DIR, "outbox", "routing"),
+    log,
+  });
+
   const running = await startRouting({
     db,
+    bus,
     log,
     clock: systemClock,
     httpPort: config.ROUTING_HTTP_PORT,
@@ -39,6 +51,7 @@ async function main(): Promise<void> {
     stopping = true;
     log.info({ signal }, "routing.stopping");
     await running.close();
+    await bus.close();
     await db.close();
     await embedded?.close();
     process.exit(0);

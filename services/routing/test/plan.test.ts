@@ -8,6 +8,7 @@ import { fixtureCatalog } from "./catalog-fixture";
 import { startRouting } from "../src/app";
 import { CatalogSnapshot } from "../src/catalog/catalog-snapshot";
 import { loadCatalog } from "../src/catalog/catalog-store";
+import { HealthSnapshot } from "../src/health/health-snapshot";
 import { plan } from "../src/plan/plan";
 import { silentLog, startHarness, type Harness } from "./routing-harness";
 
@@ -289,6 +290,31 @@ describe("Plan over the bundled catalog", () => {
     });
     const start = process.hrtime.bigint();
     for (let i = 0; i < 1000; i += 1) plan(req, snapshot);
+    const perCallUs = Number(process.hrtime.bigint() - start) / 1000 / 1000;
+    expect(perCallUs).toBeLessThan(100);
+  });
+
+  it("stays in well under a millisecond while endpoints are demoted for recent failures", async () => {
+    const snapshot = new CatalogSnapshot(await loadCatalog(h.db));
+    const failing = ["groq", "together"].map((p) => ({
+      endpointId: snapshot.endpointsOf("meta-llama/llama-3.3-70b-instruct").find((r) => r.provider.slug === p)!.endpoint.id,
+      recentAttempts: 10,
+      recentFailures: 9,
+      dayAttempts: 10,
+      dayFailures: 9,
+      dayTtftSumMs: 0,
+      dayTtftCount: 0,
+    }));
+    const health = new HealthSnapshot(failing);
+    const req = routing.PlanRequest.fromPartial({
+      model: "meta-llama/llama-3.3-70b-instruct",
+      models: ["deepseek/deepseek-chat", "openai/gpt-4o"],
+      byokProviders: ["groq", "together", "fireworks", "deepseek", "openai"],
+    });
+
+    expect(plan(req, snapshot, health).cascade.slice(0, 3).map((c) => c.providerSlug)).toEqual(["fireworks", "groq", "together"]);
+    const start = process.hrtime.bigint();
+    for (let i = 0; i < 1000; i += 1) plan(req, snapshot, health);
     const perCallUs = Number(process.hrtime.bigint() - start) / 1000 / 1000;
     expect(perCallUs).toBeLessThan(100);
   });

@@ -28,6 +28,7 @@ import { promptTokenBound, worstCaseCost } from "./worst-case";
 
 export const REQUEST_COMPLETED_TOPIC = "router.request.completed.v1";
 const CANCELLED = "router.client_cancelled";
+const NOTHING_TO_RESERVE = { admitted: true, holdId: "", limitWarning: "" } as const;
 
 export interface ChatDeps {
   /** Inference-key (or session) authentication; sets `res.locals.caller`. */
@@ -145,15 +146,22 @@ class ChatCompletions {
         accountFallbackModels: [],
       });
       ctx.plan = plan;
+      // Every request is BYOK, and a ceiling without include_byok counts none: when no ceiling counts
+      // this request the ledger would reserve nothing, so the round trip is skipped. (Budgets the
+      // ledger owns, such as workspace and agent budgets, will need it on every request.)
+      const ceilings = keyCeilings(caller.key).filter((c) => c.includeByok);
       // A budget binds before routing: when Plan refused, Admit still runs as a check only.
-      const admission = await this.deps.ledger.admit({
-        requestId: ctx.id,
-        orgId: caller.orgId,
-        ceilings: keyCeilings(caller.key),
-        worstCaseNanodollars: plan.refusal ? 0n : worstCaseCost(request, plan.cascade, ctx.promptTokens),
-        isByok: true,
-        dryRun: plan.refusal !== undefined,
-      });
+      const admission =
+        ceilings.length === 0
+          ? NOTHING_TO_RESERVE
+          : await this.deps.ledger.admit({
+              requestId: ctx.id,
+              orgId: caller.orgId,
+              ceilings,
+              worstCaseNanodollars: plan.refusal ? 0n : worstCaseCost(request, plan.cascade, ctx.promptTokens),
+              isByok: true,
+              dryRun: plan.refusal !== undefined,
+            });
       if (!admission.admitted) {
         const r = admission.refusal;
         throw new Refused((r?.code || "budget_exceeded") as DomainError["code"], r?.message || "a spend limit refused this request", {

@@ -2,6 +2,7 @@ import { Router, type Request } from "express";
 import { DomainError } from "@router/errors";
 import { parseInput } from "@router/http-kit";
 import { z } from "zod";
+import type { HealthCache } from "../health/health-cache";
 import type { CatalogCache } from "./catalog-cache";
 import { priceKey, type CatalogSnapshot } from "./catalog-snapshot";
 import type { Model, Provider } from "./catalog-store";
@@ -43,8 +44,8 @@ const SORTS: Record<string, Sort> = {
   },
 };
 
-/** The public catalog routes: models, a model, its endpoints, providers. Served from the cache. */
-export function catalogRoutes(cache: CatalogCache): Router {
+/** The public catalog routes: models, a model, its endpoints, providers. Served from the caches. */
+export function catalogRoutes(cache: CatalogCache, health: HealthCache): Router {
   const router = Router();
 
   router.get("/v1/models", (req, res) => {
@@ -74,6 +75,7 @@ export function catalogRoutes(cache: CatalogCache): Router {
   router.get("/v1/models/:author/:slug/endpoints", (req, res) => {
     const catalog = cache.snapshot();
     const model = requireModel(catalog, req);
+    const measured = health.snapshot();
     res.json({
       data: catalog.endpointsOf(model.id).map(({ endpoint, provider }) => ({
         endpoint_id: endpoint.id,
@@ -86,9 +88,10 @@ export function catalogRoutes(cache: CatalogCache): Router {
         quantization: endpoint.quantization,
         supported_parameters: endpoint.supportedParameters,
         pricing: priceJson(endpoint.price),
-        // Measured from completed requests once endpoint health statistics exist.
-        uptime: null,
-        latency_ms: null,
+        // Measured from the gateway's attempts over the last 24 h (see src/health).
+        uptime: measured.of(endpoint.id).uptime,
+        latency_ms: measured.of(endpoint.id).latencyMs,
+        // Needs tool-call outcomes, which the completed-request event does not carry.
         tool_call_reliability: null,
       })),
     });

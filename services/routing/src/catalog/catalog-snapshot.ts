@@ -71,9 +71,9 @@ export class CatalogSnapshot {
 }
 
 /**
- * The ordering key for "cheapest": prompt plus completion price per million tokens. The default
- * ranking will become a weighted draw on price and recent failures (DESIGN §5); until health
- * statistics exist the order is deterministic.
+ * The ordering key for "cheapest": prompt plus completion price per million tokens. Plan then moves
+ * endpoints failing recently after the healthy ones (see plan.ts); the weighted draw of DESIGN §5
+ * is not built yet, so the order stays deterministic.
  */
 export function priceKey(price: EndpointPrice): bigint {
   return price.promptPerMillion + price.completionPerMillion;

@@ -1,5 +1,6 @@
 import type { routing } from "@router/proto";
 import type { CatalogSnapshot, RankedEndpoint } from "../catalog/catalog-snapshot";
+import { HealthSnapshot } from "../health/health-snapshot";
 import { resolveModel, type ResolvedModel } from "./model-resolution";
 
 /** Models tried for one request: the request's `model`, its `models`, then account fallbacks. */
@@ -9,10 +10,16 @@ export const FALLBACK_DEPTH = 3;
  * Turns a request's model chain into the ordered cascade of endpoints the gateway may dispatch
  * to. Pure and synchronous over an in-memory snapshot: this is the hot path.
  *
- * Order within a model is cheapest first, then provider slug (see `priceKey`); the weighted draw
- * on price and recent failures replaces it once endpoint health statistics exist.
+ * Order within a model is cheapest first, then provider slug (see `priceKey`), except that
+ * endpoints failing recently (`HealthSnapshot.isDegraded`) go after the model's healthy ones, in
+ * the same relative order: a demotion, never a removal, so a model served only by failing
+ * endpoints is still tried.
  */
-export function plan(req: routing.PlanRequest, catalog: CatalogSnapshot): routing.PlanResponse {
+export function plan(
+  req: routing.PlanRequest,
+  catalog: CatalogSnapshot,
+  health: HealthSnapshot = EMPTY_HEALTH,
+): routing.PlanResponse {
   const chain = distinctEntries([req.model, ...req.models, ...req.accountFallbackModels]);
   if (chain.length === 0) {
     return refuse("direct", [], {
@@ -38,7 +45,10 @@ export function plan(req: routing.PlanRequest, catalog: CatalogSnapshot): routin
   const cascade: routing.Candidate[] = [];
   let beyondFallbackDepth = 0;
   resolved.forEach((model, index) => {
-    const usable = catalog.endpointsOf(model.modelId).filter((r) => byok.has(r.provider.slug));
+    const usable = healthyFirst(
+      catalog.endpointsOf(model.modelId).filter((r) => byok.has(r.provider.slug)),
+      health,
+    );
     if (index >= FALLBACK_DEPTH) beyondFallbackDepth += usable.length;
     else for (const r of usable) cascade.push(candidate(r, index + 1));
   });
@@ -47,6 +57,17 @@ export function plan(req: routing.PlanRequest, catalog: CatalogSnapshot): routin
     return refuse(strategy, unresolved, noCredentialRefusal(resolved.slice(0, FALLBACK_DEPTH), catalog), beyondFallbackDepth);
   }
   return { cascade, refusal: undefined, strategy, beyondFallbackDepth, unresolvedModels: unresolved };
+}
+
+const EMPTY_HEALTH = HealthSnapshot.empty();
+
+// A stable partition keeps the price order inside both groups.
+function healthyFirst(endpoints: RankedEndpoint[], health: HealthSnapshot): RankedEndpoint[] {
+  if (!health.anyDegraded) return endpoints;
+  const healthy: RankedEndpoint[] = [];
+  const degraded: RankedEndpoint[] = [];
+  for (const r of endpoints) (health.isDegraded(r.endpoint.id) ? degraded : healthy).push(r);
+  return degraded.length === 0 ? endpoints : healthy.concat(degraded);
 }
 
 function distinctEntries(entries: string[]): string[] {

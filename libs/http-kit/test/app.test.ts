@@ -1,0 +1,275 @@
+import type { Express } from "express";
+import { DomainError, invalid } from "@router/errors";
+import {
+  createHttpApp,
+  finishApp,
+  IDENTITY_HEADER,
+  identityOf,
+  listen,
+  parseInput,
+  requireIdentity,
+  signIdentity,
+  type Identity,
+  type RunningHttpServer,
+} from "@router/http-kit";
+import { createLogger } from "@router/logging";
+import { z } from "zod";
+
+const SECRET = "internal-secret-for-tests";
+const logLines: string[] = [];
+const log = createLogger({ level: "error", destination: { write: (s: string) => void logLines.push(s) } });
+
+const identity: Identity = {
+  orgId: "org_1",
+  credential: "management",
+  keyHash: "hash",
+  keyName: "ci",
+  workspaceId: null,
+  role: "admin",
+  userId: null,
+  operator: false,
+};
+
+const chatSchema = z.object({
+  model: z.string(),
+  messages: z.array(z.object({ role: z.enum(["system", "user", "assistant"]), content: z.string() })).min(1),
+});
+
+function buildApp(): Express {
+  const app = createHttpApp({ log, bodyLimit: "1kb" });
+  app.post("/echo", (req, res) => {
+    res.json({ received: req.body as unknown });
+  });
+  app.post("/chat", (req, res) => {
+    const input = parseInput(chatSchema, req.body);
+    res.json({ model: input.model, turns: input.messages.length });
+  });
+  app.get("/search", (req, res) => {
+    const q = parseInput(z.object({ limit: z.coerce.number().int().max(100) }), req.query, "query");
+    res.json(q);
+  });
+  app.get("/budget", () => {
+    throw new DomainError("budget_exceeded", "key limit of $5 reached", { details: { limit_usd: 5 } });
+  });
+  app.get("/teapot", () => {
+    throw new DomainError("router.run_closed", "the run is closed", { status: 409, details: { run_status: "done" } });
+  });
+  app.get("/missing-field", () => {
+    throw invalid("max_tokens", "must be positive");
+  });
+  app.get("/async-failure", async () => {
+    await Promise.resolve();
+    throw new Error("db password=hunter2 rejected");
+  });
+  app.get("/sync-failure", () => {
+    throw new Error("connection string postgres://u:hunter2@db leaked");
+  });
+  app.get("/internal", requireIdentity(SECRET), (req, res) => {
+    res.json(identityOf(req));
+  });
+  app.get("/unguarded", (req, res) => {
+    res.json(identityOf(req));
+  });
+  return finishApp(app, log);
+}
+
+let server: RunningHttpServer;
+let base: string;
+
+beforeAll(async () => {
+  server = await listen(buildApp(), 0);
+  base = `http://127.0.0.1:${server.port}`;
+});
+
+afterAll(async () => {
+  await server.close();
+});
+
+beforeEach(() => {
+  logLines.length = 0;
+});
+
+async function call(path: string, init: RequestInit = {}) {
+  const res = await fetch(`${base}${path}`, init);
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, text, body: text ? (JSON.parse(text) as any) : undefined };
+}
+
+const postJson = (path: string, body: string, headers: Record<string, string> = {}) =>
+  call(path, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
+
+describe("createHttpApp + finishApp", () => {
+  it("listens on the port the OS picked", () => {
+    expect(server.port).toBeGreaterThan(0);
+  });
+
+  it("parses JSON bodies", async () => {
+    const res = await postJson("/echo", JSON.stringify({ a: 1 }));
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ received: { a: 1 } });
+  });
+
+  it("parses vendor +json bodies", async () => {
+    const res = await postJson("/echo", JSON.stringify({ a: 2 }), { "content-type": "application/merge-patch+json" });
+    expect(res.body).toEqual({ received: { a: 2 } });
+  });
+
+  it("does not fingerprint itself", async () => {
+    const res = await postJson("/echo", "{}");
+    expect(res.headers.get("x-powered-by")).toBeNull();
+    expect(res.headers.get("etag")).toBeNull();
+  });
+
+  it("answers malformed JSON with a 400 invalid_request envelope", async () => {
+    const res = await postJson("/echo", '{"model": ');
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({
+      error: { status: 400, code: "invalid_request", message: expect.stringContaining("malformed JSON") },
+    });
+  });
+
+  it("answers a body past the limit with 413 payload_too_large", async () => {
+    const res = await postJson("/echo", JSON.stringify({ text: "x".repeat(4096) }));
+    expect(res.status).toBe(413);
+    expect(res.body.error).toMatchObject({ status: 413, code: "payload_too_large" });
+  });
+
+  it("answers an unknown route with a 404 envelope naming it", async () => {
+    const res = await call("/v1/nothing-here");
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({
+      error: { status: 404, code: "not_found", message: "no route for GET /v1/nothing-here" },
+    });
+  });
+
+  it("answers a known path with the wrong method with a 404 envelope", async () => {
+    const res = await call("/budget", { method: "DELETE" });
+    expect(res.status).toBe(404);
+    expect(res.body.error.code).toBe("not_found");
+  });
+
+  it("maps a DomainError to its default status, code, message and details", async () => {
+    const res = await call("/budget");
+    expect(res.status).toBe(403);
+    expect(res.body).toEqual({
+      error: { status: 403, code: "budget_exceeded", message: "key limit of $5 reached", details: { limit_usd: 5 } },
+    });
+  });
+
+  it("keeps an explicit status on a DomainError", async () => {
+    const res = await call("/teapot");
+    expect(res.status).toBe(409);
+    expect(res.body.error).toEqual({
+      status: 409,
+      code: "router.run_closed",
+      message: "the run is closed",
+      details: { run_status: "done" },
+    });
+  });
+
+  it("maps invalid() to a 400 naming the field", async () => {
+    const res = await call("/missing-field");
+    expect(res.status).toBe(400);
+    expect(res.body.error).toEqual({
+      status: 400,
+      code: "invalid_request",
+      message: "max_tokens: must be positive",
+      details: { field: "max_tokens" },
+    });
+  });
+
+  it.each([["/sync-failure"], ["/async-failure"]])(
+    "answers a plain Error thrown in %s with 500 internal without leaking its message",
+    async (path) => {
+      const res = await call(path);
+      expect(res.status).toBe(500);
+      expect(res.body).toEqual({ error: { status: 500, code: "internal", message: "internal error" } });
+      expect(res.text).not.toContain("hunter2");
+    },
+  );
+
+  it("logs a 500 with the route for operators", async () => {
+    await call("/sync-failure");
+    const line = JSON.parse(logLines.join("").split("\n")[0]!) as Record<string, unknown>;
+    expect(line).toMatchObject({ level: "error", msg: "http.request.failed", method: "GET", path: "/sync-failure" });
+  });
+
+  it("does not log client errors as failures", async () => {
+    await call("/budget");
+    expect(logLines).toEqual([]);
+  });
+});
+
+describe("parseInput", () => {
+  it("passes a valid body through", async () => {
+    const res = await postJson("/chat", JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }] }));
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ model: "m", turns: 1 });
+  });
+
+  it("names the nested field that is wrong", async () => {
+    const res = await postJson(
+      "/chat",
+      JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }, { role: "robot", content: "x" }] }),
+    );
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe("invalid_request");
+    expect(res.body.error.message).toMatch(/^messages\.1\.role: /);
+    expect(res.body.error.details.field).toBe("messages.1.role");
+  });
+
+  it("lists every issue, not just the first", async () => {
+    const res = await postJson("/chat", JSON.stringify({ messages: [] }));
+    const fields = (res.body.error.details.issues as { field: string }[]).map((i) => i.field).sort();
+    expect(fields).toEqual(["messages", "model"]);
+  });
+
+  it("prefixes the field with where the input came from", async () => {
+    const res = await call("/search?limit=500");
+    expect(res.status).toBe(400);
+    expect(res.body.error.details.field).toBe("query.limit");
+  });
+
+  it("answers a body that is not an object with a 400, never a 500", async () => {
+    const res = await postJson("/chat", "[1,2]");
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe("invalid_request");
+  });
+
+  it("throws a DomainError naming the field when called directly", () => {
+    expect(() => parseInput(z.object({ n: z.number() }), { n: "1" }, "params")).toThrow(
+      expect.objectContaining({ code: "invalid_request", status: 400, details: expect.objectContaining({ field: "params.n" }) }),
+    );
+  });
+});
+
+describe("requireIdentity", () => {
+  it("exposes the signed identity to the handler", async () => {
+    const res = await call("/internal", { headers: { [IDENTITY_HEADER]: signIdentity(identity, SECRET) } });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual(identity);
+  });
+
+  it("refuses a request without the identity header with a 401 envelope", async () => {
+    const res = await call("/internal");
+    expect(res.status).toBe(401);
+    expect(res.body.error).toMatchObject({ status: 401, code: "unauthorized" });
+  });
+
+  it("refuses an identity signed with another secret", async () => {
+    const res = await call("/internal", { headers: { [IDENTITY_HEADER]: signIdentity(identity, "other") } });
+    expect(res.status).toBe(401);
+  });
+
+  it("refuses garbage in the identity header with a 401, never a 500", async () => {
+    for (const header of ["garbage", "a.b", "...", "eyJ9.x"]) {
+      const res = await call("/internal", { headers: { [IDENTITY_HEADER]: header } });
+      expect(res.status).toBe(401);
+    }
+  });
+
+  it("makes identityOf refuse a route that has no identity", async () => {
+    const res = await call("/unguarded", { headers: { [IDENTITY_HEADER]: signIdentity(identity, SECRET) } });
+    expect(res.status).toBe(401);
+  });
+});

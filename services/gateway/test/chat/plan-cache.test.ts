@@ -1,0 +1,80 @@
+import { ManualClock } from "@router/money";
+import type { routing } from "@router/proto";
+import { cachedRoutingPort } from "../../src/chat/plan-cache";
+import type { RoutingPort } from "../../src/chat/ports";
+
+const request = (over: Partial<routing.PlanRequest> = {}): routing.PlanRequest => ({
+  orgId: "org_a",
+  model: "openai/gpt-4o-mini",
+  models: [],
+  byokProviders: ["openai", "groq"],
+  accountFallbackModels: [],
+  ...over,
+});
+
+function countingPort(): RoutingPort & { calls: routing.PlanRequest[] } {
+  const calls: routing.PlanRequest[] = [];
+  return {
+    calls,
+    plan: async (req) => {
+      calls.push(req);
+      return { cascade: [], strategy: `answer-${calls.length}`, beyondFallbackDepth: 0, unresolvedModels: [] };
+    },
+  };
+}
+
+describe("the gateway's plan cache", () => {
+  it("asks routing once for identical requests within the TTL, including concurrent ones", async () => {
+    const port = countingPort();
+    const clock = new ManualClock();
+    const cached = cachedRoutingPort(port, clock, { ttlMs: 1000 });
+    const answers = await Promise.all([cached.plan(request()), cached.plan(request()), cached.plan(request({ byokProviders: ["groq", "openai"] }))]);
+    expect(port.calls).toHaveLength(1);
+    expect(answers.map((a) => a.strategy)).toEqual(["answer-1", "answer-1", "answer-1"]);
+    clock.advance(999);
+    await cached.plan(request());
+    expect(port.calls).toHaveLength(1);
+  });
+
+  it("asks again once the TTL has passed", async () => {
+    const port = countingPort();
+    const clock = new ManualClock();
+    const cached = cachedRoutingPort(port, clock, { ttlMs: 1000 });
+    await cached.plan(request());
+    clock.advance(1000);
+    expect((await cached.plan(request())).strategy).toBe("answer-2");
+  });
+
+  it("never shares an answer across organisations, models or credentialed providers", async () => {
+    const port = countingPort();
+    const cached = cachedRoutingPort(port, new ManualClock(), { ttlMs: 1000 });
+    await cached.plan(request());
+    await cached.plan(request({ orgId: "org_b" }));
+    await cached.plan(request({ model: "openai/gpt-4o" }));
+    await cached.plan(request({ models: ["openai/gpt-4o"] }));
+    await cached.plan(request({ byokProviders: ["openai"] }));
+    expect(port.calls).toHaveLength(5);
+  });
+
+  it("does not keep a failed call", async () => {
+    let fail = true;
+    const port: RoutingPort = {
+      plan: async () => {
+        if (fail) throw new Error("routing down");
+        return { cascade: [], strategy: "ok", beyondFallbackDepth: 0, unresolvedModels: [] };
+      },
+    };
+    const cached = cachedRoutingPort(port, new ManualClock(), { ttlMs: 1000 });
+    await expect(cached.plan(request())).rejects.toThrow("routing down");
+    fail = false;
+    expect((await cached.plan(request())).strategy).toBe("ok");
+  });
+
+  it("is a pass-through with a TTL of 0", async () => {
+    const port = countingPort();
+    const cached = cachedRoutingPort(port, new ManualClock(), { ttlMs: 0 });
+    await cached.plan(request());
+    await cached.plan(request());
+    expect(port.calls).toHaveLength(2);
+  });
+});

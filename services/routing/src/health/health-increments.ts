@@ -1,0 +1,53 @@
+import type { events } from "@router/proto";
+import { outcomeOf } from "./attempt-outcome";
+import { bucketStartOf, DAY_BUCKETS, windowStart } from "./health-window";
+
+/** What one completed request adds to one endpoint's bucket. */
+export interface BucketIncrement {
+  endpointId: string;
+  bucketStartMs: number;
+  attempts: number;
+  failures: number;
+  durationSumMs: number;
+  durationCount: number;
+  ttftSumMs: number;
+  ttftCount: number;
+}
+
+/**
+ * Folds a completed request's attempts into per-endpoint, per-bucket increments, sorted by endpoint
+ * then bucket so that concurrent transactions lock rows in one order. An attempt is placed by its
+ * start time (the request's, or `now`, when the gateway sent none; never later than `now`, which
+ * absorbs clock skew between hosts); one already outside the 24 h retention is dropped.
+ */
+export function healthIncrements(completed: events.RequestCompleted, now: Date): BucketIncrement[] {
+  const nowMs = now.getTime();
+  const oldest = windowStart(now, DAY_BUCKETS).getTime();
+  const byKey = new Map<string, BucketIncrement>();
+  for (const attempt of completed.attempts) {
+    const outcome = outcomeOf(attempt);
+    if (outcome === "ignored" || attempt.endpointId === "") continue;
+    const startedMs = Number(attempt.startedAtMs) || Number(completed.createdAtMs) || nowMs;
+    const bucketStartMs = bucketStartOf(Math.min(startedMs, nowMs));
+    if (bucketStartMs < oldest) continue;
+    const key = `${attempt.endpointId}\u0000${bucketStartMs}`;
+    let inc = byKey.get(key);
+    if (!inc) {
+      inc = { endpointId: attempt.endpointId, bucketStartMs, attempts: 0, failures: 0, durationSumMs: 0, durationCount: 0, ttftSumMs: 0, ttftCount: 0 };
+      byKey.set(key, inc);
+    }
+    inc.attempts += 1;
+    if (outcome === "failure") inc.failures += 1;
+    if (attempt.durationMs !== undefined && attempt.durationMs >= 0) {
+      inc.durationSumMs += attempt.durationMs;
+      inc.durationCount += 1;
+    }
+    if (outcome === "ok" && attempt.ttftMs !== undefined && attempt.ttftMs >= 0) {
+      inc.ttftSumMs += attempt.ttftMs;
+      inc.ttftCount += 1;
+    }
+  }
+  return [...byKey.values()].sort((a, b) =>
+    a.endpointId !== b.endpointId ? (a.endpointId < b.endpointId ? -1 : 1) : a.bucketStartMs - b.bucketStartMs,
+  );
+}

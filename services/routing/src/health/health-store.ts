@@ -1,0 +1,107 @@
+import type { Db, Queryable } from "@router/db";
+import type { BucketIncrement } from "./health-increments";
+import { BUCKET_MS, DAY_BUCKETS, RECENT_BUCKETS, windowStart } from "./health-window";
+
+/** One endpoint's counts over the recent window and over the last 24 h. */
+export interface EndpointHealthRow {
+  endpointId: string;
+  recentAttempts: number;
+  recentFailures: number;
+  dayAttempts: number;
+  dayFailures: number;
+  dayTtftSumMs: number;
+  dayTtftCount: number;
+}
+
+/**
+ * Event ids are remembered twice as long as buckets are kept: a redelivery later than that can
+ * only carry attempts already outside the retention, which `healthIncrements` drops anyway.
+ */
+const PROCESSED_EVENTS_RETENTION_MS = 2 * DAY_BUCKETS * BUCKET_MS;
+
+/**
+ * Adds one event's increments, once: the event id and the counts commit together, so a
+ * redelivered event finds its id and changes nothing. Returns false for a repeat.
+ */
+export async function recordHealth(q: Queryable, eventId: string, increments: BucketIncrement[], now: Date): Promise<boolean> {
+  const first = await q.query(
+    "INSERT INTO processed_events (event_id, processed_at) VALUES ($1, $2) ON CONFLICT (event_id) DO NOTHING",
+    [eventId, now],
+  );
+  if (first.rowCount === 0) return false;
+  for (const inc of increments) {
+    await q.query(
+      `INSERT INTO endpoint_health_buckets
+         (endpoint_id, bucket_start, attempts, failures, duration_sum_ms, duration_count, ttft_sum_ms, ttft_count)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+       ON CONFLICT (endpoint_id, bucket_start) DO UPDATE SET
+         attempts        = endpoint_health_buckets.attempts + EXCLUDED.attempts,
+         failures        = endpoint_health_buckets.failures + EXCLUDED.failures,
+         duration_sum_ms = endpoint_health_buckets.duration_sum_ms + EXCLUDED.duration_sum_ms,
+         duration_count  = endpoint_health_buckets.duration_count + EXCLUDED.duration_count,
+         ttft_sum_ms     = endpoint_health_buckets.ttft_sum_ms + EXCLUDED.ttft_sum_ms,
+         ttft_count      = endpoint_health_buckets.ttft_count + EXCLUDED.ttft_count`,
+      [
+        inc.endpointId,
+        new Date(inc.bucketStartMs),
+        inc.attempts,
+        inc.failures,
+        inc.durationSumMs,
+        inc.durationCount,
+        inc.ttftSumMs,
+        inc.ttftCount,
+      ],
+    );
+  }
+  return true;
+}
+
+interface RawRow {
+  endpoint_id: string;
+  recent_attempts: unknown;
+  recent_failures: unknown;
+  day_attempts: unknown;
+  day_failures: unknown;
+  ttft_sum_ms: unknown;
+  ttft_count: unknown;
+}
+
+// float8 comes back as a number from both pg and PGlite; a FILTER over no rows gives null.
+const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
+
+/** Every endpoint with attempts in the last 24 h, summed over both windows in one scan. */
+export async function loadHealth(db: Queryable, now: Date): Promise<EndpointHealthRow[]> {
+  const { rows } = await db.query<RawRow>(
+    `SELECT endpoint_id,
+            (sum(attempts) FILTER (WHERE bucket_start >= $2))::float8 AS recent_attempts,
+            (sum(failures) FILTER (WHERE bucket_start >= $2))::float8 AS recent_failures,
+            sum(attempts)::float8    AS day_attempts,
+            sum(failures)::float8    AS day_failures,
+            sum(ttft_sum_ms)::float8 AS ttft_sum_ms,
+            sum(ttft_count)::float8  AS ttft_count
+       FROM endpoint_health_buckets
+      WHERE bucket_start >= $1
+      GROUP BY endpoint_id`,
+    [windowStart(now, DAY_BUCKETS), windowStart(now, RECENT_BUCKETS)],
+  );
+  return rows.map((r) => ({
+    endpointId: r.endpoint_id,
+    recentAttempts: num(r.recent_attempts),
+    recentFailures: num(r.recent_failures),
+    dayAttempts: num(r.day_attempts),
+    dayFailures: num(r.day_failures),
+    dayTtftSumMs: num(r.ttft_sum_ms),
+    dayTtftCount: num(r.ttft_count),
+  }));
+}
+
+/** Deletes buckets that left the 24 h window and event ids past their retention. */
+export async function pruneHealth(db: Db, now: Date): Promise<{ buckets: number; events: number }> {
+  const buckets = await db.query("DELETE FROM endpoint_health_buckets WHERE bucket_start < $1", [
+    windowStart(now, DAY_BUCKETS),
+  ]);
+  const events = await db.query("DELETE FROM processed_events WHERE processed_at < $1", [
+    new Date(now.getTime() - PROCESSED_EVENTS_RETENTION_MS),
+  ]);
+  return { buckets: buckets.rowCount, events: events.rowCount };
+}
