@@ -17,7 +17,9 @@ const VERSION = (require("../package.json") as { version: string }).version;
 /** Runs gateway, routing, ledger and activity in this one process on embedded defaults. */
 async function main(): Promise<void> {
   const config = loadEmbeddedConfig(process.env);
-  const log = createLogger({ level: config.LOG_LEVEL, base: { service: "router" } });
+  // Each service logs through a child carrying its own name; the runner's own lines say "router".
+  const root = createLogger({ level: config.LOG_LEVEL });
+  const log = root.child({ service: "router" });
   installProcessHandlers(log);
 
   const { secrets, generated } = resolveSecrets(process.env, config.ROUTER_DATA_DIR, { allowGenerated: true });
@@ -44,12 +46,12 @@ async function main(): Promise<void> {
   );
 
   const clock = systemClock;
-  const routingSvc = await startRouting({ db: openDb("routing"), bus, log: log.child({ service: "routing" }), clock, httpPort: 0, grpcPort: 0 });
-  const ledgerSvc = await startLedger({ db: openDb("ledger"), log: log.child({ service: "ledger" }), clock, grpcPort: 0 });
+  const routingSvc = await startRouting({ db: openDb("routing"), bus, log: root.child({ service: "routing" }), clock, httpPort: 0, grpcPort: 0 });
+  const ledgerSvc = await startLedger({ db: openDb("ledger"), log: root.child({ service: "ledger" }), clock, grpcPort: 0 });
   const activitySvc = await startActivity({
     db: openDb("activity"),
     bus,
-    log: log.child({ service: "activity" }),
+    log: root.child({ service: "activity" }),
     clock,
     httpPort: 0,
     internalSecret: secrets.ROUTER_INTERNAL_SECRET,
@@ -58,7 +60,7 @@ async function main(): Promise<void> {
   const gateway = await startGateway({
     db: gatewayDb,
     bus,
-    log: log.child({ service: "gateway" }),
+    log: root.child({ service: "gateway" }),
     clock,
     port: config.PORT,
     host: config.HOST,

@@ -40,11 +40,11 @@ function decode(event: IncomingEvent, log: Logger): events.RequestCompleted {
   return decoded;
 }
 
-/** The handler for one `router.request.completed.v1` delivery: decode, then store in one transaction. */
+/** The handler for one `router.request.completed.v1` delivery: decode, then store in one statement. */
 export function requestCompletedHandler(deps: RecordingDeps): (event: IncomingEvent) => Promise<void> {
   return async (event) => {
     const completed = decode(event, deps.log);
-    const isNew = await deps.db.tx((q) => recordRequest(q, completed, deps.clock.now()));
+    const isNew = await recordRequest(deps.db, completed, deps.clock.now());
     deps.log.debug(
       { eventId: event.id, requestId: completed.requestId, orgId: completed.orgId, duplicate: !isNew },
       "activity.request.recorded",

@@ -69,14 +69,25 @@ const CASTS: Partial<Record<(typeof REQUEST_COLUMNS)[number], string>> = {
   app_categories: "jsonb",
 };
 
-const INSERT_REQUEST = `INSERT INTO requests (${REQUEST_COLUMNS.join(", ")})
-VALUES (${REQUEST_COLUMNS.map((c, i) => `$${i + 1}${CASTS[c] ? `::${CASTS[c]}` : ""}`).join(", ")})
-ON CONFLICT (id) DO NOTHING`;
-
-const INSERT_ATTEMPT = `INSERT INTO upstream_attempts (id, request_id, org_id, attempt, created_at, model_id, provider_slug,
-  endpoint_id, is_byok, status, http_status, error_code, error_message, duration_ms, ttft_ms)
-VALUES ($1, $2, $3, $4, $5::timestamptz, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
-ON CONFLICT DO NOTHING`;
+// The request and its attempts go in one statement: one round trip and one commit per event, and
+// attempts are written only when the request row is new, so a redelivery changes nothing.
+const ATTEMPTS_PARAM = REQUEST_COLUMNS.length + 1;
+const RECORD_REQUEST = `WITH r AS (
+  INSERT INTO requests (${REQUEST_COLUMNS.join(", ")})
+  VALUES (${REQUEST_COLUMNS.map((c, i) => `$${i + 1}${CASTS[c] ? `::${CASTS[c]}` : ""}`).join(", ")})
+  ON CONFLICT (id) DO NOTHING
+  RETURNING id, org_id
+), a AS (
+  INSERT INTO upstream_attempts (id, request_id, org_id, attempt, created_at, model_id, provider_slug,
+    endpoint_id, is_byok, status, http_status, error_code, error_message, duration_ms, ttft_ms)
+  SELECT x.id, r.id, r.org_id, x.attempt, x.created_at, x.model_id, x.provider_slug, x.endpoint_id, x.is_byok,
+    x.status, x.http_status, x.error_code, x.error_message, x.duration_ms, x.ttft_ms
+  FROM r, jsonb_to_recordset($${ATTEMPTS_PARAM}::jsonb) AS x(id text, attempt integer, created_at timestamptz,
+    model_id text, provider_slug text, endpoint_id text, is_byok boolean, status text, http_status integer,
+    error_code text, error_message text, duration_ms integer, ttft_ms integer)
+  ON CONFLICT DO NOTHING
+)
+SELECT count(*)::int AS inserted FROM r`;
 
 function requestParams(e: RequestCompleted, createdAt: Date): unknown[] {
   const usageLines = e.usageLines.map((l) => ({
@@ -134,34 +145,27 @@ function requestParams(e: RequestCompleted, createdAt: Date): unknown[] {
 }
 
 /**
- * Stores one completed request and its upstream attempts in the caller's transaction. Idempotent:
- * the generation id is the primary key, so a redelivered event inserts nothing.
- * Returns whether the request was new.
+ * Stores one completed request and its upstream attempts. Idempotent: the generation id is the
+ * primary key, so a redelivered event inserts nothing. Returns whether the request was new.
  */
 export async function recordRequest(q: Queryable, e: RequestCompleted, receivedAt: Date): Promise<boolean> {
   // The gateway stamps every event; the receive time only stands in for an event that lacks it.
   const createdAt = e.createdAtMs > 0n ? new Date(Number(e.createdAtMs)) : receivedAt;
-  const inserted = await q.query(INSERT_REQUEST, requestParams(e, createdAt));
-  if (inserted.rowCount === 0) return false;
-  for (const a of e.attempts) {
-    const startedAt = a.startedAtMs > 0n ? new Date(Number(a.startedAtMs)) : createdAt;
-    await q.query(INSERT_ATTEMPT, [
-      a.id === "" ? attemptId(e.requestId, a.attempt) : a.id,
-      e.requestId,
-      e.orgId,
-      a.attempt,
-      startedAt.toISOString(),
-      orNull(a.modelId),
-      orNull(a.providerSlug),
-      orNull(a.endpointId),
-      a.isByok,
-      a.status === "ok" ? "ok" : "error",
-      a.httpStatus ?? null,
-      orNull(a.errorCode),
-      orNull(a.errorMessage),
-      a.durationMs ?? null,
-      a.ttftMs ?? null,
-    ]);
-  }
-  return true;
+  const attempts = e.attempts.map((a) => ({
+    id: a.id === "" ? attemptId(e.requestId, a.attempt) : a.id,
+    attempt: a.attempt,
+    created_at: (a.startedAtMs > 0n ? new Date(Number(a.startedAtMs)) : createdAt).toISOString(),
+    model_id: orNull(a.modelId),
+    provider_slug: orNull(a.providerSlug),
+    endpoint_id: orNull(a.endpointId),
+    is_byok: a.isByok,
+    status: a.status === "ok" ? "ok" : "error",
+    http_status: a.httpStatus ?? null,
+    error_code: orNull(a.errorCode),
+    error_message: orNull(a.errorMessage),
+    duration_ms: a.durationMs ?? null,
+    ttft_ms: a.ttftMs ?? null,
+  }));
+  const { rows } = await q.query<{ inserted: number }>(RECORD_REQUEST, [...requestParams(e, createdAt), JSON.stringify(attempts)]);
+  return rows[0]?.inserted === 1;
 }

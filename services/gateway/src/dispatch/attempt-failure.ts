@@ -31,6 +31,8 @@ const ROUTER_CODES: Record<Exclude<FailureKind, "http" | "stream_error">, string
 
 /** HTTP statuses that say "not here" rather than "not this request": another endpoint may serve. */
 const FAILOVER_STATUSES = new Set([401, 403, 404, 408, 429]);
+/** Statuses about the key that was used: unauthorised, forbidden, rate-limited. */
+const CREDENTIAL_STATUSES = new Set([401, 403, 429]);
 
 export class AttemptFailure extends Error {
   constructor(
@@ -70,6 +72,14 @@ export class AttemptFailure extends Error {
       return s >= 500 || FAILOVER_STATUSES.has(s);
     }
     return true;
+  }
+
+  /**
+   * Whether the failure belongs to the credential rather than the endpoint (a rejected or
+   * rate-limited key): the same endpoint may still serve with the organisation's next credential.
+   */
+  get credentialSpecific(): boolean {
+    return this.kind === "http" && CREDENTIAL_STATUSES.has(this.httpStatus ?? 0);
   }
 
   /** Whether the failure says the endpoint is unhealthy (feeds its circuit breaker). */

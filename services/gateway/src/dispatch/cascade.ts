@@ -44,12 +44,16 @@ export interface Attempt {
 /** An endpoint the cascade passed over without dispatching. */
 export interface Skip {
   candidate: Candidate;
-  reason: "no_credential" | "circuit_open" | "no_adapter";
+  /** `fallback_policy`: a failed credential's policy ruled the endpoint out. */
+  reason: "no_credential" | "circuit_open" | "no_adapter" | "fallback_policy";
 }
 
 export interface CascadeInput {
   candidates: Candidate[];
-  /** The organisation's enabled credentials, in tier-then-priority order. */
+  /**
+   * The organisation's enabled credentials, in tier-then-priority order. Each endpoint is tried
+   * with its provider's credentials in this order.
+   */
   credentials: DispatchCredential[];
   allows(credential: DispatchCredential, modelId: string): boolean;
   request: ChatRequest;
@@ -101,6 +105,7 @@ export interface UpstreamDispatcherOptions {
 const attemptId = (): string => `att_${randomBytes(12).toString("base64url")}`;
 
 interface Prepared {
+  /** 1-indexed position in the cascade as walked: one per endpoint and credential. */
   index: number;
   candidate: Candidate;
   credential: DispatchCredential;
@@ -135,17 +140,21 @@ export class UpstreamDispatcher {
     await this.client.close();
   }
 
+  /** The dispatch plan: every endpoint of the cascade with each credential that may serve it. */
   private prepare(input: CascadeInput, skipped: Skip[]): Prepared[] {
     const out: Prepared[] = [];
-    input.candidates.forEach((candidate, index) => {
+    for (const candidate of input.candidates) {
       const adapter = adapterFor(candidate.apiFamily, candidate.providerSlug);
-      if (!adapter) return void skipped.push({ candidate, reason: "no_adapter" });
-      const credential = input.credentials.find(
+      if (!adapter) {
+        skipped.push({ candidate, reason: "no_adapter" });
+        continue;
+      }
+      const usable = input.credentials.filter(
         (c) => c.providerSlug === candidate.providerSlug && input.allows(c, candidate.modelId),
       );
-      if (!credential) return void skipped.push({ candidate, reason: "no_credential" });
-      out.push({ index, candidate, credential, adapter });
-    });
+      if (usable.length === 0) skipped.push({ candidate, reason: "no_credential" });
+      for (const credential of usable) out.push({ index: out.length + 1, candidate, credential, adapter });
+    }
     return out;
   }
 
@@ -192,7 +201,8 @@ export class UpstreamDispatcher {
   /** A non-stream completion. */
   async complete(input: CascadeInput): Promise<CompletionResult> {
     const result: CompletionResult = { attempts: [], skipped: [], served: null, failure: null, upstreamMs: 0, completion: null };
-    for (const p of this.prepare(input, result.skipped)) {
+    const walk = new CascadeWalk(this.prepare(input, result.skipped), result.skipped);
+    for (const p of walk) {
       if (input.signal.aborted) break;
       const slug = p.candidate.providerSlug;
       if (this.breakers.isOpen(p.candidate.endpointId)) {
@@ -245,6 +255,7 @@ export class UpstreamDispatcher {
         result.attempts.push(record(p, startedAtMs, duration, null, failure, status));
         result.failure = failure;
         if (!failure.failover) break;
+        walk.failed(p, failure);
       }
     }
     return result;
@@ -263,7 +274,8 @@ export class UpstreamDispatcher {
       nativeFinishReason: null,
       firstContentAt: null,
     };
-    for (const p of this.prepare(input, result.skipped)) {
+    const walk = new CascadeWalk(this.prepare(input, result.skipped), result.skipped);
+    for (const p of walk) {
       if (input.signal.aborted) break;
       const slug = p.candidate.providerSlug;
       if (this.breakers.isOpen(p.candidate.endpointId)) {
@@ -287,6 +299,7 @@ export class UpstreamDispatcher {
         result.attempts.push(record(p, startedAtMs, duration, null, failure, reached.status));
         result.failure = failure;
         if (!failure.failover) break;
+        walk.failed(p, failure);
         continue;
       }
 
@@ -378,6 +391,51 @@ export class UpstreamDispatcher {
   }
 }
 
+/**
+ * Iterates the dispatch plan, leaving out what a failure rules out: the same endpoint with other
+ * credentials when the endpoint itself failed (5xx, timeout, broken connection), and whatever the
+ * failed credential's `fallback_policy` forbids: `none_for_provider` keeps the request away from that
+ * provider's other endpoints, `none_for_models` keeps it from falling back to other models.
+ * `platform` (the default) forbids nothing; there is no platform capacity in this release.
+ */
+class CascadeWalk implements Iterable<Prepared> {
+  private readonly rules: Array<(p: Prepared) => "same_endpoint" | "fallback_policy" | null> = [];
+
+  constructor(
+    private readonly plan: Prepared[],
+    private readonly skipped: Skip[],
+  ) {}
+
+  failed(p: Prepared, failure: AttemptFailure): void {
+    const endpoint = p.candidate.endpointId;
+    if (!failure.credentialSpecific) this.rules.push((n) => (n.candidate.endpointId === endpoint ? "same_endpoint" : null));
+    const policy = p.credential.fallbackPolicy;
+    if (policy === "none_for_provider") {
+      const provider = p.candidate.providerSlug;
+      this.rules.push((n) => (n.candidate.providerSlug === provider ? "fallback_policy" : null));
+    } else if (policy === "none_for_models") {
+      const model = p.candidate.modelId;
+      this.rules.push((n) => (n.candidate.modelId !== model ? "fallback_policy" : null));
+    }
+  }
+
+  *[Symbol.iterator](): Iterator<Prepared> {
+    let lastSkipped: string | null = null;
+    for (const p of this.plan) {
+      const ruling = this.rules.map((r) => r(p)).find((x) => x !== null) ?? null;
+      if (ruling === null) {
+        yield p;
+        continue;
+      }
+      // An endpoint left out for its policy is reported once, however many credentials it had.
+      if (ruling === "fallback_policy" && lastSkipped !== p.candidate.endpointId) {
+        this.skipped.push({ candidate: p.candidate, reason: "fallback_policy" });
+        lastSkipped = p.candidate.endpointId;
+      }
+    }
+  }
+}
+
 function record(
   p: Prepared,
   startedAtMs: number,
@@ -390,7 +448,7 @@ function record(
 ): Attempt {
   return {
     id: attemptId(),
-    attempt: p.index + 1,
+    attempt: p.index,
     candidate: p.candidate,
     credentialId: p.credential.id,
     status: failure && !committed ? "error" : "ok",

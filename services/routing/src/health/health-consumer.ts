@@ -18,7 +18,7 @@ export interface HealthConsumerDeps {
 
 /**
  * The handler for one `router.request.completed.v1` delivery: its attempts become bucket counts,
- * recorded with the event id in one transaction. An undecodable payload throws, so the bus retries
+ * recorded with the event id in one statement. An undecodable payload throws, so the bus retries
  * it and then moves it to the dead-letter topic.
  */
 export function requestCompletedHandler(deps: HealthConsumerDeps): (event: IncomingEvent) => Promise<void> {
@@ -36,7 +36,7 @@ export function requestCompletedHandler(deps: HealthConsumerDeps): (event: Incom
     }
     const now = deps.clock.now();
     const increments = healthIncrements(completed, now);
-    const counted = await deps.db.tx((q) => recordHealth(q, event.id, increments, now));
+    const counted = await recordHealth(deps.db, event.id, increments, now);
     deps.log.debug(
       { eventId: event.id, requestId: completed.requestId, endpoints: increments.length, duplicate: !counted },
       "routing.health.event_recorded",

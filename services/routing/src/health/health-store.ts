@@ -20,40 +20,46 @@ export interface EndpointHealthRow {
 const PROCESSED_EVENTS_RETENTION_MS = 2 * DAY_BUCKETS * BUCKET_MS;
 
 /**
- * Adds one event's increments, once: the event id and the counts commit together, so a
- * redelivered event finds its id and changes nothing. Returns false for a repeat.
+ * Adds one event's increments, once: the event id and the counts go in one statement (so one
+ * round trip and one commit on the consumer's path), and a redelivered event finds its id and
+ * changes nothing. Returns false for a repeat.
  */
 export async function recordHealth(q: Queryable, eventId: string, increments: BucketIncrement[], now: Date): Promise<boolean> {
-  const first = await q.query(
-    "INSERT INTO processed_events (event_id, processed_at) VALUES ($1, $2) ON CONFLICT (event_id) DO NOTHING",
-    [eventId, now],
-  );
-  if (first.rowCount === 0) return false;
-  for (const inc of increments) {
-    await q.query(
-      `INSERT INTO endpoint_health_buckets
+  const col = <K extends keyof BucketIncrement>(k: K) => increments.map((i) => i[k]);
+  const { rows } = await q.query<{ first: boolean }>(
+    `WITH first AS (
+       INSERT INTO processed_events (event_id, processed_at) VALUES ($1, $2)
+       ON CONFLICT (event_id) DO NOTHING RETURNING event_id
+     ), counted AS (
+       INSERT INTO endpoint_health_buckets
          (endpoint_id, bucket_start, attempts, failures, duration_sum_ms, duration_count, ttft_sum_ms, ttft_count)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+       SELECT i.* FROM unnest($3::text[], $4::timestamptz[], $5::int[], $6::int[], $7::bigint[], $8::int[], $9::bigint[], $10::int[])
+         AS i(endpoint_id, bucket_start, attempts, failures, duration_sum_ms, duration_count, ttft_sum_ms, ttft_count)
+       WHERE EXISTS (SELECT 1 FROM first)
        ON CONFLICT (endpoint_id, bucket_start) DO UPDATE SET
          attempts        = endpoint_health_buckets.attempts + EXCLUDED.attempts,
          failures        = endpoint_health_buckets.failures + EXCLUDED.failures,
          duration_sum_ms = endpoint_health_buckets.duration_sum_ms + EXCLUDED.duration_sum_ms,
          duration_count  = endpoint_health_buckets.duration_count + EXCLUDED.duration_count,
          ttft_sum_ms     = endpoint_health_buckets.ttft_sum_ms + EXCLUDED.ttft_sum_ms,
-         ttft_count      = endpoint_health_buckets.ttft_count + EXCLUDED.ttft_count`,
-      [
-        inc.endpointId,
-        new Date(inc.bucketStartMs),
-        inc.attempts,
-        inc.failures,
-        inc.durationSumMs,
-        inc.durationCount,
-        inc.ttftSumMs,
-        inc.ttftCount,
-      ],
-    );
-  }
-  return true;
+         ttft_count      = endpoint_health_buckets.ttft_count + EXCLUDED.ttft_count
+       RETURNING 1
+     )
+     SELECT EXISTS (SELECT 1 FROM first) AS first`,
+    [
+      eventId,
+      now,
+      col("endpointId"),
+      increments.map((i) => new Date(i.bucketStartMs)),
+      col("attempts"),
+      col("failures"),
+      col("durationSumMs"),
+      col("durationCount"),
+      col("ttftSumMs"),
+      col("ttftCount"),
+    ],
+  );
+  return rows[0]?.first === true;
 }
 
 interface RawRow {

@@ -1,0 +1,79 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { freePort, gatewayClient, httpReady, startFakeOpenAi, startNodeProcess, waitFor, type ChildService, type FakeUpstream } from "@router/testkit";
+
+const MAIN = join(__dirname, "..", "services", "embedded", "dist", "main.js");
+const KEY_LINE = /^\s+(rt-mgmt-\S+)\s*$/m;
+
+/**
+ * `npm start`: every service in one process on embedded defaults (PGlite, in-memory caches, the
+ * in-process bus), creating an operator organisation on first start and printing its key once.
+ */
+describe("the one-process default (npm start)", () => {
+  let fake: FakeUpstream;
+  let dataDir: string;
+  let port: number;
+  let proc: ChildService | null = null;
+
+  const start = async () =>
+    startNodeProcess(
+      "router",
+      MAIN,
+      {
+        PORT: String(port),
+        ROUTER_DATA_DIR: dataDir,
+        ROUTER_PROVIDER_OPENAI_BASE_URL: fake.url,
+        LOG_LEVEL: "warn",
+      },
+      () => httpReady(`http://127.0.0.1:${port}/health`),
+      60_000,
+    );
+
+  beforeAll(async () => {
+    fake = await startFakeOpenAi();
+    dataDir = mkdtempSync(join(tmpdir(), "router-embedded-"));
+    port = await freePort();
+  });
+
+  afterAll(async () => {
+    await proc?.stop();
+    await fake.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("starts with no settings, prints the operator key once, serves a completion and records it", async () => {
+    proc = await start();
+    const key = await waitFor(() => KEY_LINE.exec(proc?.output() ?? "")?.[1], { what: "the printed management key" });
+    const base = `http://127.0.0.1:${port}`;
+    const health = (await (await fetch(`${base}/health`)).json()) as Record<string, unknown>;
+    expect(health).toMatchObject({ status: "ok", rate_limiting: "memory" });
+    expect(typeof health.version).toBe("string");
+
+    const mgmt = gatewayClient(base, key);
+    expect((await mgmt.post("/v1/provider-keys", { provider: "openai", api_key: "sk-embedded-0001" })).status).toBe(201);
+    const inference = gatewayClient(base, (await mgmt.post("/v1/keys", { name: "local" })).json.data.key as string);
+    fake.script({ text: "Embedded hello." });
+    const res = await inference.post("/v1/chat/completions", {
+      model: "openai/gpt-4o-mini",
+      messages: [{ role: "user", content: "hi" }],
+    });
+    expect(res.status).toBe(200);
+    expect(res.json.choices[0].message.content).toBe("Embedded hello.");
+    await waitFor(async () => {
+      const rows = (await mgmt.get("/v1/activity")).json.data as Array<{ id: string }> | undefined;
+      return rows?.some((r) => r.id === res.json.id);
+    }, { what: "the activity row" });
+  }, 90_000);
+
+  it("keeps its state across a restart and does not print a new key", async () => {
+    const firstOutput = proc?.output() ?? "";
+    const key = KEY_LINE.exec(firstOutput)?.[1] ?? "";
+    await proc?.stop();
+    proc = await start();
+    expect(KEY_LINE.test(proc.output())).toBe(false);
+    const keys = await gatewayClient(`http://127.0.0.1:${port}`, key).get("/v1/keys");
+    expect(keys.status).toBe(200);
+    expect((keys.json.data as Array<{ name: string }>).map((k) => k.name)).toContain("local");
+  }, 90_000);
+});
