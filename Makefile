@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 help: ## List the targets
-	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
 install: ## Install dependencies exactly as locked
 	npm ci
@@ -22,10 +22,13 @@ proto-check: ## Fail when the generated protobuf code is stale
 build: ## Type-check and compile every library and service
 	npx tsc -b
 
+typecheck-tests: ## Type-check the test sources (jest runs them through swc, which does not)
+	npx tsc -p tsconfig.test.json
+
 services: ## Start local Postgres and Redis if they are not running
 	@./.ci/ensure-services
 
-test: services proto-check build ## Unit, integration and end-to-end tests (needs Postgres and Redis)
+test: services proto-check build typecheck-tests ## Unit, integration and end-to-end tests (needs Postgres and Redis)
 	npx jest --ci
 
 start: build ## Run the whole stack in one process with embedded defaults
@@ -37,8 +40,9 @@ up: ## Run every service with Kafka, Postgres and Redis (needs a Docker engine)
 bench: build ## Measure the gateway's added latency and memory against the fake upstream
 	node bench/dist/overhead.js
 
-lint: ## Lint the protobuf contracts and type-check everything
+lint: ## Lint the protobuf contracts and type-check everything, tests included
 	cd proto && npx buf lint
 	npx tsc -b
+	npx tsc -p tsconfig.test.json
 
-.PHONY: help install proto proto-check build services test start up bench lint
+.PHONY: help install proto proto-check build typecheck-tests services test start up bench lint

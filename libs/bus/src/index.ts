@@ -4,6 +4,7 @@ import { namespaced } from "./namespace";
 import type { BusConfig, EventBus } from "./port";
 
 export * from "./port";
+export { busEnvironment, checkBusEnvironment, busConfigOf } from "./environment";
 export {
   idempotent,
   createMemoryIdempotencyStore,

@@ -1,12 +1,7 @@
 import { z } from "zod";
+import { ConfigError } from "./config-error";
 
-/** Thrown when the environment does not satisfy a service's config schema; names every bad key. */
-export class ConfigError extends Error {
-  constructor(readonly issues: string[]) {
-    super(`invalid configuration:\n  ${issues.join("\n  ")}`);
-    this.name = "ConfigError";
-  }
-}
+export { ConfigError };
 
 /**
  * Parses environment variables against a zod object schema once, at process start.
@@ -40,3 +35,4 @@ export const env = {
 
 export { z };
 export * from "./secrets";
+export * from "./provider-base-urls";

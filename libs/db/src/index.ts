@@ -2,3 +2,4 @@ export * from "./db";
 export * from "./postgres";
 export * from "./pglite";
 export * from "./migrate";
+export * from "./service-db";

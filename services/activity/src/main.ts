@@ -1,7 +1,6 @@
-import { join } from "node:path";
-import { createBus } from "@router/bus";
+import { busConfigOf, createBus } from "@router/bus";
 import { loadConfig, resolveSecrets } from "@router/config";
-import { createPostgresDb, EmbeddedPostgres } from "@router/db";
+import { openServiceDb } from "@router/db";
 import { createLogger, installProcessHandlers } from "@router/logging";
 import { systemClock } from "@router/money";
 import { startActivity } from "./app";
@@ -25,21 +24,10 @@ async function main(): Promise<void> {
   installProcessHandlers(log);
   const secret = internalSecret(cfg);
 
-  const embedded = cfg.DATABASE_URL ? null : await EmbeddedPostgres.open(join(cfg.ROUTER_DATA_DIR, "pg-activity"));
-  const db = embedded
-    ? embedded.forSchema("activity")
-    : createPostgresDb({ url: cfg.DATABASE_URL ?? "", schema: "activity", applicationName: "router-activity" });
-  const bus = await createBus({
-    kind: cfg.ROUTER_BUS,
-    clientId: "activity",
-    namespace: cfg.ROUTER_BUS_NAMESPACE,
-    redisUrl: cfg.REDIS_URL,
-    kafkaBrokers: cfg.KAFKA_BROKERS,
-    outboxDir: join(cfg.ROUTER_DATA_DIR, "outbox", "activity"),
-    log,
-  });
+  const store = await openServiceDb({ databaseUrl: cfg.DATABASE_URL, dataDir: cfg.ROUTER_DATA_DIR, schema: "activity" });
+  const bus = await createBus(busConfigOf(cfg, { clientId: "activity", dataDir: cfg.ROUTER_DATA_DIR, log }));
   const running = await startActivity({
-    db,
+    db: store.db,
     bus,
     log,
     clock: systemClock,
@@ -48,7 +36,7 @@ async function main(): Promise<void> {
     internalSecret: secret,
   });
   log.info(
-    { httpPort: running.httpPort, bus: cfg.ROUTER_BUS, database: embedded ? "embedded" : "postgres" },
+    { httpPort: running.httpPort, bus: cfg.ROUTER_BUS, database: store.describe },
     "activity.listening",
   );
 
@@ -59,8 +47,7 @@ async function main(): Promise<void> {
     log.info({ signal }, "activity.stopping");
     await running.close();
     await bus.close();
-    await db.close();
-    await embedded?.close();
+    await store.close();
     process.exit(0);
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));

@@ -21,12 +21,3 @@ export type EmbeddedConfig = z.infer<typeof embeddedConfigSchema>;
 
 export const loadEmbeddedConfig = (e: NodeJS.ProcessEnv): EmbeddedConfig => loadConfig(embeddedConfigSchema, e);
 
-/** ROUTER_PROVIDER_<SLUG>_BASE_URL overrides, keyed by provider slug. */
-export function providerBaseUrls(e: NodeJS.ProcessEnv): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(e)) {
-    const m = /^ROUTER_PROVIDER_([A-Z0-9_]+)_BASE_URL$/.exec(k);
-    if (m?.[1] && v) out[m[1].toLowerCase().replace(/_/g, "-")] = v;
-  }
-  return out;
-}

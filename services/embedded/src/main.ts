@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { startActivity } from "@router/activity";
 import { createBus, type EventBus } from "@router/bus";
-import { resolveSecrets } from "@router/config";
+import { providerBaseUrls, resolveSecrets } from "@router/config";
 import { createPostgresDb, EmbeddedPostgres, type Db } from "@router/db";
 import { ensureOperatorOrganisation, startGateway } from "@router/gateway";
 import { CLIENT_OPTIONS, insecure } from "@router/grpc-kit";
@@ -10,7 +10,7 @@ import { createLogger, installProcessHandlers } from "@router/logging";
 import { systemClock } from "@router/money";
 import { ledger, routing } from "@router/proto";
 import { startRouting } from "@router/routing";
-import { loadEmbeddedConfig, providerBaseUrls } from "./config";
+import { loadEmbeddedConfig } from "./config";
 
 const VERSION = (require("../package.json") as { version: string }).version;
 

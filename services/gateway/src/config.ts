@@ -1,3 +1,4 @@
+import { busEnvironment, checkBusEnvironment } from "@router/bus";
 import { env, resolveSecrets, z, type SecretName, type Secrets } from "@router/config";
 
 /** Every environment variable the gateway reads (README lists them with their meaning). */
@@ -7,11 +8,7 @@ export const gatewayConfigSchema = z.object({
   HOST: z.string().default("127.0.0.1"),
   // Unset: one embedded PGlite under ROUTER_DATA_DIR.
   DATABASE_URL: z.string().optional(),
-  // Unset: rate limits and caches in memory, per instance.
-  REDIS_URL: z.string().optional(),
-  ROUTER_BUS: z.enum(["memory", "redis", "kafka"]).default("memory"),
-  ROUTER_BUS_NAMESPACE: z.string().regex(/^[a-zA-Z0-9_-]+$/).optional(),
-  KAFKA_BROKERS: env.list().optional(),
+  ...busEnvironment,
   ROUTING_GRPC_ADDR: z.string().default("127.0.0.1:50051"),
   LEDGER_GRPC_ADDR: z.string().default("127.0.0.1:50052"),
   ROUTING_HTTP_URL: z.string().url().default("http://127.0.0.1:8082"),
@@ -23,28 +20,10 @@ export const gatewayConfigSchema = z.object({
   GATEWAY_PLAN_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   NODE_ENV: z.string().optional(),
-});
+}).superRefine(checkBusEnvironment);
 
 export type GatewayEnv = z.infer<typeof gatewayConfigSchema>;
 
-const BASE_URL_OVERRIDE = /^ROUTER_PROVIDER_([A-Z0-9_]+)_BASE_URL$/;
-
-/**
- * `ROUTER_PROVIDER_<SLUG>_BASE_URL` overrides as `{ slug: url }` (slug lower-cased), for
- * self-hosted OpenAI-compatible servers, tests and benchmarks. Throws naming a malformed one.
- */
-export function providerBaseUrls(environment: NodeJS.ProcessEnv): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(environment)) {
-    const m = BASE_URL_OVERRIDE.exec(name);
-    if (!m?.[1] || !value) continue;
-    if (!z.string().url().safeParse(value).success || !/^https?:/.test(value)) {
-      throw new Error(`${name}: expected an http(s) URL`);
-    }
-    out[m[1].toLowerCase()] = value.replace(/\/+$/, "");
-  }
-  return out;
-}
 
 /**
  * The three process secrets. Generated into ROUTER_DATA_DIR only outside production, so an

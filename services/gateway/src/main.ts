@@ -1,14 +1,14 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { createBus } from "@router/bus";
-import { loadConfig } from "@router/config";
-import { createPostgresDb, EmbeddedPostgres, type Db } from "@router/db";
+import { busConfigOf, createBus } from "@router/bus";
+import { loadConfig, providerBaseUrls } from "@router/config";
+import { openServiceDb } from "@router/db";
 import { CLIENT_OPTIONS, insecure } from "@router/grpc-kit";
 import { createLogger, installProcessHandlers } from "@router/logging";
 import { systemClock } from "@router/money";
 import { ledger, routing } from "@router/proto";
 import { ensureOperatorOrganisation, GATEWAY_SCHEMA, migrateGateway, startGateway } from "./app";
-import { gatewayConfigSchema, gatewaySecrets, providerBaseUrls } from "./config";
+import { gatewayConfigSchema, gatewaySecrets } from "./config";
 
 async function main(): Promise<void> {
   const config = loadConfig(gatewayConfigSchema, process.env);
@@ -18,30 +18,18 @@ async function main(): Promise<void> {
   const { secrets, generated } = gatewaySecrets(config, process.env);
   const baseUrls = providerBaseUrls(process.env);
 
+  const store = await openServiceDb({ databaseUrl: config.DATABASE_URL, dataDir: config.ROUTER_DATA_DIR, schema: GATEWAY_SCHEMA });
+  const db = store.db;
   const embedded: string[] = [];
-  let pglite: EmbeddedPostgres | null = null;
-  let db: Db;
-  if (config.DATABASE_URL) {
-    db = createPostgresDb({ url: config.DATABASE_URL, schema: GATEWAY_SCHEMA, applicationName: "router-gateway" });
-  } else {
-    pglite = await EmbeddedPostgres.open(join(config.ROUTER_DATA_DIR, "pg-gateway"));
-    db = pglite.forSchema(GATEWAY_SCHEMA);
-    embedded.push("database (PGlite under ROUTER_DATA_DIR)");
-  }
+  if (!config.DATABASE_URL) embedded.push(`database (${store.describe})`);
   if (!config.REDIS_URL) embedded.push("rate limits and caches (in memory, per instance)");
   if (config.ROUTER_BUS === "memory") embedded.push("event bus (in process)");
   if (generated.length > 0) embedded.push(`secrets generated into ROUTER_DATA_DIR (${generated.join(", ")})`);
   if (embedded.length > 0) log.info({ embedded }, "gateway.embedded_defaults");
 
-  const bus = await createBus({
-    kind: config.ROUTER_BUS,
-    clientId: "gateway",
-    namespace: config.ROUTER_BUS_NAMESPACE,
-    redisUrl: config.REDIS_URL,
-    kafkaBrokers: config.KAFKA_BROKERS,
-    outboxDir: config.ROUTER_OUTBOX_DIR ?? join(config.ROUTER_DATA_DIR, "outbox", "gateway"),
-    log,
-  });
+  const bus = await createBus(
+    busConfigOf(config, { clientId: "gateway", dataDir: config.ROUTER_DATA_DIR, outboxDir: config.ROUTER_OUTBOX_DIR, log }),
+  );
   const routingClient = new routing.RoutingServiceClient(config.ROUTING_GRPC_ADDR, insecure(), CLIENT_OPTIONS);
   const ledgerClient = new ledger.LedgerServiceClient(config.LEDGER_GRPC_ADDR, insecure(), CLIENT_OPTIONS);
 
@@ -82,8 +70,7 @@ async function main(): Promise<void> {
     routingClient.close();
     ledgerClient.close();
     await bus.close();
-    await db.close();
-    await pglite?.close();
+    await store.close();
     process.exit(0);
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));

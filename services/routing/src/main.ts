@@ -1,37 +1,20 @@
-import { join } from "node:path";
-import { createBus } from "@router/bus";
-import { loadConfig } from "@router/config";
-import { createPostgresDb, EmbeddedPostgres, type Db } from "@router/db";
+import { busConfigOf, createBus } from "@router/bus";
+import { loadConfig, providerBaseUrls } from "@router/config";
+import { openServiceDb } from "@router/db";
 import { createLogger, installProcessHandlers } from "@router/logging";
 import { systemClock } from "@router/money";
 import { ROUTING_SCHEMA, startRouting } from "./app";
-import { providerBaseUrls, RoutingConfig } from "./config";
+import { RoutingConfig } from "./config";
 
 async function main(): Promise<void> {
   const config = loadConfig(RoutingConfig);
   const log = createLogger({ level: config.LOG_LEVEL, base: { service: "routing" } });
   installProcessHandlers(log);
 
-  let db: Db;
-  let embedded: EmbeddedPostgres | null = null;
-  if (config.DATABASE_URL) {
-    db = createPostgresDb({ url: config.DATABASE_URL, schema: ROUTING_SCHEMA });
-  } else {
-    const dir = join(config.ROUTER_DATA_DIR, "pg-routing");
-    log.info({ dir }, "routing.embedded_postgres");
-    embedded = await EmbeddedPostgres.open(dir);
-    db = embedded.forSchema(ROUTING_SCHEMA);
-  }
-
-  const bus = await createBus({
-    kind: config.ROUTER_BUS,
-    clientId: "routing",
-    namespace: config.ROUTER_BUS_NAMESPACE,
-    redisUrl: config.REDIS_URL,
-    kafkaBrokers: config.KAFKA_BROKERS,
-    outboxDir: join(config.ROUTER_DATA_DIR, "outbox", "routing"),
-    log,
-  });
+  const store = await openServiceDb({ databaseUrl: config.DATABASE_URL, dataDir: config.ROUTER_DATA_DIR, schema: ROUTING_SCHEMA });
+  const db = store.db;
+  log.info({ database: store.describe, bus: config.ROUTER_BUS }, "routing.stores");
+  const bus = await createBus(busConfigOf(config, { clientId: "routing", dataDir: config.ROUTER_DATA_DIR, log }));
 
   const running = await startRouting({
     db,
@@ -52,8 +35,7 @@ async function main(): Promise<void> {
     log.info({ signal }, "routing.stopping");
     await running.close();
     await bus.close();
-    await db.close();
-    await embedded?.close();
+    await store.close();
     process.exit(0);
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));

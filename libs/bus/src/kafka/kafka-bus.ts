@@ -14,6 +14,7 @@ import {
 import { DomainError } from "@router/errors";
 import type { Logger } from "@router/logging";
 import { withDeadline } from "../deadline";
+import { LiveSubscriptions } from "../live-subscriptions";
 import { deadLetterOf, envelopeOf, HEADER_EVENT_ID, HEADER_EVENT_TYPE, incomingOf, type Envelope } from "../envelope";
 import { Outbox } from "../outbox";
 import type { BusConfig, EventBus, OutgoingEvent, SubscribeOptions, Subscription } from "../port";
@@ -52,7 +53,7 @@ class KafkaBus implements EventBus {
   private connected: Promise<void> | undefined;
   private outbox: Outbox | undefined;
   private readonly topics = new Map<string, Promise<void>>();
-  private readonly subscriptions = new Set<KafkaSubscription>();
+  private readonly subscriptions = new LiveSubscriptions<KafkaSubscription>();
   private closed = false;
 
   constructor(
@@ -99,26 +100,13 @@ class KafkaBus implements EventBus {
       ensureTopic: (topic) => this.ensureTopic(topic),
       publishEnvelope: (envelope) => this.publishEnvelope(envelope),
     });
-    this.subscriptions.add(subscription);
-    try {
-      await subscription.start();
-    } catch (err) {
-      this.subscriptions.delete(subscription);
-      await subscription.close();
-      throw new DomainError("router.bus_unavailable", "could not subscribe: the event broker is unreachable", { cause: err });
-    }
-    return {
-      close: async () => {
-        await subscription.close();
-        this.subscriptions.delete(subscription);
-      },
-    };
+    return this.subscriptions.start(subscription);
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await Promise.all([...this.subscriptions].map((s) => s.close()));
+    await this.subscriptions.closeAll();
     await this.outbox?.close();
     await withDeadline(Promise.all([this.producer.disconnect(), this.admin.disconnect()]), this.settings.closeTimeoutMs);
   }

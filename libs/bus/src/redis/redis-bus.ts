@@ -2,6 +2,7 @@ import Redis, { type RedisOptions } from "ioredis";
 import { DomainError } from "@router/errors";
 import type { Logger } from "@router/logging";
 import { withDeadline } from "../deadline";
+import { LiveSubscriptions } from "../live-subscriptions";
 import { envelopeOf, type Envelope } from "../envelope";
 import { Outbox } from "../outbox";
 import { partitionOf } from "../partition";
@@ -31,7 +32,7 @@ class RedisBus implements EventBus {
   private readonly client: Redis;
   private outbox: Outbox | undefined;
   private readonly partitions = new Map<string, Promise<number>>();
-  private readonly subscriptions = new Set<RedisSubscription>();
+  private readonly subscriptions = new LiveSubscriptions<RedisSubscription>();
   private readonly readers = new Set<Redis>();
   private closed = false;
 
@@ -74,26 +75,13 @@ class RedisBus implements EventBus {
       },
       { topic: opts.topic, group: opts.group, handler: opts.handler, maxAttempts: maxAttemptsOf(opts.maxAttempts) },
     );
-    this.subscriptions.add(subscription);
-    try {
-      await subscription.start();
-    } catch (err) {
-      this.subscriptions.delete(subscription);
-      await subscription.close();
-      throw new DomainError("router.bus_unavailable", "could not subscribe: the event broker is unreachable", { cause: err });
-    }
-    return {
-      close: async () => {
-        await subscription.close();
-        this.subscriptions.delete(subscription);
-      },
-    };
+    return this.subscriptions.start(subscription);
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await Promise.all([...this.subscriptions].map((s) => s.close()));
+    await this.subscriptions.closeAll();
     await this.outbox?.close();
     for (const reader of this.readers) reader.disconnect();
     this.client.disconnect();

@@ -1,4 +1,4 @@
-import { providerBaseUrls } from "../src/config";
+import { providerBaseUrls } from "@router/config";
 
 describe("provider base URL overrides", () => {
   it("collects ROUTER_PROVIDER_<SLUG>_BASE_URL by lower-case slug", () => {

@@ -1,0 +1,48 @@
+import { join } from "node:path";
+import { env, z } from "@router/config";
+import type { Logger } from "@router/logging";
+import type { BusConfig } from "./port";
+
+/** The bus settings every service reads from its environment; spread into a service's config schema. */
+export const busEnvironment = {
+  /** `kafka`, `redis` (Streams) or `memory` (one process). */
+  ROUTER_BUS: z.enum(["memory", "redis", "kafka"]).default("memory"),
+  /** Prefix of every topic on the broker, to share one broker between installs. */
+  ROUTER_BUS_NAMESPACE: z.string().regex(/^[a-zA-Z0-9_-]+$/, "letters, digits, '-' and '_' only").optional(),
+  REDIS_URL: z.string().optional(),
+  /** Comma-separated host:port list. */
+  KAFKA_BROKERS: env.list().optional(),
+};
+
+type BusEnvironment = {
+  ROUTER_BUS: BusConfig["kind"];
+  ROUTER_BUS_NAMESPACE?: string;
+  REDIS_URL?: string;
+  KAFKA_BROKERS?: string[];
+};
+
+/** A superRefine step: the broker address the chosen bus needs must be set. */
+export function checkBusEnvironment(c: BusEnvironment, ctx: z.RefinementCtx): void {
+  if (c.ROUTER_BUS === "redis" && !c.REDIS_URL) {
+    ctx.addIssue({ code: "custom", path: ["REDIS_URL"], message: "required when ROUTER_BUS=redis" });
+  }
+  if (c.ROUTER_BUS === "kafka" && (c.KAFKA_BROKERS ?? []).length === 0) {
+    ctx.addIssue({ code: "custom", path: ["KAFKA_BROKERS"], message: "required when ROUTER_BUS=kafka" });
+  }
+}
+
+/** The BusConfig for a service, with its outbox under `<dataDir>/outbox/<clientId>` unless given. */
+export function busConfigOf(
+  c: BusEnvironment,
+  opts: { clientId: string; dataDir: string; log: Logger; outboxDir?: string },
+): BusConfig {
+  return {
+    kind: c.ROUTER_BUS,
+    clientId: opts.clientId,
+    namespace: c.ROUTER_BUS_NAMESPACE,
+    redisUrl: c.REDIS_URL,
+    kafkaBrokers: c.KAFKA_BROKERS,
+    outboxDir: opts.outboxDir ?? join(opts.dataDir, "outbox", opts.clientId),
+    log: opts.log,
+  };
+}
