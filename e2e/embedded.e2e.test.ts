@@ -25,6 +25,7 @@ describe("the one-process default (npm start)", () => {
         ROUTER_DATA_DIR: dataDir,
         ROUTER_PROVIDER_OPENAI_BASE_URL: fake.url,
         LOG_LEVEL: "warn",
+        METRICS_PORT: "0",
       },
       () => httpReady(`http://127.0.0.1:${port}/health`),
       60_000,

@@ -1,3 +1,4 @@
 export * from "./app";
 export * from "./envelope";
 export * from "./identity";
+export * from "./metrics";

@@ -3,3 +3,4 @@ export * from "./wait";
 export * from "./processes";
 export * from "./stack";
 export * from "./fake-upstream";
+export * from "./prometheus";

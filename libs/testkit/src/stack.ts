@@ -55,6 +55,9 @@ export async function startStack(opts: {
     LEDGER_GRPC_ADDR: `127.0.0.1:${ledgerGrpc}`,
     ROUTING_HTTP_URL: `http://127.0.0.1:${routingHttp}`,
     ACTIVITY_HTTP_URL: `http://127.0.0.1:${activityHttp}`,
+    // Any free port: parallel stacks must never contend for the default metrics ports.
+    GATEWAY_METRICS_PORT: "0",
+    LEDGER_METRICS_PORT: "0",
     ...opts.extraEnv,
   };
   for (const [slug, url] of Object.entries(opts.providerBaseUrls)) {
@@ -127,6 +130,7 @@ export function gatewayClient(baseUrl: string, key: string) {
     get: (path: string, headers?: Record<string, string>) => call("GET", path, undefined, headers),
     post: (path: string, body: unknown, headers?: Record<string, string>) => call("POST", path, body, headers),
     patch: (path: string, body: unknown) => call("PATCH", path, body),
+    put: (path: string, body: unknown) => call("PUT", path, body),
     del: (path: string) => call("DELETE", path),
   };
 }

@@ -1,9 +1,10 @@
 import { join } from "node:path";
 import type { EventBus } from "@router/bus";
 import { migrate, type Db } from "@router/db";
-import { createHttpApp, finishApp, listen, requireIdentity } from "@router/http-kit";
+import { createHttpApp, finishApp, listen, metricsRoute, requireIdentity } from "@router/http-kit";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
+import { ActivityMetrics } from "./metrics";
 import { subscribeRequestCompleted } from "./recording/consumer";
 import { requestRoutes } from "./requests/request-routes";
 import { upstreamRoutes } from "./upstream/upstream-routes";
@@ -36,12 +37,15 @@ export const ACTIVITY_MIGRATIONS_DIR = join(__dirname, "..", "migrations");
 export async function startActivity(deps: ActivityDeps): Promise<RunningActivity> {
   const { log } = deps;
   await migrate(deps.db, ACTIVITY_MIGRATIONS_DIR);
-  const subscription = await subscribeRequestCompleted(deps.bus, { db: deps.db, log, clock: deps.clock });
+  const metrics = new ActivityMetrics();
+  const subscription = await subscribeRequestCompleted(deps.bus, { db: deps.db, log, clock: deps.clock, metrics });
 
   const app = createHttpApp({ log });
   app.get("/health", (_req, res) => {
     res.json({ status: "ok" });
   });
+  // Before the identity check: the scraper signs nothing, and this port is internal.
+  app.get("/metrics", metricsRoute(metrics.registry));
   app.use(requireIdentity(deps.internalSecret));
   app.use(requestRoutes({ db: deps.db, clock: deps.clock }));
   app.use(upstreamRoutes({ db: deps.db, clock: deps.clock }));

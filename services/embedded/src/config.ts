@@ -15,6 +15,9 @@ export const embeddedConfigSchema = z.object({
   KAFKA_BROKERS: z.string().optional(),
   LOG_LEVEL: z.string().default("info"),
   GRPC_DEADLINE_MS: env.int(1000),
+  /** The gateway's Prometheus metrics (`GET /metrics`), kept off the public port. */
+  METRICS_PORT: env.port(9464),
+  METRICS_HOST: z.string().default("127.0.0.1"),
 });
 
 export type EmbeddedConfig = z.infer<typeof embeddedConfigSchema>;

@@ -46,7 +46,15 @@ async function main(): Promise<void> {
   );
 
   const clock = systemClock;
-  const routingSvc = await startRouting({ db: openDb("routing"), bus, log: root.child({ service: "routing" }), clock, httpPort: 0, grpcPort: 0 });
+  const routingSvc = await startRouting({
+    db: openDb("routing"),
+    bus,
+    log: root.child({ service: "routing" }),
+    clock,
+    httpPort: 0,
+    grpcPort: 0,
+    internalSecret: secrets.ROUTER_INTERNAL_SECRET,
+  });
   const ledgerSvc = await startLedger({ db: openDb("ledger"), log: root.child({ service: "ledger" }), clock, grpcPort: 0 });
   const activitySvc = await startActivity({
     db: openDb("activity"),
@@ -72,6 +80,8 @@ async function main(): Promise<void> {
     providerBaseUrls: providerBaseUrls(process.env),
     redisUrl: config.REDIS_URL,
     grpcDeadlineMs: config.GRPC_DEADLINE_MS,
+    metricsPort: config.METRICS_PORT,
+    metricsHost: config.METRICS_HOST,
     version: VERSION,
   });
 

@@ -3,7 +3,7 @@ import Redis from "ioredis";
 import type { EventBus } from "@router/bus";
 import type { Secrets } from "@router/config";
 import { migrate, type Db } from "@router/db";
-import { createHttpApp, finishApp, listen } from "@router/http-kit";
+import { createHttpApp, finishApp, listen, startMetricsServer } from "@router/http-kit";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
 import type { ledger, routing } from "@router/proto";
@@ -18,6 +18,7 @@ import { generationRoutes } from "./generation/routes";
 import { healthRoutes } from "./health/health-routes";
 import { keyRoutes } from "./keys/key-routes";
 import { findKeyByHash } from "./keys/key-store";
+import { GatewayMetrics } from "./metrics";
 import { StoredCredentialSource } from "./provider-keys/credential-source";
 import { providerKeyRoutes } from "./provider-keys/provider-key-routes";
 import { SecretSealer } from "./provider-keys/sealing";
@@ -60,10 +61,19 @@ export interface GatewayDeps {
   /** How long an identical routing plan is reused (0 asks routing every time). Default 1000 ms. */
   planCacheMs?: number;
   version: string;
+  /**
+   * Port of the admin listener serving only `GET /metrics` (0 picks one). Unset: no metrics
+   * listener. Never the public port: the edge does not expose metrics.
+   */
+  metricsPort?: number;
+  /** Address of the metrics listener; default loopback. */
+  metricsHost?: string;
 }
 
 export interface RunningGateway {
   port: number;
+  /** Set when `metricsPort` was given. */
+  metricsPort?: number;
   close(): Promise<void>;
 }
 
@@ -74,10 +84,12 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const pepper = deps.secrets.ROUTER_KEY_PEPPER;
   const authCache = new AuthCache((hash) => findKeyByHash(deps.db, hash), deps.clock);
   const authenticate = createAuthenticator({ cache: authCache, pepper, clock: deps.clock });
+  const metrics = new GatewayMetrics();
+  metrics.watchAuthCache(() => authCache.stats());
   const sealer = new SecretSealer(deps.secrets.ROUTER_MASTER_KEY);
   const credentials = new StoredCredentialSource({ db: deps.db, sealer, clock: deps.clock, log: deps.log });
   const proxy = new UpstreamProxy(deps.log);
-  const upstream = new UpstreamDispatcher();
+  const upstream = new UpstreamDispatcher({ onCircuitChange: metrics.circuitChanged });
   // One connection for the recent-generations copy that lets any instance answer GET /v1/generation.
   const redis = deps.redisUrl ? new Redis(deps.redisUrl, { maxRetriesPerRequest: 1 }) : undefined;
   redis?.on("error", (err: unknown) => deps.log.warn({ err }, "gateway.redis.error"));
@@ -85,6 +97,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const inference = authenticate({ allow: ["inference"] });
 
   const app = createHttpApp({ log: deps.log });
+  app.use(metrics.httpMiddleware());
   app.use(
     healthRoutes({ db: deps.db, log: deps.log, version: deps.version, rateLimiting: deps.redisUrl ? "redis" : "memory" }),
   );
@@ -102,6 +115,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       recent,
       upstream,
       providerBaseUrls: deps.providerBaseUrls,
+      metrics,
     }),
   );
   app.use(
@@ -131,10 +145,23 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
 
   const server = await listen(app, deps.port, deps.host);
   deps.log.info({ port: server.port }, "gateway.http.listening");
+  // Metrics are auxiliary: a port that cannot be bound is logged (the scraper reports the target
+  // down) and never stops the gateway from serving.
+  const admin =
+    deps.metricsPort === undefined
+      ? undefined
+      : await startMetricsServer(metrics.registry, { port: deps.metricsPort, host: deps.metricsHost, log: deps.log }).catch(
+          (err: unknown) => {
+            deps.log.error({ err, port: deps.metricsPort }, "gateway.metrics.listen_failed");
+            return undefined;
+          },
+        );
+  if (admin) deps.log.info({ port: admin.port }, "gateway.metrics.listening");
   return {
     port: server.port,
+    metricsPort: admin?.port,
     async close() {
-      await server.close();
+      await Promise.all([server.close(), admin?.close()]);
       await Promise.all([proxy.close(), credentials.close(), upstream.close()]);
       redis?.disconnect();
     },

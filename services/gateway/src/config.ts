@@ -6,6 +6,9 @@ export const gatewayConfigSchema = z.object({
   PORT: env.port(8080),
   // Loopback unless told otherwise; containers set HOST=0.0.0.0.
   HOST: z.string().default("127.0.0.1"),
+  // The admin listener for Prometheus: never the public port; loopback unless a scraper must reach it.
+  GATEWAY_METRICS_PORT: env.port(9464),
+  METRICS_HOST: z.string().default("127.0.0.1"),
   // Unset: one embedded PGlite under ROUTER_DATA_DIR.
   DATABASE_URL: z.string().optional(),
   ...busEnvironment,

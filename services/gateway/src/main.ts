@@ -59,6 +59,8 @@ async function main(): Promise<void> {
     grpcDeadlineMs: config.GRPC_DEADLINE_MS,
     planCacheMs: config.GATEWAY_PLAN_CACHE_MS,
     version,
+    metricsPort: config.GATEWAY_METRICS_PORT,
+    metricsHost: config.METRICS_HOST,
   });
 
   let stopping = false;

@@ -79,6 +79,8 @@ export interface HarnessOptions {
   activityUrl?: string;
   routingUrl?: string;
   redisUrl?: string;
+  /** Starts the admin metrics listener on this port (0 picks one). */
+  metricsPort?: number;
 }
 
 /** A gateway on port 0 against a fresh Postgres database and a real (fake-logic) ledger gRPC server. */
@@ -112,6 +114,7 @@ export async function startHarness(label: string, opts: HarnessOptions = {}): Pr
       redisUrl: opts.redisUrl,
       grpcDeadlineMs: 2000,
       version: "9.9.9-test",
+      metricsPort: opts.metricsPort,
     });
     gateways.push(g);
     return g;

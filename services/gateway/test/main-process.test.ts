@@ -15,18 +15,26 @@ describe("the gateway process with embedded defaults", () => {
   let gateway: ChildService | null = null;
   const secrets = testSecrets();
 
-  async function start(): Promise<{ url: string; process: ChildService }> {
+  async function start(): Promise<{ url: string; metricsUrl: string; process: ChildService }> {
     if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: build first (npx tsc -b services/gateway)`);
     const port = await freePort();
+    const metricsPort = await freePort();
     const url = `http://127.0.0.1:${port}`;
     gateway = await startNodeProcess(
       "gateway",
       MAIN,
-      { PORT: String(port), ROUTER_DATA_DIR: dataDir, LEDGER_GRPC_ADDR: ledgerAddr, LOG_LEVEL: "info", ...secrets },
+      {
+        PORT: String(port),
+        GATEWAY_METRICS_PORT: String(metricsPort),
+        ROUTER_DATA_DIR: dataDir,
+        LEDGER_GRPC_ADDR: ledgerAddr,
+        LOG_LEVEL: "info",
+        ...secrets,
+      },
       () => httpReady(`${url}/health`),
       60_000,
     );
-    return { url, process: gateway };
+    return { url, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, process: gateway };
   }
 
   beforeAll(async () => {
@@ -67,6 +75,9 @@ describe("the gateway process with embedded defaults", () => {
     const credentials = await call(first.url, "GET", "/v1/provider-keys", { key: operatorKey });
     expect(credentials.body.data).toEqual([expect.objectContaining({ key_hint: "6789", model_filter: { deny: ["openai/o1"] } })]);
     expect(first.process.output()).not.toContain("sk-embedded-0123456789");
+    const scraped = await fetch(first.metricsUrl);
+    expect(scraped.status).toBe(200);
+    expect(await scraped.text()).toMatch(/gateway_http_requests_total\{route="\/v1\/keys",method="POST",status="201"/);
 
     await first.process.stop();
     expect(first.process.child.exitCode).toBe(0);

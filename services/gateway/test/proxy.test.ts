@@ -32,6 +32,7 @@ async function startUpstream(secret: () => string): Promise<RunningHttpServer> {
   });
   app.all(["/v1/activity", "/v1/activity/*rest", "/v1/generation", "/v1/generation/*rest"], verify, echo);
   app.get(["/v1/models", "/v1/models/*rest", "/v1/providers"], echo);
+  app.all("/v1/routing/defaults", verify, echo);
   return listen(finishApp(app, silentLog), 0);
 }
 
@@ -106,6 +107,33 @@ describe("forwarding to the services that own a route", () => {
     }
   });
 
+  it("forwards reading and setting the routing defaults to routing with the signed owner identity and the body", async () => {
+    const read = await call(h.url, "GET", "/v1/routing/defaults", { key: mgmt });
+    expect(read.status).toBe(200);
+    expect(read.body).toMatchObject({
+      method: "GET",
+      url: "/v1/routing/defaults",
+      identity: { orgId, credential: "management", role: "owner", userId: null },
+    });
+
+    const body = { default_model: "openai/gpt-4o-mini", fallback_models: ["anthropic/claude-3.5-haiku"] };
+    const set = await call(h.url, "PUT", "/v1/routing/defaults", { key: mgmt, body });
+    expect(set.status).toBe(200);
+    expect(set.body).toMatchObject({ method: "PUT", body, identity: { orgId, credential: "management" } });
+    expect(seen.at(-1)?.headers.authorization).toBeUndefined();
+  });
+
+  it("refuses the routing defaults to an inference key at the gateway, and to a caller without a key", async () => {
+    const before = seen.length;
+    for (const method of ["GET", "PUT"]) {
+      const res = await call(h.url, method, "/v1/routing/defaults", { key: inference.key, body: method === "PUT" ? {} : undefined });
+      expect(res.status).toBe(403);
+      expect(res.body.error.code).toBe("permission_denied");
+    }
+    expect((await call(h.url, "GET", "/v1/routing/defaults")).status).toBe(401);
+    expect(seen.length).toBe(before);
+  });
+
   it("answers 503 naming the service when it cannot be reached", async () => {
     const down = await startHarness("gwproxydown", { activityUrl: "http://127.0.0.1:1", routingUrl: "http://127.0.0.1:1" });
     try {
@@ -116,6 +144,9 @@ describe("forwarding to the services that own a route", () => {
       const models = await call(down.url, "GET", "/v1/models");
       expect(models.status).toBe(503);
       expect(models.body.error.code).toBe("router.routing_unavailable");
+      const defaults = await call(down.url, "PUT", "/v1/routing/defaults", { key: org.managementKey, body: {} });
+      expect(defaults.status).toBe(503);
+      expect(defaults.body.error.code).toBe("router.routing_unavailable");
     } finally {
       await down.close();
     }

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import type { EventBus, Subscription } from "@router/bus";
 import { migrate, type Db } from "@router/db";
 import { startGrpcServer } from "@router/grpc-kit";
-import { createHttpApp, finishApp, listen } from "@router/http-kit";
+import { createHttpApp, finishApp, listen, metricsRoute } from "@router/http-kit";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
 import { CatalogCache } from "./catalog/catalog-cache";
@@ -10,8 +10,11 @@ import { BUNDLED_CATALOG_FILE, readCatalogFile } from "./catalog/catalog-file";
 import { catalogRoutes } from "./catalog/catalog-routes";
 import { catalogRevision } from "./catalog/catalog-store";
 import { importCatalog } from "./catalog/import";
+import { DefaultsCache } from "./defaults/defaults-cache";
+import { defaultsRoutes } from "./defaults/defaults-routes";
 import { HealthCache } from "./health/health-cache";
 import { subscribeEndpointHealth } from "./health/health-consumer";
+import { RoutingMetrics } from "./metrics";
 import { routingGrpcService } from "./plan/plan-service";
 
 export { importCatalog, type ImportResult } from "./catalog/import";
@@ -45,6 +48,13 @@ export interface RoutingDeps {
   healthRefreshMs?: number;
   /** How often health older than 24 h is pruned; default 10 min. */
   healthPruneEveryMs?: number;
+  /**
+   * `ROUTER_INTERNAL_SECRET`, which verifies the identity the gateway signs and forwards. Without
+   * it the management routes (routing defaults) are not mounted; the catalog routes and Plan are.
+   */
+  internalSecret?: string;
+  /** How often an organisation's routing defaults are re-read while Plan uses them; default 5 s. */
+  defaultsRefreshMs?: number;
 }
 
 export interface RunningRouting {
@@ -60,7 +70,8 @@ export async function migrateRouting(db: Db): Promise<string[]> {
 /**
  * Runs migrations, imports the catalog file when the catalog has never been imported, loads the
  * catalog and endpoint health into memory, subscribes to completed requests when a bus is given and
- * starts the HTTP catalog routes and the gRPC RoutingService.
+ * starts the HTTP routes (catalog; routing defaults when given the internal secret) and the gRPC
+ * RoutingService.
  */
 export async function startRouting(deps: RoutingDeps): Promise<RunningRouting> {
   const { db, log, clock } = deps;
@@ -85,11 +96,19 @@ export async function startRouting(deps: RoutingDeps): Promise<RunningRouting> {
     pruneEveryMs: deps.healthPruneEveryMs,
   });
 
+  const defaults = new DefaultsCache({ db, clock, log, refreshMs: deps.defaultsRefreshMs });
+
+  const metrics = new RoutingMetrics();
   const app = createHttpApp({ log });
+  // The HTTP port is internal; the gateway forwards only catalog and management routes to it.
+  app.get("/metrics", metricsRoute(metrics.registry));
   app.get("/health", (_req, res) => {
     res.json({ status: "ok" });
   });
   app.use(catalogRoutes(cache, health));
+  if (deps.internalSecret) {
+    app.use(defaultsRoutes({ db, catalog: cache, defaults, clock, internalSecret: deps.internalSecret }));
+  }
   finishApp(app, log);
 
   let http: Awaited<ReturnType<typeof listen>> | undefined;
@@ -100,11 +119,12 @@ export async function startRouting(deps: RoutingDeps): Promise<RunningRouting> {
     await Promise.all([http?.close(), grpc?.close()]);
     cache.close();
     await health.close();
+    await defaults.close();
   };
   try {
     http = await listen(app, deps.httpPort, deps.host);
-    grpc = await startGrpcServer([routingGrpcService(cache, health, log)], { port: deps.grpcPort, host: deps.host, log });
-    if (deps.bus) subscription = await subscribeEndpointHealth(deps.bus, { db, log, clock });
+    grpc = await startGrpcServer([routingGrpcService({ catalog: cache, health, defaults }, log, metrics)], { port: deps.grpcPort, host: deps.host, log });
+    if (deps.bus) subscription = await subscribeEndpointHealth(deps.bus, { db, log, clock, metrics });
   } catch (err) {
     await close();
     throw err;

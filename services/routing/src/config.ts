@@ -12,6 +12,11 @@ export const RoutingConfig = z
     ROUTING_HTTP_PORT: env.port(8082),
     ROUTING_GRPC_PORT: env.port(50051),
     ROUTING_HOST: z.string().default("127.0.0.1"),
+    /**
+     * Verifies the identity the gateway signs and forwards on management routes. Required with
+     * DATABASE_URL; embedded, the one generated under ROUTER_DATA_DIR is shared.
+     */
+    ROUTER_INTERNAL_SECRET: z.string().optional(),
     /** Catalog file imported on first start; defaults to the bundled catalog. */
     ROUTING_CATALOG_FILE: z.string().optional(),
     LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),

@@ -3,6 +3,7 @@ import type { EventBus, IncomingEvent, Subscription } from "@router/bus";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
 import { events } from "@router/proto";
+import type { ActivityMetrics } from "../metrics";
 import { recordRequest } from "./request-record";
 
 export const REQUEST_COMPLETED_TOPIC = "router.request.completed.v1";
@@ -12,6 +13,8 @@ export interface RecordingDeps {
   db: Db;
   log: Logger;
   clock: Clock;
+  /** Counts each delivery by result; none when omitted. */
+  metrics?: ActivityMetrics;
 }
 
 /** Thrown for an event this consumer can never store; the bus retries it, then dead-letters it. */
@@ -43,8 +46,15 @@ function decode(event: IncomingEvent, log: Logger): events.RequestCompleted {
 /** The handler for one `router.request.completed.v1` delivery: decode, then store in one statement. */
 export function requestCompletedHandler(deps: RecordingDeps): (event: IncomingEvent) => Promise<void> {
   return async (event) => {
-    const completed = decode(event, deps.log);
+    let completed: events.RequestCompleted;
+    try {
+      completed = decode(event, deps.log);
+    } catch (err) {
+      deps.metrics?.recorded("undecodable");
+      throw err;
+    }
     const isNew = await recordRequest(deps.db, completed, deps.clock.now());
+    deps.metrics?.recorded(isNew ? "new" : "duplicate");
     deps.log.debug(
       { eventId: event.id, requestId: completed.requestId, orgId: completed.orgId, duplicate: !isNew },
       "activity.request.recorded",

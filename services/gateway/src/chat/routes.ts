@@ -12,6 +12,7 @@ import { UpstreamDispatcher, type CascadeInput, type CompletionResult, type Serv
 import type { AttemptFailure } from "../dispatch/attempt-failure";
 import { generationRecordOf } from "../generation/generation-record";
 import type { RecentGenerations } from "../generation/recent-generations";
+import type { GatewayMetrics } from "../metrics";
 import type { CredentialSource, DispatchCredential } from "../provider-keys/dispatch-credential";
 import type { ChunkChoice } from "../providers/types";
 import { keyCeilings } from "./key-ceilings";
@@ -47,6 +48,8 @@ export interface ChatDeps {
   providerBaseUrls?: Record<string, string>;
   /** Quiet time after which a stream gets a keepalive comment. Default 5 s. */
   keepaliveMs?: number;
+  /** Where each request's outcome, overhead and attempts are counted; none when omitted. */
+  metrics?: GatewayMetrics;
 }
 
 /** What the request carries through its stages once it is valid. */
@@ -414,6 +417,7 @@ class ChatCompletions {
   private finish(ctx: Context, outcome: RequestOutcome, served: Served | null): void {
     const event = completedEvent(outcome);
     this.deps.recent.put(ctx.caller.orgId, generationRecordOf(event));
+    this.deps.metrics?.chatFinished(outcome);
     setImmediate(() => {
       const { ledger, bus, log, credentials } = this.deps;
       if (ctx.holdId) {

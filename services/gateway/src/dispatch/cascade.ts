@@ -17,7 +17,7 @@ import {
   type UpstreamHttpRequest,
 } from "../providers/types";
 import { AttemptFailure, failureFromError } from "./attempt-failure";
-import { BreakerOpen, EndpointBreakers, type BreakerOptions } from "./endpoint-breakers";
+import { BreakerOpen, EndpointBreakers, type BreakerOptions, type CircuitListener } from "./endpoint-breakers";
 import { StreamEventReader } from "./stream-reader";
 import { UpstreamClient, type UpstreamTimeouts } from "./upstream-client";
 
@@ -100,6 +100,7 @@ export interface StreamSink {
 export interface UpstreamDispatcherOptions {
   timeouts?: Partial<UpstreamTimeouts>;
   breaker?: Partial<BreakerOptions>;
+  onCircuitChange?: CircuitListener;
 }
 
 const attemptId = (): string => `att_${randomBytes(12).toString("base64url")}`;
@@ -132,7 +133,7 @@ export class UpstreamDispatcher {
 
   constructor(opts: UpstreamDispatcherOptions = {}) {
     this.client = new UpstreamClient(opts.timeouts);
-    this.breakers = new EndpointBreakers(opts.breaker);
+    this.breakers = new EndpointBreakers(opts.breaker, opts.onCircuitChange);
   }
 
   async close(): Promise<void> {

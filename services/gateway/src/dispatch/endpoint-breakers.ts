@@ -21,6 +21,9 @@ export const DEFAULT_BREAKER_OPTIONS: BreakerOptions = {
 
 type Action = () => Promise<unknown>;
 
+/** Told when an endpoint's circuit opens (`true`) or closes again (`false`); half-open stays open. */
+export type CircuitListener = (endpointId: string, open: boolean) => void;
+
 /**
  * One opossum circuit breaker per endpoint, shared by every organisation. Only failures that say
  * the endpoint is unhealthy count (5xx, timeouts, broken connections); a provider's 4xx for one
@@ -30,7 +33,10 @@ export class EndpointBreakers {
   private readonly breakers = new Map<string, CircuitBreaker<[Action], unknown>>();
   private readonly options: BreakerOptions;
 
-  constructor(options: Partial<BreakerOptions> = {}) {
+  constructor(
+    options: Partial<BreakerOptions> = {},
+    private readonly onChange?: CircuitListener,
+  ) {
     this.options = { ...DEFAULT_BREAKER_OPTIONS, ...options };
   }
 
@@ -45,6 +51,11 @@ export class EndpointBreakers {
         rollingCountTimeout: this.options.rollingCountTimeoutMs,
         errorFilter: (err: unknown) => !(err instanceof AttemptFailure) || !err.countsAgainstEndpoint,
       });
+      const listener = this.onChange;
+      if (listener) {
+        b.on("open", () => listener(endpointId, true));
+        b.on("close", () => listener(endpointId, false));
+      }
       this.breakers.set(endpointId, b);
     }
     return b;

@@ -28,7 +28,8 @@ export function keyIdentity(caller: Caller): Identity {
 
 /**
  * Routes other services own, forwarded after authentication with the signed identity header:
- * activity (usage, CSV export, generation records) and the public catalog (routing).
+ * activity (usage, CSV export, generation records), routing's account defaults, and the public
+ * catalog (routing).
  */
 export function proxyRoutes(deps: ProxyRoutesDeps): Router {
   const router = Router();
@@ -52,6 +53,8 @@ export function proxyRoutes(deps: ProxyRoutesDeps): Router {
   router.all(["/v1/activity", "/v1/activity/*rest"], management, signed(activity));
   router.get("/v1/generation", deps.authenticate({ allow: ["inference"] }), signed(activity));
   router.get("/v1/generation/:id/content", management, signed(activity));
+  // Routing checks the role (reads: any role; writes: org:write) from the signed identity.
+  router.route("/v1/routing/defaults").get(management, signed(routing)).put(management, signed(routing));
 
   router.get(["/v1/models", "/v1/models/*rest", "/v1/providers"], open(routing));
   return router;

@@ -29,6 +29,7 @@ import { UpstreamDispatcher, type UpstreamDispatcherOptions } from "../../src/di
 import { createRecentGenerations } from "../../src/generation/recent-generations";
 import { generationRoutes } from "../../src/generation/routes";
 import type { CredentialSource, DispatchCredential } from "../../src/provider-keys/dispatch-credential";
+import type { GatewayMetrics } from "../../src/metrics";
 import { filterAllows } from "../../src/provider-keys/model-filter";
 
 export const silent = createLogger({ level: "silent" });
@@ -152,7 +153,7 @@ export interface ChatHarness {
 export const DEFAULT_TOKEN = "rt-v1-test";
 
 export async function startChatHarness(
-  opts: { dispatcher?: UpstreamDispatcherOptions; keepaliveMs?: number } = {},
+  opts: { dispatcher?: UpstreamDispatcherOptions; keepaliveMs?: number; metrics?: GatewayMetrics } = {},
 ): Promise<ChatHarness> {
   const database: TestDatabase = await createTestDatabase("chat");
   const clock = new ManualClock(new Date("2026-11-18T10:00:00.000Z"));
@@ -264,6 +265,7 @@ export async function startChatHarness(
       upstream: dispatcher,
       providerBaseUrls,
       keepaliveMs: opts.keepaliveMs,
+      metrics: opts.metrics,
     }),
   );
   app.use(generationRoutes({ authenticate, recent }));

@@ -3,6 +3,7 @@ import type { Db } from "@router/db";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
 import { events } from "@router/proto";
+import type { RoutingMetrics } from "../metrics";
 import { healthIncrements } from "./health-increments";
 import { recordHealth } from "./health-store";
 
@@ -14,6 +15,8 @@ export interface HealthConsumerDeps {
   db: Db;
   log: Logger;
   clock: Clock;
+  /** Counts each delivery by result; none when omitted. */
+  metrics?: RoutingMetrics;
 }
 
 /**
@@ -32,11 +35,13 @@ export function requestCompletedHandler(deps: HealthConsumerDeps): (event: Incom
         { eventId: event.id, attempt: event.attempt, reason: err instanceof Error ? err.message : String(err) },
         "routing.health.event_undecodable",
       );
+      deps.metrics?.consumed("undecodable");
       throw new Error("request.completed payload cannot be decoded", { cause: err });
     }
     const now = deps.clock.now();
     const increments = healthIncrements(completed, now);
     const counted = await recordHealth(deps.db, event.id, increments, now);
+    deps.metrics?.consumed(counted ? "recorded" : "duplicate");
     deps.log.debug(
       { eventId: event.id, requestId: completed.requestId, endpoints: increments.length, duplicate: !counted },
       "routing.health.event_recorded",

@@ -1,5 +1,6 @@
 import type { routing } from "@router/proto";
 import type { CatalogSnapshot, RankedEndpoint } from "../catalog/catalog-snapshot";
+import { NEVER_SET, type RoutingDefaults } from "../defaults/routing-defaults";
 import { HealthSnapshot } from "../health/health-snapshot";
 import { resolveModel, type ResolvedModel } from "./model-resolution";
 
@@ -8,7 +9,12 @@ export const FALLBACK_DEPTH = 3;
 
 /**
  * Turns a request's model chain into the ordered cascade of endpoints the gateway may dispatch
- * to. Pure and synchronous over an in-memory snapshot: this is the hot path.
+ * to. Pure and synchronous over in-memory snapshots: this is the hot path.
+ *
+ * The chain is the request's `model` and `models` (or, when it names none, the account's default
+ * model), then the account's fallback models, then any `account_fallback_models` the request
+ * carries; repeated and blank entries dropped, cut to three distinct models. `account` is null
+ * when the account's defaults could not be read.
  *
  * Order within a model is cheapest first, then provider slug (see `priceKey`), except that
  * endpoints failing recently (`HealthSnapshot.isDegraded`) go after the model's healthy ones, in
@@ -19,19 +25,32 @@ export function plan(
   req: routing.PlanRequest,
   catalog: CatalogSnapshot,
   health: HealthSnapshot = EMPTY_HEALTH,
+  account: RoutingDefaults | null = NEVER_SET,
 ): routing.PlanResponse {
-  const chain = distinctEntries([req.model, ...req.models, ...req.accountFallbackModels]);
-  if (chain.length === 0) {
-    return refuse("direct", [], {
-      httpStatus: 400,
-      code: "invalid_request",
-      message: "model: required; name a model (or a models chain) or set an account default model",
-      unsatisfiedFilters: [],
-    });
+  let requested = distinctEntries([req.model, ...req.models]);
+  if (requested.length === 0) {
+    if (account === null) {
+      return refuse("direct", [], {
+        httpStatus: 503,
+        code: "router.routing_unavailable",
+        message: "model: the account default model cannot be read right now; name a model or retry",
+        unsatisfiedFilters: [],
+      });
+    }
+    if (!account.defaultModel) {
+      return refuse("direct", [], {
+        httpStatus: 400,
+        code: "invalid_request",
+        message: "model: required; name a model (or a models chain) or set an account default model",
+        unsatisfiedFilters: [],
+      });
+    }
+    requested = [account.defaultModel];
   }
+  const chain = distinctEntries([...requested, ...(account?.fallbackModels ?? []), ...req.accountFallbackModels]);
 
   const { resolved, unresolved } = resolveChain(chain, catalog);
-  const strategy = resolved.length + unresolved.length > 1 ? "fallback" : resolved[0]?.alias ? "latest" : "direct";
+  const strategy = strategyOf(requested, catalog);
   if (resolved.length === 0) {
     return refuse(strategy, unresolved, {
       httpStatus: 404,
@@ -60,6 +79,14 @@ export function plan(
 }
 
 const EMPTY_HEALTH = HealthSnapshot.empty();
+
+// Describes what the request asked for; the account's fallbacks are a safety net behind it and do
+// not turn a single-model request into a "fallback" one.
+function strategyOf(requested: string[], catalog: CatalogSnapshot): string {
+  if (requested.length > 1) return "fallback";
+  const only = requested[0];
+  return only !== undefined && resolveModel(only, catalog)?.alias ? "latest" : "direct";
+}
 
 // A stable partition keeps the price order inside both groups.
 function healthyFirst(endpoints: RankedEndpoint[], health: HealthSnapshot): RankedEndpoint[] {

@@ -1,0 +1,131 @@
+import type { Request, RequestHandler, Response } from "express";
+import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+import { createMetricsRegistry } from "@router/http-kit";
+import type { RequestOutcome } from "./chat/request-outcome";
+import type { LoadingCacheStats } from "./loading-cache";
+
+// Routing overhead is meant to stay in single-digit milliseconds, so the buckets are fine there.
+const OVERHEAD_BUCKETS = [0.0005, 0.001, 0.0015, 0.002, 0.003, 0.004, 0.005, 0.0075, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
+const UPSTREAM_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120, 300];
+const TTFT_BUCKETS = [0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 30];
+
+/**
+ * Every series the gateway exports, on a registry of its own per instance. Labels are bounded:
+ * route patterns (not paths), HTTP methods and statuses, provider slugs and catalog endpoint ids;
+ * never a key, an organisation or a requested model.
+ */
+export class GatewayMetrics {
+  readonly registry: Registry;
+  private readonly httpRequests: Counter<"route" | "method" | "status">;
+  private readonly chatRequests: Counter<"outcome">;
+  private readonly overhead: Histogram;
+  private readonly upstreamLatency: Histogram<"provider" | "outcome">;
+  private readonly upstreamAttempts: Counter<"provider" | "status">;
+  private readonly timeToFirstToken: Histogram;
+  private readonly circuitOpen: Gauge<"endpoint">;
+  private authCacheStats: (() => LoadingCacheStats) | undefined;
+
+  constructor(opts: { defaultMetrics?: boolean } = {}) {
+    const registry = createMetricsRegistry("gateway", opts);
+    this.registry = registry;
+    const registers = [registry];
+    this.httpRequests = new Counter({
+      name: "gateway_http_requests_total",
+      help: "HTTP requests answered, by route pattern (`unmatched` for none), method and status.",
+      labelNames: ["route", "method", "status"],
+      registers,
+    });
+    this.chatRequests = new Counter({
+      name: "gateway_chat_requests_total",
+      help: "Chat completion requests by outcome: complete, error, refused or cancelled.",
+      labelNames: ["outcome"],
+      registers,
+    });
+    this.overhead = new Histogram({
+      name: "gateway_overhead_seconds",
+      help: "Time a dispatched chat request spent in the gateway outside provider calls (total minus upstream).",
+      buckets: OVERHEAD_BUCKETS,
+      registers,
+    });
+    this.upstreamLatency = new Histogram({
+      name: "gateway_upstream_latency_seconds",
+      help: "Duration of one provider call, by provider and outcome (ok or error); a stream counts to its end.",
+      labelNames: ["provider", "outcome"],
+      buckets: UPSTREAM_BUCKETS,
+      registers,
+    });
+    this.upstreamAttempts = new Counter({
+      name: "gateway_upstream_attempts_total",
+      help: "Provider calls by provider and the HTTP status it answered (`none` when it was never reached).",
+      labelNames: ["provider", "status"],
+      registers,
+    });
+    this.timeToFirstToken = new Histogram({
+      name: "gateway_time_to_first_token_seconds",
+      help: "Streams: time from the request's arrival to the first content chunk.",
+      buckets: TTFT_BUCKETS,
+      registers,
+    });
+    this.circuitOpen = new Gauge({
+      name: "gateway_circuit_open",
+      help: "1 while an endpoint's circuit breaker is open or half-open, 0 once it closed again.",
+      labelNames: ["endpoint"],
+      registers,
+    });
+    // Read from the cache's own counters at scrape time: nothing is added to the lookup path.
+    const cacheCounter = (name: string, help: string, read: (s: LoadingCacheStats) => number) => {
+      let reported = 0;
+      const stats = () => this.authCacheStats?.();
+      return new Counter({
+        name,
+        help,
+        registers,
+        collect() {
+          const s = stats();
+          if (!s) return;
+          const now = read(s);
+          if (now > reported) this.inc(now - reported);
+          reported = now;
+        },
+      });
+    };
+    cacheCounter("gateway_auth_cache_hits_total", "Key lookups answered from the auth cache.", (s) => s.hits);
+    cacheCounter("gateway_auth_cache_misses_total", "Key lookups that went to the database (absent or expired).", (s) => s.misses + s.stale);
+  }
+
+  /** Counts every answered request; mount before any route. */
+  httpMiddleware(): RequestHandler {
+    return (req: Request, res: Response, next) => {
+      res.once("close", () => {
+        const path: unknown = req.route?.path;
+        const route = Array.isArray(path) ? path.join(",") : typeof path === "string" ? req.baseUrl + path : "unmatched";
+        this.httpRequests.inc({ route, method: req.method, status: String(res.statusCode) });
+      });
+      next();
+    };
+  }
+
+  /** One chat completion request ended: its outcome, overhead, attempts and time to first token. */
+  chatFinished(o: RequestOutcome): void {
+    this.chatRequests.inc({ outcome: o.status });
+    if (o.routingOverheadMs !== null) this.overhead.observe(o.routingOverheadMs / 1000);
+    if (o.streamed && o.ttftMs !== null) this.timeToFirstToken.observe(o.ttftMs / 1000);
+    for (const a of o.attempts) {
+      const provider = a.candidate.providerSlug;
+      this.upstreamAttempts.inc({ provider, status: a.httpStatus === null ? "none" : String(a.httpStatus) });
+      if (a.durationMs !== null) {
+        this.upstreamLatency.observe({ provider, outcome: a.errorCode ? "error" : "ok" }, a.durationMs / 1000);
+      }
+    }
+  }
+
+  /** A circuit breaker changed state (wired as the dispatcher's `onCircuitChange`). */
+  readonly circuitChanged = (endpointId: string, open: boolean): void => {
+    this.circuitOpen.set({ endpoint: endpointId }, open ? 1 : 0);
+  };
+
+  /** Reports the auth cache's hits and misses from its own counters. */
+  watchAuthCache(stats: () => LoadingCacheStats): void {
+    this.authCacheStats = stats;
+  }
+}
