@@ -9,6 +9,10 @@ export const ledgerConfigSchema = z.object({
   LEDGER_GRPC_PORT: env.port(50052),
   /** Interface the gRPC server binds; loopback unless other hosts must reach it. */
   LEDGER_HOST: z.string().default("127.0.0.1"),
+  /** Port of the listener serving only GET /metrics (the ledger has no other HTTP port). */
+  LEDGER_METRICS_PORT: env.port(9465),
+  /** Interface the metrics listener binds; loopback unless a scraper on another host must reach it. */
+  METRICS_HOST: z.string().default("127.0.0.1"),
   /** How long a hold reserves its worst case before the sweep releases it (a crashed gateway). */
   LEDGER_HOLD_TTL_MS: z.coerce.number().int().positive().default(15 * 60_000),
   /** How often expired holds are released. */

@@ -29,8 +29,10 @@ async function main(): Promise<void> {
     host: config.LEDGER_HOST,
     holdTtlMs: config.LEDGER_HOLD_TTL_MS,
     sweepIntervalMs: config.LEDGER_SWEEP_INTERVAL_MS,
+    metricsPort: config.LEDGER_METRICS_PORT,
+    metricsHost: config.METRICS_HOST,
   });
-  log.info({ grpcPort: ledger.grpcPort }, "ledger.started");
+  log.info({ grpcPort: ledger.grpcPort, metricsPort: ledger.metricsPort }, "ledger.started");
 
   let stopping = false;
   const stop = (signal: string) => {

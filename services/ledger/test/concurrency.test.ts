@@ -1,5 +1,6 @@
 import { callUnary, CLIENT_OPTIONS, insecure } from "@router/grpc-kit";
 import { health, ledger } from "@router/proto";
+import { waitFor } from "@router/testkit";
 import { keyCeiling, requestId, startTestLedger, USD, type TestLedger } from "./ledger-fixture";
 
 let l: TestLedger;
@@ -68,6 +69,60 @@ describe("Admit under concurrency", () => {
 
     expect(new Set(answers.map((a) => a.holdId)).size).toBe(1);
     expect(await l.used(key)).toBe(W);
+  });
+});
+
+describe("Admit on two replicas", () => {
+  let replica: TestLedger;
+  beforeAll(async () => {
+    replica = await startTestLedger({ replicaOf: l });
+  });
+  afterAll(() => replica.close());
+
+  it("places one hold when both replicas admit the same request at the same moment", async () => {
+    const key = keyCeiling();
+    await l.admit({ requestId: requestId(), orgId: "org_a", ceilings: [key], worstCaseNanodollars: W, isByok: true });
+    const req = { requestId: requestId(), orgId: "org_a", ceilings: [key], worstCaseNanodollars: W, isByok: true };
+    const waitingOnLocks = async () =>
+      (
+        await l.db.query<{ n: bigint }>(
+          "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+        )
+      ).rows[0]?.n;
+
+    // Holding the counter row makes both replicas look for the request's hold, find none and wait
+    // on the row; the one that goes second then meets the other's hold.
+    const { racing } = await l.db.tx(async (q) => {
+      await q.query("SELECT 1 FROM spend_counters WHERE subject_id = $1 FOR UPDATE", [key.subjectId]);
+      const both = Promise.all([l.admit(req), replica.admit(req)]);
+      await waitFor(async () => (await waitingOnLocks()) === 2n, { what: "both replicas to wait on the counter row" });
+      return { racing: both };
+    });
+    const answers = await racing;
+
+    expect(answers.map((a) => a.admitted)).toEqual([true, true]);
+    expect(answers[1]?.holdId).toBe(answers[0]?.holdId);
+    expect(await l.used(key)).toBe(2n * W);
+  });
+
+  it("crosses a hard ceiling by at most one request when both replicas admit 50 requests at once", async () => {
+    const limit = 3n * W;
+    const key = keyCeiling({ limitNanodollars: limit });
+
+    const answers = await Promise.all(
+      Array.from({ length: RACERS }, (_, i) =>
+        (i % 2 === 0 ? l : replica).admit({
+          requestId: requestId(),
+          orgId: "org_a",
+          ceilings: [key],
+          worstCaseNanodollars: W,
+          isByok: true,
+        }),
+      ),
+    );
+
+    expect(answers.filter((a) => a.admitted)).toHaveLength(3);
+    expect(await l.used(key)).toBe(limit);
   });
 });
 

@@ -11,6 +11,8 @@ import { startLedger } from "../src/app";
 export interface TestLedger {
   clock: ManualClock;
   db: Db;
+  /** The test database's URL, for a second replica or a connection of the test's own. */
+  url: string;
   grpcPort: number;
   admit(req: Partial<ledger.AdmitRequest>): Promise<ledger.AdmitResponse>;
   settle(req: Partial<ledger.SettleRequest>): Promise<ledger.SettleResponse>;
@@ -22,9 +24,17 @@ export interface TestLedger {
 }
 
 export async function startTestLedger(
-  opts: { holdTtlMs?: number; sweepIntervalMs?: number; label?: string } = {},
+  opts: {
+    holdTtlMs?: number;
+    sweepIntervalMs?: number;
+    label?: string;
+    /** Another replica on this ledger's database (its clock is separate); dropped by the first. */
+    replicaOf?: TestLedger;
+  } = {},
 ): Promise<TestLedger> {
-  const database = await createTestDatabase(opts.label ?? "ledger");
+  const database = opts.replicaOf
+    ? { url: opts.replicaOf.url, drop: async () => undefined }
+    : await createTestDatabase(opts.label ?? "ledger");
   const db = createPostgresDb({ url: database.url, schema: "ledger", max: 20 });
   const clock = new ManualClock(new Date("2026-11-18T10:00:00.000Z"));
   const app = await startLedger({
@@ -42,6 +52,7 @@ export async function startTestLedger(
   return {
     clock,
     db,
+    url: database.url,
     grpcPort: app.grpcPort,
     admit: (req) => callUnary(client, client.admit, ledger.AdmitRequest.fromPartial(req), call),
     settle: (req) => callUnary(client, client.settle, ledger.SettleRequest.fromPartial(req), call),

@@ -77,6 +77,52 @@ describe("Settle", () => {
   });
 });
 
+describe("Settle and Release arriving together", () => {
+  it("closes every hold exactly once when many are settled, settled again and released at the same moment", async () => {
+    const key = keyCeiling({ limitNanodollars: 100n * W });
+    const holds = await Promise.all(Array.from({ length: 30 }, () => hold(key)));
+
+    await Promise.all([
+      ...holds.map((holdId) => l.settle({ holdId, listCostNanodollars: 1_000n })),
+      ...holds.slice(0, 10).map((holdId) => l.settle({ holdId, listCostNanodollars: 1_000n })),
+      ...holds.slice(20).map((holdId) => l.release(holdId)),
+    ]);
+
+    expect(await l.used(key)).toBe(30n * 1_000n);
+  });
+
+  it("takes every ceiling's reservation off when holds on two ceilings are settled together", async () => {
+    const key = keyCeiling({ limitNanodollars: 100n * W });
+    const workspace = keyCeiling({ subjectKind: "workspace", limitNanodollars: 100n * W });
+    const holds = await Promise.all(
+      Array.from({ length: 10 }, async () => {
+        const res = await l.admit({ ...admitRequest(key), ceilings: [key, workspace] });
+        return res.holdId;
+      }),
+    );
+
+    await Promise.all(holds.map((holdId) => l.settle({ holdId, listCostNanodollars: 7n })));
+
+    expect(await l.used(key)).toBe(70n);
+    expect(await l.used(workspace)).toBe(70n);
+  });
+
+  it("answers not_found only for the unknown hold among holds settled at the same moment", async () => {
+    const key = keyCeiling();
+    const [a, b] = [await hold(key), await hold(key)];
+
+    const answers = await Promise.allSettled([
+      l.settle({ holdId: a, listCostNanodollars: 5n }),
+      l.settle({ holdId: "hold_nope", listCostNanodollars: 5n }),
+      l.settle({ holdId: b, listCostNanodollars: 5n }),
+    ]);
+
+    expect(answers.map((x) => x.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect(answers[1]).toMatchObject({ reason: { code: "not_found" } });
+    expect(await l.used(key)).toBe(10n);
+  });
+});
+
 describe("Release", () => {
   it("takes the reservation off without settling anything", async () => {
     const key = keyCeiling();

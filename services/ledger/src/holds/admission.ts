@@ -10,8 +10,9 @@ import {
   type CeilingRule,
   type WindowedCeiling,
 } from "./ceilings";
+import type { CounterAdmissions } from "./counter-admissions";
 import { limitReachedSentence } from "./sentences";
-import type { CounterTotals, HoldStore } from "./store";
+import type { CounterTotals, HoldStore, NewHold } from "./store";
 
 export interface AdmitInput {
   requestId: string;
@@ -35,6 +36,7 @@ export type Admission =
 
 export interface AdmissionDeps {
   store: HoldStore;
+  admissions: CounterAdmissions;
   clock: Clock;
   holdTtlMs: number;
 }
@@ -63,19 +65,22 @@ export async function admit(input: AdmitInput, deps: AdmissionDeps): Promise<Adm
     return { admitted: true, holdId: "", warning: softWarning(ceilings, usedBefore) };
   }
 
-  const holdId = `hold_${randomBytes(16).toString("base64url")}`;
-  const reservation = await deps.store.reserve(
-    {
-      holdId,
-      requestId: input.requestId,
-      orgId: input.orgId,
-      worstCase: input.worstCase,
-      isByok: input.isByok,
-      createdAt: now,
-      expiresAt: new Date(now.getTime() + deps.holdTtlMs),
-    },
-    [...ceilings].sort(lockOrder),
-  );
+  const hold: NewHold = {
+    holdId: `hold_${randomBytes(16).toString("base64url")}`,
+    requestId: input.requestId,
+    orgId: input.orgId,
+    worstCase: input.worstCase,
+    isByok: input.isByok,
+    createdAt: now,
+    expiresAt: new Date(now.getTime() + deps.holdTtlMs),
+  };
+  // The common case, one counting ceiling, is one statement per batch of requests for that row
+  // (the hot row is locked the shortest); several ceilings are reserved all or none in a transaction.
+  const [only] = ceilings;
+  const reservation =
+    only && ceilings.length === 1
+      ? await deps.admissions.reserve({ hold, ceiling: only, warning: only.hard ? "" : limitReachedSentence(only) })
+      : await deps.store.reserve(hold, [...ceilings].sort(lockOrder));
   switch (reservation.kind) {
     case "existing":
       if (reservation.hold.orgId !== input.orgId) {
@@ -93,8 +98,9 @@ export async function admit(input: AdmitInput, deps: AdmissionDeps): Promise<Adm
     case "placed": {
       const usedBefore = (c: WindowedCeiling) => used(reservation.totals.get(counterKey(c))) - input.worstCase;
       const warning = softWarning(ceilings, usedBefore);
-      if (warning) await deps.store.recordWarning(holdId, warning);
-      return { admitted: true, holdId, warning };
+      // The one-ceiling statement stored its warning with the hold.
+      if (warning && ceilings.length > 1) await deps.store.recordWarning(hold.holdId, warning);
+      return { admitted: true, holdId: hold.holdId, warning };
     }
   }
 }

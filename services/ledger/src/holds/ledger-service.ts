@@ -3,17 +3,23 @@ import { unaryHandler } from "@router/grpc-kit";
 import type { Logger } from "@router/logging";
 import type { Clock, WindowKind } from "@router/money";
 import { ledger } from "@router/proto";
+import type { LedgerMetrics } from "../metrics";
 import { admit } from "./admission";
 import type { CeilingRule } from "./ceilings";
-import { release, settle } from "./settlement";
+import type { CounterAdmissions } from "./counter-admissions";
+import { release, settle, type ClosingQueue } from "./settlement";
 import type { HoldStore } from "./store";
 import { usageOf } from "./usage";
 
 export interface LedgerServiceDeps {
   store: HoldStore;
+  admissions: CounterAdmissions;
+  closings: ClosingQueue;
   clock: Clock;
   log: Logger;
   holdTtlMs: number;
+  /** Counts and times Admit; none when omitted. */
+  metrics?: LedgerMetrics;
 }
 
 /** The gRPC surface: decode and check the request, call the domain, encode the answer. */
@@ -23,6 +29,7 @@ export function ledgerService(deps: LedgerServiceDeps): ledger.LedgerServiceServ
       if (!req.dryRun) required(req.requestId, "request_id");
       required(req.orgId, "org_id");
       nonNegative(req.worstCaseNanodollars, "worst_case_nanodollars");
+      const admitted = deps.metrics?.startAdmit();
       const result = await admit(
         {
           requestId: req.requestId,
@@ -34,6 +41,7 @@ export function ledgerService(deps: LedgerServiceDeps): ledger.LedgerServiceServ
         },
         deps,
       );
+      admitted?.(result);
       if (!result.admitted) {
         return {
           admitted: false,

@@ -1,10 +1,16 @@
 import { notFound } from "@router/errors";
 import type { Logger } from "@router/logging";
 import type { Clock, Nanodollars } from "@router/money";
-import type { HoldStore } from "./store";
+import type { GroupCommit } from "./group-commit";
+import type { Closing, ClosingOutcome, HoldClosing, HoldStore } from "./store";
+
+/** Settle, Release and expiry, applied in batches (group commit) by `HoldStore.closeMany`. */
+export type ClosingQueue = GroupCommit<HoldClosing, ClosingOutcome>;
 
 export interface SettlementDeps {
   store: HoldStore;
+  /** Closings go through the queue, which answers once the batch has committed. */
+  closings: ClosingQueue;
   clock: Clock;
 }
 
@@ -19,15 +25,19 @@ export async function settle(
   deps: SettlementDeps,
 ): Promise<void> {
   if (holdId === "") return;
-  const outcome = await deps.store.close(holdId, { to: "settled", ...cost }, deps.clock.now());
+  const outcome = await closeHold(holdId, { to: "settled", ...cost }, deps);
   if (outcome === "not_found") throw notFound(`hold ${holdId}`);
 }
 
 /** Takes a hold's reservation off its ceilings when nothing was served. Releasing twice changes nothing. */
 export async function release(holdId: string, deps: SettlementDeps): Promise<void> {
   if (holdId === "") return;
-  const outcome = await deps.store.close(holdId, { to: "released" }, deps.clock.now());
+  const outcome = await closeHold(holdId, { to: "released" }, deps);
   if (outcome === "not_found") throw notFound(`hold ${holdId}`);
+}
+
+function closeHold(holdId: string, closing: Closing, deps: SettlementDeps): Promise<ClosingOutcome> {
+  return deps.closings.push({ holdId, closing, now: deps.clock.now() });
 }
 
 const SWEEP_BATCH = 200;
@@ -40,10 +50,10 @@ export async function expireHolds(deps: SettlementDeps): Promise<number> {
   let expired = 0;
   for (;;) {
     const ids = await deps.store.expiredHoldIds(deps.clock.now(), SWEEP_BATCH);
-    for (const id of ids) {
-      // Another replica, or a late Settle, may close it first; then this changes nothing.
-      if ((await deps.store.close(id, { to: "expired" }, deps.clock.now())) === "closed") expired += 1;
-    }
+    const now = deps.clock.now();
+    // Another replica, or a late Settle, may close one first; then expiring it changes nothing.
+    const outcomes = await Promise.all(ids.map((holdId) => deps.closings.push({ holdId, closing: { to: "expired" }, now })));
+    expired += outcomes.filter((o) => o === "closed").length;
     if (ids.length < SWEEP_BATCH) return expired;
   }
 }

@@ -26,6 +26,14 @@ export interface NewHold {
   expiresAt: Date;
 }
 
+/** A request for a hold on the one counter row of `ceiling`. */
+export interface OneCounterAdmission {
+  hold: NewHold;
+  ceiling: WindowedCeiling;
+  /** Stored with the hold when the ceiling is soft and already at or past its limit. */
+  warning: string;
+}
+
 export interface ExistingHold {
   holdId: string;
   orgId: string;
@@ -40,14 +48,19 @@ export type Reservation =
   /** The request was admitted before; its hold stands. */
   | { kind: "existing"; hold: ExistingHold };
 
-export type HoldState = "held" | "settled" | "released" | "expired";
-
 export type Closing =
   | { to: "settled"; listCost: Nanodollars; billedCost: Nanodollars }
   | { to: "released" }
   | { to: "expired" };
 
 export type ClosingOutcome = "closed" | "already_closed" | "not_found";
+
+/** One request to close a hold; `now` is when it was asked for (the hold's `closed_at`). */
+export interface HoldClosing {
+  holdId: string;
+  closing: Closing;
+  now: Date;
+}
 
 interface StoredLine {
   subject_kind: string;
@@ -109,6 +122,76 @@ export class HoldStore {
     }
   }
 
+  /**
+   * Places holds that each reserve on the same single counter row, in one autocommit call
+   * (migrations/002): the row is locked for that one statement and its commit. Requests are decided
+   * in order, each by the same guarded upsert as `reserve`, so later ones see the reservations of
+   * earlier ones. One answer per item, in order.
+   */
+  async reserveEach(items: OneCounterAdmission[]): Promise<Reservation[]> {
+    try {
+      return await this.admitOnCounter(items);
+    } catch (err) {
+      if (errorCode(err) !== ADMITTED_CONCURRENTLY) throw err;
+      // A concurrent Admit of one of these requests committed its hold first and the whole call
+      // was undone; asked again one by one, that request finds the hold.
+      const answers: Reservation[] = [];
+      for (const item of items) answers.push(...(await this.admitOnCounter([item])));
+      return answers;
+    }
+  }
+
+  private async admitOnCounter(items: OneCounterAdmission[]): Promise<Reservation[]> {
+    const [first] = items;
+    if (!first) return [];
+    const row = first.ceiling;
+    const key = counterKey(row);
+    if (items.some((i) => counterKey(i.ceiling) !== key || i.ceiling.windowStart.getTime() !== row.windowStart.getTime())) {
+      throw new Error("admissions batched together must share one counter row");
+    }
+    const result = await this.db.query<AdmitOnCounterRow>(
+      `SELECT * FROM admit_on_counter($1, $2, $3, $4::timestamptz, $5::timestamptz, $6::text[], $7::text[], $8::text[],
+         $9::bigint[], $10::boolean[], $11::jsonb[], $12::bigint[], $13::boolean[], $14::text[], $15::timestamptz[],
+         $16::timestamptz[])
+       ORDER BY item`,
+      [
+        row.subjectKind,
+        row.subjectId,
+        row.window,
+        row.windowStart.toISOString(),
+        row.windowEnd ? row.windowEnd.toISOString() : null,
+        items.map((i) => i.hold.holdId),
+        items.map((i) => i.hold.requestId),
+        items.map((i) => i.hold.orgId),
+        items.map((i) => i.hold.worstCase.toString()),
+        items.map((i) => i.hold.isByok),
+        items.map((i) => JSON.stringify([storedLine({ ...i.ceiling, amount: i.hold.worstCase })])),
+        items.map((i) => i.ceiling.limit.toString()),
+        items.map((i) => i.ceiling.hard),
+        items.map((i) => i.warning),
+        items.map((i) => i.hold.createdAt.toISOString()),
+        items.map((i) => i.hold.expiresAt.toISOString()),
+      ],
+    );
+    if (result.rows.length !== items.length) {
+      throw new Error(`admit_on_counter answered ${result.rows.length} of ${items.length} requests`);
+    }
+    return result.rows.map((r): Reservation => {
+      if (r.answer === "existing" && r.answer_hold_id !== null && r.answer_org_id !== null) {
+        return {
+          kind: "existing",
+          hold: { holdId: r.answer_hold_id, orgId: r.answer_org_id, limitWarning: r.answer_warning ?? "" },
+        };
+      }
+      if (r.answer === "refused") return { kind: "refused", refusedKeys: new Set([key]) };
+      if (r.answer !== "placed" || r.counter_settled === null || r.counter_reserved === null) {
+        throw new Error(`admit_on_counter answered ${r.answer}`);
+      }
+      const totals = { settled: toNanos(r.counter_settled), reserved: toNanos(r.counter_reserved) };
+      return { kind: "placed", totals: new Map([[key, totals]]) };
+    });
+  }
+
   async recordWarning(holdId: string, warning: string): Promise<void> {
     await this.db.query("UPDATE holds SET limit_warning = $2 WHERE hold_id = $1", [holdId, warning]);
   }
@@ -134,54 +217,31 @@ export class HoldStore {
   }
 
   /**
-   * Moves a hold to a closed state once. Leaving `held` takes its reservation off every counter
-   * row; settling adds the actual list cost to the rows of the window it was admitted in. A hold
-   * that expired can still be settled (the spend happened); every other closed hold stays as it is.
+   * Moves each hold to a closed state once, the whole batch in one autocommit call (group commit;
+   * migrations/003): leaving `held` takes the reservation off every counter row; settling adds the
+   * actual list cost to the rows of the window the hold was admitted in. A hold that expired can
+   * still be settled (the spend happened); every other closed hold stays as it is. Closings of the
+   * same hold apply in the order given. Each counter row is written once with the batch's sum.
    */
-  async close(holdId: string, closing: Closing, now: Date): Promise<ClosingOutcome> {
-    return this.db.tx(async (q) => {
-      const found = await q.query<{ state: HoldState; lines: StoredLine[] }>(
-        "SELECT state, lines FROM holds WHERE hold_id = $1 FOR UPDATE",
-        [holdId],
-      );
-      const hold = found.rows[0];
-      if (!hold) return "not_found";
-      const unreserve = hold.state === "held";
-      const settle = closing.to === "settled" && (hold.state === "held" || hold.state === "expired");
-      if (!unreserve && !settle) return "already_closed";
-      const listCost = closing.to === "settled" ? closing.listCost : 0n;
-      // Lines were stored in lock order, so these row locks are taken in the same order as Admit's.
-      for (const line of hold.lines) {
-        await q.query(
-          `UPDATE spend_counters
-           SET reserved_nanodollars = reserved_nanodollars - $5::bigint,
-               settled_nanodollars = settled_nanodollars + $6::bigint
-           WHERE subject_kind = $1 AND subject_id = $2 AND window_kind = $3 AND window_start = $4::timestamptz`,
-          [
-            line.subject_kind,
-            line.subject_id,
-            line.window_kind,
-            line.window_start,
-            unreserve ? line.amount : "0",
-            settle ? listCost.toString() : "0",
-          ],
-        );
-      }
-      await q.query(
-        `UPDATE holds SET state = $2, closed_at = $3::timestamptz,
-           list_cost_nanodollars = COALESCE($4::bigint, list_cost_nanodollars),
-           billed_cost_nanodollars = COALESCE($5::bigint, billed_cost_nanodollars)
-         WHERE hold_id = $1`,
-        [
-          holdId,
-          closing.to,
-          now.toISOString(),
-          closing.to === "settled" ? closing.listCost.toString() : null,
-          closing.to === "settled" ? closing.billedCost.toString() : null,
-        ],
-      );
-      return "closed";
-    });
+  async closeMany(closings: HoldClosing[]): Promise<ClosingOutcome[]> {
+    if (closings.length === 0) return [];
+    const costs = closings.map(({ closing }) => (closing.to === "settled" ? closing : null));
+    const result = await this.db.query<{ item: number; outcome: ClosingOutcome }>(
+      `SELECT item, outcome
+       FROM close_holds($1::text[], $2::text[], $3::timestamptz[], $4::bigint[], $5::bigint[])
+       ORDER BY item`,
+      [
+        closings.map((c) => c.holdId),
+        closings.map((c) => c.closing.to),
+        closings.map((c) => c.now.toISOString()),
+        costs.map((c) => c?.listCost.toString() ?? null),
+        costs.map((c) => c?.billedCost.toString() ?? null),
+      ],
+    );
+    if (result.rows.length !== closings.length) {
+      throw new Error(`close_holds answered ${result.rows.length} of ${closings.length} closings`);
+    }
+    return result.rows.map((r) => r.outcome);
   }
 
   /** Open holds whose expiry is at or before `now`, oldest first. */
@@ -285,4 +345,21 @@ function storedLine(l: HoldLine): StoredLine {
     window_start: l.windowStart.toISOString(),
     amount: l.amount.toString(),
   };
+}
+
+interface AdmitOnCounterRow {
+  item: number;
+  answer: "existing" | "refused" | "placed";
+  answer_hold_id: string | null;
+  answer_org_id: string | null;
+  answer_warning: string | null;
+  counter_settled: bigint | string | number | null;
+  counter_reserved: bigint | string | number | null;
+}
+
+/** Raised by admit_on_counter when a concurrent Admit of the same request won. */
+const ADMITTED_CONCURRENTLY = "LR001";
+
+function errorCode(err: unknown): unknown {
+  return typeof err === "object" && err !== null ? (err as { code?: unknown }).code : undefined;
 }

@@ -1,0 +1,45 @@
+import { Counter, Histogram, type Registry } from "prom-client";
+import { createMetricsRegistry } from "@router/http-kit";
+import type { Admission } from "./holds/admission";
+
+/** How one Admit call was decided. */
+export type AdmitResult = "admitted" | "refused" | "soft_warning";
+
+// Admit is one conditional statement on the hot path: milliseconds, tens of them under contention.
+const ADMIT_BUCKETS = [0.0005, 0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
+
+const admitResult = (a: Admission): AdmitResult =>
+  !a.admitted ? "refused" : a.warning ? "soft_warning" : "admitted";
+
+/** Every series the ledger exports, on a registry of its own per instance. */
+export class LedgerMetrics {
+  readonly registry: Registry;
+  private readonly admits: Counter<"result">;
+  private readonly admitDuration: Histogram;
+
+  constructor(opts: { defaultMetrics?: boolean } = {}) {
+    this.registry = createMetricsRegistry("ledger", opts);
+    const registers = [this.registry];
+    this.admits = new Counter({
+      name: "ledger_admit_total",
+      help: "Admit calls decided, by result: admitted, refused, or soft_warning (admitted past a soft ceiling).",
+      labelNames: ["result"],
+      registers,
+    });
+    this.admitDuration = new Histogram({
+      name: "ledger_admit_duration_seconds",
+      help: "Time to decide one Admit call, reservation included.",
+      buckets: ADMIT_BUCKETS,
+      registers,
+    });
+  }
+
+  /** Starts timing one admission; call the result with its decision. */
+  startAdmit(): (admission: Admission) => void {
+    const done = this.admitDuration.startTimer();
+    return (admission) => {
+      done();
+      this.admits.inc({ result: admitResult(admission) });
+    };
+  }
+}
