@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
+import Redis from "ioredis";
 import { promisify } from "node:util";
 import { createTestDatabase, TEST_REDIS_URL, type TestDatabase } from "./database";
 import { freePort, httpReady, startNodeProcess, tcpReady, type ChildService } from "./processes";
@@ -97,6 +98,7 @@ export async function startStack(opts: {
     async stop() {
       await stopAll();
       await db.drop();
+      await dropNamespace(TEST_REDIS_URL, env.ROUTER_BUS_NAMESPACE ?? "");
     },
   };
 }
@@ -107,6 +109,23 @@ export interface JsonResponse {
   text: string;
   // Test code reads arbitrary response fields; the shape is what the test asserts.
   json: Record<string, any>;
+}
+
+/** Deletes every Redis key of a bus namespace (its streams, groups and leases). */
+async function dropNamespace(redisUrl: string, namespace: string): Promise<void> {
+  if (!namespace) return;
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true });
+  try {
+    await redis.connect();
+    let cursor = "0";
+    do {
+      const [next, keys] = await redis.scan(cursor, "MATCH", `${namespace}.*`, "COUNT", 1000);
+      cursor = next;
+      if (keys.length > 0) await redis.del(...keys);
+    } while (cursor !== "0");
+  } finally {
+    redis.disconnect();
+  }
 }
 
 /** A small JSON client for the gateway, for end-to-end tests and benchmarks. */
