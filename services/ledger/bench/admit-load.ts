@@ -92,6 +92,9 @@ function serverSide(buckets: Array<[string, number]>): string {
 
 const elapsedMs = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6;
 
+const began = process.hrtime.bigint();
+const progress = (what: string) => process.stderr.write(`[${(elapsedMs(began) / 1000).toFixed(1)}s] ${what}\n`);
+
 /** The ledger's Db, timing each statement by its first words (a transaction counts once, whole). */
 function timedDb(db: Db): { db: Db; samples: Map<string, number[]> } {
   const samples = new Map<string, number[]>();
@@ -225,6 +228,7 @@ async function startLedgerChild(url: string): Promise<LedgerUnderTest & { child:
     },
     async stop() {
       await ask({ kind: "stop" });
+      child.disconnect();
     },
   };
 }
@@ -296,7 +300,9 @@ async function drive(target: LedgerUnderTest): Promise<{ warm: Run; run: Run; co
   try {
     const warm = await load(WARMUP_SECONDS);
     await target.resetMeasurements();
+    progress("warmed up");
     const run = await load(SECONDS);
+    progress("load done");
     const usage = (await callUnary(client, client.usage, { ceilings: keys }, call)).usage;
     return { warm, run, counted: usage.reduce((sum, u) => sum + u.usedNanodollars, 0n) };
   } finally {
@@ -304,19 +310,19 @@ async function drive(target: LedgerUnderTest): Promise<{ warm: Run; run: Run; co
   }
 }
 
-async function main(): Promise<void> {
-  if (process.argv[2] === "burn") {
-    // Ends with its parent: the burn loop never yields, so the parent kills it or it polls.
-    const parent = process.ppid;
-    for (let i = 0; ; i++) {
-      Math.sqrt(Math.random());
-      if (i % 10_000_000 === 0 && process.ppid !== parent) process.exit(0);
-    }
+/** Spins one core until killed, or until its parent is gone (the loop never yields to an event). */
+function burn(): never {
+  const parent = process.ppid;
+  for (let i = 0; ; i++) {
+    Math.sqrt(Math.random());
+    if (i % 10_000_000 === 0 && process.ppid !== parent) process.exit(0);
   }
-  if (process.argv[2] === "ledger" && process.argv[3]) return serveLedgerAsChild(process.argv[3]);
+}
 
+async function main(): Promise<void> {
   const burners = Array.from({ length: CPU_BURNERS }, () => fork(__filename, ["burn"], { stdio: "ignore" }));
   const database = await createTestDatabase("ledgerload");
+  progress("database created");
   let cleaned = false;
   const cleanUp = async () => {
     if (cleaned) return;
@@ -327,9 +333,11 @@ async function main(): Promise<void> {
   process.once("SIGINT", () => void cleanUp().finally(() => process.exit(130)));
   try {
     const target = INLINE ? await startLedgerHere(database.url) : await startLedgerChild(database.url);
+    progress("ledger started");
     const { warm, run, counted } = await drive(target);
     const ledgerSide = await target.report();
     await target.stop();
+    progress("ledger stopped");
 
     const settledOrOpen = (r: Run) =>
       BigInt(r.settled) * LIST_COST + (SETTLE_DELAY_MS < 0 ? BigInt(r.admitted) * WORST_CASE : 0n);
@@ -354,7 +362,13 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err: unknown) => {
+function fail(err: unknown): never {
   process.stderr.write(`load failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exit(1);
-});
+}
+
+const [mode, url] = process.argv.slice(2);
+if (mode === "burn") burn();
+else if (mode === "ledger" && url) serveLedgerAsChild(url).catch(fail);
+// Exits once done even if a handle (a pool, a channel) would keep the process alive.
+else main().then(() => process.exit(0), fail);
