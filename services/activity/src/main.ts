@@ -1,7 +1,7 @@
 import { busConfigOf, createBus } from "@router/bus";
 import { loadConfig, resolveSecrets } from "@router/config";
 import { openServiceDb } from "@router/db";
-import { createLogger, installProcessHandlers } from "@router/logging";
+import { createLogger, installProcessHandlers, stopOnSignals } from "@router/logging";
 import { systemClock } from "@router/money";
 import { startActivity } from "./app";
 import { activityConfigSchema, type ActivityConfig } from "./config";
@@ -40,18 +40,11 @@ async function main(): Promise<void> {
     "activity.listening",
   );
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, "activity.stopping");
+  stopOnSignals(log, "activity", async () => {
     await running.close();
     await bus.close();
     await store.close();
-    process.exit(0);
-  };
-  process.on("SIGTERM", () => void stop("SIGTERM"));
-  process.on("SIGINT", () => void stop("SIGINT"));
+  });
 }
 
 main().catch((err: unknown) => {

@@ -6,7 +6,7 @@ import { createPostgresDb, EmbeddedPostgres, type Db } from "@router/db";
 import { ensureOperatorOrganisation, startGateway } from "@router/gateway";
 import { CLIENT_OPTIONS, insecure } from "@router/grpc-kit";
 import { startLedger } from "@router/ledger";
-import { createLogger, installProcessHandlers } from "@router/logging";
+import { createLogger, installProcessHandlers, stopOnSignals } from "@router/logging";
 import { systemClock } from "@router/money";
 import { ledger, routing } from "@router/proto";
 import { startRouting } from "@router/routing";
@@ -94,21 +94,14 @@ async function main(): Promise<void> {
   }
   log.info({ url: `http://${config.HOST}:${gateway.port}` }, "router.embedded.ready");
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, "router.embedded.stopping");
+  stopOnSignals(log, "router.embedded", async () => {
     await gateway.close();
     await activitySvc.close();
     await ledgerSvc.close();
     await routingSvc.close();
     await bus.close();
     await embeddedPg?.close();
-    process.exit(0);
-  };
-  process.on("SIGTERM", () => void stop("SIGTERM"));
-  process.on("SIGINT", () => void stop("SIGINT"));
+  });
 }
 
 main().catch((err: unknown) => {

@@ -4,7 +4,7 @@ import { busConfigOf, createBus } from "@router/bus";
 import { loadConfig, providerBaseUrls } from "@router/config";
 import { openServiceDb } from "@router/db";
 import { CLIENT_OPTIONS, insecure } from "@router/grpc-kit";
-import { createLogger, installProcessHandlers } from "@router/logging";
+import { createLogger, installProcessHandlers, stopOnSignals } from "@router/logging";
 import { systemClock } from "@router/money";
 import { ledger, routing } from "@router/proto";
 import { ensureOperatorOrganisation, GATEWAY_SCHEMA, migrateGateway, startGateway } from "./app";
@@ -63,20 +63,13 @@ async function main(): Promise<void> {
     metricsHost: config.METRICS_HOST,
   });
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, "gateway.stopping");
+  stopOnSignals(log, "gateway", async () => {
     await gateway.close();
     routingClient.close();
     ledgerClient.close();
     await bus.close();
     await store.close();
-    process.exit(0);
-  };
-  process.on("SIGTERM", () => void stop("SIGTERM"));
-  process.on("SIGINT", () => void stop("SIGINT"));
+  });
 }
 
 main().catch((err: unknown) => {

@@ -1,7 +1,6 @@
-import { join } from "node:path";
 import { ConfigError, loadConfig } from "@router/config";
-import { createPostgresDb, EmbeddedPostgres, type Db } from "@router/db";
-import { createLogger, installProcessHandlers } from "@router/logging";
+import { openServiceDb } from "@router/db";
+import { createLogger, installProcessHandlers, stopOnSignals } from "@router/logging";
 import { systemClock } from "@router/money";
 import { startLedger } from "./app";
 import { ledgerConfigSchema } from "./config";
@@ -11,18 +10,11 @@ async function main(): Promise<void> {
   const log = createLogger({ level: config.LOG_LEVEL, base: { service: "ledger" } });
   installProcessHandlers(log);
 
-  let db: Db;
-  let embedded: EmbeddedPostgres | undefined;
-  if (config.DATABASE_URL) {
-    db = createPostgresDb({ url: config.DATABASE_URL, schema: "ledger", applicationName: "router-ledger" });
-  } else {
-    embedded = await EmbeddedPostgres.open(join(config.ROUTER_DATA_DIR, "pg-ledger"));
-    db = embedded.forSchema("ledger");
-    log.info({ dataDir: config.ROUTER_DATA_DIR }, "ledger.db.embedded");
-  }
+  const store = await openServiceDb({ databaseUrl: config.DATABASE_URL, dataDir: config.ROUTER_DATA_DIR, schema: "ledger" });
+  log.info({ database: store.describe }, "ledger.stores");
 
   const ledger = await startLedger({
-    db,
+    db: store.db,
     log,
     clock: systemClock,
     grpcPort: config.LEDGER_GRPC_PORT,
@@ -34,25 +26,10 @@ async function main(): Promise<void> {
   });
   log.info({ grpcPort: ledger.grpcPort, metricsPort: ledger.metricsPort }, "ledger.started");
 
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, "ledger.stopping");
-    void ledger
-      .close()
-      .then(() => db.close())
-      .then(() => embedded?.close())
-      .then(
-        () => process.exit(0),
-        (err: unknown) => {
-          log.error({ err }, "ledger.stop_failed");
-          process.exit(1);
-        },
-      );
-  };
-  process.on("SIGTERM", () => stop("SIGTERM"));
-  process.on("SIGINT", () => stop("SIGINT"));
+  stopOnSignals(log, "ledger", async () => {
+    await ledger.close();
+    await store.close();
+  });
 }
 
 main().catch((err: unknown) => {

@@ -1,7 +1,7 @@
 import { busConfigOf, createBus } from "@router/bus";
 import { loadConfig, providerBaseUrls, resolveSecrets } from "@router/config";
 import { openServiceDb } from "@router/db";
-import { createLogger, installProcessHandlers } from "@router/logging";
+import { createLogger, installProcessHandlers, stopOnSignals } from "@router/logging";
 import { systemClock } from "@router/money";
 import { ROUTING_SCHEMA, startRouting } from "./app";
 import { RoutingConfig } from "./config";
@@ -42,18 +42,11 @@ async function main(): Promise<void> {
     internalSecret: secret,
   });
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, "routing.stopping");
+  stopOnSignals(log, "routing", async () => {
     await running.close();
     await bus.close();
     await store.close();
-    process.exit(0);
-  };
-  process.on("SIGTERM", () => void stop("SIGTERM"));
-  process.on("SIGINT", () => void stop("SIGINT"));
+  });
 }
 
 main().catch((err: unknown) => {
