@@ -11,6 +11,8 @@ export async function runCatalogImport(stores: Stores, file: string | undefined)
   const db = await stores.open("routing");
   await migrate(db, ROUTING_MIGRATIONS_DIR);
   const summary = await importCatalog(db, json, systemClock);
-  process.stdout.write(`${JSON.stringify({ file: path, ...summary })}\n`);
+  // The revision is a bigint; it prints as a decimal string.
+  const printable = JSON.stringify({ file: path, ...summary }, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
+  process.stdout.write(`${printable}\n`);
   return 0;
 }

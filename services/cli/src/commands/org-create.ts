@@ -16,10 +16,13 @@ export async function runOrgCreate(
     process.stderr.write("--name: required, 1 to 80 characters\n");
     return 2;
   }
-  const { secrets } = resolveSecrets(process.env, config.ROUTER_DATA_DIR, { allowGenerated: stores.isEmbedded });
+  // Only the key pepper is needed; the embedded store shares the one generated under ROUTER_DATA_DIR.
+  const pepper =
+    process.env.ROUTER_KEY_PEPPER ??
+    resolveSecrets(process.env, config.ROUTER_DATA_DIR, { allowGenerated: stores.isEmbedded }).secrets.ROUTER_KEY_PEPPER;
   const db = await stores.open("gateway");
   await migrate(db, GATEWAY_MIGRATIONS_DIR);
-  const org = await createOrganisation(db, { name, operator: opts.operator }, secrets.ROUTER_KEY_PEPPER, systemClock);
+  const org = await createOrganisation(db, { name, operator: opts.operator }, pepper, systemClock);
   process.stdout.write(
     `${JSON.stringify({ org_id: org.orgId, workspace_id: org.workspaceId, management_key: org.managementKey })}\n`,
   );
