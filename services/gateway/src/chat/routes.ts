@@ -227,15 +227,7 @@ class ChatCompletions {
     const completion = result.completion;
     if (!served || !completion) {
       const cancelled = input.signal.aborted;
-      const error = dispatchError(result, cascadeModels(ctx));
-      const outcome = this.outcome(ctx, {
-        status: cancelled ? "cancelled" : "error",
-        errorCode: result.failure?.code ?? (cancelled ? CANCELLED : error.code),
-        errorMessage: result.failure?.recordMessage ?? error.message,
-        attempts: result.attempts,
-        upstreamMs: result.upstreamMs,
-      });
-      this.finish(ctx, outcome, null);
+      const { error } = this.finishUnserved(ctx, result, cancelled);
       if (!cancelled) this.sendError(res, error, ctx, result, result.failure);
       return;
     }
@@ -309,15 +301,7 @@ class ChatCompletions {
     const cancelled = input.signal.aborted;
     const served = result.served;
     if (!served) {
-      const error = dispatchError(result, cascadeModels(ctx));
-      const outcome = this.outcome(ctx, {
-        status: cancelled ? "cancelled" : "error",
-        errorCode: result.failure?.code ?? (cancelled ? CANCELLED : error.code),
-        errorMessage: result.failure?.recordMessage ?? error.message,
-        attempts: result.attempts,
-        upstreamMs: result.upstreamMs,
-      });
-      this.finish(ctx, outcome, null);
+      const { error, outcome } = this.finishUnserved(ctx, result, cancelled);
       if (!cancelled) {
         const meta = ctx.headers.metadata ? this.metadata(ctx, result, outcome.routingOverheadMs) : null;
         sse.data(JSON.stringify(errorChunk(ctx, ctx.request.model ?? "", null, error, null, meta)));
@@ -366,6 +350,24 @@ class ChatCompletions {
       sse.data(JSON.stringify(last));
     }
     sse.done();
+  }
+
+  /** Nothing was served (every candidate failed, or the client left): recorded and released. */
+  private finishUnserved(
+    ctx: Context,
+    result: CompletionResult | StreamResult,
+    cancelled: boolean,
+  ): { error: DomainError; outcome: RequestOutcome } {
+    const error = dispatchError(result, cascadeModels(ctx));
+    const outcome = this.outcome(ctx, {
+      status: cancelled ? "cancelled" : "error",
+      errorCode: result.failure?.code ?? (cancelled ? CANCELLED : error.code),
+      errorMessage: result.failure?.recordMessage ?? error.message,
+      attempts: result.attempts,
+      upstreamMs: result.upstreamMs,
+    });
+    this.finish(ctx, outcome, null);
+    return { error, outcome };
   }
 
   /** A bug inside dispatch: never a hang, never a lost hold. */

@@ -202,14 +202,10 @@ export class UpstreamDispatcher {
   /** A non-stream completion. */
   async complete(input: CascadeInput): Promise<CompletionResult> {
     const result: CompletionResult = { attempts: [], skipped: [], served: null, failure: null, upstreamMs: 0, completion: null };
-    const walk = new CascadeWalk(this.prepare(input, result.skipped), result.skipped);
+    const walk = new CascadeWalk(this.prepare(input, result.skipped), result.skipped, (id) => this.breakers.isOpen(id));
     for (const p of walk) {
       if (input.signal.aborted) break;
       const slug = p.candidate.providerSlug;
-      if (this.breakers.isOpen(p.candidate.endpointId)) {
-        result.skipped.push({ candidate: p.candidate, reason: "circuit_open" });
-        continue;
-      }
       const startedAtMs = Date.now();
       const t0 = performance.now();
       let status: number | null = null;
@@ -275,14 +271,10 @@ export class UpstreamDispatcher {
       nativeFinishReason: null,
       firstContentAt: null,
     };
-    const walk = new CascadeWalk(this.prepare(input, result.skipped), result.skipped);
+    const walk = new CascadeWalk(this.prepare(input, result.skipped), result.skipped, (id) => this.breakers.isOpen(id));
     for (const p of walk) {
       if (input.signal.aborted) break;
       const slug = p.candidate.providerSlug;
-      if (this.breakers.isOpen(p.candidate.endpointId)) {
-        result.skipped.push({ candidate: p.candidate, reason: "circuit_open" });
-        continue;
-      }
       const startedAtMs = Date.now();
       const t0 = performance.now();
       const reached = { status: null as number | null };
@@ -398,6 +390,7 @@ export class UpstreamDispatcher {
  * failed credential's `fallback_policy` forbids: `none_for_provider` keeps the request away from that
  * provider's other endpoints, `none_for_models` keeps it from falling back to other models.
  * `platform` (the default) forbids nothing; there is no platform capacity in this release.
+ * Endpoints whose circuit is open are skipped and listed as such.
  */
 class CascadeWalk implements Iterable<Prepared> {
   private readonly rules: Array<(p: Prepared) => "same_endpoint" | "fallback_policy" | null> = [];
@@ -405,6 +398,8 @@ class CascadeWalk implements Iterable<Prepared> {
   constructor(
     private readonly plan: Prepared[],
     private readonly skipped: Skip[],
+    /** Whether an endpoint's circuit is open: it is skipped without a dispatch. */
+    private readonly circuitOpen: (endpointId: string) => boolean,
   ) {}
 
   failed(p: Prepared, failure: AttemptFailure): void {
@@ -425,7 +420,8 @@ class CascadeWalk implements Iterable<Prepared> {
     for (const p of this.plan) {
       const ruling = this.rules.map((r) => r(p)).find((x) => x !== null) ?? null;
       if (ruling === null) {
-        yield p;
+        if (this.circuitOpen(p.candidate.endpointId)) this.skipped.push({ candidate: p.candidate, reason: "circuit_open" });
+        else yield p;
         continue;
       }
       // An endpoint left out for its policy is reported once, however many credentials it had.
