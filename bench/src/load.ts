@@ -6,7 +6,7 @@ export interface LoadResult {
   sent: number;
   ok: number;
   failed: number;
-  /** Milliseconds: full response for JSON, first content `data:` line for streams. */
+  /** Milliseconds: full response for JSON, first chunk with content (first token) for streams. */
   p50: number;
   p90: number;
   p99: number;
@@ -38,13 +38,13 @@ async function oneRequest(pool: Pool, t: LoadTarget): Promise<number> {
     await res.body.text();
     return Number(process.hrtime.bigint() - start) / 1e6;
   }
-  // Time to the first content chunk: keepalive comments (": ...") do not count.
+  // Time to the first token: keepalive comments (": ...") and a role-only first chunk do not count.
   let firstContentMs: number | null = null;
   let buffered = "";
   for await (const chunk of res.body) {
     if (firstContentMs === null) {
       buffered += (chunk as Buffer).toString("utf8");
-      if (/(^|\n)data: \{/.test(buffered)) firstContentMs = Number(process.hrtime.bigint() - start) / 1e6;
+      if (/(^|\n)data: \{.*"content":"[^"]/.test(buffered)) firstContentMs = Number(process.hrtime.bigint() - start) / 1e6;
     }
   }
   if (firstContentMs === null) throw new Error("stream carried no content chunk");
