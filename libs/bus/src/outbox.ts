@@ -4,6 +4,7 @@ import path from "node:path";
 import type { Logger } from "@router/logging";
 import { within } from "./deadline";
 import type { Envelope } from "./envelope";
+import type { BusSettings } from "./settings";
 import { Waker } from "./waker";
 
 export interface OutboxOptions {
@@ -68,6 +69,21 @@ export class Outbox {
   ) {}
 
   /** Opens (and locks) the outbox directory; starts sending what a previous run left behind. */
+  /** The outbox of a broker adapter, with the directory and timings of the bus settings. */
+  static forBroker(
+    settings: Pick<BusSettings, "outboxDir" | "outboxRetryMs" | "publishTimeoutMs">,
+    log: Logger,
+    broker: Pick<OutboxOptions, "send" | "unreachable">,
+  ): Promise<Outbox> {
+    return Outbox.open({
+      dir: settings.outboxDir,
+      log,
+      retryMs: settings.outboxRetryMs,
+      timeoutMs: settings.publishTimeoutMs,
+      ...broker,
+    });
+  }
+
   static async open(opts: OutboxOptions): Promise<Outbox> {
     const dir = path.resolve(opts.dir);
     if (openDirs.has(dir)) throw new Error(`outbox ${dir} is already open in this process`);

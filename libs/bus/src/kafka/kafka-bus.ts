@@ -75,11 +75,7 @@ class KafkaBus implements EventBus {
   async open(): Promise<void> {
     // Not fatal when Kafka is away at start: publishes go to the outbox until it is back.
     await withDeadline(this.connect(), this.settings.publishTimeoutMs);
-    this.outbox = await Outbox.open({
-      dir: this.settings.outboxDir,
-      log: this.log,
-      retryMs: this.settings.outboxRetryMs,
-      timeoutMs: this.settings.publishTimeoutMs,
+    this.outbox = await Outbox.forBroker(this.settings, this.log, {
       send: (envelope) => this.send(envelope),
       unreachable: isUnreachable,
     });

@@ -154,6 +154,15 @@ export function asRecord(v: unknown): Record<string, unknown> | null {
   return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
 }
 
+/** The object a JSON text holds; null when the text is not JSON or not an object. */
+export function parseRecord(text: string): Record<string, unknown> | null {
+  try {
+    return asRecord(JSON.parse(text));
+  } catch {
+    return null;
+  }
+}
+
 export const asString = (v: unknown): string | null => (typeof v === "string" ? v : null);
 export const asNumber = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
 export const asArray = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);

@@ -1,4 +1,4 @@
-import { asNumber, asRecord, asString, type ChunkDelta, type SseMessage, type StreamDecoder, type StreamEvent, type TokenUsage } from "../types";
+import { asNumber, asRecord, parseRecord, asString, type ChunkDelta, type SseMessage, type StreamDecoder, type StreamEvent, type TokenUsage } from "../types";
 import { anthropicUsage, normalizeAnthropicStop } from "./response";
 
 const chunk = (delta: ChunkDelta, content: boolean): StreamEvent => ({
@@ -19,13 +19,7 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
 
   return {
     decode(message: SseMessage, out: StreamEvent[]): void {
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(message.data);
-      } catch {
-        return;
-      }
-      const ev = asRecord(parsed);
+      const ev = parseRecord(message.data);
       if (!ev) return;
       switch (message.event ?? ev.type) {
         case "message_start": {

@@ -1,6 +1,6 @@
 import type { ChatMessage, ChatRequest, ContentPart } from "../../chat/request-schema";
 import { mediaTypeOfUrl, parseImageUrl, requestedMaxTokens, stopList, systemPrompt, textOf, REASONING_FLOOR } from "../message-content";
-import { asRecord, type UpstreamHttpRequest, type UpstreamTarget } from "../types";
+import { asRecord, parseRecord, type UpstreamHttpRequest, type UpstreamTarget } from "../types";
 
 type Part = Record<string, unknown>;
 interface Content {
@@ -25,13 +25,7 @@ function userParts(content: string | ContentPart[]): Part[] {
 
 /** A function response must be an object; plain text is wrapped. */
 function functionResponse(text: string): Record<string, unknown> {
-  try {
-    const obj = asRecord(JSON.parse(text));
-    if (obj) return obj;
-  } catch {
-    // not JSON: wrapped below
-  }
-  return { content: text };
+  return parseRecord(text) ?? { content: text };
 }
 
 function wireContents(messages: ChatMessage[]): Content[] {

@@ -1,4 +1,4 @@
-import { asArray, asRecord, asString, type ChunkDelta, type SseMessage, type StreamDecoder, type StreamEvent } from "../types";
+import { asArray, asRecord, parseRecord, asString, type ChunkDelta, type SseMessage, type StreamDecoder, type StreamEvent } from "../types";
 import { geminiToolCall, geminiUsage, normalizeGeminiFinish } from "./response";
 
 /** streamGenerateContent?alt=sse: each event is a partial GenerateContentResponse; no end marker. */
@@ -7,13 +7,7 @@ export function createGeminiStreamDecoder(): StreamDecoder {
   let first = true;
   return {
     decode(message: SseMessage, out: StreamEvent[]): void {
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(message.data);
-      } catch {
-        return;
-      }
-      const ev = asRecord(parsed);
+      const ev = parseRecord(message.data);
       if (!ev) return;
       const err = asRecord(ev.error);
       if (err) {
