@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gatewayClient, startStack } from "@router/testkit";
+import { cpuPerRequest, sampleCpu, type CpuSubjects } from "./cpu";
 import { runLoad, type LoadResult, type LoadTarget } from "./load";
 
 /**
@@ -19,11 +20,18 @@ function rssMb(pid: number | undefined): number | null {
   return m?.[1] ? Math.round(Number(m[1]) / 1024) : null;
 }
 
-async function startFake(): Promise<{ url: string; origin: string; stop(): void }> {
+async function startFake(): Promise<{ url: string; origin: string; pid: number | undefined; stop(): void }> {
   const child = spawn(process.execPath, [join(__dirname, "fake-upstream-process.js")], { stdio: ["ignore", "pipe", "inherit"] });
   const line = await new Promise<string>((resolve) => child.stdout.once("data", (d: Buffer) => resolve(d.toString())));
   const { url, origin } = JSON.parse(line) as { url: string; origin: string };
-  return { url, origin, stop: () => child.kill("SIGTERM") };
+  return { url, origin, pid: child.pid, stop: () => child.kill("SIGTERM") };
+}
+
+interface Row {
+  scenario: string;
+  rate: number;
+  result: LoadResult;
+  cpuMsPerRequest: Record<string, number>;
 }
 
 function body(model: string, stream: boolean): string {
@@ -43,7 +51,7 @@ async function main(): Promise<void> {
   // BENCH_NODE_ARGS reaches the services, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile them under load.
   const stack = await startStack({
     providerBaseUrls: { openai: fake.url },
-    extraEnv: { LOG_LEVEL: "warn" },
+    extraEnv: { LOG_LEVEL: "warn", ...(process.env.BENCH_PGOPTIONS ? { PGOPTIONS: process.env.BENCH_PGOPTIONS } : {}) },
     nodeArgs: process.env.BENCH_NODE_ARGS?.split(" ").filter(Boolean),
   });
   try {
@@ -78,13 +86,29 @@ async function main(): Promise<void> {
       await runLoad(t, 100, 2);
     }
 
-    const rows: Array<{ scenario: string; rate: number; result: LoadResult }> = [];
+    // CPU per request of every process on the box, so a row's latency can be read against who spent the cores.
+    const cpuSubjects: CpuSubjects = {
+      pids: {
+        load: process.pid,
+        fake: fake.pid,
+        ...Object.fromEntries(stack.services.map((s) => [s.name, s.child.pid])),
+      },
+      commands: { postgres: "postgres", redis: "redis-server" },
+    };
+    const rows: Row[] = [];
+    const measure = async (scenario: string, rate: number, target: LoadTarget) => {
+      const before = sampleCpu(cpuSubjects);
+      const result = await runLoad(target, rate, SECONDS);
+      // Consumers work off the events of the last requests after the load ends; let them finish.
+      await new Promise((r) => setTimeout(r, 1000));
+      rows.push({ scenario, rate, result, cpuMsPerRequest: cpuPerRequest(before, sampleCpu(cpuSubjects), result.ok) });
+    };
     for (const rate of RATES) {
       for (const stream of [false, true]) {
         const kind = stream ? "stream TTFT" : "non-stream";
-        rows.push({ scenario: `direct ${kind}`, rate, result: await runLoad(direct(stream), rate, SECONDS) });
-        rows.push({ scenario: `gateway ${kind} (key without ceiling)`, rate, result: await runLoad(viaGateway(stream, plainKey), rate, SECONDS) });
-        rows.push({ scenario: `gateway ${kind} (key with hard ceiling)`, rate, result: await runLoad(viaGateway(stream, ceilingKey), rate, SECONDS) });
+        await measure(`direct ${kind}`, rate, direct(stream));
+        await measure(`gateway ${kind} (key without ceiling)`, rate, viaGateway(stream, plainKey));
+        await measure(`gateway ${kind} (key with hard ceiling)`, rate, viaGateway(stream, ceilingKey));
       }
     }
     const rssAfter = rssMb(gatewayPid);
@@ -96,6 +120,11 @@ async function main(): Promise<void> {
       process.stdout.write(
         `${r.scenario.padEnd(48)} ${String(r.rate).padStart(5)} ${String(r.result.ok).padStart(6)} ${String(r.result.failed).padStart(5)} ${fmt(r.result.p50)} ${fmt(r.result.p90)} ${fmt(r.result.p99)}\n`,
       );
+    }
+    process.stdout.write(`\nCPU ms per request, by process\n`);
+    for (const r of rows) {
+      const parts = Object.entries(r.cpuMsPerRequest).map(([name, ms]) => `${name} ${ms.toFixed(2)}`);
+      process.stdout.write(`  ${r.scenario.padEnd(46)} ${parts.join("  ")}\n`);
     }
     const added: Array<Record<string, unknown>> = [];
     for (const rate of RATES) {

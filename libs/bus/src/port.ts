@@ -25,11 +25,21 @@ export interface IncomingEvent {
 
 export type EventHandler = (event: IncomingEvent) => Promise<void>;
 
+/** Handles consecutive events of one partition together, in order; resolves once all are done. */
+export type BatchHandler = (events: IncomingEvent[]) => Promise<void>;
+
 export interface SubscribeOptions {
   topic: string;
   /** Consumer group; members of one group share the work, each event goes to one of them. */
   group: string;
   handler: EventHandler;
+  /**
+   * Lets the adapter hand over several consecutive events of one partition at once (one statement
+   * and one commit for many, on a busy topic). If it throws, each event of the batch is tried again
+   * alone through `handler`, so an event that cannot be handled fails, retries and dead-letters
+   * alone. The redis adapter batches what one read brought; memory and kafka call `handler` only.
+   */
+  batchHandler?: BatchHandler;
   /** Deliveries before an event is moved to `<topic>.dlq`. Default 5. */
   maxAttempts?: number;
 }

@@ -277,6 +277,60 @@ export function runBusContract(name: string, makeBus: MakeBus, options: Contract
       expect(handled).toEqual(["after"]);
     });
 
+    it("with a batch handler, handles every event once, in key order, whether batched or alone", async () => {
+      const t = topic("batch");
+      const [consumer, producer] = await Promise.all([bus(), bus()]);
+      const seen: string[] = [];
+      await consumer.subscribe({
+        topic: t,
+        group: "g",
+        handler: async (e) => void seen.push(decode(e)),
+        batchHandler: async (batch) => void seen.push(...batch.map(decode)),
+      });
+
+      const sent = Array.from({ length: 60 }, (_, i) => `${i % 2 === 0 ? "a" : "b"}:${i}`);
+      await Promise.all(sent.map((text) => producer.publish({ topic: t, key: text.split(":")[0]!, type: TYPE, payload: encode(text) })));
+
+      await waitFor(() => seen.length >= sent.length, { what: "every event" });
+      await new Promise((r) => setTimeout(r, 200)); // nothing may come twice afterwards
+      expect([...seen].sort()).toEqual([...sent].sort());
+      for (const key of ["a", "b"]) {
+        const order = seen.filter((s) => s.startsWith(`${key}:`)).map((s) => Number(s.split(":")[1]));
+        expect(order).toEqual([...order].sort((x, y) => x - y));
+      }
+    });
+
+    it("retries a failed batch's events alone, so one that cannot be handled dead-letters alone", async () => {
+      const t = topic("batch-poison");
+      const [consumer, dlqConsumer, producer] = await Promise.all([bus(), bus(), bus()]);
+      const handled: string[] = [];
+      const fail = (texts: string[]) => {
+        if (texts.includes("poison")) throw new Error("cannot handle this");
+      };
+      await consumer.subscribe({
+        topic: t,
+        group: "g",
+        maxAttempts: 2,
+        handler: async (e) => {
+          fail([decode(e)]);
+          handled.push(decode(e));
+        },
+        batchHandler: async (batch) => {
+          fail(batch.map(decode));
+          handled.push(...batch.map(decode));
+        },
+      });
+      const dead: IncomingEvent[] = [];
+      await dlqConsumer.subscribe({ topic: dlqTopicOf(t), group: "dlq-reader", handler: async (e) => void dead.push(e) });
+
+      const texts = ["one", "two", "poison", "three", "four"];
+      for (const text of texts) await producer.publish({ topic: t, key: "k", type: TYPE, payload: encode(text) });
+
+      await waitFor(() => dead.length === 1 && handled.length === 4, { timeoutMs: 20_000, what: "the dead letter and the rest" });
+      expect(decode(dead[0]!)).toBe("poison");
+      expect(handled).toEqual(["one", "two", "three", "four"]);
+    });
+
     // The memory bus lives in the process: there is no broker to lose.
     const withBroker = options.outage ? describe : describe.skip;
     withBroker("while the broker is unreachable", () => {

@@ -1,6 +1,19 @@
+export interface QueryOptions {
+  /**
+   * Keeps the statement prepared on each connection, so Postgres parses and plans it once rather
+   * than per call. For hot statements with fixed text only: each distinct text stays prepared on
+   * every pooled connection. PGlite ignores it.
+   */
+  prepare?: boolean;
+}
+
 /** The query surface every service's store is written against: real Postgres or embedded PGlite. */
 export interface Queryable {
-  query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<{ rows: R[]; rowCount: number }>;
+  query<R = Record<string, unknown>>(
+    sql: string,
+    params?: unknown[],
+    opts?: QueryOptions,
+  ): Promise<{ rows: R[]; rowCount: number }>;
 }
 
 export interface Db extends Queryable {

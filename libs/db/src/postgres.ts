@@ -1,5 +1,6 @@
+import { createHash } from "node:crypto";
 import { Pool, types as pgTypes, type PoolClient } from "pg";
-import { assertSchemaName, type Db, type Queryable } from "./db";
+import { assertSchemaName, type Db, type Queryable, type QueryOptions } from "./db";
 
 // int8 (money, counts) comes back as bigint instead of a lossy string or number.
 const INT8_OID = 20;
@@ -28,19 +29,21 @@ export function createPostgresDb(opts: PostgresOptions): Db {
   });
   // An idle client that loses its connection must not crash the process; the pool replaces it.
   pool.on("error", () => undefined);
-  const run = async <R>(client: Pick<PoolClient, "query"> | Pool, sql: string, params?: unknown[]) => {
-    const r = await client.query(sql, params as unknown[]);
+  const run = async <R>(client: Pick<PoolClient, "query"> | Pool, sql: string, params?: unknown[], opts?: QueryOptions) => {
+    const r = opts?.prepare
+      ? await client.query({ name: statementName(sql), text: sql, values: params })
+      : await client.query(sql, params as unknown[]);
     return { rows: r.rows as R[], rowCount: r.rowCount ?? 0 };
   };
   return {
     schema: opts.schema,
     engine: "postgres",
-    query: (sql, params) => run(pool, sql, params),
+    query: (sql, params, opts) => run(pool, sql, params, opts),
     async tx(fn) {
       const client = await pool.connect();
       try {
         await client.query("BEGIN");
-        const q: Queryable = { query: (sql, params) => run(client, sql, params) };
+        const q: Queryable = { query: (sql, params, opts) => run(client, sql, params, opts) };
         const out = await fn(q);
         await client.query("COMMIT");
         return out;
@@ -53,4 +56,16 @@ export function createPostgresDb(opts: PostgresOptions): Db {
     },
     close: () => pool.end(),
   };
+}
+
+const statementNames = new Map<string, string>();
+
+/** One name per statement text: pg prepares a name once per connection and refuses a new text under it. */
+function statementName(sql: string): string {
+  let name = statementNames.get(sql);
+  if (!name) {
+    name = `router_${createHash("sha256").update(sql).digest("hex").slice(0, 24)}`;
+    statementNames.set(sql, name);
+  }
+  return name;
 }

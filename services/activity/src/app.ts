@@ -9,7 +9,7 @@ import { subscribeRequestCompleted } from "./recording/consumer";
 import { requestRoutes } from "./requests/request-routes";
 import { upstreamRoutes } from "./upstream/upstream-routes";
 
-export { REQUEST_COMPLETED_TOPIC, CONSUMER_GROUP, requestCompletedHandler } from "./recording/consumer";
+export { REQUEST_COMPLETED_TOPIC, CONSUMER_GROUP, requestCompletedHandler, requestsCompletedHandler } from "./recording/consumer";
 
 export interface ActivityDeps {
   db: Db;

@@ -1,6 +1,6 @@
 import { ManualClock } from "@router/money";
 import type { events } from "@router/proto";
-import { recordRequest } from "../src/recording/request-record";
+import { recordRequests } from "../src/recording/request-record";
 import { startActivityHarness, type ActivityHarness } from "./activity-harness";
 import { completedEvent, identityHeader, refusedEvent } from "./request-events";
 
@@ -13,7 +13,7 @@ function minutesAgo(n: number): bigint {
 }
 
 async function seed(...list: events.RequestCompleted[]): Promise<void> {
-  for (const e of list) await activity.db.tx((q) => recordRequest(q, e, clock.now()));
+  for (const e of list) await recordRequests(activity.db, [e], clock.now());
 }
 
 async function get(path: string, orgId = "org_alpha", credential: "management" | "session" | "inference" = "management") {

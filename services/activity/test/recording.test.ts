@@ -4,7 +4,7 @@ import { createPostgresDb, migrate, type Db } from "@router/db";
 import { createLogger } from "@router/logging";
 import { ManualClock } from "@router/money";
 import { createTestDatabase, type TestDatabase } from "@router/testkit";
-import { ACTIVITY_MIGRATIONS_DIR, REQUEST_COMPLETED_TOPIC, requestCompletedHandler } from "../src/app";
+import { ACTIVITY_MIGRATIONS_DIR, REQUEST_COMPLETED_TOPIC, requestCompletedHandler, requestsCompletedHandler } from "../src/app";
 import { completedEvent, encodeEvent, refusedEvent } from "./request-events";
 
 let testDb: TestDatabase;
@@ -59,6 +59,41 @@ test("stores a completed request and its attempts once, however often the event 
 
   expect(await count("requests", event.requestId)).toBe(1);
   expect(await count("upstream_attempts", event.requestId)).toBe(2);
+});
+
+test("stores a batch of events in one go: each request once, attempts only with a new request", async () => {
+  const earlier = completedEvent({ requestId: "gen-batch-0" });
+  await handle(delivery(encodeEvent(earlier), "evt-b0"));
+  const first = completedEvent({ requestId: "gen-batch-1" });
+  const second = completedEvent({
+    requestId: "gen-batch-2",
+    attempts: [
+      { ...completedEvent().attempts[0]!, id: "att_b2_1", attempt: 1, status: "error", httpStatus: 429 },
+      { ...completedEvent().attempts[0]!, id: "att_b2_2", attempt: 2 },
+    ],
+  });
+  const handleBatch = requestsCompletedHandler({ db, log: createLogger({ level: "silent" }), clock: new ManualClock() });
+
+  await handleBatch([
+    delivery(encodeEvent(earlier), "evt-b0"),
+    delivery(encodeEvent(first), "evt-b1"),
+    delivery(encodeEvent(second), "evt-b2"),
+    delivery(encodeEvent(first), "evt-b1"),
+  ]);
+
+  expect(await Promise.all(["gen-batch-0", "gen-batch-1", "gen-batch-2"].map((id) => count("requests", id)))).toEqual([1, 1, 1]);
+  expect(await Promise.all(["gen-batch-0", "gen-batch-1", "gen-batch-2"].map((id) => count("upstream_attempts", id)))).toEqual([1, 1, 2]);
+});
+
+test("refuses a batch with an undecodable event and stores none of it", async () => {
+  const good = completedEvent({ requestId: "gen-batch-good" });
+  const handleBatch = requestsCompletedHandler({ db, log: createLogger({ level: "silent" }), clock: new ManualClock() });
+
+  await expect(
+    handleBatch([delivery(encodeEvent(good), "evt-good"), delivery(new Uint8Array([0xff, 0xff, 0xff]), "evt-bad")]),
+  ).rejects.toThrow(/cannot be decoded/);
+
+  expect(await count("requests", "gen-batch-good")).toBe(0);
 });
 
 test("keeps the money, tokens and usage lines of the event", async () => {

@@ -1,6 +1,7 @@
 import { createBus, type EventBus, type IncomingEvent } from "@router/bus";
 import { events, type routing } from "@router/proto";
 import { uniqueName, waitFor } from "@router/testkit";
+import { requestsCompletedHandler } from "../src/health/health-consumer";
 import { fixtureCatalog } from "./catalog-fixture";
 import { silentLog, startHarness, type Harness } from "./routing-harness";
 
@@ -113,6 +114,38 @@ describe("endpoint health learned from router.request.completed.v1", () => {
     await waitFor(() => processed("gen-2"), { what: "the event after the repeat" });
 
     expect(await buckets()).toEqual(once);
+  });
+
+  it("counts a batch of events in one go, each event once, duplicates and earlier events included", async () => {
+    const delivery = (eventId: string, attempts: AttemptInput[]): IncomingEvent => {
+      const startedAtMs = BigInt(h.clock.now().getTime());
+      const payload = events.RequestCompleted.encode(
+        events.RequestCompleted.fromPartial({
+          requestId: eventId,
+          orgId: "org_1",
+          status: "complete",
+          createdAtMs: startedAtMs,
+          attempts: attempts.map((a, i) => ({ attempt: i + 1, status: "ok", startedAtMs, ...a })),
+        }),
+      ).finish();
+      return { id: eventId, topic: TOPIC, key: "org_1", type: TOPIC, payload, headers: {}, attempt: 1 };
+    };
+    const handleBatch = requestsCompletedHandler({ db: h.db, log: silentLog, clock: h.clock });
+    await handleBatch([delivery("gen-0", [failing("ep_gamma_one")])]);
+
+    await handleBatch([
+      delivery("gen-0", [failing("ep_gamma_one")]),
+      delivery("gen-1", [failing("ep_gamma_one"), { endpointId: "ep_alpha_one", durationMs: 300 }]),
+      delivery("gen-2", [{ endpointId: "ep_alpha_one", durationMs: 100 }]),
+      delivery("gen-1", [failing("ep_gamma_one"), { endpointId: "ep_alpha_one", durationMs: 300 }]),
+    ]);
+
+    const rows = await buckets();
+    expect(rows.map((r) => [r.endpoint_id, r.attempts, r.failures, r.duration_sum_ms])).toEqual([
+      ["ep_alpha_one", 2, 0, 400n],
+      ["ep_gamma_one", 2, 2, 80n],
+    ]);
+    expect(await Promise.all(["gen-0", "gen-1", "gen-2"].map(processed))).toEqual([true, true, true]);
   });
 
   it("leaves out attempts that say nothing about the endpoint", async () => {

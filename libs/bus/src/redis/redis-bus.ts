@@ -69,7 +69,13 @@ class RedisBus implements EventBus {
         partitionsOf: (topic) => this.partitionsOf(topic),
         publishEnvelope: (envelope) => this.publishEnvelope(envelope),
       },
-      { topic: opts.topic, group: opts.group, handler: opts.handler, maxAttempts: maxAttemptsOf(opts.maxAttempts) },
+      {
+        topic: opts.topic,
+        group: opts.group,
+        handler: opts.handler,
+        batchHandler: opts.batchHandler,
+        maxAttempts: maxAttemptsOf(opts.maxAttempts),
+      },
     );
     return this.subscriptions.start(subscription);
   }

@@ -4,7 +4,7 @@ import type Redis from "ioredis";
 import type { Logger } from "@router/logging";
 import { withDeadline } from "../deadline";
 import { deadLetterOf, incomingOf, type Envelope } from "../envelope";
-import type { EventHandler, Subscription } from "../port";
+import type { BatchHandler, EventHandler, Subscription } from "../port";
 import { retryDelay, type BusSettings } from "../settings";
 import { Waker } from "../waker";
 import { HEARTBEAT, LEAVE, RELEASE } from "./group-scripts";
@@ -29,6 +29,7 @@ export interface RedisSubscriptionOptions {
   topic: string;
   group: string;
   handler: EventHandler;
+  batchHandler?: BatchHandler;
   maxAttempts: number;
 }
 
@@ -40,6 +41,8 @@ interface Delivery {
   state: "new" | "dead" | "done";
   /** A retry: bump Redis's delivery count before running the handler, so a takeover sees it. */
   retry: boolean;
+  /** Was in a batch that failed: handled alone from now on. */
+  alone?: boolean;
   error?: unknown;
 }
 
@@ -60,6 +63,8 @@ interface OwnedPartition {
 // Marks entries handed over on close as long idle, so the next owner takes them at once.
 const HANDED_OVER_IDLE_MS = 365 * 24 * 60 * 60 * 1000;
 const READ_COUNT = 10;
+/** With a batch handler one read may bring a whole batch. */
+const BATCH_READ_COUNT = 100;
 const SWEEP_COUNT = 50;
 
 /**
@@ -76,7 +81,7 @@ export class RedisSubscription implements Subscription {
   /** Partitions the loop is working on right now: the heartbeat never gives those up. */
   private readonly active = new Set<OwnedPartition>();
   private partitionCount = 0;
-  private inflight: { since: number; partition: OwnedPartition; id: string } | undefined;
+  private inflight: { since: number; partition: OwnedPartition; ids: string[] } | undefined;
   private stalled = false;
   private closing = false;
   private closed: Promise<void> | undefined;
@@ -121,7 +126,7 @@ export class RedisSubscription implements Subscription {
     this.reader.disconnect();
     const finished = await withDeadline(this.loop, this.ctx.settings.closeTimeoutMs);
     try {
-      await this.handOver(finished ? undefined : this.inflight?.id);
+      await this.handOver(finished ? [] : this.inflight?.ids ?? []);
       await this.ctx.client.eval(LEAVE, 1 + this.partitionCount, this.membersKey(), ...this.leaseKeys(), this.consumer);
     } catch (err) {
       // The leases expire and the pending entries become claimable: others take over, only later.
@@ -254,6 +259,8 @@ export class RedisSubscription implements Subscription {
   }
 
   private async handleHead(part: OwnedPartition): Promise<void> {
+    const batch = this.batchAtHead(part);
+    if (batch.length > 1) return this.handleBatch(part, batch);
     const delivery = part.queue[0]!;
     if (delivery.state === "new") await this.handle(part, delivery);
     if (delivery.state === "dead") {
@@ -266,6 +273,37 @@ export class RedisSubscription implements Subscription {
       await this.ctx.client.xack(part.stream, this.opts.group, delivery.id);
       if (part.queue[0] === delivery) part.queue.shift();
     }
+  }
+
+  /** The run of first deliveries at the head of the queue that may go to the batch handler together. */
+  private batchAtHead(part: OwnedPartition): Delivery[] {
+    if (!this.opts.batchHandler) return [];
+    const batch: Delivery[] = [];
+    for (const d of part.queue) {
+      if (d.state !== "new" || !d.envelope || d.retry || d.alone || d.attempt > this.opts.maxAttempts) break;
+      batch.push(d);
+    }
+    return batch;
+  }
+
+  /**
+   * Runs the batch handler on `batch` and acknowledges all of it in one call. A failed batch counts
+   * as no delivery: its events go back to being handled alone, each with its own retries.
+   */
+  private async handleBatch(part: OwnedPartition, batch: Delivery[]): Promise<void> {
+    this.inflight = { since: Date.now(), partition: part, ids: batch.map((d) => d.id) };
+    try {
+      await this.opts.batchHandler!(batch.map((d) => incomingOf(d.envelope!, d.attempt)));
+    } catch (err) {
+      this.log.warn({ size: batch.length, firstEventId: batch[0]?.envelope?.id, err }, "bus.batch_handler.failed");
+      for (const d of batch) d.alone = true;
+      return;
+    } finally {
+      this.inflight = undefined;
+    }
+    await this.ctx.client.xack(part.stream, this.opts.group, ...batch.map((d) => d.id));
+    const handled = new Set(batch);
+    part.queue = part.queue.filter((d) => !handled.has(d));
   }
 
   private async handle(part: OwnedPartition, delivery: Delivery): Promise<void> {
@@ -291,7 +329,7 @@ export class RedisSubscription implements Subscription {
         return;
       }
     }
-    this.inflight = { since: Date.now(), partition: part, id: delivery.id };
+    this.inflight = { since: Date.now(), partition: part, ids: [delivery.id] };
     try {
       await this.opts.handler(incomingOf(envelope, delivery.attempt));
       delivery.state = "done";
@@ -369,7 +407,7 @@ export class RedisSubscription implements Subscription {
       this.opts.group,
       this.consumer,
       "COUNT",
-      READ_COUNT,
+      this.opts.batchHandler ? BATCH_READ_COUNT : READ_COUNT,
       "BLOCK",
       Math.ceil(blockMs),
       "STREAMS",
@@ -387,13 +425,16 @@ export class RedisSubscription implements Subscription {
     }
   }
 
-  /** On close: lets the next owners take what this member read but did not finish, without waiting. */
-  private async handOver(keepId: string | undefined): Promise<void> {
+  /**
+   * On close: lets the next owners take what this member read but did not finish, without waiting,
+   * except what a handler still runs on (`keepIds`), which stays claimable only once idle.
+   */
+  private async handOver(keepIds: string[]): Promise<void> {
     for (const part of this.parts.values()) {
       const mine = pendingOf(
         await this.ctx.client.call("XPENDING", part.stream, this.opts.group, "-", "+", 1000, this.consumer),
       );
-      await this.markIdle(part.stream, mine.map((p) => p.id).filter((id) => id !== keepId));
+      await this.markIdle(part.stream, mine.map((p) => p.id).filter((id) => !keepIds.includes(id)));
     }
   }
 

@@ -1,10 +1,10 @@
 import type { Db } from "@router/db";
-import type { EventBus, IncomingEvent, Subscription } from "@router/bus";
+import type { BatchHandler, EventBus, IncomingEvent, Subscription } from "@router/bus";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
 import { events } from "@router/proto";
 import type { ActivityMetrics } from "../metrics";
-import { recordRequest } from "./request-record";
+import { recordRequests } from "./request-record";
 
 export const REQUEST_COMPLETED_TOPIC = "router.request.completed.v1";
 export const CONSUMER_GROUP = "activity";
@@ -43,23 +43,38 @@ function decode(event: IncomingEvent, log: Logger): events.RequestCompleted {
   return decoded;
 }
 
-/** The handler for one `router.request.completed.v1` delivery: decode, then store in one statement. */
-export function requestCompletedHandler(deps: RecordingDeps): (event: IncomingEvent) => Promise<void> {
-  return async (event) => {
-    let completed: events.RequestCompleted;
-    try {
-      completed = decode(event, deps.log);
-    } catch (err) {
-      deps.metrics?.recorded("undecodable");
-      throw err;
+/**
+ * The handler for consecutive `router.request.completed.v1` deliveries: decode all, then store them
+ * in one statement. One undecodable event fails the batch; the bus then retries each event alone,
+ * so only that one dead-letters.
+ */
+export function requestsCompletedHandler(deps: RecordingDeps): BatchHandler {
+  return async (delivered) => {
+    const completed: events.RequestCompleted[] = [];
+    for (const event of delivered) {
+      try {
+        completed.push(decode(event, deps.log));
+      } catch (err) {
+        deps.metrics?.recorded("undecodable");
+        throw err;
+      }
     }
-    const isNew = await recordRequest(deps.db, completed, deps.clock.now());
-    deps.metrics?.recorded(isNew ? "new" : "duplicate");
-    deps.log.debug(
-      { eventId: event.id, requestId: completed.requestId, orgId: completed.orgId, duplicate: !isNew },
-      "activity.request.recorded",
-    );
+    const fresh = await recordRequests(deps.db, completed, deps.clock.now());
+    completed.forEach((c, i) => {
+      const isNew = fresh.has(c.requestId);
+      deps.metrics?.recorded(isNew ? "new" : "duplicate");
+      deps.log.debug(
+        { eventId: delivered[i]?.id, requestId: c.requestId, orgId: c.orgId, duplicate: !isNew },
+        "activity.request.recorded",
+      );
+    });
   };
+}
+
+/** The handler for one delivery: a batch of one. */
+export function requestCompletedHandler(deps: RecordingDeps): (event: IncomingEvent) => Promise<void> {
+  const handleBatch = requestsCompletedHandler(deps);
+  return (event) => handleBatch([event]);
 }
 
 export function subscribeRequestCompleted(bus: EventBus, deps: RecordingDeps): Promise<Subscription> {
@@ -67,5 +82,6 @@ export function subscribeRequestCompleted(bus: EventBus, deps: RecordingDeps): P
     topic: REQUEST_COMPLETED_TOPIC,
     group: CONSUMER_GROUP,
     handler: requestCompletedHandler(deps),
+    batchHandler: requestsCompletedHandler(deps),
   });
 }

@@ -59,22 +59,14 @@ const REQUEST_COLUMNS = [
   "run_id",
 ] as const;
 
-// Casts keep one statement valid on Postgres 15 and PGlite, which infer parameter types differently.
-const CASTS: Partial<Record<(typeof REQUEST_COLUMNS)[number], string>> = {
-  created_at: "timestamptz",
-  billed_cost_nanodollars: "bigint",
-  list_cost_nanodollars: "bigint",
-  usage_lines: "jsonb",
-  price_version_ids: "bigint[]",
-  app_categories: "jsonb",
-};
-
-// The request and its attempts go in one statement: one round trip and one commit per event, and
-// attempts are written only when the request row is new, so a redelivery changes nothing.
-const ATTEMPTS_PARAM = REQUEST_COLUMNS.length + 1;
-const RECORD_REQUEST = `WITH r AS (
+// Requests and their attempts go in one statement per batch of events: one round trip and one
+// commit however many arrive together. Rows come in as JSON shaped like the tables, so Postgres
+// converts every value to its column's type. Attempts are written only for requests that are new,
+// so a redelivery changes nothing.
+const RECORD_REQUESTS = `WITH r AS (
   INSERT INTO requests (${REQUEST_COLUMNS.join(", ")})
-  VALUES (${REQUEST_COLUMNS.map((c, i) => `$${i + 1}${CASTS[c] ? `::${CASTS[c]}` : ""}`).join(", ")})
+  SELECT DISTINCT ON (x.id) ${REQUEST_COLUMNS.map((c) => `x.${c}`).join(", ")}
+  FROM jsonb_populate_recordset(NULL::requests, $1::jsonb) AS x
   ON CONFLICT (id) DO NOTHING
   RETURNING id, org_id
 ), a AS (
@@ -82,14 +74,12 @@ const RECORD_REQUEST = `WITH r AS (
     endpoint_id, is_byok, status, http_status, error_code, error_message, duration_ms, ttft_ms)
   SELECT x.id, r.id, r.org_id, x.attempt, x.created_at, x.model_id, x.provider_slug, x.endpoint_id, x.is_byok,
     x.status, x.http_status, x.error_code, x.error_message, x.duration_ms, x.ttft_ms
-  FROM r, jsonb_to_recordset($${ATTEMPTS_PARAM}::jsonb) AS x(id text, attempt integer, created_at timestamptz,
-    model_id text, provider_slug text, endpoint_id text, is_byok boolean, status text, http_status integer,
-    error_code text, error_message text, duration_ms integer, ttft_ms integer)
+  FROM r JOIN jsonb_populate_recordset(NULL::upstream_attempts, $2::jsonb) AS x ON x.request_id = r.id
   ON CONFLICT DO NOTHING
 )
-SELECT count(*)::int AS inserted FROM r`;
+SELECT id FROM r`;
 
-function requestParams(e: RequestCompleted, createdAt: Date): unknown[] {
+function requestRow(e: RequestCompleted, createdAt: Date): Record<(typeof REQUEST_COLUMNS)[number], unknown> {
   const usageLines = e.usageLines.map((l) => ({
     kind: l.kind,
     tokens: l.tokens,
@@ -128,31 +118,50 @@ function requestParams(e: RequestCompleted, createdAt: Date): unknown[] {
     completion_tokens: e.usage?.completionTokens ?? 0,
     cached_tokens: e.usage?.cachedTokens ?? 0,
     reasoning_tokens: e.usage?.reasoningTokens ?? 0,
-    usage_lines: JSON.stringify(usageLines),
-    // An array literal rather than a JS array: pg and PGlite serialise array parameters differently.
-    price_version_ids: `{${e.priceVersionIds.map((v) => v.toString()).join(",")}}`,
+    usage_lines: usageLines,
+    price_version_ids: e.priceVersionIds.map((v) => v.toString()),
     app_id: orNull(e.appId),
     app_title: orNull(e.appTitle),
     http_referer: orNull(e.httpReferer),
     app_hidden: e.appHidden,
-    app_categories: JSON.stringify(e.appCategories),
+    app_categories: e.appCategories,
     user_agent: orNull(e.userAgent),
     agent: orNull(e.agent),
     session_id: orNull(e.sessionId),
     run_id: orNull(e.runId),
   };
-  return REQUEST_COLUMNS.map((c) => values[c]);
+  return values;
 }
 
 /**
- * Stores one completed request and its upstream attempts. Idempotent: the generation id is the
- * primary key, so a redelivered event inserts nothing. Returns whether the request was new.
+ * Stores completed requests and their upstream attempts in one statement. Idempotent: the
+ * generation id is the primary key, so a redelivered event inserts nothing. Returns the ids of the
+ * requests that were new.
  */
-export async function recordRequest(q: Queryable, e: RequestCompleted, receivedAt: Date): Promise<boolean> {
-  // The gateway stamps every event; the receive time only stands in for an event that lacks it.
-  const createdAt = e.createdAtMs > 0n ? new Date(Number(e.createdAtMs)) : receivedAt;
-  const attempts = e.attempts.map((a) => ({
+export async function recordRequests(
+  q: Queryable,
+  completed: RequestCompleted[],
+  receivedAt: Date,
+): Promise<Set<string>> {
+  const requests: unknown[] = [];
+  const attempts: unknown[] = [];
+  for (const e of completed) {
+    // The gateway stamps every event; the receive time only stands in for an event that lacks it.
+    const createdAt = e.createdAtMs > 0n ? new Date(Number(e.createdAtMs)) : receivedAt;
+    requests.push(requestRow(e, createdAt));
+    for (const a of e.attempts) attempts.push(attemptRow(e, a, createdAt));
+  }
+  if (requests.length === 0) return new Set();
+  const { rows } = await q.query<{ id: string }>(RECORD_REQUESTS, [JSON.stringify(requests), JSON.stringify(attempts)], {
+    prepare: true,
+  });
+  return new Set(rows.map((r) => r.id));
+}
+
+function attemptRow(e: RequestCompleted, a: RequestCompleted["attempts"][number], createdAt: Date): Record<string, unknown> {
+  return {
     id: a.id === "" ? attemptId(e.requestId, a.attempt) : a.id,
+    request_id: e.requestId,
     attempt: a.attempt,
     created_at: (a.startedAtMs > 0n ? new Date(Number(a.startedAtMs)) : createdAt).toISOString(),
     model_id: orNull(a.modelId),
@@ -165,7 +174,5 @@ export async function recordRequest(q: Queryable, e: RequestCompleted, receivedA
     error_message: orNull(a.errorMessage),
     duration_ms: a.durationMs ?? null,
     ttft_ms: a.ttftMs ?? null,
-  }));
-  const { rows } = await q.query<{ inserted: number }>(RECORD_REQUEST, [...requestParams(e, createdAt), JSON.stringify(attempts)]);
-  return rows[0]?.inserted === 1;
+  };
 }

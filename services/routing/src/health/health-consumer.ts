@@ -1,4 +1,4 @@
-import type { EventBus, IncomingEvent, Subscription } from "@router/bus";
+import type { BatchHandler, EventBus, IncomingEvent, Subscription } from "@router/bus";
 import type { Db } from "@router/db";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
@@ -20,35 +20,48 @@ export interface HealthConsumerDeps {
 }
 
 /**
- * The handler for one `router.request.completed.v1` delivery: its attempts become bucket counts,
- * recorded with the event id in one statement. An undecodable payload throws, so the bus retries
- * it and then moves it to the dead-letter topic.
+ * The handler for consecutive `router.request.completed.v1` deliveries: their attempts become
+ * bucket counts, recorded with the event ids in one statement. An undecodable payload throws, so
+ * the bus retries each event of the batch alone and then moves that one to the dead-letter topic.
  */
-export function requestCompletedHandler(deps: HealthConsumerDeps): (event: IncomingEvent) => Promise<void> {
-  return async (event) => {
-    let completed: events.RequestCompleted;
-    try {
-      completed = events.RequestCompleted.decode(event.payload);
-    } catch (err) {
-      // The payload stays out of the log: opaque bytes that could hold anything.
-      deps.log.error(
-        { eventId: event.id, attempt: event.attempt, reason: err instanceof Error ? err.message : String(err) },
-        "routing.health.event_undecodable",
-      );
-      deps.metrics?.consumed("undecodable");
-      throw new Error("request.completed payload cannot be decoded", { cause: err });
-    }
+export function requestsCompletedHandler(deps: HealthConsumerDeps): BatchHandler {
+  return async (delivered) => {
     const now = deps.clock.now();
-    const increments = healthIncrements(completed, now);
-    const counted = await recordHealth(deps.db, event.id, increments, now);
-    deps.metrics?.consumed(counted ? "recorded" : "duplicate");
-    deps.log.debug(
-      { eventId: event.id, requestId: completed.requestId, endpoints: increments.length, duplicate: !counted },
-      "routing.health.event_recorded",
-    );
+    const batch = delivered.map((event) => ({ eventId: event.id, increments: healthIncrements(decode(event, deps), now) }));
+    const counted = await recordHealth(deps.db, batch, now);
+    for (const { eventId, increments } of batch) {
+      const duplicate = !counted.has(eventId);
+      deps.metrics?.consumed(duplicate ? "duplicate" : "recorded");
+      deps.log.debug({ eventId, endpoints: increments.length, duplicate }, "routing.health.event_recorded");
+    }
   };
 }
 
+/** The handler for one delivery: a batch of one. */
+export function requestCompletedHandler(deps: HealthConsumerDeps): (event: IncomingEvent) => Promise<void> {
+  const handleBatch = requestsCompletedHandler(deps);
+  return (event) => handleBatch([event]);
+}
+
+function decode(event: IncomingEvent, deps: HealthConsumerDeps): events.RequestCompleted {
+  try {
+    return events.RequestCompleted.decode(event.payload);
+  } catch (err) {
+    // The payload stays out of the log: opaque bytes that could hold anything.
+    deps.log.error(
+      { eventId: event.id, attempt: event.attempt, reason: err instanceof Error ? err.message : String(err) },
+      "routing.health.event_undecodable",
+    );
+    deps.metrics?.consumed("undecodable");
+    throw new Error("request.completed payload cannot be decoded", { cause: err });
+  }
+}
+
 export function subscribeEndpointHealth(bus: EventBus, deps: HealthConsumerDeps): Promise<Subscription> {
-  return bus.subscribe({ topic: REQUEST_COMPLETED_TOPIC, group: CONSUMER_GROUP, handler: requestCompletedHandler(deps) });
+  return bus.subscribe({
+    topic: REQUEST_COMPLETED_TOPIC,
+    group: CONSUMER_GROUP,
+    handler: requestCompletedHandler(deps),
+    batchHandler: requestsCompletedHandler(deps),
+  });
 }

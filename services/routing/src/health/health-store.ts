@@ -19,23 +19,43 @@ export interface EndpointHealthRow {
  */
 const PROCESSED_EVENTS_RETENTION_MS = 2 * DAY_BUCKETS * BUCKET_MS;
 
+/** One event's increments, counted once per event id. */
+export interface EventIncrements {
+  eventId: string;
+  increments: BucketIncrement[];
+}
+
 /**
- * Adds one event's increments, once: the event id and the counts go in one statement (so one
- * round trip and one commit on the consumer's path), and a redelivered event finds its id and
- * changes nothing. Returns false for a repeat.
+ * Adds the increments of several events, each once, in one statement (one round trip and one
+ * commit per batch on the consumer's path): the event ids are remembered, and an event whose id
+ * was already there changes nothing. Counts for one bucket are summed first, so each bucket row is
+ * written once, in endpoint then bucket order. Returns the ids that were counted now.
  */
-export async function recordHealth(q: Queryable, eventId: string, increments: BucketIncrement[], now: Date): Promise<boolean> {
-  const col = <K extends keyof BucketIncrement>(k: K) => increments.map((i) => i[k]);
-  const { rows } = await q.query<{ first: boolean }>(
+export async function recordHealth(q: Queryable, batch: EventIncrements[], now: Date): Promise<Set<string>> {
+  const seen = new Set<string>();
+  const flat: Array<BucketIncrement & { eventId: string }> = [];
+  for (const { eventId, increments } of batch) {
+    // The same event twice in one batch (a duplicate publish) must count once.
+    if (seen.has(eventId)) continue;
+    seen.add(eventId);
+    for (const inc of increments) flat.push({ ...inc, eventId });
+  }
+  if (seen.size === 0) return new Set();
+  const col = <K extends keyof (typeof flat)[number]>(k: K) => flat.map((i) => i[k]);
+  const { rows } = await q.query<{ event_id: string }>(
     `WITH first AS (
-       INSERT INTO processed_events (event_id, processed_at) VALUES ($1, $2)
+       INSERT INTO processed_events (event_id, processed_at) SELECT unnest($1::text[]), $2
        ON CONFLICT (event_id) DO NOTHING RETURNING event_id
      ), counted AS (
        INSERT INTO endpoint_health_buckets
          (endpoint_id, bucket_start, attempts, failures, duration_sum_ms, duration_count, ttft_sum_ms, ttft_count)
-       SELECT i.* FROM unnest($3::text[], $4::timestamptz[], $5::int[], $6::int[], $7::bigint[], $8::int[], $9::bigint[], $10::int[])
-         AS i(endpoint_id, bucket_start, attempts, failures, duration_sum_ms, duration_count, ttft_sum_ms, ttft_count)
-       WHERE EXISTS (SELECT 1 FROM first)
+       SELECT i.endpoint_id, i.bucket_start, sum(i.attempts), sum(i.failures), sum(i.duration_sum_ms),
+         sum(i.duration_count), sum(i.ttft_sum_ms), sum(i.ttft_count)
+       FROM unnest($3::text[], $4::text[], $5::timestamptz[], $6::int[], $7::int[], $8::bigint[], $9::int[], $10::bigint[], $11::int[])
+         AS i(event_id, endpoint_id, bucket_start, attempts, failures, duration_sum_ms, duration_count, ttft_sum_ms, ttft_count)
+       JOIN first USING (event_id)
+       GROUP BY i.endpoint_id, i.bucket_start
+       ORDER BY i.endpoint_id, i.bucket_start
        ON CONFLICT (endpoint_id, bucket_start) DO UPDATE SET
          attempts        = endpoint_health_buckets.attempts + EXCLUDED.attempts,
          failures        = endpoint_health_buckets.failures + EXCLUDED.failures,
@@ -45,12 +65,13 @@ export async function recordHealth(q: Queryable, eventId: string, increments: Bu
          ttft_count      = endpoint_health_buckets.ttft_count + EXCLUDED.ttft_count
        RETURNING 1
      )
-     SELECT EXISTS (SELECT 1 FROM first) AS first`,
+     SELECT event_id FROM first`,
     [
-      eventId,
+      [...seen],
       now,
+      col("eventId"),
       col("endpointId"),
-      increments.map((i) => new Date(i.bucketStartMs)),
+      flat.map((i) => new Date(i.bucketStartMs)),
       col("attempts"),
       col("failures"),
       col("durationSumMs"),
@@ -58,8 +79,9 @@ export async function recordHealth(q: Queryable, eventId: string, increments: Bu
       col("ttftSumMs"),
       col("ttftCount"),
     ],
+    { prepare: true },
   );
-  return rows[0]?.first === true;
+  return new Set(rows.map((r) => r.event_id));
 }
 
 interface RawRow {
