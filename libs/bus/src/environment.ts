@@ -12,6 +12,8 @@ export const busEnvironment = {
   REDIS_URL: z.string().optional(),
   /** Comma-separated host:port list. */
   KAFKA_BROKERS: env.list().optional(),
+  /** How long batching consumers let events gather between reads (redis); 0 reads at once. */
+  ROUTER_BUS_BATCH_WAIT_MS: z.coerce.number().int().min(0).max(10_000).optional(),
 };
 
 type BusEnvironment = {
@@ -19,6 +21,7 @@ type BusEnvironment = {
   ROUTER_BUS_NAMESPACE?: string;
   REDIS_URL?: string;
   KAFKA_BROKERS?: string[];
+  ROUTER_BUS_BATCH_WAIT_MS?: number;
 };
 
 /** A superRefine step: the broker address the chosen bus needs must be set. */
@@ -42,6 +45,7 @@ export function busConfigOf(
     namespace: c.ROUTER_BUS_NAMESPACE,
     redisUrl: c.REDIS_URL,
     kafkaBrokers: c.KAFKA_BROKERS,
+    batchWaitMs: c.ROUTER_BUS_BATCH_WAIT_MS,
     outboxDir: opts.outboxDir ?? join(opts.dataDir, "outbox", opts.clientId),
     log: opts.log,
   };

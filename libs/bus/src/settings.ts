@@ -12,6 +12,7 @@ export interface BusSettings {
   outboxRetryMs: number;
   pollMs: number;
   closeTimeoutMs: number;
+  batchWaitMs: number;
   outboxDir: string;
 }
 
@@ -21,6 +22,11 @@ export function settingsOf(config: BusConfig): BusSettings {
   const positive = (field: keyof BusConfig, value: number | undefined, fallback: number): number => {
     if (value === undefined) return fallback;
     if (!Number.isFinite(value) || value <= 0) throw invalid(`bus.${field}`, "must be a positive number");
+    return value;
+  };
+  const nonNegative = (field: keyof BusConfig, value: number | undefined, fallback: number): number => {
+    if (value === undefined) return fallback;
+    if (!Number.isFinite(value) || value < 0) throw invalid(`bus.${field}`, "must be zero or a positive number");
     return value;
   };
   const partitions = positive("partitions", config.partitions, 8);
@@ -34,6 +40,7 @@ export function settingsOf(config: BusConfig): BusSettings {
     outboxRetryMs: positive("outboxRetryMs", config.outboxRetryMs, 1_000),
     pollMs: positive("pollMs", config.pollMs, 1_000),
     closeTimeoutMs: positive("closeTimeoutMs", config.closeTimeoutMs, 10_000),
+    batchWaitMs: nonNegative("batchWaitMs", config.batchWaitMs, 50),
     outboxDir: config.outboxDir ?? path.resolve(".data", "outbox", config.clientId),
   };
 }

@@ -89,6 +89,8 @@ export class RedisSubscription implements Subscription {
   private heartbeat: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
   private turn = 0;
+  /** With a batch handler: no new read before this time, so that events gather into one batch. */
+  private nextReadAt = 0;
   private readonly reader: Redis;
   private readonly waker = new Waker();
   private readonly log: Logger;
@@ -235,6 +237,7 @@ export class RedisSubscription implements Subscription {
     const wait = Math.max(1, wakeAt - now);
     const live = parts.filter((p) => !p.recovering && !p.revoked && p.queue.length === 0);
     if (live.length === 0) return this.waker.sleep(wait);
+    if (this.nextReadAt > now) return this.waker.sleep(Math.min(wait, this.nextReadAt - now));
     for (const p of live) this.active.add(p);
     try {
       await this.readNew(live, wait);
@@ -414,7 +417,13 @@ export class RedisSubscription implements Subscription {
       ...live.map((p) => p.stream),
       ...live.map(() => ">"),
     );
-    for (const { stream, entries } of streamsOf(reply)) {
+    const streams = streamsOf(reply);
+    if (this.opts.batchHandler && this.ctx.settings.batchWaitMs > 0) {
+      const read = streams.reduce((n, s) => n + s.entries.length, 0);
+      // A full read means a backlog: read on at once. Otherwise let the next batch gather.
+      if (read > 0 && read < BATCH_READ_COUNT) this.nextReadAt = Date.now() + this.ctx.settings.batchWaitMs;
+    }
+    for (const { stream, entries } of streams) {
       const part = live.find((p) => p.stream === stream);
       if (!part || this.parts.get(part.index) !== part) {
         // Lost the partition while reading: let its next owner take these at once.
