@@ -172,6 +172,7 @@ export class HoldStore {
         items.map((i) => i.hold.createdAt.toISOString()),
         items.map((i) => i.hold.expiresAt.toISOString()),
       ],
+      { prepare: true },
     );
     if (result.rows.length !== items.length) {
       throw new Error(`admit_on_counter answered ${result.rows.length} of ${items.length} requests`);
@@ -237,6 +238,7 @@ export class HoldStore {
         costs.map((c) => c?.listCost.toString() ?? null),
         costs.map((c) => c?.billedCost.toString() ?? null),
       ],
+      { prepare: true },
     );
     if (result.rows.length !== closings.length) {
       throw new Error(`close_holds answered ${result.rows.length} of ${closings.length} closings`);
