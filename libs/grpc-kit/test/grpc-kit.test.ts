@@ -40,6 +40,7 @@ const implementation: ledger.LedgerServiceServer = {
   }, log),
   settle: unaryHandler(async () => ledger.SettleResponse.fromPartial({}), log),
   release: unaryHandler(async () => ledger.ReleaseResponse.fromPartial({}), log),
+  closeHolds: unaryHandler(async () => ledger.CloseHoldsResponse.fromPartial({}), log),
   usage: unaryHandler(
     () =>
       new Promise<ledger.UsageResponse>((resolve) => {

@@ -11,6 +11,7 @@ import { AuthCache } from "./auth/auth-cache";
 import { createAuthenticator } from "./auth/authenticate";
 import { chatRoutes } from "./chat/routes";
 import { cachedRoutingPort } from "./chat/plan-cache";
+import { HoldClosings } from "./chat/hold-closings";
 import { grpcLedgerPort, grpcRoutingPort } from "./chat/ports";
 import { UpstreamDispatcher } from "./dispatch/cascade";
 import { createRecentGenerations } from "./generation/recent-generations";
@@ -35,6 +36,8 @@ export { PROVIDER_SLUGS, type ProviderSlug } from "./provider-keys/provider-slug
 export const GATEWAY_SCHEMA = "gateway";
 
 export const GATEWAY_MIGRATIONS_DIR = join(__dirname, "..", "migrations");
+/** How long shutdown waits for pending settlements to reach the ledger. */
+const CLOSINGS_FLUSH_MS = 5_000;
 
 /** Applies the gateway's migrations (idempotent; safe when several replicas start together). */
 export function migrateGateway(db: Db): Promise<{ applied: string[] }> {
@@ -101,13 +104,16 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   app.use(
     healthRoutes({ db: deps.db, log: deps.log, version: deps.version, rateLimiting: deps.redisUrl ? "redis" : "memory" }),
   );
+  const ledgerPort = grpcLedgerPort(deps.ledger, { deadlineMs: grpcDeadlineMs });
+  const closings = new HoldClosings({ send: (batch) => ledgerPort.closeHolds(batch), log: deps.log });
   app.use(
     chatRoutes({
       authenticate: inference,
       routing: cachedRoutingPort(grpcRoutingPort(deps.routing, { deadlineMs: grpcDeadlineMs }), deps.clock, {
         ttlMs: deps.planCacheMs ?? 1000,
       }),
-      ledger: grpcLedgerPort(deps.ledger, { deadlineMs: grpcDeadlineMs }),
+      ledger: ledgerPort,
+      closings,
       credentials,
       bus: deps.bus,
       log: deps.log,
@@ -162,6 +168,8 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     metricsPort: admin?.port,
     async close() {
       await Promise.all([server.close(), admin?.close()]);
+      // Served requests' spend reaches the ledger before the process goes.
+      await closings.flush(CLOSINGS_FLUSH_MS);
       await Promise.all([proxy.close(), credentials.close(), upstream.close()]);
       redis?.disconnect();
     },

@@ -46,7 +46,7 @@ export class FakeLedger {
       [
         {
           definition: ledger.LedgerServiceService,
-          implementation: { admit: unimplemented, settle: unimplemented, release: unimplemented, usage },
+          implementation: { admit: unimplemented, settle: unimplemented, release: unimplemented, closeHolds: unimplemented, usage },
         },
       ],
       { port: 0, log: silentLog },

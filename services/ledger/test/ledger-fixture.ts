@@ -17,6 +17,7 @@ export interface TestLedger {
   admit(req: Partial<ledger.AdmitRequest>): Promise<ledger.AdmitResponse>;
   settle(req: Partial<ledger.SettleRequest>): Promise<ledger.SettleResponse>;
   release(holdId: string): Promise<ledger.ReleaseResponse>;
+  closeHolds(req: Partial<ledger.CloseHoldsRequest>): Promise<ledger.CloseHoldsResponse>;
   usage(ceilings: ledger.Ceiling[]): Promise<ledger.SubjectUsage[]>;
   /** Settled + reserved of one ceiling in its current window, through Usage. */
   used(ceiling: ledger.Ceiling): Promise<bigint>;
@@ -57,6 +58,7 @@ export async function startTestLedger(
     admit: (req) => callUnary(client, client.admit, ledger.AdmitRequest.fromPartial(req), call),
     settle: (req) => callUnary(client, client.settle, ledger.SettleRequest.fromPartial(req), call),
     release: (holdId) => callUnary(client, client.release, { holdId }, call),
+    closeHolds: (req) => callUnary(client, client.closeHolds, ledger.CloseHoldsRequest.fromPartial(req), call),
     usage,
     async used(ceiling) {
       const [u] = await usage([ceiling]);

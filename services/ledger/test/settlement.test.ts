@@ -153,3 +153,53 @@ describe("Release", () => {
     await expect(l.release("hold_nope")).rejects.toMatchObject({ code: "not_found" });
   });
 });
+
+describe("CloseHolds", () => {
+  it("settles and releases many holds in one call and names the holds it does not know", async () => {
+    const key = keyCeiling();
+    const [a, b, c] = [await hold(key), await hold(key), await hold(key)];
+
+    const res = await l.closeHolds({
+      settlements: [
+        { holdId: a, listCostNanodollars: 700n, billedCostNanodollars: 0n },
+        { holdId: "hold_never_admitted", listCostNanodollars: 1n, billedCostNanodollars: 0n },
+        { holdId: b, listCostNanodollars: 300n, billedCostNanodollars: 0n },
+      ],
+      releases: [{ holdId: c }, { holdId: "hold_unknown_too" }],
+    });
+
+    expect(res.unknownHoldIds.sort()).toEqual(["hold_never_admitted", "hold_unknown_too"]);
+    expect(await l.used(key)).toBe(1_000n);
+  });
+
+  it("changes nothing when a batch is sent again", async () => {
+    const key = keyCeiling();
+    const holdId = await hold(key);
+    const batch = { settlements: [{ holdId, listCostNanodollars: 250n, billedCostNanodollars: 0n }] };
+
+    await l.closeHolds(batch);
+    await l.closeHolds(batch);
+
+    expect(await l.used(key)).toBe(250n);
+  });
+
+  it("refuses the whole batch, naming the field, when one item is malformed", async () => {
+    const key = keyCeiling();
+    const holdId = await hold(key);
+
+    await expect(
+      l.closeHolds({
+        settlements: [
+          { holdId, listCostNanodollars: 5n, billedCostNanodollars: 0n },
+          { holdId, listCostNanodollars: -1n, billedCostNanodollars: 0n },
+        ],
+      }),
+    ).rejects.toMatchObject({ code: "invalid_request", message: "settlements[1].list_cost_nanodollars: must not be negative" });
+    await expect(l.closeHolds({ releases: [{ holdId: "" }] })).rejects.toMatchObject({
+      code: "invalid_request",
+      message: "releases[0].hold_id: is required",
+    });
+
+    expect(await l.used(key)).toBe(W);
+  });
+});

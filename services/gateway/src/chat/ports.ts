@@ -10,8 +10,8 @@ export interface RoutingPort {
 /** What the chat path asks of the ledger. */
 export interface LedgerPort {
   admit(req: ledger.AdmitRequest): Promise<ledger.AdmitResponse>;
-  settle(req: ledger.SettleRequest): Promise<void>;
-  release(req: ledger.ReleaseRequest): Promise<void>;
+  /** Settles and releases holds in one call (see HoldClosings). */
+  closeHolds(req: ledger.CloseHoldsRequest): Promise<ledger.CloseHoldsResponse>;
 }
 
 export interface PortOptions {
@@ -33,11 +33,6 @@ export function grpcLedgerPort(client: ledger.LedgerServiceClient, opts: PortOpt
   const c = client as unknown as grpc.Client;
   return {
     admit: (req) => callUnary(c, client.admit, req, { deadlineMs, service: "ledger" }),
-    settle: async (req) => {
-      await callUnary(c, client.settle, req, { deadlineMs, service: "ledger" });
-    },
-    release: async (req) => {
-      await callUnary(c, client.release, req, { deadlineMs, service: "ledger" });
-    },
+    closeHolds: (req) => callUnary(c, client.closeHolds, req, { deadlineMs, service: "ledger" }),
   };
 }

@@ -22,6 +22,7 @@ import { dispatchError } from "./dispatch-error";
 import { completedEvent, type RequestOutcome } from "./request-outcome";
 import { parseChatRequest, type ChatRequest } from "./request-schema";
 import { readRouterHeaders, type RouterHeaders } from "./router-headers";
+import type { HoldClosings } from "./hold-closings";
 import { routerMetadata } from "./router-metadata";
 import { SseResponse } from "./sse-response";
 import { estimatedUsage, totalCost, usageLines } from "./usage-cost";
@@ -36,6 +37,8 @@ export interface ChatDeps {
   authenticate: RequestHandler;
   routing: RoutingPort;
   ledger: LedgerPort;
+  /** Where settlements and releases wait for their batched call to the ledger. */
+  closings: HoldClosings;
   credentials: CredentialSource;
   bus: EventBus;
   log: Logger;
@@ -421,12 +424,10 @@ class ChatCompletions {
     this.deps.recent.put(ctx.caller.orgId, generationRecordOf(event));
     this.deps.metrics?.chatFinished(outcome);
     setImmediate(() => {
-      const { ledger, bus, log, credentials } = this.deps;
+      const { closings, bus, log, credentials } = this.deps;
       if (ctx.holdId) {
-        const done = served
-          ? ledger.settle({ holdId: ctx.holdId, listCostNanodollars: outcome.listCost, billedCostNanodollars: outcome.billedCost })
-          : ledger.release({ holdId: ctx.holdId });
-        done.catch((err: unknown) => log.error({ err, id: ctx.id, holdId: ctx.holdId }, "gateway.ledger.settle_failed"));
+        if (served) closings.settle(ctx.holdId, outcome.listCost, outcome.billedCost);
+        else closings.release(ctx.holdId);
       }
       if (served) credentials.markUsed(served.credential.id, this.deps.clock.now());
       for (const a of outcome.attempts) {

@@ -23,6 +23,7 @@ import {
   type TestDatabase,
 } from "@router/testkit";
 import type { Caller, CallerKey } from "../../src/auth/caller";
+import { HoldClosings } from "../../src/chat/hold-closings";
 import { grpcLedgerPort, grpcRoutingPort } from "../../src/chat/ports";
 import { chatRoutes, REQUEST_COMPLETED_TOPIC } from "../../src/chat/routes";
 import { UpstreamDispatcher, type UpstreamDispatcherOptions } from "../../src/dispatch/cascade";
@@ -251,12 +252,15 @@ export async function startChatHarness(
 
   const dispatcher = new UpstreamDispatcher(opts.dispatcher);
   const recent = createRecentGenerations({ log: silent });
+  const ledgerPort = grpcLedgerPort(ledgerClient, { deadlineMs: 5_000 });
+  const closings = new HoldClosings({ send: (batch) => ledgerPort.closeHolds(batch), log: silent, batchMs: 1 });
   const app = createHttpApp({ log: silent });
   app.use(
     chatRoutes({
       authenticate,
       routing: grpcRoutingPort(routingClient, { deadlineMs: 5_000 }),
-      ledger: grpcLedgerPort(ledgerClient, { deadlineMs: 5_000 }),
+      ledger: ledgerPort,
+      closings,
       credentials: source,
       bus,
       log: silent,

@@ -7,7 +7,7 @@ import type { LedgerMetrics } from "../metrics";
 import { admit } from "./admission";
 import type { CeilingRule } from "./ceilings";
 import type { CounterAdmissions } from "./counter-admissions";
-import { release, settle, type ClosingQueue } from "./settlement";
+import { closeHolds, release, settle, type ClosingQueue } from "./settlement";
 import type { HoldStore } from "./store";
 import { usageOf } from "./usage";
 
@@ -63,6 +63,27 @@ export function ledgerService(deps: LedgerServiceDeps): ledger.LedgerServiceServ
     release: unaryHandler(async (req: ledger.ReleaseRequest): Promise<ledger.ReleaseResponse> => {
       await release(req.holdId, deps);
       return {};
+    }, deps.log),
+
+    closeHolds: unaryHandler(async (req: ledger.CloseHoldsRequest): Promise<ledger.CloseHoldsResponse> => {
+      req.settlements.forEach((s, i) => {
+        required(s.holdId, `settlements[${i}].hold_id`);
+        nonNegative(s.listCostNanodollars, `settlements[${i}].list_cost_nanodollars`);
+        nonNegative(s.billedCostNanodollars, `settlements[${i}].billed_cost_nanodollars`);
+      });
+      req.releases.forEach((r, i) => required(r.holdId, `releases[${i}].hold_id`));
+      const unknown = await closeHolds(
+        {
+          settlements: req.settlements.map((s) => ({
+            holdId: s.holdId,
+            listCost: s.listCostNanodollars,
+            billedCost: s.billedCostNanodollars,
+          })),
+          releases: req.releases.map((r) => r.holdId),
+        },
+        deps,
+      );
+      return { unknownHoldIds: unknown };
     }, deps.log),
 
     usage: unaryHandler(async (req: ledger.UsageRequest): Promise<ledger.UsageResponse> => {

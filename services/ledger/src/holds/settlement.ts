@@ -36,6 +36,22 @@ export async function release(holdId: string, deps: SettlementDeps): Promise<voi
   if (outcome === "not_found") throw notFound(`hold ${holdId}`);
 }
 
+/**
+ * Settles and releases many holds at once (they join the same group-commit batches). Returns the
+ * holds that were not found; each of the others is closed, or already was.
+ */
+export async function closeHolds(
+  batch: { settlements: Array<{ holdId: string; listCost: Nanodollars; billedCost: Nanodollars }>; releases: string[] },
+  deps: SettlementDeps,
+): Promise<string[]> {
+  const closings: Array<[string, Closing]> = [
+    ...batch.settlements.map(({ holdId, ...cost }): [string, Closing] => [holdId, { to: "settled", ...cost }]),
+    ...batch.releases.map((holdId): [string, Closing] => [holdId, { to: "released" }]),
+  ];
+  const outcomes = await Promise.all(closings.map(([holdId, closing]) => closeHold(holdId, closing, deps)));
+  return closings.filter((_, i) => outcomes[i] === "not_found").map(([holdId]) => holdId);
+}
+
 function closeHold(holdId: string, closing: Closing, deps: SettlementDeps): Promise<ClosingOutcome> {
   return deps.closings.push({ holdId, closing, now: deps.clock.now() });
 }

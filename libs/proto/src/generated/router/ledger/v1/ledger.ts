@@ -175,6 +175,16 @@ export interface ReleaseRequest {
 export interface ReleaseResponse {
 }
 
+export interface CloseHoldsRequest {
+  settlements: SettleRequest[];
+  releases: ReleaseRequest[];
+}
+
+export interface CloseHoldsResponse {
+  /** Holds the ledger does not know (never admitted, or already swept away); nothing was done for them. */
+  unknownHoldIds: string[];
+}
+
 export interface UsageRequest {
   ceilings: Ceiling[];
 }
@@ -1105,6 +1115,168 @@ export const ReleaseResponse: MessageFns<ReleaseResponse> = {
   },
 };
 
+function createBaseCloseHoldsRequest(): CloseHoldsRequest {
+  return { settlements: [], releases: [] };
+}
+
+export const CloseHoldsRequest: MessageFns<CloseHoldsRequest> = {
+  encode(message: CloseHoldsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.settlements) {
+      SettleRequest.encode(v!, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.releases) {
+      ReleaseRequest.encode(v!, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CloseHoldsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCloseHoldsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.settlements.push(SettleRequest.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.releases.push(ReleaseRequest.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CloseHoldsRequest {
+    return {
+      settlements: globalThis.Array.isArray(object?.settlements)
+        ? object.settlements.map((e: any) => SettleRequest.fromJSON(e))
+        : [],
+      releases: globalThis.Array.isArray(object?.releases)
+        ? object.releases.map((e: any) => ReleaseRequest.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: CloseHoldsRequest): unknown {
+    const obj: any = {};
+    if (message.settlements?.length) {
+      obj.settlements = message.settlements.map((e) => SettleRequest.toJSON(e));
+    }
+    if (message.releases?.length) {
+      obj.releases = message.releases.map((e) => ReleaseRequest.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CloseHoldsRequest>, I>>(base?: I): CloseHoldsRequest {
+    return CloseHoldsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CloseHoldsRequest>, I>>(object: I): CloseHoldsRequest {
+    const message = createBaseCloseHoldsRequest();
+    message.settlements = object.settlements?.map((e) => SettleRequest.fromPartial(e)) || [];
+    message.releases = object.releases?.map((e) => ReleaseRequest.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseCloseHoldsResponse(): CloseHoldsResponse {
+  return { unknownHoldIds: [] };
+}
+
+export const CloseHoldsResponse: MessageFns<CloseHoldsResponse> = {
+  encode(message: CloseHoldsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.unknownHoldIds) {
+      writer.uint32(10).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CloseHoldsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCloseHoldsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.unknownHoldIds.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CloseHoldsResponse {
+    return {
+      unknownHoldIds: globalThis.Array.isArray(object?.unknownHoldIds)
+        ? object.unknownHoldIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.unknown_hold_ids)
+        ? object.unknown_hold_ids.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: CloseHoldsResponse): unknown {
+    const obj: any = {};
+    if (message.unknownHoldIds?.length) {
+      obj.unknownHoldIds = message.unknownHoldIds;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CloseHoldsResponse>, I>>(base?: I): CloseHoldsResponse {
+    return CloseHoldsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CloseHoldsResponse>, I>>(object: I): CloseHoldsResponse {
+    const message = createBaseCloseHoldsResponse();
+    message.unknownHoldIds = object.unknownHoldIds?.map((e) => e) || [];
+    return message;
+  },
+};
+
 function createBaseUsageRequest(): UsageRequest {
   return { ceilings: [] };
 }
@@ -1420,6 +1592,19 @@ export const LedgerServiceService = {
     responseSerialize: (value: ReleaseResponse): Buffer => Buffer.from(ReleaseResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ReleaseResponse => ReleaseResponse.decode(value),
   },
+  /**
+   * Settles and releases many holds in one call: the gateway sends what finished within a few
+   * milliseconds together, so a busy gateway makes one call per batch rather than one per request.
+   */
+  closeHolds: {
+    path: "/router.ledger.v1.LedgerService/CloseHolds" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CloseHoldsRequest): Buffer => Buffer.from(CloseHoldsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CloseHoldsRequest => CloseHoldsRequest.decode(value),
+    responseSerialize: (value: CloseHoldsResponse): Buffer => Buffer.from(CloseHoldsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CloseHoldsResponse => CloseHoldsResponse.decode(value),
+  },
   usage: {
     path: "/router.ledger.v1.LedgerService/Usage" as const,
     requestStream: false as const,
@@ -1435,6 +1620,11 @@ export interface LedgerServiceServer extends UntypedServiceImplementation {
   admit: handleUnaryCall<AdmitRequest, AdmitResponse>;
   settle: handleUnaryCall<SettleRequest, SettleResponse>;
   release: handleUnaryCall<ReleaseRequest, ReleaseResponse>;
+  /**
+   * Settles and releases many holds in one call: the gateway sends what finished within a few
+   * milliseconds together, so a busy gateway makes one call per batch rather than one per request.
+   */
+  closeHolds: handleUnaryCall<CloseHoldsRequest, CloseHoldsResponse>;
   usage: handleUnaryCall<UsageRequest, UsageResponse>;
 }
 
@@ -1483,6 +1673,25 @@ export interface LedgerServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ReleaseResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Settles and releases many holds in one call: the gateway sends what finished within a few
+   * milliseconds together, so a busy gateway makes one call per batch rather than one per request.
+   */
+  closeHolds(
+    request: CloseHoldsRequest,
+    callback: (error: ServiceError | null, response: CloseHoldsResponse) => void,
+  ): ClientUnaryCall;
+  closeHolds(
+    request: CloseHoldsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CloseHoldsResponse) => void,
+  ): ClientUnaryCall;
+  closeHolds(
+    request: CloseHoldsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CloseHoldsResponse) => void,
   ): ClientUnaryCall;
   usage(
     request: UsageRequest,

@@ -1,0 +1,152 @@
+import { DomainError } from "@router/errors";
+import type { Logger } from "@router/logging";
+import type { Nanodollars } from "@router/money";
+
+export interface HoldClosingBatch {
+  settlements: Array<{ holdId: string; listCostNanodollars: Nanodollars; billedCostNanodollars: Nanodollars }>;
+  releases: Array<{ holdId: string }>;
+}
+
+export interface HoldClosingsOptions {
+  /** Sends one batch to the ledger (CloseHolds); answers the hold ids it did not know. */
+  send(batch: HoldClosingBatch): Promise<{ unknownHoldIds: string[] }>;
+  log: Logger;
+  /** What finished within this long goes in one call. Default 10 ms. */
+  batchMs?: number;
+  /** At most this many closings per call. Default 500. */
+  maxBatch?: number;
+  /** Wait before sending a batch again that the ledger could not take. Default 500 ms, doubling to 10 s. */
+  retryMs?: number;
+  /** Closings kept while the ledger is away; past this the oldest are dropped, loudly. Default 100 000. */
+  maxPending?: number;
+}
+
+type Closing =
+  | { kind: "settle"; holdId: string; listCostNanodollars: Nanodollars; billedCostNanodollars: Nanodollars }
+  | { kind: "release"; holdId: string };
+
+const MAX_RETRY_MS = 10_000;
+
+/**
+ * Settlements and releases on their way to the ledger, off the response path. What finishes within
+ * `batchMs` leaves in one CloseHolds call, one call at a time. A batch the ledger could not take
+ * (unreachable, too slow) is kept and sent again with backoff, so a ledger restart does not lose
+ * spend; until then the ledger still holds the worst case, so ceilings stay safe. A batch the
+ * ledger refused outright, and holds it does not know, are logged and dropped.
+ */
+export class HoldClosings {
+  private pending: Closing[] = [];
+  private sending: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private failures = 0;
+  private readonly batchMs: number;
+  private readonly maxBatch: number;
+  private readonly retryMs: number;
+  private readonly maxPending: number;
+
+  constructor(private readonly opts: HoldClosingsOptions) {
+    this.batchMs = opts.batchMs ?? 10;
+    this.maxBatch = opts.maxBatch ?? 500;
+    this.retryMs = opts.retryMs ?? 500;
+    this.maxPending = opts.maxPending ?? 100_000;
+  }
+
+  settle(holdId: string, listCostNanodollars: Nanodollars, billedCostNanodollars: Nanodollars): void {
+    this.add({ kind: "settle", holdId, listCostNanodollars, billedCostNanodollars });
+  }
+
+  release(holdId: string): void {
+    this.add({ kind: "release", holdId });
+  }
+
+  /** Closings not yet accepted by the ledger. */
+  get size(): number {
+    return this.pending.length;
+  }
+
+  /** Sends everything now and resolves once the ledger took it, or after `timeoutMs` (shutdown). */
+  async flush(timeoutMs: number): Promise<void> {
+    const until = Date.now() + timeoutMs;
+    this.clearTimer();
+    while ((this.pending.length > 0 || this.sending) && Date.now() < until) {
+      if (!this.sending) {
+        if (this.failures > 0) await sleep(Math.min(this.backoffMs(), until - Date.now()));
+        this.sendNext();
+      }
+      await Promise.race([this.sending, sleep(until - Date.now())]);
+    }
+    this.clearTimer();
+    if (this.pending.length > 0) {
+      this.opts.log.error({ pending: this.pending.length }, "gateway.ledger.closings_lost_on_shutdown");
+    }
+  }
+
+  private add(closing: Closing): void {
+    this.pending.push(closing);
+    if (this.pending.length > this.maxPending) {
+      const dropped = this.pending.splice(0, this.pending.length - this.maxPending);
+      this.opts.log.error({ dropped: dropped.length }, "gateway.ledger.closings_dropped");
+    }
+    this.schedule(this.failures > 0 ? this.backoffMs() : this.batchMs);
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.sending || this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.sendNext();
+    }, delayMs);
+  }
+
+  private clearTimer(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  private backoffMs(): number {
+    return Math.min(this.retryMs * 2 ** Math.max(0, this.failures - 1), MAX_RETRY_MS);
+  }
+
+  private sendNext(): void {
+    if (this.sending || this.pending.length === 0) return;
+    const batch = this.pending.splice(0, this.maxBatch);
+    this.sending = this.send(batch).finally(() => {
+      this.sending = null;
+      if (this.pending.length > 0) this.schedule(this.failures > 0 ? this.backoffMs() : this.batchMs);
+    });
+  }
+
+  private async send(batch: Closing[]): Promise<void> {
+    const request: HoldClosingBatch = { settlements: [], releases: [] };
+    for (const c of batch) {
+      if (c.kind === "settle") request.settlements.push(c);
+      else request.releases.push({ holdId: c.holdId });
+    }
+    try {
+      const { unknownHoldIds } = await this.opts.send(request);
+      if (this.failures > 0) this.opts.log.info({ retries: this.failures }, "gateway.ledger.closings_resumed");
+      this.failures = 0;
+      if (unknownHoldIds.length > 0) {
+        this.opts.log.error({ holdIds: unknownHoldIds }, "gateway.ledger.closing_unknown_holds");
+      }
+    } catch (err) {
+      if (!isTransient(err)) {
+        this.opts.log.error({ err, size: batch.length }, "gateway.ledger.closings_refused");
+        return;
+      }
+      this.failures += 1;
+      // Back at the front, in order: the next attempt carries them first.
+      this.pending.unshift(...batch);
+      if (this.failures === 1) this.opts.log.warn({ err, pending: this.pending.length }, "gateway.ledger.closings_retrying");
+    }
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)).unref());
+}
+
+/** The ledger was unreachable or slow (a 503 from the call): worth sending again. */
+function isTransient(err: unknown): boolean {
+  return err instanceof DomainError && err.status === 503;
+}

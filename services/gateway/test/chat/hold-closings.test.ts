@@ -1,0 +1,153 @@
+import { Writable } from "node:stream";
+import { randomBytes } from "node:crypto";
+import { createPostgresDb, type Db } from "@router/db";
+import { CLIENT_OPTIONS, callUnary, insecure } from "@router/grpc-kit";
+import { createLogger } from "@router/logging";
+import { ManualClock } from "@router/money";
+import { ledger } from "@router/proto";
+import { startLedger, type RunningLedger } from "@router/ledger";
+import { createTestDatabase, freePort, waitFor, type TestDatabase } from "@router/testkit";
+import { HoldClosings } from "../../src/chat/hold-closings";
+import { grpcLedgerPort } from "../../src/chat/ports";
+
+/**
+ * HoldClosings against a real ledger over gRPC: settlements go in batches, survive the ledger
+ * being away, and reach it once it is back.
+ */
+const silent = createLogger({ level: "silent" });
+const clock = new ManualClock(new Date("2026-11-22T10:00:00.000Z"));
+
+let database: TestDatabase;
+let db: Db;
+let port: number;
+let client: ledger.LedgerServiceClient;
+let running: RunningLedger | undefined;
+const call = { deadlineMs: 5_000, service: "ledger" };
+
+const ceiling = (subjectId: string): ledger.Ceiling => ({
+  subjectKind: "key",
+  subjectId,
+  limitNanodollars: 1_000_000_000n,
+  window: ledger.Window.WINDOW_LIFETIME,
+  mode: ledger.LimitMode.LIMIT_MODE_HARD,
+  includeByok: true,
+});
+
+async function admit(subjectId: string): Promise<string> {
+  const res = await callUnary(client, client.admit, {
+    requestId: `gen-${randomBytes(6).toString("hex")}`,
+    orgId: "org_a",
+    ceilings: [ceiling(subjectId)],
+    worstCaseNanodollars: 1_000n,
+    isByok: true,
+    dryRun: false,
+  }, call);
+  return res.holdId;
+}
+
+async function used(subjectId: string): Promise<bigint> {
+  const res = await callUnary(client, client.usage, { ceilings: [ceiling(subjectId)] }, call);
+  return res.usage[0]?.usedNanodollars ?? -1n;
+}
+
+const start = async () => {
+  running = await startLedger({ db, log: silent, clock, grpcPort: port, closingIntervalMs: 1 });
+};
+
+beforeAll(async () => {
+  database = await createTestDatabase("holdclosings");
+  db = createPostgresDb({ url: database.url, schema: "ledger" });
+  port = await freePort();
+  client = new ledger.LedgerServiceClient(`127.0.0.1:${port}`, insecure(), {
+    ...CLIENT_OPTIONS,
+    // Reconnect quickly once the ledger is back.
+    "grpc.initial_reconnect_backoff_ms": 50,
+    "grpc.max_reconnect_backoff_ms": 100,
+  });
+});
+
+afterEach(async () => {
+  await running?.close();
+  running = undefined;
+});
+
+afterAll(async () => {
+  client.close();
+  await db.close();
+  await database.drop();
+});
+
+test("sends what finished together in one call and settles every hold", async () => {
+  await start();
+  const sent: number[] = [];
+  const port_ = grpcLedgerPort(client, { deadlineMs: 2_000 });
+  const closings = new HoldClosings({
+    send: (batch) => {
+      sent.push(batch.settlements.length + batch.releases.length);
+      return port_.closeHolds(batch);
+    },
+    log: silent,
+    batchMs: 20,
+  });
+  const holds = await Promise.all(Array.from({ length: 5 }, () => admit("key_batch")));
+
+  holds.slice(0, 4).forEach((h, i) => closings.settle(h, BigInt(100 * (i + 1)), 0n));
+  closings.release(holds[4]!);
+
+  await waitFor(async () => (await used("key_batch")) === 1_000n, { what: "the settled spend" });
+  expect(sent).toEqual([5]);
+  expect(closings.size).toBe(0);
+});
+
+test("keeps settlements while the ledger is away and delivers them once it is back", async () => {
+  await start();
+  const holds = [await admit("key_outage"), await admit("key_outage")];
+  await running!.close();
+  running = undefined;
+
+  const lines: string[] = [];
+  const log = createLogger({
+    level: "info",
+    destination: new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(chunk.toString()), done()) }),
+  });
+  const port_ = grpcLedgerPort(client, { deadlineMs: 300 });
+  const closings = new HoldClosings({ send: (batch) => port_.closeHolds(batch), log, batchMs: 1, retryMs: 50 });
+  closings.settle(holds[0]!, 400n, 0n);
+  closings.settle(holds[1]!, 600n, 0n);
+
+  await waitFor(() => lines.some((l) => l.includes("gateway.ledger.closings_retrying")), { what: "a failed send" });
+  expect(closings.size).toBe(2);
+
+  await start();
+  await waitFor(async () => (await used("key_outage")) === 1_000n, { timeoutMs: 15_000, what: "the delivered settlements" });
+  expect(closings.size).toBe(0);
+  expect(lines.some((l) => l.includes("gateway.ledger.closings_resumed"))).toBe(true);
+});
+
+test("drops a batch the ledger refuses outright, logging it, instead of retrying forever", async () => {
+  await start();
+  const lines: string[] = [];
+  const log = createLogger({
+    level: "info",
+    destination: new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(chunk.toString()), done()) }),
+  });
+  const port_ = grpcLedgerPort(client, { deadlineMs: 2_000 });
+  const closings = new HoldClosings({ send: (batch) => port_.closeHolds(batch), log, batchMs: 1 });
+
+  closings.settle("hold_x", -5n, 0n);
+
+  await waitFor(() => lines.some((l) => l.includes("gateway.ledger.closings_refused")), { what: "the refusal" });
+  expect(closings.size).toBe(0);
+});
+
+test("flush on shutdown waits for pending settlements to reach the ledger", async () => {
+  await start();
+  const hold = await admit("key_flush");
+  const port_ = grpcLedgerPort(client, { deadlineMs: 2_000 });
+  const closings = new HoldClosings({ send: (batch) => port_.closeHolds(batch), log: silent, batchMs: 60_000 });
+
+  closings.settle(hold, 321n, 0n);
+  await closings.flush(5_000);
+
+  expect(await used("key_flush")).toBe(321n);
+});
