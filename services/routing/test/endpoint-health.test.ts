@@ -39,10 +39,10 @@ describe("endpoint health learned from router.request.completed.v1", () => {
     await bus.close();
   });
 
-  /** Publishes a completed request whose attempts all started now (on the harness clock). */
-  async function complete(eventId: string, attempts: AttemptInput[]): Promise<void> {
+  /** A completed request whose attempts all started now (on the harness clock). */
+  function completedPayload(eventId: string, attempts: AttemptInput[]): Uint8Array {
     const startedAtMs = BigInt(h.clock.now().getTime());
-    const payload = events.RequestCompleted.encode(
+    return events.RequestCompleted.encode(
       events.RequestCompleted.fromPartial({
         requestId: eventId,
         orgId: "org_1",
@@ -51,8 +51,11 @@ describe("endpoint health learned from router.request.completed.v1", () => {
         attempts: attempts.map((a, i) => ({ attempt: i + 1, status: "ok", startedAtMs, ...a })),
       }),
     ).finish();
+  }
+
+  async function complete(eventId: string, attempts: AttemptInput[]): Promise<void> {
     // One key for every event: one partition, so events are handled in publish order.
-    await bus.publish({ topic: TOPIC, key: "org_1", type: TOPIC, id: eventId, payload });
+    await bus.publish({ topic: TOPIC, key: "org_1", type: TOPIC, id: eventId, payload: completedPayload(eventId, attempts) });
   }
 
   const failing = (endpointId: string): AttemptInput => ({ endpointId, status: "error", httpStatus: 503, errorCode: "http_503", durationMs: 40 });
@@ -117,19 +120,15 @@ describe("endpoint health learned from router.request.completed.v1", () => {
   });
 
   it("counts a batch of events in one go, each event once, duplicates and earlier events included", async () => {
-    const delivery = (eventId: string, attempts: AttemptInput[]): IncomingEvent => {
-      const startedAtMs = BigInt(h.clock.now().getTime());
-      const payload = events.RequestCompleted.encode(
-        events.RequestCompleted.fromPartial({
-          requestId: eventId,
-          orgId: "org_1",
-          status: "complete",
-          createdAtMs: startedAtMs,
-          attempts: attempts.map((a, i) => ({ attempt: i + 1, status: "ok", startedAtMs, ...a })),
-        }),
-      ).finish();
-      return { id: eventId, topic: TOPIC, key: "org_1", type: TOPIC, payload, headers: {}, attempt: 1 };
-    };
+    const delivery = (eventId: string, attempts: AttemptInput[]): IncomingEvent => ({
+      id: eventId,
+      topic: TOPIC,
+      key: "org_1",
+      type: TOPIC,
+      payload: completedPayload(eventId, attempts),
+      headers: {},
+      attempt: 1,
+    });
     const handleBatch = requestsCompletedHandler({ db: h.db, log: silentLog, clock: h.clock });
     await handleBatch([delivery("gen-0", [failing("ep_gamma_one")])]);
 
