@@ -5,7 +5,9 @@ import type { GenerationRecord } from "./generation-record";
 /**
  * Generations of the last minute, so `GET /v1/generation` answers as soon as the completion was
  * sent, before activity has consumed the event. This instance's own requests are in memory (put
- * before the response ends, so no race); with Redis, every instance sees every instance's.
+ * before the response ends, so no race); with Redis, every instance sees every instance's, and an
+ * entry leaves memory once Redis has it, so a busy gateway does not carry a minute of records in
+ * its heap (they would outlive the young generation and make every collection dearer).
  */
 export interface RecentGenerations {
   /** Synchronous for this instance; the Redis copy is written in the background. */
@@ -48,11 +50,18 @@ export function createRecentGenerations(opts: RecentGenerationsOptions): RecentG
   return {
     put(orgId, record) {
       const t = now();
-      entries.set(record.id, { orgId, record, expiresAt: t + ttlMs });
+      const entry: Entry = { orgId, record, expiresAt: t + ttlMs };
+      entries.set(record.id, entry);
       prune(t);
+      // Kept in memory only when the write failed: then this instance still answers for a minute.
       opts.redis
         ?.set(redisKey(record.id), JSON.stringify({ orgId, record }), "PX", ttlMs)
-        .catch((err: unknown) => opts.log.warn({ err, id: record.id }, "gateway.generation.cache_write_failed"));
+        .then(
+          () => {
+            if (entries.get(record.id) === entry) entries.delete(record.id);
+          },
+          (err: unknown) => opts.log.warn({ err, id: record.id }, "gateway.generation.cache_write_failed"),
+        );
     },
     async get(orgId, id) {
       const local = entries.get(id);

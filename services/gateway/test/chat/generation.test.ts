@@ -96,4 +96,23 @@ describe("recent generations store", () => {
       b.disconnect();
     }
   });
+
+  it("with Redis, keeps a generation in memory only until Redis holds it", async () => {
+    const redis = new Redis(TEST_REDIS_URL);
+    try {
+      const store = createRecentGenerations({ log: silent, redis });
+      const id = `gen-${Date.now()}-${Math.random().toString(16).slice(2)}`;
+      store.put("org_a", record(id));
+      // Answered at once, before the write could have reached Redis.
+      expect(await store.get("org_a", id)).toMatchObject({ id });
+
+      await waitFor(async () => (await redis.exists(`router:generation:${id}`)) === 1, { what: "the Redis copy" });
+      await redis.del(`router:generation:${id}`);
+
+      // The memory copy went once Redis had it: with the Redis copy gone, nothing answers.
+      expect(await store.get("org_a", id)).toBeNull();
+    } finally {
+      redis.disconnect();
+    }
+  });
 });
