@@ -106,6 +106,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   );
   const ledgerPort = grpcLedgerPort(deps.ledger, { deadlineMs: grpcDeadlineMs });
   const closings = new HoldClosings({ send: (batch) => ledgerPort.closeHolds(batch), log: deps.log });
+  metrics.watchClosings(() => closings.size);
   app.use(
     chatRoutes({
       authenticate: inference,

@@ -24,6 +24,7 @@ export class GatewayMetrics {
   private readonly timeToFirstToken: Histogram;
   private readonly circuitOpen: Gauge<"endpoint">;
   private authCacheStats: (() => LoadingCacheStats) | undefined;
+  private closingsPending: (() => number) | undefined;
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
     const registry = createMetricsRegistry("gateway", opts);
@@ -89,7 +90,17 @@ export class GatewayMetrics {
         },
       });
     };
-    cacheCounter("gateway_auth_cache_hits_total", "Key lookups answered from the auth cache.", (s) => s.hits);
+    const pendingClosings = () => this.closingsPending?.();
+    new Gauge({
+      name: "gateway_ledger_closings_pending",
+      help: "Settlements and releases not yet accepted by the ledger (sent in batches; grows while the ledger is away).",
+      registers,
+      collect() {
+        const size = pendingClosings();
+        if (size !== undefined) this.set(size);
+      },
+    });
+        cacheCounter("gateway_auth_cache_hits_total", "Key lookups answered from the auth cache.", (s) => s.hits);
     cacheCounter("gateway_auth_cache_misses_total", "Key lookups that went to the database (absent or expired).", (s) => s.misses + s.stale);
   }
 
@@ -125,6 +136,11 @@ export class GatewayMetrics {
   };
 
   /** Reports the auth cache's hits and misses from its own counters. */
+  /** Reports the settlements and releases waiting for the ledger, read at scrape time. */
+  watchClosings(size: () => number): void {
+    this.closingsPending = size;
+  }
+
   watchAuthCache(stats: () => LoadingCacheStats): void {
     this.authCacheStats = stats;
   }

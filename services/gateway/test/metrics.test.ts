@@ -13,6 +13,7 @@ const DECLARED = [
   "gateway_circuit_open",
   "gateway_auth_cache_hits_total",
   "gateway_auth_cache_misses_total",
+  "gateway_ledger_closings_pending",
 ];
 
 /** The value of the one sample named `name` whose labels include `labels`; 0 when there is none. */
@@ -34,6 +35,10 @@ describe("the gateway's metrics listener", () => {
     expect(res.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/);
     for (const name of DECLARED) expect(text).toContain(`# TYPE ${name} `);
     expect(text).toContain('nodejs_heap_size_used_bytes{service="gateway"}');
+  });
+
+  it("reports the settlements waiting for the ledger (none when it keeps up)", async () => {
+    expect(await scrape()).toMatch(/^gateway_ledger_closings_pending\{service="gateway"\} 0$/m);
   });
 
   it("does not serve metrics on the public port", async () => {
@@ -132,5 +137,16 @@ describe("chat metrics", () => {
     h.fakes.groq.setDefault({ failure: { kind: "status", status: 500 } });
     for (let i = 0; i < 2; i++) await h.post({ model: "test/multi", messages: userMessage() });
     expect(metricSample(await scrape(), "gateway_circuit_open", { endpoint: "ep_groq_multi" })).toBe(1);
+  });
+});
+
+describe("gateway_ledger_closings_pending", () => {
+  it("reads the queue's size at scrape time", async () => {
+    const metrics = new GatewayMetrics({ defaultMetrics: false });
+    let pending = 7;
+    metrics.watchClosings(() => pending);
+    expect(metricSample(await metrics.registry.metrics(), "gateway_ledger_closings_pending")).toBe(7);
+    pending = 0;
+    expect(metricSample(await metrics.registry.metrics(), "gateway_ledger_closings_pending")).toBe(0);
   });
 });
