@@ -61,7 +61,8 @@ export function requestsCompletedHandler(deps: RecordingDeps): BatchHandler {
     }
     const fresh = await recordRequests(deps.db, completed, deps.clock.now());
     completed.forEach((c, i) => {
-      const isNew = fresh.has(c.requestId);
+      // A request twice in one batch was stored once: the first copy is the new one.
+      const isNew = fresh.delete(c.requestId);
       deps.metrics?.recorded(isNew ? "new" : "duplicate");
       deps.log.debug(
         { eventId: delivered[i]?.id, requestId: c.requestId, orgId: c.orgId, duplicate: !isNew },

@@ -32,7 +32,8 @@ const MAX_RETRY_MS = 10_000;
  * `batchMs` leaves in one CloseHolds call, one call at a time. A batch the ledger could not take
  * (unreachable, too slow) is kept and sent again with backoff, so a ledger restart does not lose
  * spend; until then the ledger still holds the worst case, so ceilings stay safe. A batch the
- * ledger refused outright, and holds it does not know, are logged and dropped.
+ * ledger refused outright is sent again item by item; an item it refuses alone, and holds it does
+ * not know, are logged and dropped.
  */
 export class HoldClosings {
   private pending: Closing[] = [];
@@ -131,7 +132,12 @@ export class HoldClosings {
       }
     } catch (err) {
       if (!isTransient(err)) {
-        this.opts.log.error({ err, size: batch.length }, "gateway.ledger.closings_refused");
+        // The ledger refuses a whole call for one malformed item: one by one, only that one is lost.
+        if (batch.length > 1) {
+          for (const closing of batch) await this.send([closing]);
+          return;
+        }
+        this.opts.log.error({ err, holdId: batch[0]?.holdId }, "gateway.ledger.closing_refused");
         return;
       }
       this.failures += 1;

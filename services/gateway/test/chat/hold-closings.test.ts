@@ -124,7 +124,7 @@ test("keeps settlements while the ledger is away and delivers them once it is ba
   expect(lines.some((l) => l.includes("gateway.ledger.closings_resumed"))).toBe(true);
 });
 
-test("drops a batch the ledger refuses outright, logging it, instead of retrying forever", async () => {
+test("drops only the item the ledger refuses, logging it, instead of retrying forever", async () => {
   await start();
   const lines: string[] = [];
   const log = createLogger({
@@ -134,9 +134,13 @@ test("drops a batch the ledger refuses outright, logging it, instead of retrying
   const port_ = grpcLedgerPort(client, { deadlineMs: 2_000 });
   const closings = new HoldClosings({ send: (batch) => port_.closeHolds(batch), log, batchMs: 1 });
 
+  const good = await admit("key_refused");
   closings.settle("hold_x", -5n, 0n);
+  closings.settle(good, 42n, 0n);
 
-  await waitFor(() => lines.some((l) => l.includes("gateway.ledger.closings_refused")), { what: "the refusal" });
+  await waitFor(() => lines.some((l) => l.includes("gateway.ledger.closing_refused")), { what: "the refusal" });
+  await waitFor(async () => (await used("key_refused")) === 42n, { what: "the valid settlement" });
+  expect(lines.filter((l) => l.includes("gateway.ledger.closing_refused"))).toHaveLength(1);
   expect(closings.size).toBe(0);
 });
 
