@@ -13,6 +13,14 @@ import { runLoad, type LoadResult, type LoadTarget } from "./load";
  */
 const RATES = (process.env.BENCH_RATES ?? "300").split(",").map(Number);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? "10");
+/** Every row is measured this many times, interleaved; added latency is reported per round and as the median. */
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? "1"));
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[mid] ?? Number.NaN) : +(((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2).toFixed(2);
+}
 
 function rssMb(pid: number | undefined): number | null {
   if (!pid) return null;
@@ -28,6 +36,7 @@ async function startFake(): Promise<{ url: string; origin: string; pid: number |
 }
 
 interface Row {
+  round: number;
   scenario: string;
   rate: number;
   result: LoadResult;
@@ -96,54 +105,69 @@ async function main(): Promise<void> {
       commands: { postgres: "postgres", redis: "redis-server" },
     };
     const rows: Row[] = [];
-    const measure = async (scenario: string, rate: number, target: LoadTarget) => {
+    const measure = async (round: number, scenario: string, rate: number, target: LoadTarget) => {
       const before = sampleCpu(cpuSubjects);
       const result = await runLoad(target, rate, SECONDS);
       // Consumers work off the events of the last requests after the load ends; let them finish.
       await new Promise((r) => setTimeout(r, 1000));
-      rows.push({ scenario, rate, result, cpuMsPerRequest: cpuPerRequest(before, sampleCpu(cpuSubjects), result.ok) });
+      rows.push({ round, scenario, rate, result, cpuMsPerRequest: cpuPerRequest(before, sampleCpu(cpuSubjects), result.ok) });
     };
-    for (const rate of RATES) {
-      for (const stream of [false, true]) {
-        const kind = stream ? "stream TTFT" : "non-stream";
-        await measure(`direct ${kind}`, rate, direct(stream));
-        await measure(`gateway ${kind} (key without ceiling)`, rate, viaGateway(stream, plainKey));
-        await measure(`gateway ${kind} (key with hard ceiling)`, rate, viaGateway(stream, ceilingKey));
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const rate of RATES) {
+        for (const stream of [false, true]) {
+          const kind = stream ? "stream TTFT" : "non-stream";
+          await measure(round, `direct ${kind}`, rate, direct(stream));
+          await measure(round, `gateway ${kind} (key without ceiling)`, rate, viaGateway(stream, plainKey));
+          await measure(round, `gateway ${kind} (key with hard ceiling)`, rate, viaGateway(stream, ceilingKey));
+        }
       }
     }
     const rssAfter = rssMb(gatewayPid);
 
     const fmt = (n: number) => n.toFixed(2).padStart(8);
+    const label = (r: Row) => (ROUNDS > 1 ? `${r.scenario} #${r.round}` : r.scenario);
     process.stdout.write(`\nRouter gateway overhead (${SECONDS}s per row, open-loop; ms)\n`);
-    process.stdout.write(`${"scenario".padEnd(48)} ${"rps".padStart(5)} ${"ok".padStart(6)} ${"fail".padStart(5)} ${"p50".padStart(8)} ${"p90".padStart(8)} ${"p99".padStart(8)}\n`);
+    process.stdout.write(`${"scenario".padEnd(52)} ${"rps".padStart(5)} ${"ok".padStart(6)} ${"fail".padStart(5)} ${"p50".padStart(8)} ${"p90".padStart(8)} ${"p99".padStart(8)}\n`);
     for (const r of rows) {
       process.stdout.write(
-        `${r.scenario.padEnd(48)} ${String(r.rate).padStart(5)} ${String(r.result.ok).padStart(6)} ${String(r.result.failed).padStart(5)} ${fmt(r.result.p50)} ${fmt(r.result.p90)} ${fmt(r.result.p99)}\n`,
+        `${label(r).padEnd(52)} ${String(r.rate).padStart(5)} ${String(r.result.ok).padStart(6)} ${String(r.result.failed).padStart(5)} ${fmt(r.result.p50)} ${fmt(r.result.p90)} ${fmt(r.result.p99)}\n`,
       );
     }
     process.stdout.write(`\nCPU ms per request, by process\n`);
     for (const r of rows) {
       const parts = Object.entries(r.cpuMsPerRequest).map(([name, ms]) => `${name} ${ms.toFixed(2)}`);
-      process.stdout.write(`  ${r.scenario.padEnd(46)} ${parts.join("  ")}\n`);
+      process.stdout.write(`  ${label(r).padEnd(50)} ${parts.join("  ")}\n`);
     }
-    const added: Array<Record<string, unknown>> = [];
+    // Gateway minus direct within each round (the two rows ran back to back), then the median over rounds.
+    const added: Array<{ rate: number; kind: string; variant: string; added_p50_ms: number[]; added_p99_ms: number[] }> = [];
     for (const rate of RATES) {
       for (const kind of ["non-stream", "stream TTFT"]) {
-        const base = rows.find((r) => r.rate === rate && r.scenario === `direct ${kind}`)?.result;
         for (const variant of ["key without ceiling", "key with hard ceiling"]) {
-          const gw = rows.find((r) => r.rate === rate && r.scenario === `gateway ${kind} (${variant})`)?.result;
-          if (base && gw) added.push({ rate, kind, variant, added_p50_ms: +(gw.p50 - base.p50).toFixed(2), added_p99_ms: +(gw.p99 - base.p99).toFixed(2) });
+          const entry = { rate, kind, variant, added_p50_ms: [] as number[], added_p99_ms: [] as number[] };
+          for (let round = 1; round <= ROUNDS; round++) {
+            const find = (scenario: string) => rows.find((r) => r.round === round && r.rate === rate && r.scenario === scenario)?.result;
+            const base = find(`direct ${kind}`);
+            const gw = find(`gateway ${kind} (${variant})`);
+            if (!base || !gw) continue;
+            entry.added_p50_ms.push(+(gw.p50 - base.p50).toFixed(2));
+            entry.added_p99_ms.push(+(gw.p99 - base.p99).toFixed(2));
+          }
+          added.push(entry);
         }
       }
     }
-    process.stdout.write(`\nAdded latency (gateway minus direct)\n`);
+    process.stdout.write(`\nAdded latency (gateway minus direct)${ROUNDS > 1 ? `, median of ${ROUNDS} rounds [each round]` : ""}\n`);
+    const show = (values: number[]) =>
+      `+${median(values)} ms${ROUNDS > 1 ? ` [${values.map((v) => `+${v}`).join(", ")}]` : ""}`;
     for (const a of added) {
-      process.stdout.write(`  ${String(a.rate).padStart(4)} rps  ${String(a.kind).padEnd(12)} ${String(a.variant).padEnd(22)} p50 +${a.added_p50_ms} ms  p99 +${a.added_p99_ms} ms\n`);
+      process.stdout.write(
+        `  ${String(a.rate).padStart(4)} rps  ${a.kind.padEnd(12)} ${a.variant.padEnd(22)} p50 ${show(a.added_p50_ms)}  p99 ${show(a.added_p99_ms)}\n`,
+      );
     }
     process.stdout.write(`\nGateway resident memory: ${rssBefore} MB at start, ${rssAfter} MB after the runs\n`);
     const dir = join(__dirname, "..", "results");
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, "overhead.json"), JSON.stringify({ at: new Date().toISOString(), seconds: SECONDS, rows, added, rssBefore, rssAfter }, null, 2));
+    writeFileSync(join(dir, "overhead.json"), JSON.stringify({ at: new Date().toISOString(), seconds: SECONDS, rounds: ROUNDS, rows, added, rssBefore, rssAfter }, null, 2));
   } finally {
     await stack.stop();
     fake.stop();
