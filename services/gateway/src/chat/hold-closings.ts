@@ -97,6 +97,8 @@ export class HoldClosings {
       this.timer = null;
       this.sendNext();
     }, delayMs);
+    // Shutdown flushes explicitly; a pending send alone must not keep a process alive.
+    this.timer.unref();
   }
 
   private clearTimer(): void {
