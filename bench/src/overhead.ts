@@ -1,8 +1,9 @@
 import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { gatewayClient, startStack } from "@router/testkit";
+import { freePort, gatewayClient, startStack } from "@router/testkit";
 import { cpuPerRequest, sampleCpu, type CpuSubjects } from "./cpu";
+import { overheadPercentileMs, scrapeOverhead } from "./gateway-overhead";
 import { runLoad, type LoadResult, type LoadTarget } from "./load";
 
 /**
@@ -41,6 +42,8 @@ interface Row {
   rate: number;
   result: LoadResult;
   cpuMsPerRequest: Record<string, number>;
+  /** Through the gateway only: its own `gateway_overhead_seconds`, as bucket upper bounds in ms. */
+  gatewayOwn?: { p50: number | null; p99: number | null };
 }
 
 function body(model: string, stream: boolean): string {
@@ -58,9 +61,10 @@ function body(model: string, stream: boolean): string {
 async function main(): Promise<void> {
   const fake = await startFake();
   // BENCH_NODE_ARGS reaches the services, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile them under load.
+  const gatewayMetricsPort = await freePort();
   const stack = await startStack({
     providerBaseUrls: { openai: fake.url },
-    extraEnv: { LOG_LEVEL: "warn", ...(process.env.BENCH_PGOPTIONS ? { PGOPTIONS: process.env.BENCH_PGOPTIONS } : {}) },
+    extraEnv: { LOG_LEVEL: "warn", GATEWAY_METRICS_PORT: String(gatewayMetricsPort) },
     nodeArgs: process.env.BENCH_NODE_ARGS?.split(" ").filter(Boolean),
   });
   try {
@@ -107,12 +111,19 @@ async function main(): Promise<void> {
       commands: { postgres: "postgres", redis: "redis-server" },
     };
     const rows: Row[] = [];
+    const metricsUrl = `http://127.0.0.1:${gatewayMetricsPort}/metrics`;
     const measure = async (round: number, scenario: string, rate: number, target: LoadTarget) => {
+      const overheadBefore = await scrapeOverhead(metricsUrl);
       const before = sampleCpu(cpuSubjects);
       const result = await runLoad(target, rate, SECONDS);
       // Consumers work off the events of the last requests after the load ends; let them finish.
       await new Promise((r) => setTimeout(r, 1000));
-      rows.push({ round, scenario, rate, result, cpuMsPerRequest: cpuPerRequest(before, sampleCpu(cpuSubjects), result.ok) });
+      const cpuMsPerRequest = cpuPerRequest(before, sampleCpu(cpuSubjects), result.ok);
+      const overheadAfter = await scrapeOverhead(metricsUrl);
+      const gatewayOwn = target.origin === gatewayOrigin
+        ? { p50: overheadPercentileMs(overheadBefore, overheadAfter, 50), p99: overheadPercentileMs(overheadBefore, overheadAfter, 99) }
+        : undefined;
+      rows.push({ round, scenario, rate, result, cpuMsPerRequest, gatewayOwn });
     };
     for (let round = 1; round <= ROUNDS; round++) {
       for (const rate of RATES) {
@@ -139,6 +150,10 @@ async function main(): Promise<void> {
     for (const r of rows) {
       const parts = Object.entries(r.cpuMsPerRequest).map(([name, ms]) => `${name} ${ms.toFixed(2)}`);
       process.stdout.write(`  ${label(r).padEnd(50)} ${parts.join("  ")}\n`);
+    }
+    process.stdout.write(`\nThe gateway's own overhead (gateway_overhead_seconds: handler start to response, minus the provider call; bucket bounds)\n`);
+    for (const r of rows) {
+      if (r.gatewayOwn) process.stdout.write(`  ${label(r).padEnd(50)} p50 <= ${r.gatewayOwn.p50} ms  p99 <= ${r.gatewayOwn.p99} ms\n`);
     }
     // Gateway minus direct within each round (the two rows ran back to back), then the median over rounds.
     const added: Array<{ rate: number; kind: string; variant: string; added_p50_ms: number[]; added_p99_ms: number[] }> = [];
