@@ -242,17 +242,7 @@ export class UpstreamDispatcher {
         result.completion = completion;
         return result;
       } catch (err) {
-        if (err instanceof BreakerOpen) {
-          result.skipped.push({ candidate: p.candidate, reason: "circuit_open" });
-          continue;
-        }
-        const failure = failureFromError(err, slug, input.signal.aborted, false);
-        const duration = performance.now() - t0;
-        result.upstreamMs += duration;
-        result.attempts.push(record(p, startedAtMs, duration, null, failure, status));
-        result.failure = failure;
-        if (!failure.failover) break;
-        walk.failed(p, failure);
+        if (!failedBeforeContent(result, walk, { p, err, aborted: input.signal.aborted, startedAtMs, t0, status })) break;
       }
     }
     return result;
@@ -282,18 +272,9 @@ export class UpstreamDispatcher {
       try {
         phase1 = await this.breakers.run(p.candidate.endpointId, () => this.untilFirstContent(p, input, reached));
       } catch (err) {
-        if (err instanceof BreakerOpen) {
-          result.skipped.push({ candidate: p.candidate, reason: "circuit_open" });
-          continue;
-        }
-        const failure = failureFromError(err, slug, input.signal.aborted, false);
-        const duration = performance.now() - t0;
-        result.upstreamMs += duration;
-        result.attempts.push(record(p, startedAtMs, duration, null, failure, reached.status));
-        result.failure = failure;
-        if (!failure.failover) break;
-        walk.failed(p, failure);
-        continue;
+        const status = reached.status;
+        if (failedBeforeContent(result, walk, { p, err, aborted: input.signal.aborted, startedAtMs, t0, status })) continue;
+        break;
       }
 
       // Committed: from here on nothing moves to another endpoint.
@@ -431,6 +412,29 @@ class CascadeWalk implements Iterable<Prepared> {
       }
     }
   }
+}
+
+/**
+ * Records a dispatch that failed before any content (or was skipped by an open circuit) and
+ * answers whether the walk moves on to the next candidate.
+ */
+function failedBeforeContent(
+  result: CascadeResult,
+  walk: CascadeWalk,
+  a: { p: Prepared; err: unknown; aborted: boolean; startedAtMs: number; t0: number; status: number | null },
+): boolean {
+  if (a.err instanceof BreakerOpen) {
+    result.skipped.push({ candidate: a.p.candidate, reason: "circuit_open" });
+    return true;
+  }
+  const failure = failureFromError(a.err, a.p.candidate.providerSlug, a.aborted, false);
+  const duration = performance.now() - a.t0;
+  result.upstreamMs += duration;
+  result.attempts.push(record(a.p, a.startedAtMs, duration, null, failure, a.status));
+  result.failure = failure;
+  if (!failure.failover) return false;
+  walk.failed(a.p, failure);
+  return true;
 }
 
 function record(
