@@ -41,6 +41,7 @@ const implementation: ledger.LedgerServiceServer = {
   settle: unaryHandler(async () => ledger.SettleResponse.fromPartial({}), log),
   release: unaryHandler(async () => ledger.ReleaseResponse.fromPartial({}), log),
   closeHolds: unaryHandler(async () => ledger.CloseHoldsResponse.fromPartial({}), log),
+  lease: unaryHandler(async () => ledger.LeaseResponse.fromPartial({}), log),
   usage: unaryHandler(
     () =>
       new Promise<ledger.UsageResponse>((resolve) => {

@@ -23,6 +23,10 @@ export interface LedgerDeps {
   holdTtlMs?: number;
   /** How often the sweep runs; default 30 seconds. */
   sweepIntervalMs?: number;
+  /** How long a lease lasts (unless trimmed) before the sweep releases it; default 1 minute. */
+  leaseTtlMs?: number;
+  /** A lease takes at most 1/leaseShare of a ceiling's headroom (an integer, at least 1); default 4. */
+  leaseShare?: number;
   /** Settle, Release and expiry are applied in batches started at most this often; default 20 ms. */
   closingIntervalMs?: number;
   /** Port of a listener serving only `GET /metrics` (0 picks one). Unset: no metrics listener. */
@@ -42,6 +46,8 @@ export const LEDGER_MIGRATIONS_DIR = join(__dirname, "..", "migrations");
 export const DEFAULT_HOLD_TTL_MS = 15 * 60_000;
 export const DEFAULT_SWEEP_INTERVAL_MS = 30_000;
 export const DEFAULT_CLOSING_INTERVAL_MS = 20;
+export const DEFAULT_LEASE_TTL_MS = 60_000;
+export const DEFAULT_LEASE_SHARE = 4;
 const CLOSING_MAX_BATCH = 100;
 
 /**
@@ -49,6 +55,10 @@ const CLOSING_MAX_BATCH = 100;
  * sweep. The caller owns `db` and closes it after `close()`.
  */
 export async function startLedger(deps: LedgerDeps): Promise<RunningLedger> {
+  const leaseShare = deps.leaseShare ?? DEFAULT_LEASE_SHARE;
+  if (!Number.isInteger(leaseShare) || leaseShare < 1) {
+    throw new Error(`leaseShare must be an integer of at least 1, not ${leaseShare}`);
+  }
   await migrate(deps.db, LEDGER_MIGRATIONS_DIR);
   const store = new HoldStore(deps.db);
   const admissions = new CounterAdmissions({ store, log: deps.log });
@@ -60,14 +70,21 @@ export async function startLedger(deps: LedgerDeps): Promise<RunningLedger> {
     name: "closings",
   });
   const holdTtlMs = deps.holdTtlMs ?? DEFAULT_HOLD_TTL_MS;
+  const leaseTtlMs = deps.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
   const metrics = new LedgerMetrics();
+  const implementation = ledgerService({
+    store,
+    admissions,
+    closings,
+    clock: deps.clock,
+    log: deps.log,
+    holdTtlMs,
+    leaseTtlMs,
+    leaseShare,
+    metrics,
+  });
   const server = await startGrpcServer(
-    [
-      {
-        definition: ledger.LedgerServiceService,
-        implementation: ledgerService({ store, admissions, closings, clock: deps.clock, log: deps.log, holdTtlMs, metrics }),
-      },
-    ],
+    [{ definition: ledger.LedgerServiceService, implementation }],
     { port: deps.grpcPort, host: deps.host, log: deps.log },
   );
   const sweep = startExpirySweep({

@@ -17,6 +17,16 @@ export const ledgerConfigSchema = z.object({
   LEDGER_HOLD_TTL_MS: z.coerce.number().int().positive().default(15 * 60_000),
   /** How often expired holds are released. */
   LEDGER_SWEEP_INTERVAL_MS: z.coerce.number().int().positive().default(30_000),
+  /**
+   * How long a lease reserves before the sweep releases it, unless a trim extends it: a gateway that
+   * crashed mid-lease pins its share of a ceiling for at most this long.
+   */
+  LEDGER_LEASE_TTL_MS: z.coerce.number().int().positive().default(60_000),
+  /**
+   * A lease takes at most 1/N of a ceiling's headroom (what is left under its limit), so several
+   * gateways share it and Admit keeps some.
+   */
+  LEDGER_LEASE_SHARE: z.coerce.number().int().min(1).default(4),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 

@@ -21,6 +21,8 @@ async function main(): Promise<void> {
     host: config.LEDGER_HOST,
     holdTtlMs: config.LEDGER_HOLD_TTL_MS,
     sweepIntervalMs: config.LEDGER_SWEEP_INTERVAL_MS,
+    leaseTtlMs: config.LEDGER_LEASE_TTL_MS,
+    leaseShare: config.LEDGER_LEASE_SHARE,
     metricsPort: config.LEDGER_METRICS_PORT,
     metricsHost: config.METRICS_HOST,
   });

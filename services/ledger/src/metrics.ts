@@ -1,9 +1,13 @@
 import { Counter, Histogram, type Registry } from "prom-client";
 import { createMetricsRegistry } from "@router/http-kit";
 import type { Admission } from "./holds/admission";
+import type { Lease } from "./holds/leases";
 
 /** How one Admit call was decided. */
 export type AdmitResult = "admitted" | "refused" | "soft_warning";
+
+/** How one Lease call was decided. */
+export type LeaseResult = "granted" | "refused";
 
 // Admit is one conditional statement on the hot path: milliseconds, tens of them under contention.
 const ADMIT_BUCKETS = [0.0005, 0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
@@ -11,11 +15,14 @@ const ADMIT_BUCKETS = [0.0005, 0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.025, 
 const admitResult = (a: Admission): AdmitResult =>
   !a.admitted ? "refused" : a.warning ? "soft_warning" : "admitted";
 
+const leaseResult = (l: Lease): LeaseResult => (l.granted ? "granted" : "refused");
+
 /** Every series the ledger exports, on a registry of its own per instance. */
 export class LedgerMetrics {
   readonly registry: Registry;
   private readonly admits: Counter<"result">;
   private readonly admitDuration: Histogram;
+  private readonly leases: Counter<"result">;
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
     this.registry = createMetricsRegistry("ledger", opts);
@@ -32,6 +39,12 @@ export class LedgerMetrics {
       buckets: ADMIT_BUCKETS,
       registers,
     });
+    this.leases = new Counter({
+      name: "ledger_lease_total",
+      help: "Lease calls decided, by result: granted (a lease asked for again included) or refused.",
+      labelNames: ["result"],
+      registers,
+    });
   }
 
   /** Starts timing one admission; call the result with its decision. */
@@ -41,5 +54,9 @@ export class LedgerMetrics {
       done();
       this.admits.inc({ result: admitResult(admission) });
     };
+  }
+
+  countLease(lease: Lease): void {
+    this.leases.inc({ result: leaseResult(lease) });
   }
 }

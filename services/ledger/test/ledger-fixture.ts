@@ -16,18 +16,29 @@ export interface TestLedger {
   grpcPort: number;
   admit(req: Partial<ledger.AdmitRequest>): Promise<ledger.AdmitResponse>;
   settle(req: Partial<ledger.SettleRequest>): Promise<ledger.SettleResponse>;
-  release(holdId: string): Promise<ledger.ReleaseResponse>;
-  closeHolds(req: Partial<ledger.CloseHoldsRequest>): Promise<ledger.CloseHoldsResponse>;
+  /** A `keep` above zero trims a lease instead of releasing it. */
+  release(holdId: string, keep?: bigint): Promise<ledger.ReleaseResponse>;
+  closeHolds(req: CloseHoldsInput): Promise<ledger.CloseHoldsResponse>;
+  lease(req: Partial<ledger.LeaseRequest>): Promise<ledger.LeaseResponse>;
   usage(ceilings: ledger.Ceiling[]): Promise<ledger.SubjectUsage[]>;
   /** Settled + reserved of one ceiling in its current window, through Usage. */
   used(ceiling: ledger.Ceiling): Promise<bigint>;
   close(): Promise<void>;
 }
 
+/** A CloseHolds request whose items may leave fields unset (a release's `keep_nanodollars`, say). */
+export interface CloseHoldsInput {
+  settlements?: Array<Partial<ledger.SettleRequest>>;
+  releases?: Array<Partial<ledger.ReleaseRequest>>;
+  spends?: Array<Partial<ledger.SpendRequest>>;
+}
+
 export async function startTestLedger(
   opts: {
     holdTtlMs?: number;
     sweepIntervalMs?: number;
+    leaseTtlMs?: number;
+    leaseShare?: number;
     label?: string;
     /** Another replica on this ledger's database (its clock is separate); dropped by the first. */
     replicaOf?: TestLedger;
@@ -45,6 +56,8 @@ export async function startTestLedger(
     grpcPort: 0,
     holdTtlMs: opts.holdTtlMs,
     sweepIntervalMs: opts.sweepIntervalMs,
+    leaseTtlMs: opts.leaseTtlMs,
+    leaseShare: opts.leaseShare,
   });
   const client = new ledger.LedgerServiceClient(`127.0.0.1:${app.grpcPort}`, insecure(), CLIENT_OPTIONS);
   const call = { deadlineMs: 10_000, service: "ledger" };
@@ -57,8 +70,10 @@ export async function startTestLedger(
     grpcPort: app.grpcPort,
     admit: (req) => callUnary(client, client.admit, ledger.AdmitRequest.fromPartial(req), call),
     settle: (req) => callUnary(client, client.settle, ledger.SettleRequest.fromPartial(req), call),
-    release: (holdId) => callUnary(client, client.release, { holdId }, call),
+    release: (holdId, keep) =>
+      callUnary(client, client.release, ledger.ReleaseRequest.fromPartial({ holdId, keepNanodollars: keep }), call),
     closeHolds: (req) => callUnary(client, client.closeHolds, ledger.CloseHoldsRequest.fromPartial(req), call),
+    lease: (req) => callUnary(client, client.lease, ledger.LeaseRequest.fromPartial(req), call),
     usage,
     async used(ceiling) {
       const [u] = await usage([ceiling]);

@@ -42,6 +42,20 @@ const admit = (ceiling: ledger.Ceiling) =>
     { deadlineMs: 10_000, service: "ledger" },
   );
 
+const lease = (ceiling: ledger.Ceiling, minNanodollars: bigint) =>
+  callUnary(
+    client,
+    client.lease,
+    ledger.LeaseRequest.fromPartial({
+      leaseId: requestId(),
+      orgId: "org_m",
+      ceilings: [ceiling],
+      wantNanodollars: USD,
+      minNanodollars,
+    }),
+    { deadlineMs: 10_000, service: "ledger" },
+  );
+
 test("serves its series on the metrics port", async () => {
   const res = await fetch(`http://127.0.0.1:${running.metricsPort}/metrics`);
   const text = await res.text();
@@ -65,4 +79,14 @@ test("counts each Admit by result and times it", async () => {
   expect(metricSample(text, "ledger_admit_total", { result: "refused" })).toBe(1);
   expect(metricSample(text, "ledger_admit_total", { result: "soft_warning" })).toBe(1);
   expect(metricSample(text, "ledger_admit_duration_seconds_count")).toBe(4);
+});
+
+test("counts each Lease by result", async () => {
+  const key = keyCeiling({ limitNanodollars: USD });
+  expect((await lease(key, 0n)).granted).toBe(true);
+  expect((await lease(key, USD)).granted).toBe(false);
+
+  const text = await scrape();
+  expect(metricSample(text, "ledger_lease_total", { result: "granted" })).toBe(1);
+  expect(metricSample(text, "ledger_lease_total", { result: "refused" })).toBe(1);
 });

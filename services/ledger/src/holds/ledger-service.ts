@@ -7,6 +7,7 @@ import type { LedgerMetrics } from "../metrics";
 import { admit } from "./admission";
 import type { CeilingRule } from "./ceilings";
 import type { CounterAdmissions } from "./counter-admissions";
+import { grantLease } from "./leases";
 import { closeHolds, release, settle, type ClosingQueue } from "./settlement";
 import type { HoldStore } from "./store";
 import { usageOf } from "./usage";
@@ -18,7 +19,10 @@ export interface LedgerServiceDeps {
   clock: Clock;
   log: Logger;
   holdTtlMs: number;
-  /** Counts and times Admit; none when omitted. */
+  leaseTtlMs: number;
+  /** A lease takes at most 1/leaseShare of a ceiling's headroom. */
+  leaseShare: number;
+  /** Counts and times Admit and counts Lease; none when omitted. */
   metrics?: LedgerMetrics;
 }
 
@@ -61,29 +65,76 @@ export function ledgerService(deps: LedgerServiceDeps): ledger.LedgerServiceServ
     }, deps.log),
 
     release: unaryHandler(async (req: ledger.ReleaseRequest): Promise<ledger.ReleaseResponse> => {
-      await release(req.holdId, deps);
+      nonNegative(req.keepNanodollars, "keep_nanodollars");
+      await release(req.holdId, req.keepNanodollars, deps);
       return {};
     }, deps.log),
 
     closeHolds: unaryHandler(async (req: ledger.CloseHoldsRequest): Promise<ledger.CloseHoldsResponse> => {
+      req.spends.forEach((s, i) => {
+        required(s.holdId, `spends[${i}].hold_id`);
+        required(s.requestId, `spends[${i}].request_id`);
+        nonNegative(s.listCostNanodollars, `spends[${i}].list_cost_nanodollars`);
+        nonNegative(s.billedCostNanodollars, `spends[${i}].billed_cost_nanodollars`);
+      });
       req.settlements.forEach((s, i) => {
         required(s.holdId, `settlements[${i}].hold_id`);
         nonNegative(s.listCostNanodollars, `settlements[${i}].list_cost_nanodollars`);
         nonNegative(s.billedCostNanodollars, `settlements[${i}].billed_cost_nanodollars`);
       });
-      req.releases.forEach((r, i) => required(r.holdId, `releases[${i}].hold_id`));
+      req.releases.forEach((r, i) => {
+        required(r.holdId, `releases[${i}].hold_id`);
+        nonNegative(r.keepNanodollars, `releases[${i}].keep_nanodollars`);
+      });
       const unknown = await closeHolds(
         {
+          spends: req.spends.map((s) => ({
+            holdId: s.holdId,
+            requestId: s.requestId,
+            listCost: s.listCostNanodollars,
+            billedCost: s.billedCostNanodollars,
+          })),
           settlements: req.settlements.map((s) => ({
             holdId: s.holdId,
             listCost: s.listCostNanodollars,
             billedCost: s.billedCostNanodollars,
           })),
-          releases: req.releases.map((r) => r.holdId),
+          releases: req.releases.map((r) => ({ holdId: r.holdId, keep: r.keepNanodollars })),
         },
         deps,
       );
       return { unknownHoldIds: unknown };
+    }, deps.log),
+
+    lease: unaryHandler(async (req: ledger.LeaseRequest): Promise<ledger.LeaseResponse> => {
+      required(req.leaseId, "lease_id");
+      required(req.orgId, "org_id");
+      if (req.wantNanodollars <= 0n) invalidField("want_nanodollars", "must be positive");
+      if (req.minNanodollars < 0n || req.minNanodollars > req.wantNanodollars) {
+        invalidField("min_nanodollars", "must be between 0 and want_nanodollars");
+      }
+      const result = await grantLease(
+        {
+          leaseId: req.leaseId,
+          orgId: req.orgId,
+          ceilings: req.ceilings.map(ceilingRule),
+          isByok: req.isByok,
+          want: req.wantNanodollars,
+          min: req.minNanodollars,
+        },
+        deps,
+      );
+      deps.metrics?.countLease(result);
+      if (!result.granted) {
+        return { granted: false, holdId: "", amountNanodollars: 0n, expiresAtMs: 0n, windowEndsAtMs: undefined };
+      }
+      return {
+        granted: true,
+        holdId: result.holdId,
+        amountNanodollars: result.amount,
+        expiresAtMs: BigInt(result.expiresAt.getTime()),
+        windowEndsAtMs: result.windowEnd ? BigInt(result.windowEnd.getTime()) : undefined,
+      };
     }, deps.log),
 
     usage: unaryHandler(async (req: ledger.UsageRequest): Promise<ledger.UsageResponse> => {

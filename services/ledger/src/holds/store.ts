@@ -50,8 +50,14 @@ export type Reservation =
 
 export type Closing =
   | { to: "settled"; listCost: Nanodollars; billedCost: Nanodollars }
-  | { to: "released" }
-  | { to: "expired" };
+  /**
+   * A `keep` above zero trims instead: the hold goes on reserving that much (until `expiresAt`, when
+   * given) and stays open.
+   */
+  | { to: "released"; keep?: Nanodollars; expiresAt?: Date }
+  | { to: "expired" }
+  /** A request admitted from a lease spent `listCost`; recorded once per `requestId`. */
+  | { to: "spent"; requestId: string; listCost: Nanodollars; billedCost: Nanodollars };
 
 export type ClosingOutcome = "closed" | "already_closed" | "not_found";
 
@@ -70,10 +76,48 @@ interface StoredLine {
   amount: string;
 }
 
-/** Thrown inside a transaction to roll it back while carrying the answer out of it. */
-class RollbackWith {
-  constructor(readonly reservation: Reservation) {}
+/** A lease to place: a hold reserving `amount`, decided once its counter rows are locked. */
+export interface NewLease {
+  holdId: string;
+  leaseId: string;
+  orgId: string;
+  isByok: boolean;
+  createdAt: Date;
+  expiresAt: Date;
 }
+
+/** The hold already placed under a lease id (possibly an ordinary hold whose request id it is). */
+export interface ExistingLease {
+  holdId: string;
+  orgId: string;
+  isLease: boolean;
+  /** The hold's current worst case: the amount leased, less what trims released. */
+  amount: Nanodollars;
+  expiresAt: Date;
+  lines: HoldLine[];
+}
+
+export type LeaseReservation =
+  /** Every counter row took `amount`. */
+  | { kind: "granted"; amount: Nanodollars }
+  /** The size was below what was asked for; nothing was written. */
+  | { kind: "refused" }
+  /** The lease id was used before; that hold stands. */
+  | { kind: "existing"; lease: ExistingLease };
+
+/**
+ * Decides a lease's amount from its counter rows (totals by counter key) while they are locked;
+ * undefined grants nothing.
+ */
+export type LeaseSizing = (totals: Map<string, CounterTotals>) => Nanodollars | undefined;
+
+/** Thrown inside a transaction to roll it back while carrying the answer out of it. */
+class RollbackWith<T> {
+  constructor(readonly answer: T) {}
+}
+
+/** A concurrent Lease call with the same id placed its hold first. */
+const LEASED_CONCURRENTLY = Symbol("leased concurrently");
 
 /** The ledger's tables: counter rows per subject and window, and holds. */
 export class HoldStore {
@@ -117,8 +161,52 @@ export class HoldStore {
         return { kind: "placed", totals };
       });
     } catch (err) {
-      if (err instanceof RollbackWith) return err.reservation;
+      if (err instanceof RollbackWith) return err.answer as Reservation;
       throw err;
+    }
+  }
+
+  /**
+   * Grants a lease in one transaction: answers the hold already placed under the lease id, if any;
+   * otherwise locks every ceiling's counter row (inserting missing ones) in the order given, which
+   * must be lock order, sizes the lease from the locked totals, and reserves the amount on every row
+   * with the lease's hold. A lease refused by `size` writes nothing.
+   */
+  async lease(lease: NewLease, ceilings: WindowedCeiling[], size: LeaseSizing): Promise<LeaseReservation> {
+    try {
+      return await this.db.tx(async (q): Promise<LeaseReservation> => {
+        const existing = await findLease(q, lease.leaseId);
+        if (existing) return { kind: "existing", lease: existing };
+        const amount = size(await lockCounters(q, ceilings));
+        if (amount === undefined) throw new RollbackWith<LeaseReservation>({ kind: "refused" });
+        await addReserved(q, ceilings, amount);
+        const lines: HoldLine[] = ceilings.map((c) => ({ ...c, amount }));
+        const inserted = await q.query(
+          `INSERT INTO holds
+             (hold_id, request_id, org_id, worst_case_nanodollars, is_byok, is_lease, lines, created_at, expires_at)
+           VALUES ($1, $2, $3, $4::bigint, $5, true, $6::jsonb, $7::timestamptz, $8::timestamptz)
+           ON CONFLICT (request_id) DO NOTHING`,
+          [
+            lease.holdId,
+            lease.leaseId,
+            lease.orgId,
+            amount.toString(),
+            lease.isByok,
+            JSON.stringify(lines.map(storedLine)),
+            lease.createdAt.toISOString(),
+            lease.expiresAt.toISOString(),
+          ],
+        );
+        // The reservation just made has no hold to release it, so it is undone.
+        if (inserted.rowCount === 0) throw new RollbackWith(LEASED_CONCURRENTLY);
+        return { kind: "granted", amount };
+      });
+    } catch (err) {
+      if (!(err instanceof RollbackWith)) throw err;
+      if (err.answer !== LEASED_CONCURRENTLY) return err.answer as LeaseReservation;
+      const existing = await findLease(this.db, lease.leaseId);
+      if (!existing) throw new Error(`hold for lease ${lease.leaseId} vanished while leasing it`);
+      return { kind: "existing", lease: existing };
     }
   }
 
@@ -218,18 +306,22 @@ export class HoldStore {
   }
 
   /**
-   * Moves each hold to a closed state once, the whole batch in one autocommit call (group commit;
-   * migrations/003): leaving `held` takes the reservation off every counter row; settling adds the
-   * actual list cost to the rows of the window the hold was admitted in. A hold that expired can
-   * still be settled (the spend happened); every other closed hold stays as it is. Closings of the
-   * same hold apply in the order given. Each counter row is written once with the batch's sum.
+   * Applies closings to holds, the whole batch in one autocommit call (group commit;
+   * migrations/004): leaving `held` takes what the hold still reserves off every counter row;
+   * settling adds the actual list cost to the rows of the window the hold was admitted in; a lease
+   * spend settles its cost and takes it off the lease's reservation, once per request; a trim
+   * releases all but `keep`. A hold that expired can still be settled (the spend happened); every
+   * other closed hold stays as it is. Closings of the same hold apply in the order given. Each
+   * counter row is written once with the batch's sum.
    */
   async closeMany(closings: HoldClosing[]): Promise<ClosingOutcome[]> {
     if (closings.length === 0) return [];
-    const costs = closings.map(({ closing }) => (closing.to === "settled" ? closing : null));
+    const costs = closings.map(({ closing }) => (closing.to === "settled" || closing.to === "spent" ? closing : null));
+    const releases = closings.map(({ closing }) => (closing.to === "released" ? closing : null));
     const result = await this.db.query<{ item: number; outcome: ClosingOutcome }>(
       `SELECT item, outcome
-       FROM close_holds($1::text[], $2::text[], $3::timestamptz[], $4::bigint[], $5::bigint[])
+       FROM close_holds($1::text[], $2::text[], $3::timestamptz[], $4::bigint[], $5::bigint[], $6::text[],
+         $7::bigint[], $8::timestamptz[])
        ORDER BY item`,
       [
         closings.map((c) => c.holdId),
@@ -237,6 +329,9 @@ export class HoldStore {
         closings.map((c) => c.now.toISOString()),
         costs.map((c) => c?.listCost.toString() ?? null),
         costs.map((c) => c?.billedCost.toString() ?? null),
+        closings.map(({ closing }) => (closing.to === "spent" ? closing.requestId : null)),
+        releases.map((r) => r?.keep?.toString() ?? null),
+        releases.map((r) => r?.expiresAt?.toISOString() ?? null),
       ],
       { prepare: true },
     );
@@ -317,6 +412,85 @@ async function reserveOnCounters(
   return new Map(result.rows.map((r) => [rowKey(r), rowTotals(r)]));
 }
 
+/**
+ * Inserts the counter rows that do not exist yet (nothing reserved) and locks the others, in the
+ * order given, in one statement. The no-op update is what takes the lock: inserting the missing
+ * rows first and locking every row afterwards would hold a new row while waiting for an earlier
+ * one, out of lock order, and deadlock with an Admit on the same ceilings. The last limit and mode
+ * checked are recorded as Admit does. Returns the totals under the lock.
+ */
+async function lockCounters(q: Queryable, ceilings: WindowedCeiling[]): Promise<Map<string, CounterTotals>> {
+  const params: unknown[] = [];
+  const values = valuesList(
+    ceilings.map((c) => [
+      c.subjectKind,
+      c.subjectId,
+      c.window,
+      c.windowStart.toISOString(),
+      c.windowEnd ? c.windowEnd.toISOString() : null,
+      c.limit.toString(),
+      c.hard,
+    ]),
+    ["text", "text", "text", "timestamptz", "timestamptz", "bigint", "boolean"],
+    params,
+  );
+  const result = await q.query<CounterRow>(
+    `INSERT INTO spend_counters AS sc
+       (subject_kind, subject_id, window_kind, window_start, window_end, checked_limit_nanodollars, checked_hard)
+     VALUES ${values}
+     ON CONFLICT (subject_kind, subject_id, window_kind, window_start) DO UPDATE
+       SET checked_limit_nanodollars = EXCLUDED.checked_limit_nanodollars,
+           checked_hard = EXCLUDED.checked_hard
+     RETURNING sc.subject_kind, sc.subject_id, sc.window_kind, sc.settled_nanodollars, sc.reserved_nanodollars`,
+    params,
+  );
+  return new Map(result.rows.map((r) => [rowKey(r), rowTotals(r)]));
+}
+
+/** Adds `amount` to the reservation of counter rows this transaction has locked. */
+async function addReserved(q: Queryable, ceilings: WindowedCeiling[], amount: Nanodollars): Promise<void> {
+  const params: unknown[] = [amount.toString()];
+  const values = valuesList(
+    ceilings.map((c) => [c.subjectKind, c.subjectId, c.window, c.windowStart.toISOString()]),
+    ["text", "text", "text", "timestamptz"],
+    params,
+  );
+  await q.query(
+    `UPDATE spend_counters sc
+     SET reserved_nanodollars = sc.reserved_nanodollars + $1::bigint
+     FROM (VALUES ${values}) AS v (subject_kind, subject_id, window_kind, window_start)
+     WHERE sc.subject_kind = v.subject_kind AND sc.subject_id = v.subject_id
+       AND sc.window_kind = v.window_kind AND sc.window_start = v.window_start`,
+    params,
+  );
+}
+
+async function findLease(q: Queryable, leaseId: string): Promise<ExistingLease | undefined> {
+  const r = await q.query<{
+    hold_id: string;
+    org_id: string;
+    is_lease: boolean;
+    worst_case_nanodollars: bigint | string | number;
+    expires_at: Date | string;
+    lines: StoredLine[];
+  }>(
+    `SELECT hold_id, org_id, is_lease, worst_case_nanodollars, expires_at, lines
+     FROM holds WHERE request_id = $1`,
+    [leaseId],
+  );
+  const row = r.rows[0];
+  return (
+    row && {
+      holdId: row.hold_id,
+      orgId: row.org_id,
+      isLease: row.is_lease,
+      amount: toNanos(row.worst_case_nanodollars),
+      expiresAt: new Date(row.expires_at),
+      lines: row.lines.map(holdLine),
+    }
+  );
+}
+
 async function findByRequest(q: Queryable, requestId: string): Promise<ExistingHold | undefined> {
   const r = await q.query<{ hold_id: string; org_id: string; limit_warning: string }>(
     "SELECT hold_id, org_id, limit_warning FROM holds WHERE request_id = $1",
@@ -346,6 +520,16 @@ function storedLine(l: HoldLine): StoredLine {
     window_kind: l.window,
     window_start: l.windowStart.toISOString(),
     amount: l.amount.toString(),
+  };
+}
+
+function holdLine(l: StoredLine): HoldLine {
+  return {
+    subjectKind: l.subject_kind,
+    subjectId: l.subject_id,
+    window: l.window_kind,
+    windowStart: new Date(l.window_start),
+    amount: toNanos(l.amount),
   };
 }
 

@@ -170,19 +170,62 @@ export interface SettleResponse {
 
 export interface ReleaseRequest {
   holdId: string;
+  /**
+   * For a lease: the part of its reservation to keep (the worst case of its requests still in
+   * flight); the rest is released and the hold stays open. 0 releases the hold.
+   */
+  keepNanodollars: bigint;
+}
+
+/**
+ * One request admitted from a lease, with its actual cost: the cost is settled on the lease's
+ * counter rows and taken off the lease's reservation. Recorded once per request id.
+ */
+export interface SpendRequest {
+  /** The lease's hold id. */
+  holdId: string;
+  /** The generation id of the request that spent. */
+  requestId: string;
+  listCostNanodollars: bigint;
+  billedCostNanodollars: bigint;
 }
 
 export interface ReleaseResponse {
 }
 
+/** Applied in this order: spends, settlements, releases; each list in the order given. */
 export interface CloseHoldsRequest {
   settlements: SettleRequest[];
   releases: ReleaseRequest[];
+  spends: SpendRequest[];
 }
 
 export interface CloseHoldsResponse {
   /** Holds the ledger does not know (never admitted, or already swept away); nothing was done for them. */
   unknownHoldIds: string[];
+}
+
+export interface LeaseRequest {
+  /** Chosen by the gateway; asking again with the same id returns the same lease. */
+  leaseId: string;
+  orgId: string;
+  /** Every ceiling that counts the requests to be admitted from the lease; all must be hard. */
+  ceilings: Ceiling[];
+  isByok: boolean;
+  /** How much the gateway would like to hold. */
+  wantNanodollars: bigint;
+  /** Less than this is not worth a lease: the ledger then grants none. */
+  minNanodollars: bigint;
+}
+
+export interface LeaseResponse {
+  granted: boolean;
+  holdId: string;
+  amountNanodollars: bigint;
+  /** When the ledger's sweep releases the lease unless it was trimmed before (which extends it). */
+  expiresAtMs: bigint;
+  /** The lease belongs to the current window of its ceilings: it admits nothing past this moment. */
+  windowEndsAtMs?: bigint | undefined;
 }
 
 export interface UsageRequest {
@@ -991,13 +1034,19 @@ export const SettleResponse: MessageFns<SettleResponse> = {
 };
 
 function createBaseReleaseRequest(): ReleaseRequest {
-  return { holdId: "" };
+  return { holdId: "", keepNanodollars: 0n };
 }
 
 export const ReleaseRequest: MessageFns<ReleaseRequest> = {
   encode(message: ReleaseRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.holdId !== "") {
       writer.uint32(10).string(message.holdId);
+    }
+    if (message.keepNanodollars !== 0n) {
+      if (BigInt.asIntN(64, message.keepNanodollars) !== message.keepNanodollars) {
+        throw new globalThis.Error("value provided for field message.keepNanodollars of type int64 too large");
+      }
+      writer.uint32(16).int64(message.keepNanodollars);
     }
     return writer;
   },
@@ -1023,6 +1072,14 @@ export const ReleaseRequest: MessageFns<ReleaseRequest> = {
             message.holdId = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.keepNanodollars = reader.int64() as bigint;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1042,6 +1099,11 @@ export const ReleaseRequest: MessageFns<ReleaseRequest> = {
         : isSet(object.hold_id)
         ? globalThis.String(object.hold_id)
         : "",
+      keepNanodollars: isSet(object.keepNanodollars)
+        ? BigInt(object.keepNanodollars)
+        : isSet(object.keep_nanodollars)
+        ? BigInt(object.keep_nanodollars)
+        : 0n,
     };
   },
 
@@ -1049,6 +1111,9 @@ export const ReleaseRequest: MessageFns<ReleaseRequest> = {
     const obj: any = {};
     if (message.holdId !== "") {
       obj.holdId = message.holdId;
+    }
+    if (message.keepNanodollars !== 0n) {
+      obj.keepNanodollars = message.keepNanodollars.toString();
     }
     return obj;
   },
@@ -1059,6 +1124,153 @@ export const ReleaseRequest: MessageFns<ReleaseRequest> = {
   fromPartial<I extends Exact<DeepPartial<ReleaseRequest>, I>>(object: I): ReleaseRequest {
     const message = createBaseReleaseRequest();
     message.holdId = object.holdId ?? "";
+    message.keepNanodollars = (object.keepNanodollars !== undefined && object.keepNanodollars !== null)
+      ? BigInt(object.keepNanodollars)
+      : 0n;
+    return message;
+  },
+};
+
+function createBaseSpendRequest(): SpendRequest {
+  return { holdId: "", requestId: "", listCostNanodollars: 0n, billedCostNanodollars: 0n };
+}
+
+export const SpendRequest: MessageFns<SpendRequest> = {
+  encode(message: SpendRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.holdId !== "") {
+      writer.uint32(10).string(message.holdId);
+    }
+    if (message.requestId !== "") {
+      writer.uint32(18).string(message.requestId);
+    }
+    if (message.listCostNanodollars !== 0n) {
+      if (BigInt.asIntN(64, message.listCostNanodollars) !== message.listCostNanodollars) {
+        throw new globalThis.Error("value provided for field message.listCostNanodollars of type int64 too large");
+      }
+      writer.uint32(24).int64(message.listCostNanodollars);
+    }
+    if (message.billedCostNanodollars !== 0n) {
+      if (BigInt.asIntN(64, message.billedCostNanodollars) !== message.billedCostNanodollars) {
+        throw new globalThis.Error("value provided for field message.billedCostNanodollars of type int64 too large");
+      }
+      writer.uint32(32).int64(message.billedCostNanodollars);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SpendRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSpendRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.holdId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.listCostNanodollars = reader.int64() as bigint;
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.billedCostNanodollars = reader.int64() as bigint;
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SpendRequest {
+    return {
+      holdId: isSet(object.holdId)
+        ? globalThis.String(object.holdId)
+        : isSet(object.hold_id)
+        ? globalThis.String(object.hold_id)
+        : "",
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
+      listCostNanodollars: isSet(object.listCostNanodollars)
+        ? BigInt(object.listCostNanodollars)
+        : isSet(object.list_cost_nanodollars)
+        ? BigInt(object.list_cost_nanodollars)
+        : 0n,
+      billedCostNanodollars: isSet(object.billedCostNanodollars)
+        ? BigInt(object.billedCostNanodollars)
+        : isSet(object.billed_cost_nanodollars)
+        ? BigInt(object.billed_cost_nanodollars)
+        : 0n,
+    };
+  },
+
+  toJSON(message: SpendRequest): unknown {
+    const obj: any = {};
+    if (message.holdId !== "") {
+      obj.holdId = message.holdId;
+    }
+    if (message.requestId !== "") {
+      obj.requestId = message.requestId;
+    }
+    if (message.listCostNanodollars !== 0n) {
+      obj.listCostNanodollars = message.listCostNanodollars.toString();
+    }
+    if (message.billedCostNanodollars !== 0n) {
+      obj.billedCostNanodollars = message.billedCostNanodollars.toString();
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SpendRequest>, I>>(base?: I): SpendRequest {
+    return SpendRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SpendRequest>, I>>(object: I): SpendRequest {
+    const message = createBaseSpendRequest();
+    message.holdId = object.holdId ?? "";
+    message.requestId = object.requestId ?? "";
+    message.listCostNanodollars = (object.listCostNanodollars !== undefined && object.listCostNanodollars !== null)
+      ? BigInt(object.listCostNanodollars)
+      : 0n;
+    message.billedCostNanodollars =
+      (object.billedCostNanodollars !== undefined && object.billedCostNanodollars !== null)
+        ? BigInt(object.billedCostNanodollars)
+        : 0n;
     return message;
   },
 };
@@ -1116,7 +1328,7 @@ export const ReleaseResponse: MessageFns<ReleaseResponse> = {
 };
 
 function createBaseCloseHoldsRequest(): CloseHoldsRequest {
-  return { settlements: [], releases: [] };
+  return { settlements: [], releases: [], spends: [] };
 }
 
 export const CloseHoldsRequest: MessageFns<CloseHoldsRequest> = {
@@ -1126,6 +1338,9 @@ export const CloseHoldsRequest: MessageFns<CloseHoldsRequest> = {
     }
     for (const v of message.releases) {
       ReleaseRequest.encode(v!, writer.uint32(18).fork()).join();
+    }
+    for (const v of message.spends) {
+      SpendRequest.encode(v!, writer.uint32(26).fork()).join();
     }
     return writer;
   },
@@ -1159,6 +1374,14 @@ export const CloseHoldsRequest: MessageFns<CloseHoldsRequest> = {
             message.releases.push(ReleaseRequest.decode(reader, reader.uint32()));
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.spends.push(SpendRequest.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1179,6 +1402,7 @@ export const CloseHoldsRequest: MessageFns<CloseHoldsRequest> = {
       releases: globalThis.Array.isArray(object?.releases)
         ? object.releases.map((e: any) => ReleaseRequest.fromJSON(e))
         : [],
+      spends: globalThis.Array.isArray(object?.spends) ? object.spends.map((e: any) => SpendRequest.fromJSON(e)) : [],
     };
   },
 
@@ -1190,6 +1414,9 @@ export const CloseHoldsRequest: MessageFns<CloseHoldsRequest> = {
     if (message.releases?.length) {
       obj.releases = message.releases.map((e) => ReleaseRequest.toJSON(e));
     }
+    if (message.spends?.length) {
+      obj.spends = message.spends.map((e) => SpendRequest.toJSON(e));
+    }
     return obj;
   },
 
@@ -1200,6 +1427,7 @@ export const CloseHoldsRequest: MessageFns<CloseHoldsRequest> = {
     const message = createBaseCloseHoldsRequest();
     message.settlements = object.settlements?.map((e) => SettleRequest.fromPartial(e)) || [];
     message.releases = object.releases?.map((e) => ReleaseRequest.fromPartial(e)) || [];
+    message.spends = object.spends?.map((e) => SpendRequest.fromPartial(e)) || [];
     return message;
   },
 };
@@ -1273,6 +1501,349 @@ export const CloseHoldsResponse: MessageFns<CloseHoldsResponse> = {
   fromPartial<I extends Exact<DeepPartial<CloseHoldsResponse>, I>>(object: I): CloseHoldsResponse {
     const message = createBaseCloseHoldsResponse();
     message.unknownHoldIds = object.unknownHoldIds?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseLeaseRequest(): LeaseRequest {
+  return { leaseId: "", orgId: "", ceilings: [], isByok: false, wantNanodollars: 0n, minNanodollars: 0n };
+}
+
+export const LeaseRequest: MessageFns<LeaseRequest> = {
+  encode(message: LeaseRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.leaseId !== "") {
+      writer.uint32(10).string(message.leaseId);
+    }
+    if (message.orgId !== "") {
+      writer.uint32(18).string(message.orgId);
+    }
+    for (const v of message.ceilings) {
+      Ceiling.encode(v!, writer.uint32(26).fork()).join();
+    }
+    if (message.isByok !== false) {
+      writer.uint32(32).bool(message.isByok);
+    }
+    if (message.wantNanodollars !== 0n) {
+      if (BigInt.asIntN(64, message.wantNanodollars) !== message.wantNanodollars) {
+        throw new globalThis.Error("value provided for field message.wantNanodollars of type int64 too large");
+      }
+      writer.uint32(40).int64(message.wantNanodollars);
+    }
+    if (message.minNanodollars !== 0n) {
+      if (BigInt.asIntN(64, message.minNanodollars) !== message.minNanodollars) {
+        throw new globalThis.Error("value provided for field message.minNanodollars of type int64 too large");
+      }
+      writer.uint32(48).int64(message.minNanodollars);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LeaseRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLeaseRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.leaseId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.orgId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.ceilings.push(Ceiling.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.isByok = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.wantNanodollars = reader.int64() as bigint;
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.minNanodollars = reader.int64() as bigint;
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LeaseRequest {
+    return {
+      leaseId: isSet(object.leaseId)
+        ? globalThis.String(object.leaseId)
+        : isSet(object.lease_id)
+        ? globalThis.String(object.lease_id)
+        : "",
+      orgId: isSet(object.orgId)
+        ? globalThis.String(object.orgId)
+        : isSet(object.org_id)
+        ? globalThis.String(object.org_id)
+        : "",
+      ceilings: globalThis.Array.isArray(object?.ceilings) ? object.ceilings.map((e: any) => Ceiling.fromJSON(e)) : [],
+      isByok: isSet(object.isByok)
+        ? globalThis.Boolean(object.isByok)
+        : isSet(object.is_byok)
+        ? globalThis.Boolean(object.is_byok)
+        : false,
+      wantNanodollars: isSet(object.wantNanodollars)
+        ? BigInt(object.wantNanodollars)
+        : isSet(object.want_nanodollars)
+        ? BigInt(object.want_nanodollars)
+        : 0n,
+      minNanodollars: isSet(object.minNanodollars)
+        ? BigInt(object.minNanodollars)
+        : isSet(object.min_nanodollars)
+        ? BigInt(object.min_nanodollars)
+        : 0n,
+    };
+  },
+
+  toJSON(message: LeaseRequest): unknown {
+    const obj: any = {};
+    if (message.leaseId !== "") {
+      obj.leaseId = message.leaseId;
+    }
+    if (message.orgId !== "") {
+      obj.orgId = message.orgId;
+    }
+    if (message.ceilings?.length) {
+      obj.ceilings = message.ceilings.map((e) => Ceiling.toJSON(e));
+    }
+    if (message.isByok !== false) {
+      obj.isByok = message.isByok;
+    }
+    if (message.wantNanodollars !== 0n) {
+      obj.wantNanodollars = message.wantNanodollars.toString();
+    }
+    if (message.minNanodollars !== 0n) {
+      obj.minNanodollars = message.minNanodollars.toString();
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<LeaseRequest>, I>>(base?: I): LeaseRequest {
+    return LeaseRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<LeaseRequest>, I>>(object: I): LeaseRequest {
+    const message = createBaseLeaseRequest();
+    message.leaseId = object.leaseId ?? "";
+    message.orgId = object.orgId ?? "";
+    message.ceilings = object.ceilings?.map((e) => Ceiling.fromPartial(e)) || [];
+    message.isByok = object.isByok ?? false;
+    message.wantNanodollars = (object.wantNanodollars !== undefined && object.wantNanodollars !== null)
+      ? BigInt(object.wantNanodollars)
+      : 0n;
+    message.minNanodollars = (object.minNanodollars !== undefined && object.minNanodollars !== null)
+      ? BigInt(object.minNanodollars)
+      : 0n;
+    return message;
+  },
+};
+
+function createBaseLeaseResponse(): LeaseResponse {
+  return { granted: false, holdId: "", amountNanodollars: 0n, expiresAtMs: 0n, windowEndsAtMs: undefined };
+}
+
+export const LeaseResponse: MessageFns<LeaseResponse> = {
+  encode(message: LeaseResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.granted !== false) {
+      writer.uint32(8).bool(message.granted);
+    }
+    if (message.holdId !== "") {
+      writer.uint32(18).string(message.holdId);
+    }
+    if (message.amountNanodollars !== 0n) {
+      if (BigInt.asIntN(64, message.amountNanodollars) !== message.amountNanodollars) {
+        throw new globalThis.Error("value provided for field message.amountNanodollars of type int64 too large");
+      }
+      writer.uint32(24).int64(message.amountNanodollars);
+    }
+    if (message.expiresAtMs !== 0n) {
+      if (BigInt.asIntN(64, message.expiresAtMs) !== message.expiresAtMs) {
+        throw new globalThis.Error("value provided for field message.expiresAtMs of type int64 too large");
+      }
+      writer.uint32(32).int64(message.expiresAtMs);
+    }
+    if (message.windowEndsAtMs !== undefined) {
+      if (BigInt.asIntN(64, message.windowEndsAtMs) !== message.windowEndsAtMs) {
+        throw new globalThis.Error("value provided for field message.windowEndsAtMs of type int64 too large");
+      }
+      writer.uint32(40).int64(message.windowEndsAtMs);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LeaseResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLeaseResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.granted = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.holdId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.amountNanodollars = reader.int64() as bigint;
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.expiresAtMs = reader.int64() as bigint;
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.windowEndsAtMs = reader.int64() as bigint;
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LeaseResponse {
+    return {
+      granted: isSet(object.granted) ? globalThis.Boolean(object.granted) : false,
+      holdId: isSet(object.holdId)
+        ? globalThis.String(object.holdId)
+        : isSet(object.hold_id)
+        ? globalThis.String(object.hold_id)
+        : "",
+      amountNanodollars: isSet(object.amountNanodollars)
+        ? BigInt(object.amountNanodollars)
+        : isSet(object.amount_nanodollars)
+        ? BigInt(object.amount_nanodollars)
+        : 0n,
+      expiresAtMs: isSet(object.expiresAtMs)
+        ? BigInt(object.expiresAtMs)
+        : isSet(object.expires_at_ms)
+        ? BigInt(object.expires_at_ms)
+        : 0n,
+      windowEndsAtMs: isSet(object.windowEndsAtMs)
+        ? BigInt(object.windowEndsAtMs)
+        : isSet(object.window_ends_at_ms)
+        ? BigInt(object.window_ends_at_ms)
+        : undefined,
+    };
+  },
+
+  toJSON(message: LeaseResponse): unknown {
+    const obj: any = {};
+    if (message.granted !== false) {
+      obj.granted = message.granted;
+    }
+    if (message.holdId !== "") {
+      obj.holdId = message.holdId;
+    }
+    if (message.amountNanodollars !== 0n) {
+      obj.amountNanodollars = message.amountNanodollars.toString();
+    }
+    if (message.expiresAtMs !== 0n) {
+      obj.expiresAtMs = message.expiresAtMs.toString();
+    }
+    if (message.windowEndsAtMs !== undefined) {
+      obj.windowEndsAtMs = message.windowEndsAtMs.toString();
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<LeaseResponse>, I>>(base?: I): LeaseResponse {
+    return LeaseResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<LeaseResponse>, I>>(object: I): LeaseResponse {
+    const message = createBaseLeaseResponse();
+    message.granted = object.granted ?? false;
+    message.holdId = object.holdId ?? "";
+    message.amountNanodollars = (object.amountNanodollars !== undefined && object.amountNanodollars !== null)
+      ? BigInt(object.amountNanodollars)
+      : 0n;
+    message.expiresAtMs = (object.expiresAtMs !== undefined && object.expiresAtMs !== null)
+      ? BigInt(object.expiresAtMs)
+      : 0n;
+    message.windowEndsAtMs = (object.windowEndsAtMs !== undefined && object.windowEndsAtMs !== null)
+      ? BigInt(object.windowEndsAtMs)
+      : undefined;
     return message;
   },
 };
@@ -1605,6 +2176,20 @@ export const LedgerServiceService = {
     responseSerialize: (value: CloseHoldsResponse): Buffer => Buffer.from(CloseHoldsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): CloseHoldsResponse => CloseHoldsResponse.decode(value),
   },
+  /**
+   * Reserves a share of the ceilings' headroom for one gateway to admit many requests from without
+   * a call each (a spend lease). The lease is a hold; requests admitted from it are recorded with
+   * CloseHolds `spends`, and the lease is trimmed or released with CloseHolds `releases`.
+   */
+  lease: {
+    path: "/router.ledger.v1.LedgerService/Lease" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: LeaseRequest): Buffer => Buffer.from(LeaseRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): LeaseRequest => LeaseRequest.decode(value),
+    responseSerialize: (value: LeaseResponse): Buffer => Buffer.from(LeaseResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): LeaseResponse => LeaseResponse.decode(value),
+  },
   usage: {
     path: "/router.ledger.v1.LedgerService/Usage" as const,
     requestStream: false as const,
@@ -1625,6 +2210,12 @@ export interface LedgerServiceServer extends UntypedServiceImplementation {
    * milliseconds together, so a busy gateway makes one call per batch rather than one per request.
    */
   closeHolds: handleUnaryCall<CloseHoldsRequest, CloseHoldsResponse>;
+  /**
+   * Reserves a share of the ceilings' headroom for one gateway to admit many requests from without
+   * a call each (a spend lease). The lease is a hold; requests admitted from it are recorded with
+   * CloseHolds `spends`, and the lease is trimmed or released with CloseHolds `releases`.
+   */
+  lease: handleUnaryCall<LeaseRequest, LeaseResponse>;
   usage: handleUnaryCall<UsageRequest, UsageResponse>;
 }
 
@@ -1692,6 +2283,26 @@ export interface LedgerServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: CloseHoldsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Reserves a share of the ceilings' headroom for one gateway to admit many requests from without
+   * a call each (a spend lease). The lease is a hold; requests admitted from it are recorded with
+   * CloseHolds `spends`, and the lease is trimmed or released with CloseHolds `releases`.
+   */
+  lease(
+    request: LeaseRequest,
+    callback: (error: ServiceError | null, response: LeaseResponse) => void,
+  ): ClientUnaryCall;
+  lease(
+    request: LeaseRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: LeaseResponse) => void,
+  ): ClientUnaryCall;
+  lease(
+    request: LeaseRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: LeaseResponse) => void,
   ): ClientUnaryCall;
   usage(
     request: UsageRequest,
