@@ -223,6 +223,34 @@ describe("chat completions through the separate-process stack", () => {
     });
   });
 
+  it("admits a hard-limit key's requests from a spend lease and ends up counting exactly what they cost", async () => {
+    const created = await mgmt.post("/v1/keys", { name: "leased", limit: 10, limit_mode: "hard", include_byok_in_limit: true });
+    const leased = gatewayClient(stack.gatewayUrl, created.json.data.key as string);
+    const ids: string[] = [];
+    for (const completion of [3, 5, 8]) {
+      openai.script({ text: "leased", usage: { prompt: 40, completion } });
+      const res = await leased.post("/v1/chat/completions", { model: "openai/gpt-4o-mini", messages: [{ role: "user", content: "x" }] });
+      expect(res.status).toBe(200);
+      ids.push(res.json.id as string);
+    }
+    const costs = await Promise.all(
+      ids.map((id) =>
+        waitFor(async () => {
+          const r = await mgmt.get(`/v1/activity/requests/${id}`);
+          const lines = r.json.data?.usage_lines as Array<{ cost_nanodollars: string }> | undefined;
+          return lines ? lines.reduce((sum, l) => sum + BigInt(l.cost_nanodollars), 0n) : undefined;
+        }),
+      ),
+    );
+    const spent = costs.reduce((a, b) => a + b, 0n);
+    expect(spent).toBeGreaterThan(0n);
+    // The lease's unspent part goes back about a second after its last use; then usage is the spend.
+    await waitFor(async () => {
+      const k = await leased.get("/v1/key");
+      return BigInt(Math.round(Number(k.json.data?.usage) * 1e9)) === spent ? true : undefined;
+    }, { timeoutMs: 15_000 });
+  });
+
   it("serves a soft-limit key past its ceiling with x-router-limit-warning", async () => {
     const created = await mgmt.post("/v1/keys", {
       name: "soft",

@@ -23,6 +23,18 @@ function median(values: number[]): number {
   return sorted.length % 2 === 1 ? (sorted[mid] ?? Number.NaN) : +(((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2).toFixed(2);
 }
 
+/** BENCH_ENV="NAME=value ..." reaches every service, e.g. "GATEWAY_LEASE_USE_MS=0" to compare without leases. */
+function benchEnv(): Record<string, string> {
+  const pairs = (process.env.BENCH_ENV ?? "").split(" ").filter(Boolean);
+  return Object.fromEntries(
+    pairs.map((pair) => {
+      const at = pair.indexOf("=");
+      if (at <= 0) throw new Error(`BENCH_ENV: "${pair}" is not NAME=value`);
+      return [pair.slice(0, at), pair.slice(at + 1)];
+    }),
+  );
+}
+
 function rssMb(pid: number | undefined): number | null {
   if (!pid) return null;
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
@@ -64,7 +76,7 @@ async function main(): Promise<void> {
   const gatewayMetricsPort = await freePort();
   const stack = await startStack({
     providerBaseUrls: { openai: fake.url },
-    extraEnv: { LOG_LEVEL: "warn", GATEWAY_METRICS_PORT: String(gatewayMetricsPort) },
+    extraEnv: { LOG_LEVEL: "warn", GATEWAY_METRICS_PORT: String(gatewayMetricsPort), ...benchEnv() },
     nodeArgs: process.env.BENCH_NODE_ARGS?.split(" ").filter(Boolean),
   });
   try {

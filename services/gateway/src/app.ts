@@ -13,6 +13,7 @@ import { chatRoutes } from "./chat/routes";
 import { cachedRoutingPort } from "./chat/plan-cache";
 import { HoldClosings } from "./chat/hold-closings";
 import { grpcLedgerPort, grpcRoutingPort } from "./chat/ports";
+import { SpendLeases } from "./chat/spend-leases";
 import { UpstreamDispatcher } from "./dispatch/cascade";
 import { createRecentGenerations } from "./generation/recent-generations";
 import { generationRoutes } from "./generation/routes";
@@ -63,6 +64,11 @@ export interface GatewayDeps {
   grpcDeadlineMs?: number;
   /** How long an identical routing plan is reused (0 asks routing every time). Default 1000 ms. */
   planCacheMs?: number;
+  /**
+   * How long one spend lease admits requests under hard ceilings; 0 turns leases off (every such
+   * request asks the ledger's Admit). Default 1000 ms.
+   */
+  leaseUseMs?: number;
   version: string;
   /**
    * Port of the admin listener serving only `GET /metrics` (0 picks one). Unset: no metrics
@@ -107,6 +113,19 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const ledgerPort = grpcLedgerPort(deps.ledger, { deadlineMs: grpcDeadlineMs });
   const closings = new HoldClosings({ send: (batch) => ledgerPort.closeHolds(batch), log: deps.log });
   metrics.watchClosings(() => closings.size);
+  const leaseUseMs = deps.leaseUseMs ?? 1000;
+  const leases =
+    leaseUseMs > 0
+      ? new SpendLeases({
+          lease: (req) => ledgerPort.lease(req),
+          closings,
+          clock: deps.clock,
+          log: deps.log,
+          useMs: leaseUseMs,
+          onLeaseAdmission: metrics.leaseAdmitted,
+          onLeaseCall: metrics.leaseCalled,
+        })
+      : undefined;
   app.use(
     chatRoutes({
       authenticate: inference,
@@ -115,6 +134,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       }),
       ledger: ledgerPort,
       closings,
+      leases,
       credentials,
       bus: deps.bus,
       log: deps.log,
@@ -169,7 +189,8 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     metricsPort: admin?.port,
     async close() {
       await Promise.all([server.close(), admin?.close()]);
-      // Served requests' spend reaches the ledger before the process goes.
+      // Unspent lease parts go back, and served requests' spend reaches the ledger, before the process goes.
+      leases?.close();
       await closings.flush(CLOSINGS_FLUSH_MS);
       await Promise.all([proxy.close(), credentials.close(), upstream.close()]);
       redis?.disconnect();

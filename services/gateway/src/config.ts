@@ -21,6 +21,8 @@ export const gatewayConfigSchema = z.object({
   ROUTER_OUTBOX_DIR: z.string().optional(),
   GRPC_DEADLINE_MS: z.coerce.number().int().min(1).max(60_000).default(1000),
   GATEWAY_PLAN_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
+  // How long one spend lease admits requests under hard ceilings; 0 sends every one to Admit.
+  GATEWAY_LEASE_USE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   NODE_ENV: z.string().optional(),
 }).superRefine(checkBusEnvironment);

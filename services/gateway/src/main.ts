@@ -58,6 +58,7 @@ async function main(): Promise<void> {
     redisUrl: config.REDIS_URL,
     grpcDeadlineMs: config.GRPC_DEADLINE_MS,
     planCacheMs: config.GATEWAY_PLAN_CACHE_MS,
+    leaseUseMs: config.GATEWAY_LEASE_USE_MS,
     version,
     metricsPort: config.GATEWAY_METRICS_PORT,
     metricsHost: config.METRICS_HOST,

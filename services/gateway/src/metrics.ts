@@ -23,6 +23,8 @@ export class GatewayMetrics {
   private readonly upstreamAttempts: Counter<"provider" | "status">;
   private readonly timeToFirstToken: Histogram;
   private readonly circuitOpen: Gauge<"endpoint">;
+  private readonly leaseAdmissions: Counter;
+  private readonly leaseCalls: Counter<"outcome">;
   private authCacheStats: (() => LoadingCacheStats) | undefined;
   private closingsPending: (() => number) | undefined;
 
@@ -71,6 +73,17 @@ export class GatewayMetrics {
       name: "gateway_circuit_open",
       help: "1 while an endpoint's circuit breaker is open or half-open, 0 once it closed again.",
       labelNames: ["endpoint"],
+      registers,
+    });
+    this.leaseAdmissions = new Counter({
+      name: "gateway_lease_admissions_total",
+      help: "Requests under hard ceilings admitted from a spend lease, without a ledger Admit call.",
+      registers,
+    });
+    this.leaseCalls = new Counter({
+      name: "gateway_ledger_lease_calls_total",
+      help: "Lease calls to the ledger by outcome: granted, refused (too little headroom) or failed.",
+      labelNames: ["outcome"],
       registers,
     });
     // Read from the cache's own counters at scrape time: nothing is added to the lookup path.
@@ -135,12 +148,21 @@ export class GatewayMetrics {
     this.circuitOpen.set({ endpoint: endpointId }, open ? 1 : 0);
   };
 
-  /** Reports the auth cache's hits and misses from its own counters. */
+  /** Spend leases: wired as SpendLeases' `onLeaseAdmission` and `onLeaseCall`. */
+  readonly leaseAdmitted = (): void => {
+    this.leaseAdmissions.inc();
+  };
+
+  readonly leaseCalled = (outcome: "granted" | "refused" | "failed"): void => {
+    this.leaseCalls.inc({ outcome });
+  };
+
   /** Reports the settlements and releases waiting for the ledger, read at scrape time. */
   watchClosings(size: () => number): void {
     this.closingsPending = size;
   }
 
+  /** Reports the auth cache's hits and misses from its own counters. */
   watchAuthCache(stats: () => LoadingCacheStats): void {
     this.authCacheStats = stats;
   }

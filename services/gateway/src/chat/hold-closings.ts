@@ -2,9 +2,11 @@ import { DomainError } from "@router/errors";
 import type { Logger } from "@router/logging";
 import type { Nanodollars } from "@router/money";
 
+/** The ledger applies a batch's spends, then its settlements, then its releases. */
 export interface HoldClosingBatch {
   settlements: Array<{ holdId: string; listCostNanodollars: Nanodollars; billedCostNanodollars: Nanodollars }>;
-  releases: Array<{ holdId: string }>;
+  releases: Array<{ holdId: string; keepNanodollars: Nanodollars }>;
+  spends: Array<{ holdId: string; requestId: string; listCostNanodollars: Nanodollars; billedCostNanodollars: Nanodollars }>;
 }
 
 export interface HoldClosingsOptions {
@@ -23,12 +25,13 @@ export interface HoldClosingsOptions {
 
 type Closing =
   | { kind: "settle"; holdId: string; listCostNanodollars: Nanodollars; billedCostNanodollars: Nanodollars }
-  | { kind: "release"; holdId: string };
+  | { kind: "release"; holdId: string; keepNanodollars: Nanodollars }
+  | { kind: "spend"; holdId: string; requestId: string; listCostNanodollars: Nanodollars; billedCostNanodollars: Nanodollars };
 
 const MAX_RETRY_MS = 10_000;
 
 /**
- * Settlements and releases on their way to the ledger, off the response path. What finishes within
+ * Settlements, releases and lease spends on their way to the ledger, off the response path. What finishes within
  * `batchMs` leaves in one CloseHolds call, one call at a time. A batch the ledger could not take
  * (unreachable, too slow) is kept and sent again with backoff, so a ledger restart does not lose
  * spend; until then the ledger still holds the worst case, so ceilings stay safe. A batch the
@@ -56,8 +59,17 @@ export class HoldClosings {
     this.add({ kind: "settle", holdId, listCostNanodollars, billedCostNanodollars });
   }
 
-  release(holdId: string): void {
-    this.add({ kind: "release", holdId });
+  /**
+   * Releases a hold. For a spend lease, `keepNanodollars` above 0 trims it instead: the lease keeps
+   * that much reserved (its requests still in flight) and gives back the rest.
+   */
+  release(holdId: string, keepNanodollars: Nanodollars = 0n): void {
+    this.add({ kind: "release", holdId, keepNanodollars });
+  }
+
+  /** Records what one request admitted from a spend lease cost; the ledger counts each request once. */
+  spend(holdId: string, requestId: string, listCostNanodollars: Nanodollars, billedCostNanodollars: Nanodollars): void {
+    this.add({ kind: "spend", holdId, requestId, listCostNanodollars, billedCostNanodollars });
   }
 
   /** Closings not yet accepted by the ledger. */
@@ -120,10 +132,26 @@ export class HoldClosings {
   }
 
   private async send(batch: Closing[]): Promise<void> {
-    const request: HoldClosingBatch = { settlements: [], releases: [] };
+    // Within a batch the ledger applies spends before releases, as they were queued: a lease's
+    // release is queued only after the spends of the requests it no longer covers.
+    const request: HoldClosingBatch = { settlements: [], releases: [], spends: [] };
     for (const c of batch) {
-      if (c.kind === "settle") request.settlements.push(c);
-      else request.releases.push({ holdId: c.holdId });
+      switch (c.kind) {
+        case "settle":
+          request.settlements.push({ holdId: c.holdId, listCostNanodollars: c.listCostNanodollars, billedCostNanodollars: c.billedCostNanodollars });
+          break;
+        case "spend":
+          request.spends.push({
+            holdId: c.holdId,
+            requestId: c.requestId,
+            listCostNanodollars: c.listCostNanodollars,
+            billedCostNanodollars: c.billedCostNanodollars,
+          });
+          break;
+        case "release":
+          request.releases.push({ holdId: c.holdId, keepNanodollars: c.keepNanodollars });
+          break;
+      }
     }
     try {
       const { unknownHoldIds } = await this.opts.send(request);

@@ -12,6 +12,8 @@ export interface LedgerPort {
   admit(req: ledger.AdmitRequest): Promise<ledger.AdmitResponse>;
   /** Settles and releases holds in one call (see HoldClosings). */
   closeHolds(req: ledger.CloseHoldsRequest): Promise<ledger.CloseHoldsResponse>;
+  /** Places a spend lease (see SpendLeases). */
+  lease(req: ledger.LeaseRequest): Promise<ledger.LeaseResponse>;
 }
 
 export interface PortOptions {
@@ -34,5 +36,6 @@ export function grpcLedgerPort(client: ledger.LedgerServiceClient, opts: PortOpt
   return {
     admit: (req) => callUnary(c, client.admit, req, { deadlineMs, service: "ledger" }),
     closeHolds: (req) => callUnary(c, client.closeHolds, req, { deadlineMs, service: "ledger" }),
+    lease: (req) => callUnary(c, client.lease, req, { deadlineMs, service: "ledger" }),
   };
 }

@@ -23,6 +23,7 @@ import { completedEvent, type RequestOutcome } from "./request-outcome";
 import { parseChatRequest, type ChatRequest } from "./request-schema";
 import { readRouterHeaders, type RouterHeaders } from "./router-headers";
 import type { HoldClosings } from "./hold-closings";
+import { SpendLeases, type LeaseTicket } from "./spend-leases";
 import { routerMetadata } from "./router-metadata";
 import { SseResponse } from "./sse-response";
 import { estimatedUsage, totalCost, usageLines } from "./usage-cost";
@@ -39,6 +40,8 @@ export interface ChatDeps {
   ledger: LedgerPort;
   /** Where settlements and releases wait for their batched call to the ledger. */
   closings: HoldClosings;
+  /** Admits requests under hard ceilings from spend leases; every admission asks Admit when omitted. */
+  leases?: SpendLeases;
   credentials: CredentialSource;
   bus: EventBus;
   log: Logger;
@@ -67,6 +70,8 @@ interface Context {
   promptTokens: number;
   plan: routing.PlanResponse | null;
   holdId: string;
+  /** Set instead of `holdId` when a spend lease admitted the request. */
+  lease: LeaseTicket | null;
 }
 
 /** Thrown for refusals the pipeline makes on purpose (budget, routing): recorded as `refused`. */
@@ -138,6 +143,7 @@ class ChatCompletions {
       promptTokens: promptTokenBound(request),
       plan: null,
       holdId: "",
+      lease: null,
     };
 
     let credentials: DispatchCredential[];
@@ -157,14 +163,19 @@ class ChatCompletions {
       // ledger owns, such as workspace and agent budgets, will need it on every request.)
       const ceilings = keyCeilings(caller.key).filter((c) => c.includeByok);
       // A budget binds before routing: when Plan refused, Admit still runs as a check only.
+      const worstCase = plan.refusal ? 0n : worstCaseCost(request, plan.cascade, ctx.promptTokens);
+      const leases = this.deps.leases;
+      if (leases && !plan.refusal && SpendLeases.serves(ceilings)) {
+        ctx.lease = await leases.admit({ orgId: caller.orgId, ceilings }, worstCase);
+      }
       const admission =
-        ceilings.length === 0
+        ctx.lease || ceilings.length === 0
           ? NOTHING_TO_RESERVE
           : await this.deps.ledger.admit({
               requestId: ctx.id,
               orgId: caller.orgId,
               ceilings,
-              worstCaseNanodollars: plan.refusal ? 0n : worstCaseCost(request, plan.cascade, ctx.promptTokens),
+              worstCaseNanodollars: worstCase,
               isByok: true,
               dryRun: plan.refusal !== undefined,
             });
@@ -428,6 +439,9 @@ class ChatCompletions {
       if (ctx.holdId) {
         if (served) closings.settle(ctx.holdId, outcome.listCost, outcome.billedCost);
         else closings.release(ctx.holdId);
+      }
+      if (ctx.lease) {
+        this.deps.leases?.finish(ctx.lease, ctx.id, served ? { list: outcome.listCost, billed: outcome.billedCost } : null);
       }
       if (served) credentials.markUsed(served.credential.id, this.deps.clock.now());
       for (const a of outcome.attempts) {

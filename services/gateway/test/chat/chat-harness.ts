@@ -23,6 +23,7 @@ import {
   type TestDatabase,
 } from "@router/testkit";
 import type { Caller, CallerKey } from "../../src/auth/caller";
+import { SpendLeases } from "../../src/chat/spend-leases";
 import { HoldClosings } from "../../src/chat/hold-closings";
 import { grpcLedgerPort, grpcRoutingPort } from "../../src/chat/ports";
 import { chatRoutes, REQUEST_COMPLETED_TOPIC } from "../../src/chat/routes";
@@ -154,7 +155,13 @@ export interface ChatHarness {
 export const DEFAULT_TOKEN = "rt-v1-test";
 
 export async function startChatHarness(
-  opts: { dispatcher?: UpstreamDispatcherOptions; keepaliveMs?: number; metrics?: GatewayMetrics } = {},
+  opts: {
+    dispatcher?: UpstreamDispatcherOptions;
+    keepaliveMs?: number;
+    metrics?: GatewayMetrics;
+    /** Admit hard-ceiling requests from spend leases used this long (by the harness clock). Default: no leases. */
+    leaseUseMs?: number;
+  } = {},
 ): Promise<ChatHarness> {
   const database: TestDatabase = await createTestDatabase("chat");
   const clock = new ManualClock(new Date("2026-11-18T10:00:00.000Z"));
@@ -254,6 +261,18 @@ export async function startChatHarness(
   const recent = createRecentGenerations({ log: silent });
   const ledgerPort = grpcLedgerPort(ledgerClient, { deadlineMs: 5_000 });
   const closings = new HoldClosings({ send: (batch) => ledgerPort.closeHolds(batch), log: silent, batchMs: 1 });
+  const leases =
+    opts.leaseUseMs === undefined
+      ? undefined
+      : new SpendLeases({
+          lease: (req) => ledgerPort.lease(req),
+          closings,
+          clock,
+          log: silent,
+          useMs: opts.leaseUseMs,
+          onLeaseAdmission: opts.metrics?.leaseAdmitted,
+          onLeaseCall: opts.metrics?.leaseCalled,
+        });
   const app = createHttpApp({ log: silent });
   app.use(
     chatRoutes({
@@ -261,6 +280,7 @@ export async function startChatHarness(
       routing: grpcRoutingPort(routingClient, { deadlineMs: 5_000 }),
       ledger: ledgerPort,
       closings,
+      leases,
       credentials: source,
       bus,
       log: silent,
@@ -333,6 +353,7 @@ export async function startChatHarness(
     upstreamCalls: () => Object.values(fakes).reduce((n, f) => n + f.requests.length, 0),
     async close() {
       await server.close();
+      leases?.close();
       await dispatcher.close();
       await subscription.close();
       await bus.close();

@@ -1,0 +1,248 @@
+import { randomBytes } from "node:crypto";
+import type { Logger } from "@router/logging";
+import type { Clock, Nanodollars } from "@router/money";
+import { ledger } from "@router/proto";
+import type { HoldClosings } from "./hold-closings";
+
+export interface SpendLeasesOptions {
+  /** The ledger's Lease call. */
+  lease(req: ledger.LeaseRequest): Promise<ledger.LeaseResponse>;
+  /** Where spends and lease releases wait for their batched CloseHolds call. */
+  closings: HoldClosings;
+  clock: Clock;
+  log: Logger;
+  /**
+   * How long one lease admits requests. Then it is trimmed to the worst case of its requests still
+   * in flight and the next request takes a new one, so a lease's unspent part counts on the ceiling
+   * for about this long. Default 1000 ms.
+   */
+  useMs?: number;
+  /** A lease asks for this many times the worst case of the request that needs it. Default 64. */
+  requestsPerLease?: number;
+  /** A lease worth fewer of that request than this is not worth taking: Admit decides. Default 4. */
+  minRequests?: number;
+  /** After the ledger granted no lease (little headroom left, or it failed), Admit decides for this long. Default 1000 ms. */
+  retryMs?: number;
+  /** Counts admissions decided here and the outcome of each Lease call. */
+  onLeaseAdmission?: () => void;
+  onLeaseCall?: (outcome: "granted" | "refused" | "failed") => void;
+}
+
+/** The ceilings one lease serves: the same organisation, subjects, limits, windows and modes. */
+export interface LeaseScope {
+  orgId: string;
+  ceilings: ledger.Ceiling[];
+}
+
+/** A request admitted from a lease; hand it back to `finish` once the request is over. */
+export interface LeaseTicket {
+  readonly lease: Lease;
+  readonly worstCase: Nanodollars;
+}
+
+interface Lease {
+  holdId: string;
+  amount: Nanodollars;
+  /** List cost of this lease's finished requests, as known here. */
+  spent: Nanodollars;
+  /** Worst case of this lease's requests still running. */
+  inFlight: Nanodollars;
+  useUntilMs: number;
+  retired: boolean;
+}
+
+interface Book {
+  current: Lease | null;
+  asking: Promise<Lease | null> | null;
+  /** Until then the ledger is not asked for a lease: Admit decides. */
+  quietUntilMs: number;
+  lastUsedMs: number;
+}
+
+/**
+ * Spend leases: for requests whose ceilings are all hard, the gateway holds a share of the
+ * ceilings' headroom (a lease, placed by the ledger like a hold) and admits requests from it
+ * without a ledger call each. A request fits when its worst case fits in what the lease has left
+ * after its finished requests' cost and its running requests' worst cases, so admissions from a
+ * lease never take a ceiling past its limit. A lease is used for `useMs`, then trimmed to what its
+ * running requests may still cost and released when the last of them finished; what each request
+ * cost goes to the ledger as a spend, batched with the settlements.
+ *
+ * When no lease fits (a request larger than what is left, a ceiling near its limit, the ledger
+ * failing), `admit` answers null and the caller asks `Admit`, which keeps refusal exact: only Admit
+ * refuses, and only it can cross a limit, by at most one request.
+ */
+export class SpendLeases {
+  private readonly books = new Map<string, Book>();
+  private readonly useMs: number;
+  private readonly requestsPerLease: bigint;
+  private readonly minRequests: bigint;
+  private readonly retryMs: number;
+  private readonly sweep: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(private readonly opts: SpendLeasesOptions) {
+    this.useMs = opts.useMs ?? 1000;
+    this.requestsPerLease = BigInt(opts.requestsPerLease ?? 64);
+    this.minRequests = BigInt(opts.minRequests ?? 4);
+    this.retryMs = opts.retryMs ?? 1000;
+    // Retires leases of subjects that went quiet, so their unspent part stops counting.
+    this.sweep = setInterval(() => this.retireExpired(), Math.max(50, Math.floor(this.useMs / 2)));
+    this.sweep.unref();
+  }
+
+  /** Whether leases can serve these ceilings: only hard ones refuse without a sentence to return. */
+  static serves(ceilings: ledger.Ceiling[]): boolean {
+    return ceilings.length > 0 && ceilings.every((c) => c.mode !== ledger.LimitMode.LIMIT_MODE_SOFT);
+  }
+
+  /** Admits a request from a lease, or answers null: then `Admit` must decide. */
+  async admit(scope: LeaseScope, worstCase: Nanodollars): Promise<LeaseTicket | null> {
+    const key = scopeKey(scope);
+    let book = this.books.get(key);
+    if (!book) {
+      book = { current: null, asking: null, quietUntilMs: 0, lastUsedMs: 0 };
+      this.books.set(key, book);
+    }
+    const now = this.nowMs();
+    book.lastUsedMs = now;
+    const current = this.usable(book, now);
+    if (current && fits(current, worstCase)) {
+      const ticket = this.take(current, worstCase);
+      // Ask for the next lease while this one still admits, so no request waits for it.
+      if (!book.asking && remaining(current) < current.amount / 2n) void this.ask(book, scope, worstCase);
+      return ticket;
+    }
+    if (now < book.quietUntilMs || this.closed) return null;
+    const next = await (book.asking ?? this.ask(book, scope, worstCase));
+    const lease = next && this.usable(book, this.nowMs()) === next ? next : null;
+    return lease && fits(lease, worstCase) ? this.take(lease, worstCase) : null;
+  }
+
+  /** Ends a request admitted from a lease: records its cost when something was served. */
+  finish(ticket: LeaseTicket, requestId: string, cost: { list: Nanodollars; billed: Nanodollars } | null): void {
+    const { lease } = ticket;
+    lease.inFlight -= ticket.worstCase;
+    if (cost) {
+      lease.spent += cost.list;
+      this.opts.closings.spend(lease.holdId, requestId, cost.list, cost.billed);
+    }
+    if (lease.retired && lease.inFlight <= 0n) this.opts.closings.release(lease.holdId);
+  }
+
+  /** Retires every lease (shutdown): unspent parts go back; running requests keep theirs. */
+  close(): void {
+    this.closed = true;
+    clearInterval(this.sweep);
+    for (const book of this.books.values()) {
+      if (book.current) this.retire(book.current);
+      book.current = null;
+    }
+    this.books.clear();
+  }
+
+  private take(lease: Lease, worstCase: Nanodollars): LeaseTicket {
+    lease.inFlight += worstCase;
+    this.opts.onLeaseAdmission?.();
+    return { lease, worstCase };
+  }
+
+  /** The book's current lease if it may still admit; an outlived one is retired on the way. */
+  private usable(book: Book, now: number): Lease | null {
+    const lease = book.current;
+    if (lease && now >= lease.useUntilMs) {
+      this.retire(lease);
+      book.current = null;
+      return null;
+    }
+    return lease;
+  }
+
+  private ask(book: Book, scope: LeaseScope, worstCase: Nanodollars): Promise<Lease | null> {
+    const unit = worstCase > 0n ? worstCase : 1n;
+    const asking = this.opts
+      .lease({
+        leaseId: `lease_${randomBytes(16).toString("base64url")}`,
+        orgId: scope.orgId,
+        ceilings: scope.ceilings,
+        isByok: true,
+        wantNanodollars: unit * this.requestsPerLease,
+        minNanodollars: unit * this.minRequests,
+      })
+      .then(
+        (granted): Lease | null => {
+          this.opts.onLeaseCall?.(granted.granted ? "granted" : "refused");
+          const now = this.nowMs();
+          if (!granted.granted) {
+            book.quietUntilMs = now + this.retryMs;
+            return null;
+          }
+          const windowEndsMs = granted.windowEndsAtMs === undefined ? Infinity : Number(granted.windowEndsAtMs);
+          // Never admit from a lease the ledger's sweep may release: stop halfway to its expiry.
+          const safeUntilMs = now + (Number(granted.expiresAtMs) - now) / 2;
+          const lease: Lease = {
+            holdId: granted.holdId,
+            amount: granted.amountNanodollars,
+            spent: 0n,
+            inFlight: 0n,
+            useUntilMs: Math.min(now + this.useMs, windowEndsMs, safeUntilMs),
+            retired: false,
+          };
+          if (book.current) this.retire(book.current);
+          if (this.closed) {
+            // Closed while asking: nothing will use it.
+            this.retire(lease);
+            return null;
+          }
+          book.current = lease;
+          return lease;
+        },
+        (err: unknown) => {
+          this.opts.onLeaseCall?.("failed");
+          this.opts.log.warn({ err, orgId: scope.orgId }, "gateway.ledger.lease_failed");
+          book.quietUntilMs = this.nowMs() + this.retryMs;
+          return null;
+        },
+      )
+      .finally(() => {
+        if (book.asking === asking) book.asking = null;
+      });
+    book.asking = asking;
+    return asking;
+  }
+
+  /** Stops admitting from a lease: it keeps only the worst case of its running requests. */
+  private retire(lease: Lease): void {
+    if (lease.retired) return;
+    lease.retired = true;
+    this.opts.closings.release(lease.holdId, lease.inFlight > 0n ? lease.inFlight : 0n);
+  }
+
+  private retireExpired(): void {
+    const now = this.nowMs();
+    for (const [key, book] of this.books) {
+      this.usable(book, now);
+      const idle = !book.current && !book.asking && now >= book.quietUntilMs;
+      if (idle && now - book.lastUsedMs > this.useMs) this.books.delete(key);
+    }
+  }
+
+  private nowMs(): number {
+    return this.opts.clock.now().getTime();
+  }
+}
+
+function remaining(lease: Lease): Nanodollars {
+  return lease.amount - lease.spent - lease.inFlight;
+}
+
+function fits(lease: Lease, worstCase: Nanodollars): boolean {
+  return remaining(lease) >= worstCase;
+}
+
+function scopeKey(scope: LeaseScope): string {
+  const ceilings = scope.ceilings.map((c) =>
+    [c.subjectKind, c.subjectId, c.limitNanodollars, c.window, c.mode, c.includeByok ? 1 : 0].join("\u0001"),
+  );
+  return `${scope.orgId}\u0000${ceilings.join("\u0000")}`;
+}

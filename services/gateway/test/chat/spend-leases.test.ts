@@ -1,0 +1,212 @@
+import { Writable } from "node:stream";
+import { createPostgresDb, type Db } from "@router/db";
+import { CLIENT_OPTIONS, callUnary, insecure } from "@router/grpc-kit";
+import { createLogger } from "@router/logging";
+import { ManualClock } from "@router/money";
+import { ledger } from "@router/proto";
+import { startLedger, type RunningLedger } from "@router/ledger";
+import { createTestDatabase, freePort, waitFor, type TestDatabase } from "@router/testkit";
+import { HoldClosings } from "../../src/chat/hold-closings";
+import { grpcLedgerPort, type LedgerPort } from "../../src/chat/ports";
+import { SpendLeases, type LeaseTicket } from "../../src/chat/spend-leases";
+
+/**
+ * SpendLeases against a real ledger over gRPC: requests under a hard ceiling are admitted from a
+ * lease without a call each, their spend reaches the ledger exactly once, and the unspent part of a
+ * lease goes back once the lease has been used.
+ */
+const silent = createLogger({ level: "silent" });
+const clock = new ManualClock(new Date("2026-11-22T10:00:00.000Z"));
+const USE_MS = 1000;
+const call = { deadlineMs: 5_000, service: "ledger" };
+
+let database: TestDatabase;
+let db: Db;
+let port: number;
+let client: ledger.LedgerServiceClient;
+let running: RunningLedger;
+let port_: LedgerPort;
+let closings: HoldClosings;
+let leases: SpendLeases;
+let calls: string[];
+let subject = 0;
+
+const ceiling = (subjectId: string, limitNanodollars: bigint, window = ledger.Window.WINDOW_LIFETIME): ledger.Ceiling => ({
+  subjectKind: "key",
+  subjectId,
+  limitNanodollars,
+  window,
+  mode: ledger.LimitMode.LIMIT_MODE_HARD,
+  includeByok: true,
+});
+
+async function used(c: ledger.Ceiling): Promise<bigint> {
+  const res = await callUnary(client, client.usage, { ceilings: [c] }, call);
+  return res.usage[0]?.usedNanodollars ?? -1n;
+}
+
+function newLeases(opts: { lease?: LedgerPort["lease"]; log?: ReturnType<typeof createLogger> } = {}): SpendLeases {
+  return new SpendLeases({
+    lease: opts.lease ?? ((req) => port_.lease(req)),
+    closings,
+    clock,
+    log: opts.log ?? silent,
+    useMs: USE_MS,
+    requestsPerLease: 10,
+    minRequests: 2,
+    onLeaseCall: (outcome) => calls.push(outcome),
+  });
+}
+
+/** A fresh hard lifetime ceiling per test, so counters never mix. */
+const freshCeiling = (limit: bigint, window?: ledger.Window): ledger.Ceiling => ceiling(`key_lease_${++subject}`, limit, window);
+const scope = (c: ledger.Ceiling) => ({ orgId: "org_a", ceilings: [c] });
+
+async function settled(c: ledger.Ceiling, expected: bigint): Promise<void> {
+  await closings.flush(5_000);
+  await waitFor(async () => (await used(c)) === expected, { what: `usage ${expected}` });
+}
+
+beforeAll(async () => {
+  database = await createTestDatabase("spendleases");
+  db = createPostgresDb({ url: database.url, schema: "ledger" });
+  port = await freePort();
+  running = await startLedger({ db, log: silent, clock, grpcPort: port, closingIntervalMs: 1 });
+  client = new ledger.LedgerServiceClient(`127.0.0.1:${port}`, insecure(), CLIENT_OPTIONS);
+  port_ = grpcLedgerPort(client, { deadlineMs: 5_000 });
+});
+
+beforeEach(() => {
+  calls = [];
+  closings = new HoldClosings({ send: (batch) => port_.closeHolds(batch), log: silent, batchMs: 1 });
+  leases = newLeases();
+});
+
+afterEach(async () => {
+  leases.close();
+  await closings.flush(5_000);
+});
+
+afterAll(async () => {
+  client.close();
+  await running.close();
+  await db.close();
+  await database.drop();
+});
+
+test("admits many requests from one lease and counts exactly what they spent once it is released", async () => {
+  const c = freshCeiling(1_000_000n);
+  const tickets: LeaseTicket[] = [];
+  for (let i = 0; i < 5; i++) {
+    const t = await leases.admit(scope(c), 1_000n);
+    if (!t) throw new Error(`request ${i} was not admitted from a lease`);
+    tickets.push(t);
+  }
+  // One lease of ten requests' worth serves five; the next is asked for only once it is half used.
+  expect(calls).toEqual(["granted"]);
+  expect(new Set(tickets.map((t) => t.lease)).size).toBe(1);
+  // While the lease is open its whole amount counts on the ceiling.
+  expect(await used(c)).toBe(10_000n);
+
+  tickets.forEach((t, i) => leases.finish(t, `gen-spend-${subject}-${i}`, { list: 300n, billed: 0n }));
+  await closings.flush(5_000);
+  // Spent 1 500 of the lease: it moved from reserved to settled, and the rest stays reserved.
+  expect(await used(c)).toBe(10_000n);
+
+  clock.advance(USE_MS);
+  expect(await leases.admit(scope(c), 1_000n)).not.toBeNull();
+  // The outlived lease went back; the request took a new one.
+  expect(calls).toEqual(["granted", "granted"]);
+  await settled(c, 1_500n + 10_000n);
+});
+
+test("asks for the next lease before the current one runs out, so requests keep being admitted", async () => {
+  const c = freshCeiling(1_000_000n);
+  for (let i = 0; i < 25; i++) expect(await leases.admit(scope(c), 1_000n)).not.toBeNull();
+  await waitFor(() => calls.length >= 3, { what: "refills" });
+  expect(calls.every((o) => o === "granted")).toBe(true);
+});
+
+test("keeps what running requests may cost when a lease is retired, and releases the rest when they end", async () => {
+  const c = freshCeiling(1_000_000n);
+  const running = await leases.admit(scope(c), 2_000n);
+  const done = await leases.admit(scope(c), 2_000n);
+  if (!running || !done) throw new Error("not admitted from a lease");
+  leases.finish(done, `gen-done-${subject}`, { list: 500n, billed: 0n });
+  leases.close();
+  // Trimmed: the finished request's cost plus the running one's worst case.
+  await settled(c, 500n + 2_000n);
+  leases.finish(running, `gen-running-${subject}`, { list: 700n, billed: 0n });
+  await settled(c, 1_200n);
+});
+
+test("a request that was not served spends nothing", async () => {
+  const c = freshCeiling(1_000_000n);
+  const t = await leases.admit(scope(c), 1_000n);
+  if (!t) throw new Error("not admitted from a lease");
+  leases.finish(t, `gen-none-${subject}`, null);
+  leases.close();
+  await settled(c, 0n);
+});
+
+test("leaves the decision to Admit near the limit, and does not ask again for a while", async () => {
+  // Headroom 5 000 / share 4 = 1 250: less than two requests of 1 000, so no lease is granted.
+  const c = freshCeiling(5_000n);
+  expect(await leases.admit(scope(c), 1_000n)).toBeNull();
+  expect(await leases.admit(scope(c), 1_000n)).toBeNull();
+  expect(calls).toEqual(["refused"]);
+  expect(await used(c)).toBe(0n);
+  clock.advance(1_000);
+  expect(await leases.admit(scope(c), 1_000n)).toBeNull();
+  expect(calls).toEqual(["refused", "refused"]);
+});
+
+test("never admits past what the lease holds, however many requests race", async () => {
+  // Headroom 40 000 / 4 = 10 000: one lease of ten requests at most.
+  const c = freshCeiling(40_000n);
+  const admitted = await Promise.all(Array.from({ length: 30 }, () => leases.admit(scope(c), 1_000n)));
+  const fromLeases = admitted.filter((t): t is LeaseTicket => t !== null);
+  const held = new Map<unknown, bigint>();
+  for (const t of fromLeases) held.set(t.lease, (held.get(t.lease) ?? 0n) + t.worstCase);
+  expect(fromLeases.length).toBeGreaterThan(0);
+  // Whatever was admitted from leases fits in what the ledger reserved for them, under the limit.
+  const reserved = await used(c);
+  expect(reserved).toBeLessThanOrEqual(40_000n);
+  expect([...held.values()].reduce((a, b) => a + b, 0n)).toBeLessThanOrEqual(reserved);
+});
+
+test("stops using a lease at the end of its ceiling's window", async () => {
+  const midnight = new Date("2026-11-23T00:00:00.000Z");
+  clock.set(new Date(midnight.getTime() - 200));
+  const c = freshCeiling(1_000_000n, ledger.Window.WINDOW_DAILY);
+  expect(await leases.admit(scope(c), 1_000n)).not.toBeNull();
+  clock.set(midnight);
+  expect(await leases.admit(scope(c), 1_000n)).not.toBeNull();
+  // The second request needed a lease in the new window.
+  expect(calls).toEqual(["granted", "granted"]);
+});
+
+test("a failing ledger leaves the decision to Admit and is logged", async () => {
+  const lines: string[] = [];
+  const log = createLogger({
+    level: "warn",
+    destination: new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    }),
+  });
+  leases.close();
+  leases = newLeases({ lease: () => Promise.reject(new Error("ledger unreachable")), log });
+  expect(await leases.admit(scope(freshCeiling(1_000_000n)), 1_000n)).toBeNull();
+  expect(calls).toEqual(["failed"]);
+  expect(lines.join("")).toContain("gateway.ledger.lease_failed");
+});
+
+test("serves only ceilings that are all hard", () => {
+  const hard = freshCeiling(1n);
+  expect(SpendLeases.serves([hard])).toBe(true);
+  expect(SpendLeases.serves([])).toBe(false);
+  expect(SpendLeases.serves([hard, { ...hard, mode: ledger.LimitMode.LIMIT_MODE_SOFT }])).toBe(false);
+});
