@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { DomainError } from "@router/errors";
 import type { Logger } from "@router/logging";
 import type { Nanodollars } from "@router/money";
@@ -124,7 +125,7 @@ export class HoldClosings {
 
   private sendNext(): void {
     if (this.sending || this.pending.length === 0) return;
-    const batch = this.pending.splice(0, this.maxBatch);
+    const batch = mergeSpends(this.pending.splice(0, this.maxBatch));
     this.sending = this.send(batch).finally(() => {
       this.sending = null;
       if (this.pending.length > 0) this.schedule(this.failures > 0 ? this.backoffMs() : this.batchMs);
@@ -176,6 +177,35 @@ export class HoldClosings {
       if (this.failures === 1) this.opts.log.warn({ err, pending: this.pending.length }, "gateway.ledger.closings_retrying");
     }
   }
+}
+
+/**
+ * One spend per lease per batch: the ledger writes a row per spend, and a lease serves many
+ * requests. The sum gets an id of its own, made once here; a batch sent again carries the merged
+ * spends, so the ledger still counts each once.
+ */
+function mergeSpends(batch: Closing[]): Closing[] {
+  type Spend = Extract<Closing, { kind: "spend" }>;
+  const sums = new Map<string, { spend: Spend; merged: boolean }>();
+  const out: Closing[] = [];
+  for (const c of batch) {
+    if (c.kind !== "spend") {
+      out.push(c);
+      continue;
+    }
+    const sum = sums.get(c.holdId);
+    if (!sum) {
+      const spend = { ...c };
+      sums.set(c.holdId, { spend, merged: false });
+      out.push(spend);
+      continue;
+    }
+    if (!sum.merged) sum.spend.requestId = `spends_${randomBytes(16).toString("base64url")}`;
+    sum.merged = true;
+    sum.spend.listCostNanodollars += c.listCostNanodollars;
+    sum.spend.billedCostNanodollars += c.billedCostNanodollars;
+  }
+  return out;
 }
 
 function sleep(ms: number): Promise<void> {

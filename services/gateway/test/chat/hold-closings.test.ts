@@ -7,7 +7,8 @@ import { ManualClock } from "@router/money";
 import { ledger } from "@router/proto";
 import { startLedger, type RunningLedger } from "@router/ledger";
 import { createTestDatabase, freePort, waitFor, type TestDatabase } from "@router/testkit";
-import { HoldClosings } from "../../src/chat/hold-closings";
+import { DomainError } from "@router/errors";
+import { HoldClosings, type HoldClosingBatch } from "../../src/chat/hold-closings";
 import { grpcLedgerPort } from "../../src/chat/ports";
 
 /**
@@ -97,6 +98,42 @@ test("sends what finished together in one call and settles every hold", async ()
   await waitFor(async () => (await used("key_batch")) === 1_000n, { what: "the settled spend" });
   expect(sent).toEqual([5]);
   expect(closings.size).toBe(0);
+});
+
+test("sends a lease's spends of one batch as one sum, and a resent sum counts once", async () => {
+  await start();
+  const port_ = grpcLedgerPort(client, { deadlineMs: 2_000 });
+  const lease = await port_.lease({
+    leaseId: "lease_merge",
+    orgId: "org_a",
+    ceilings: [ceiling("key_merge")],
+    isByok: true,
+    wantNanodollars: 10_000n,
+    minNanodollars: 1n,
+  });
+  expect(lease.granted).toBe(true);
+  const sent: HoldClosingBatch[] = [];
+  let answers = 0;
+  const closings = new HoldClosings({
+    send: async (batch) => {
+      sent.push(batch);
+      const answer = await port_.closeHolds(batch);
+      // The first call lands but its answer is lost: the batch must go again unchanged.
+      if (++answers === 1) throw new DomainError("unavailable", "ledger: deadline exceeded");
+      return answer;
+    },
+    log: silent,
+    batchMs: 20,
+    retryMs: 10,
+  });
+  [100n, 200n, 300n].forEach((cost, i) => closings.spend(lease.holdId, `gen-merge-${i}`, cost, 0n));
+  closings.release(lease.holdId);
+
+  await waitFor(() => closings.size === 0 && sent.length === 2, { what: "the resent batch" });
+  expect(sent[0]!.spends).toHaveLength(1);
+  expect(sent[0]!.spends[0]).toMatchObject({ holdId: lease.holdId, listCostNanodollars: 600n });
+  expect(sent[1]!.spends).toEqual(sent[0]!.spends);
+  expect(await used("key_merge")).toBe(600n);
 });
 
 test("keeps settlements while the ledger is away and delivers them once it is back", async () => {

@@ -178,13 +178,16 @@ export interface ReleaseRequest {
 }
 
 /**
- * One request admitted from a lease, with its actual cost: the cost is settled on the lease's
- * counter rows and taken off the lease's reservation. Recorded once per request id.
+ * What requests admitted from a lease cost: the cost is settled on the lease's counter rows and
+ * taken off the lease's reservation. Recorded once per request id.
  */
 export interface SpendRequest {
   /** The lease's hold id. */
   holdId: string;
-  /** The generation id of the request that spent. */
+  /**
+   * Identifies the spend: the generation id of one request, or an id the gateway gave the sum of
+   * several requests' costs. A spend sent again with the same id is not counted twice.
+   */
   requestId: string;
   listCostNanodollars: bigint;
   billedCostNanodollars: bigint;
