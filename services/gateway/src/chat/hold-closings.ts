@@ -14,7 +14,7 @@ export interface HoldClosingsOptions {
   /** Sends one batch to the ledger (CloseHolds); answers the hold ids it did not know. */
   send(batch: HoldClosingBatch): Promise<{ unknownHoldIds: string[] }>;
   log: Logger;
-  /** What finished within this long goes in one call. Default 10 ms. */
+  /** What finished within this long goes in one call. Default 50 ms: the ledger keeps the worst case reserved meanwhile, so waiting is safe, and fewer calls leave more CPU to requests. */
   batchMs?: number;
   /** At most this many closings per call. Default 500. */
   maxBatch?: number;
@@ -50,7 +50,7 @@ export class HoldClosings {
   private readonly maxPending: number;
 
   constructor(private readonly opts: HoldClosingsOptions) {
-    this.batchMs = opts.batchMs ?? 10;
+    this.batchMs = opts.batchMs ?? 50;
     this.maxBatch = opts.maxBatch ?? 500;
     this.retryMs = opts.retryMs ?? 500;
     this.maxPending = opts.maxPending ?? 100_000;
