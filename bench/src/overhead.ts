@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { freePort, gatewayClient, startStack } from "@router/testkit";
 import { cpuPerRequest, sampleCpu, type CpuSubjects } from "./cpu";
-import { overheadPercentileMs, scrapeOverhead } from "./gateway-overhead";
+import { gcPauses, overheadPercentileMs, scrapeGateway } from "./gateway-overhead";
 import { runLoad, type LoadResult, type LoadTarget } from "./load";
 
 /**
@@ -55,7 +55,7 @@ interface Row {
   result: LoadResult;
   cpuMsPerRequest: Record<string, number>;
   /** Through the gateway only: its own `gateway_overhead_seconds`, as bucket upper bounds in ms. */
-  gatewayOwn?: { p50: number | null; p99: number | null };
+  gatewayOwn?: { p50: number | null; p99: number | null; gc: string };
 }
 
 function body(model: string, stream: boolean): string {
@@ -125,15 +125,19 @@ async function main(): Promise<void> {
     const rows: Row[] = [];
     const metricsUrl = `http://127.0.0.1:${gatewayMetricsPort}/metrics`;
     const measure = async (round: number, scenario: string, rate: number, target: LoadTarget) => {
-      const overheadBefore = await scrapeOverhead(metricsUrl);
+      const gatewayBefore = await scrapeGateway(metricsUrl);
       const before = sampleCpu(cpuSubjects);
       const result = await runLoad(target, rate, SECONDS);
       // Consumers work off the events of the last requests after the load ends; let them finish.
       await new Promise((r) => setTimeout(r, 1000));
       const cpuMsPerRequest = cpuPerRequest(before, sampleCpu(cpuSubjects), result.ok);
-      const overheadAfter = await scrapeOverhead(metricsUrl);
+      const gatewayAfter = await scrapeGateway(metricsUrl);
       const gatewayOwn = target.origin === gatewayOrigin
-        ? { p50: overheadPercentileMs(overheadBefore, overheadAfter, 50), p99: overheadPercentileMs(overheadBefore, overheadAfter, 99) }
+        ? {
+            p50: overheadPercentileMs(gatewayBefore.overhead, gatewayAfter.overhead, 50),
+            p99: overheadPercentileMs(gatewayBefore.overhead, gatewayAfter.overhead, 99),
+            gc: gcPauses(gatewayBefore, gatewayAfter),
+          }
         : undefined;
       rows.push({ round, scenario, rate, result, cpuMsPerRequest, gatewayOwn });
     };
@@ -163,9 +167,13 @@ async function main(): Promise<void> {
       const parts = Object.entries(r.cpuMsPerRequest).map(([name, ms]) => `${name} ${ms.toFixed(2)}`);
       process.stdout.write(`  ${label(r).padEnd(50)} ${parts.join("  ")}\n`);
     }
-    process.stdout.write(`\nThe gateway's own overhead (gateway_overhead_seconds: handler start to response, minus the provider call; bucket bounds)\n`);
+    process.stdout.write(
+      `\nThe gateway's own overhead (gateway_overhead_seconds: handler start to response, minus the provider call; bucket bounds) and its GC pauses (count × mean)\n`,
+    );
     for (const r of rows) {
-      if (r.gatewayOwn) process.stdout.write(`  ${label(r).padEnd(50)} p50 <= ${r.gatewayOwn.p50} ms  p99 <= ${r.gatewayOwn.p99} ms\n`);
+      if (r.gatewayOwn) {
+        process.stdout.write(`  ${label(r).padEnd(50)} p50 <= ${r.gatewayOwn.p50} ms  p99 <= ${r.gatewayOwn.p99} ms  GC ${r.gatewayOwn.gc}\n`);
+      }
     }
     // Gateway minus direct within each round (the two rows ran back to back), then the median over rounds.
     const added: Array<{ rate: number; kind: string; variant: string; added_p50_ms: number[]; added_p99_ms: number[] }> = [];
