@@ -65,8 +65,11 @@ export async function startStack(opts: {
     env[`ROUTER_PROVIDER_${slug.toUpperCase().replace(/-/g, "_")}_BASE_URL`] = url;
   }
   const services: ChildService[] = [];
+  // The edge first, as a rollout would: the gateway's shutdown hands its last settlements and lease
+  // releases to a ledger that is still there.
   const stopAll = async () => {
-    await Promise.all(services.map((s) => s.stop()));
+    await Promise.all(services.filter((s) => s.name === "gateway").map((s) => s.stop()));
+    await Promise.all(services.filter((s) => s.name !== "gateway").map((s) => s.stop()));
   };
   try {
     services.push(
