@@ -4,3 +4,5 @@ export * from "./processes";
 export * from "./stack";
 export * from "./fake-upstream";
 export * from "./prometheus";
+export * from "./event-stream";
+export * from "./bad-chat-requests";

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import Redis from "ioredis";
 import { promisify } from "node:util";
 import { createTestDatabase, TEST_REDIS_URL, type TestDatabase } from "./database";
+import { parseEventStream, type ParsedEventStream } from "./event-stream";
 import { freePort, httpReady, startNodeProcess, tcpReady, type ChildService } from "./processes";
 
 // libs/testkit/{src,dist} -> repository root
@@ -131,6 +132,14 @@ async function dropNamespace(redisUrl: string, namespace: string): Promise<void>
   }
 }
 
+/** A streamed chat completion as the client received it. */
+export interface StreamResponse extends ParsedEventStream {
+  status: number;
+  headers: Headers;
+  /** The raw event-stream text. */
+  text: string;
+}
+
 /** A small JSON client for the gateway, for end-to-end tests and benchmarks. */
 export function gatewayClient(baseUrl: string, key: string) {
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<JsonResponse> => {
@@ -148,7 +157,21 @@ export function gatewayClient(baseUrl: string, key: string) {
     }
     return { status: res.status, headers: res.headers, text, json: (json ?? {}) as Record<string, any> };
   };
+  /** Posts a chat request with `stream: true` and reads the whole event stream. */
+  const stream = async (body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<StreamResponse> => {
+    const res = await fetch(`${baseUrl}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...headers },
+      body: JSON.stringify({ ...body, stream: true }),
+    });
+    const text = await res.text();
+    const parsed = res.headers.get("content-type")?.startsWith("text/event-stream")
+      ? parseEventStream(text)
+      : { chunks: [], done: false, comments: [] };
+    return { status: res.status, headers: res.headers, text, ...parsed };
+  };
   return {
+    stream,
     get: (path: string, headers?: Record<string, string>) => call("GET", path, undefined, headers),
     post: (path: string, body: unknown, headers?: Record<string, string>) => call("POST", path, body, headers),
     patch: (path: string, body: unknown) => call("PATCH", path, body),

@@ -1,4 +1,5 @@
 import { env, loadConfig, z } from "@router/config";
+import { upstreamEnvironment } from "@router/gateway";
 
 /**
  * The one-process default. Every setting is optional: with none, the stack runs on embedded PGlite,
@@ -18,6 +19,8 @@ export const embeddedConfigSchema = z.object({
   /** The gateway's Prometheus metrics (`GET /metrics`), kept off the public port. */
   METRICS_PORT: env.port(9464),
   METRICS_HOST: z.string().default("127.0.0.1"),
+  /** Provider timeouts and the stream keepalive, as the standalone gateway takes them. */
+  ...upstreamEnvironment,
 });
 
 export type EmbeddedConfig = z.infer<typeof embeddedConfigSchema>;

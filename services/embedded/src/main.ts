@@ -3,7 +3,7 @@ import { startActivity } from "@router/activity";
 import { createBus, type EventBus } from "@router/bus";
 import { providerBaseUrls, resolveSecrets } from "@router/config";
 import { createPostgresDb, EmbeddedPostgres, type Db } from "@router/db";
-import { ensureOperatorOrganisation, startGateway } from "@router/gateway";
+import { ensureOperatorOrganisation, startGateway, upstreamOptionsOf } from "@router/gateway";
 import { CLIENT_OPTIONS, insecure } from "@router/grpc-kit";
 import { startLedger } from "@router/ledger";
 import { createLogger, installProcessHandlers, stopOnSignals } from "@router/logging";
@@ -82,6 +82,7 @@ async function main(): Promise<void> {
     grpcDeadlineMs: config.GRPC_DEADLINE_MS,
     metricsPort: config.METRICS_PORT,
     metricsHost: config.METRICS_HOST,
+    ...upstreamOptionsOf(config),
     version: VERSION,
   });
 

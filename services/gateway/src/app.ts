@@ -15,6 +15,7 @@ import { HoldClosings } from "./chat/hold-closings";
 import { grpcLedgerPort, grpcRoutingPort } from "./chat/ports";
 import { SpendLeases } from "./chat/spend-leases";
 import { UpstreamDispatcher } from "./dispatch/cascade";
+import type { UpstreamTimeouts } from "./dispatch/upstream-client";
 import { createRecentGenerations } from "./generation/recent-generations";
 import { generationRoutes } from "./generation/routes";
 import { healthRoutes } from "./health/health-routes";
@@ -34,6 +35,7 @@ export type { CredentialSource, DispatchCredential } from "./provider-keys/dispa
 export { PROVIDER_SLUGS, type ProviderSlug } from "./provider-keys/provider-slugs";
 
 /** The Postgres schema the gateway owns. */
+export { upstreamEnvironment, upstreamOptionsOf } from "./config";
 export const GATEWAY_SCHEMA = "gateway";
 
 export const GATEWAY_MIGRATIONS_DIR = join(__dirname, "..", "migrations");
@@ -69,6 +71,10 @@ export interface GatewayDeps {
    * request asks the ledger's Admit). Default 1000 ms.
    */
   leaseUseMs?: number;
+  /** Provider call timeouts; each unset one keeps its default (docs/decisions.md). */
+  upstreamTimeouts?: Partial<UpstreamTimeouts>;
+  /** Quiet time after which a waiting stream gets a keepalive comment. Default 5 s. */
+  keepaliveMs?: number;
   version: string;
   /**
    * Port of the admin listener serving only `GET /metrics` (0 picks one). Unset: no metrics
@@ -98,7 +104,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const sealer = new SecretSealer(deps.secrets.ROUTER_MASTER_KEY);
   const credentials = new StoredCredentialSource({ db: deps.db, sealer, clock: deps.clock, log: deps.log });
   const proxy = new UpstreamProxy(deps.log);
-  const upstream = new UpstreamDispatcher({ onCircuitChange: metrics.circuitChanged });
+  const upstream = new UpstreamDispatcher({ timeouts: deps.upstreamTimeouts, onCircuitChange: metrics.circuitChanged });
   // One connection for the recent-generations copy that lets any instance answer GET /v1/generation.
   const redis = deps.redisUrl ? new Redis(deps.redisUrl, { maxRetriesPerRequest: 1 }) : undefined;
   redis?.on("error", (err: unknown) => deps.log.warn({ err }, "gateway.redis.error"));
@@ -142,6 +148,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       recent,
       upstream,
       providerBaseUrls: deps.providerBaseUrls,
+      keepaliveMs: deps.keepaliveMs,
       metrics,
     }),
   );

@@ -1,5 +1,34 @@
 import { busEnvironment, checkBusEnvironment } from "@router/bus";
 import { env, resolveSecrets, z, type SecretName, type Secrets } from "@router/config";
+import type { UpstreamTimeouts } from "./dispatch/upstream-client";
+
+/**
+ * Provider calls: how long to wait for a connection, for response headers (non-stream, stream) and
+ * between two chunks before the attempt counts as a timeout and the cascade moves on; and the quiet
+ * time after which a waiting stream gets a keepalive comment. The one-process runner reads them too.
+ */
+export const upstreamEnvironment = {
+  GATEWAY_UPSTREAM_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(1).max(600_000).default(10_000),
+  GATEWAY_UPSTREAM_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1).max(3_600_000).default(600_000),
+  GATEWAY_UPSTREAM_STREAM_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1).max(3_600_000).default(120_000),
+  GATEWAY_UPSTREAM_IDLE_TIMEOUT_MS: z.coerce.number().int().min(1).max(3_600_000).default(120_000),
+  GATEWAY_STREAM_KEEPALIVE_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
+};
+
+type UpstreamEnv = { [K in keyof typeof upstreamEnvironment]: z.infer<(typeof upstreamEnvironment)[K]> };
+
+/** The `startGateway` options the upstream settings give. */
+export function upstreamOptionsOf(config: UpstreamEnv): { upstreamTimeouts: UpstreamTimeouts; keepaliveMs: number } {
+  return {
+    upstreamTimeouts: {
+      connectMs: config.GATEWAY_UPSTREAM_CONNECT_TIMEOUT_MS,
+      headersMs: config.GATEWAY_UPSTREAM_HEADERS_TIMEOUT_MS,
+      streamHeadersMs: config.GATEWAY_UPSTREAM_STREAM_HEADERS_TIMEOUT_MS,
+      idleMs: config.GATEWAY_UPSTREAM_IDLE_TIMEOUT_MS,
+    },
+    keepaliveMs: config.GATEWAY_STREAM_KEEPALIVE_MS,
+  };
+}
 
 /** Every environment variable the gateway reads (README lists them with their meaning). */
 export const gatewayConfigSchema = z.object({
@@ -23,6 +52,7 @@ export const gatewayConfigSchema = z.object({
   GATEWAY_PLAN_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   // How long one spend lease admits requests under hard ceilings; 0 sends every one to Admit.
   GATEWAY_LEASE_USE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
+  ...upstreamEnvironment,
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   NODE_ENV: z.string().optional(),
 }).superRefine(checkBusEnvironment);

@@ -12,3 +12,26 @@ describe("GATEWAY_LEASE_USE_MS", () => {
     expect(() => loadConfig(gatewayConfigSchema, { GATEWAY_LEASE_USE_MS: value })).toThrow(/GATEWAY_LEASE_USE_MS/);
   });
 });
+
+describe("provider timeouts and the stream keepalive", () => {
+  it("default to what docs/decisions.md states", () => {
+    const c = loadConfig(gatewayConfigSchema, {});
+    expect(c).toMatchObject({
+      GATEWAY_UPSTREAM_CONNECT_TIMEOUT_MS: 10_000,
+      GATEWAY_UPSTREAM_HEADERS_TIMEOUT_MS: 600_000,
+      GATEWAY_UPSTREAM_STREAM_HEADERS_TIMEOUT_MS: 120_000,
+      GATEWAY_UPSTREAM_IDLE_TIMEOUT_MS: 120_000,
+      GATEWAY_STREAM_KEEPALIVE_MS: 5_000,
+    });
+  });
+
+  it.each([
+    ["GATEWAY_UPSTREAM_CONNECT_TIMEOUT_MS", "0"],
+    ["GATEWAY_UPSTREAM_HEADERS_TIMEOUT_MS", "ten minutes"],
+    ["GATEWAY_UPSTREAM_STREAM_HEADERS_TIMEOUT_MS", "-5"],
+    ["GATEWAY_UPSTREAM_IDLE_TIMEOUT_MS", "1.5"],
+    ["GATEWAY_STREAM_KEEPALIVE_MS", "10"],
+  ])("refuses %s=%s, naming the variable", (name, value) => {
+    expect(() => loadConfig(gatewayConfigSchema, { [name]: value })).toThrow(new RegExp(name));
+  });
+});

@@ -14,6 +14,7 @@ import { startLedger } from "@router/ledger";
 import { startRouting } from "@router/routing";
 import {
   createTestDatabase,
+  parseEventStream,
   startFakeAnthropic,
   startFakeGemini,
   startFakeOpenAi,
@@ -368,25 +369,6 @@ export async function startChatHarness(
   };
 }
 
-export function parseEventStream(text: string): { chunks: any[]; done: boolean; comments: string[] } {
-  const chunks: any[] = [];
-  const comments: string[] = [];
-  let done = false;
-  for (const block of text.split("\n\n")) {
-    for (const line of block.split("\n")) {
-      if (line.startsWith(":")) comments.push(line);
-      else if (line.startsWith("data: ")) {
-        const data = line.slice(6);
-        if (data === "[DONE]") done = true;
-        else chunks.push(JSON.parse(data));
-      }
-    }
-  }
-  return { chunks, done, comments };
-}
-
-/** Text of every content delta of a stream's chunks. */
-export const streamedText = (chunks: any[]): string =>
-  chunks.map((c) => (c.choices ?? []).map((ch: any) => ch.delta?.content ?? "").join("")).join("");
+export { parseEventStream, streamedText } from "@router/testkit";
 
 export const userMessage = (text = "Hello") => [{ role: "user", content: text }];

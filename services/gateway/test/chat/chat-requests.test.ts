@@ -1,5 +1,5 @@
 import { fromUsd } from "@router/money";
-import { waitFor } from "@router/testkit";
+import { badChatRequests, waitFor } from "@router/testkit";
 import { DEFAULT_TOKEN, startChatHarness, userMessage, type ChatHarness } from "./chat-harness";
 
 let h: ChatHarness;
@@ -14,43 +14,7 @@ beforeEach(() => {
 const ok = { model: "test/gpt", messages: userMessage() };
 
 describe("bad input: a 400 naming the field, before anything is spent", () => {
-  const user = (content: unknown) => ({ ...ok, messages: [{ role: "user", content }] });
-  it.each([
-    ["model", { ...ok, model: 42 }],
-    ["models", { ...ok, models: "test/spare" }],
-    ["messages", { model: "test/gpt", messages: [] }],
-    ["messages", { model: "test/gpt" }],
-    ["messages.0.role", { ...ok, messages: [{ role: "robot", content: "x" }] }],
-    ["messages.0.content", { ...ok, messages: [{ role: "user" }] }],
-    ["messages.0.content", user([{ type: "audio", data: "x" }])],
-    ["messages.0.content.0.image_url.url", user([{ type: "image_url", image_url: { url: "ftp://example.com/a.png" } }])],
-    ["messages.0.tool_call_id", { ...ok, messages: [{ role: "tool", content: "x" }] }],
-    [
-      "messages.1.tool_calls.0.function.arguments",
-      { ...ok, messages: [...userMessage(), { role: "assistant", tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: "{oops" } }] }] },
-    ],
-    ["prompt", { model: "test/gpt", prompt: 7 }],
-    ["stream", { ...ok, stream: "yes" }],
-    ["max_tokens", { ...ok, max_tokens: 0 }],
-    ["max_tokens", { ...ok, max_tokens: 1.5 }],
-    ["max_completion_tokens", { ...ok, max_completion_tokens: "100" }],
-    ["temperature", { ...ok, temperature: 2.5 }],
-    ["top_p", { ...ok, top_p: 1.2 }],
-    ["top_k", { ...ok, top_k: 0.5 }],
-    ["stop", { ...ok, stop: 5 }],
-    ["seed", { ...ok, seed: 1.5 }],
-    ["tools.0.type", { ...ok, tools: [{ type: "retrieval" }] }],
-    ["tools.0.function.name", { ...ok, tools: [{ type: "function", function: { name: "has spaces" } }] }],
-    ["tool_choice", { ...ok, tool_choice: "sometimes" }],
-    ["response_format.type", { ...ok, response_format: { type: "yaml" } }],
-    ["reasoning.effort", { ...ok, reasoning: { effort: "extreme" } }],
-    ["reasoning", { ...ok, reasoning: { effort: "low", max_tokens: 100 } }],
-    ["provider.sort", { ...ok, provider: { sort: "random" } }],
-    ["session_id", { ...ok, session_id: "" }],
-    ["routing_stability", { ...ok, routing_stability: "wobbly" }],
-    ["n", { ...ok, n: 2 }],
-    ["body", [ok]],
-  ])("%s", async (field, body) => {
+  it.each(badChatRequests(ok))("%s", async (field, body) => {
     const res = await h.post(body);
     expect(res.status).toBe(400);
     expect(res.body.error).toMatchObject({ status: 400, code: "invalid_request", details: { field } });
