@@ -11,7 +11,11 @@ export function errorBody(status: number, code: string, message: string, details
 
 /** Turns a zod failure into a 400 that names the first bad field and lists every issue. */
 export function fromZod(err: ZodError, where: string): DomainError {
-  const issues = err.issues.map((i) => ({ field: [where, ...i.path].filter((p) => p !== "").join("."), message: i.message }));
+  const issues = err.issues.map((i) => {
+    // An unknown key is named itself, not the object that holds it.
+    const path = i.code === "unrecognized_keys" && i.keys[0] !== undefined ? [...i.path, i.keys[0]] : i.path;
+    return { field: [where, ...path].filter((p) => p !== "").join("."), message: i.message };
+  });
   const first = issues[0] ?? { field: where, message: "invalid" };
   return new DomainError("invalid_request", `${first.field}: ${first.message}`, {
     details: { field: first.field, issues },

@@ -106,7 +106,7 @@ describe("bad input on POST /v1/provider-keys", () => {
     ["priority", { ...valid, priority: "1" }],
     ["fallback_policy", { ...valid, fallback_policy: "never" }],
     ["model_filter", { ...valid, model_filter: ["openai/gpt-4o"] }],
-    ["model_filter", { ...valid, model_filter: { only: ["openai/gpt-4o"] } }],
+    ["model_filter.only", { ...valid, model_filter: { only: ["openai/gpt-4o"] } }],
     ["model_filter.allow", { ...valid, model_filter: { allow: "openai/gpt-4o" } }],
     ["model_filter.deny.0", { ...valid, model_filter: { deny: ["has space"] } }],
     ["key", { ...valid, key: "x" }],
