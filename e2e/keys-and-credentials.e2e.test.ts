@@ -408,6 +408,26 @@ describe("keys and provider credentials through the separate-process stack", () 
       expect((await mgmt.patch(`/v1/keys/${created.hash}`, { limit: 1 })).status).toBe(409);
     });
 
+    it("revokes a key on every other gateway replica within 10 seconds", async () => {
+      const replicaUrl = await stack.startGatewayReplica();
+      const created = await createKey(mgmt);
+      const onReplica = gatewayClient(replicaUrl, created.key);
+      // The replica authenticates the key now and keeps it in its cache for at most 10 s from here.
+      const cachedFrom = Date.now();
+      expect((await onReplica.get("/v1/key")).status).toBe(200);
+      expect((await mgmt.del(`/v1/keys/${created.hash}`)).status).toBe(200);
+      await waitFor(async () => (await onReplica.get("/v1/key")).status === 401, {
+        timeoutMs: 12_000,
+        intervalMs: 200,
+        what: "the replica to refuse the revoked key",
+      });
+      // 10 s of cache, plus one poll interval and the last request's own time.
+      expect(Date.now() - cachedFrom).toBeLessThanOrEqual(10_500);
+      const refused = await onReplica.post("/v1/chat/completions", chat());
+      expect(refused.status).toBe(401);
+      expect(openai.requests).toHaveLength(0);
+    }, 30_000);
+
     it("never lists, changes or revokes another organisation's key", async () => {
       const rival = gatewayClient(stack.gatewayUrl, other.managementKey);
       const theirs = await createKey(rival, { name: "theirs" });

@@ -17,6 +17,8 @@ export interface Stack {
   services: ChildService[];
   /** Creates an organisation through the operator CLI and returns its management key. */
   createOrg(name: string): Promise<{ orgId: string; managementKey: string }>;
+  /** Starts one more gateway replica on the same services (stopped with the stack); returns its URL. */
+  startGatewayReplica(): Promise<string>;
   stop(): Promise<void>;
   logs(): string;
 }
@@ -69,8 +71,9 @@ export async function startStack(opts: {
   // The edge first, as a rollout would: the gateway's shutdown hands its last settlements and lease
   // releases to a ledger that is still there.
   const stopAll = async () => {
-    await Promise.all(services.filter((s) => s.name === "gateway").map((s) => s.stop()));
-    await Promise.all(services.filter((s) => s.name !== "gateway").map((s) => s.stop()));
+    const isGateway = (s: ChildService) => s.name.startsWith("gateway");
+    await Promise.all(services.filter(isGateway).map((s) => s.stop()));
+    await Promise.all(services.filter((s) => !isGateway(s)).map((s) => s.stop()));
   };
   try {
     services.push(
@@ -97,6 +100,14 @@ export async function startStack(opts: {
       });
       const out = JSON.parse(stdout.trim().split("\n").pop() ?? "{}") as { org_id: string; management_key: string };
       return { orgId: out.org_id, managementKey: out.management_key };
+    },
+    async startGatewayReplica() {
+      const port = await freePort();
+      const name = `gateway-replica-${services.filter((s) => s.name.startsWith("gateway")).length}`;
+      // Each replica keeps its own bus outbox, as each pod would on its own volume.
+      const replicaEnv = { ...env, PORT: String(port), ROUTER_DATA_DIR: join(env.ROUTER_DATA_DIR ?? "", name) };
+      services.push(await startNodeProcess(name, main("gateway"), replicaEnv, () => httpReady(`http://127.0.0.1:${port}/health`), 20_000, opts.nodeArgs));
+      return `http://127.0.0.1:${port}`;
     },
     logs: () => services.map((s) => `--- ${s.name}\n${s.output()}`).join("\n"),
     async stop() {
