@@ -131,6 +131,21 @@ describe("keys and provider credentials through the separate-process stack", () 
       ]);
     });
 
+    it("does not try the provider's other credentials after a failure when fallback_policy is none_for_provider", async () => {
+      await addCredential(mgmt, { provider: "openai", api_key: "sk-only-this-0001", priority: 0, fallback_policy: "none_for_provider" });
+      await addCredential(mgmt, { provider: "openai", api_key: "sk-never-0002", priority: 1 });
+      openai.script({ failure: { kind: "status", status: 429, code: "rate_limit_exceeded", retryAfter: "7" } }, { text: "must not be served" });
+      const inference = gatewayClient(stack.gatewayUrl, (await createKey(mgmt)).key);
+      const res = await inference.post("/v1/chat/completions", chat(), { "X-Router-Metadata": "enabled" });
+      expect(res.status).toBe(429);
+      expect(res.headers.get("retry-after")).toBe("7");
+      expect(res.json.error.code).toBe("upstream_error");
+      expect(openai.requests.map((r) => r.headers.authorization)).toEqual(["Bearer sk-only-this-0001"]);
+      expect(res.json.router_metadata.skipped).toEqual(
+        expect.arrayContaining([expect.objectContaining({ provider: "openai", reason: "fallback_policy" })]),
+      );
+    });
+
     it("skips a credential whose model_filter denies the model, and answers no_route when none allows it", async () => {
       await addCredential(mgmt, { provider: "openai", api_key: "sk-denies-0001", priority: 0, model_filter: { deny: ["openai/gpt-4o-mini"] } });
       const allowing = await addCredential(mgmt, { provider: "openai", api_key: "sk-allows-0002", priority: 9, model_filter: { allow: ["openai/*"] } });
