@@ -433,11 +433,11 @@ describe("keys and provider credentials through the separate-process stack", () 
       expect((await mgmt.del(`/v1/keys/${created.hash}`)).status).toBe(200);
       await waitFor(async () => (await onReplica.get("/v1/key")).status === 401, {
         timeoutMs: 12_000,
-        intervalMs: 200,
+        intervalMs: 100,
         what: "the replica to refuse the revoked key",
       });
-      // 10 s of cache, plus one poll interval and the last request's own time.
-      expect(Date.now() - cachedFrom).toBeLessThanOrEqual(10_500);
+      // 10 s of cache, plus one poll interval and the polls' own time on a busy CI machine.
+      expect(Date.now() - cachedFrom).toBeLessThanOrEqual(11_000);
       const refused = await onReplica.post("/v1/chat/completions", chat());
       expect(refused.status).toBe(401);
       expect(openai.requests).toHaveLength(0);
