@@ -34,8 +34,9 @@ export type { Caller, CallerKey } from "./auth/caller";
 export type { CredentialSource, DispatchCredential } from "./provider-keys/dispatch-credential";
 export { PROVIDER_SLUGS, type ProviderSlug } from "./provider-keys/provider-slugs";
 
-/** The Postgres schema the gateway owns. */
 export { upstreamEnvironment, upstreamOptionsOf } from "./config";
+
+/** The Postgres schema the gateway owns. */
 export const GATEWAY_SCHEMA = "gateway";
 
 export const GATEWAY_MIGRATIONS_DIR = join(__dirname, "..", "migrations");
