@@ -1,6 +1,7 @@
 import { busEnvironment, checkBusEnvironment } from "@router/bus";
 import { env, resolveSecrets, z, type SecretName, type Secrets } from "@router/config";
-import type { UpstreamTimeouts } from "./dispatch/upstream-client";
+import { DEFAULT_KEEPALIVE_MS } from "./chat/sse-response";
+import { DEFAULT_TIMEOUTS, type UpstreamTimeouts } from "./dispatch/upstream-client";
 
 /**
  * Provider calls: how long to wait for a connection, for response headers (non-stream, stream) and
@@ -8,11 +9,11 @@ import type { UpstreamTimeouts } from "./dispatch/upstream-client";
  * time after which a waiting stream gets a keepalive comment. The one-process runner reads them too.
  */
 export const upstreamEnvironment = {
-  GATEWAY_UPSTREAM_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(1).max(600_000).default(10_000),
-  GATEWAY_UPSTREAM_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1).max(3_600_000).default(600_000),
-  GATEWAY_UPSTREAM_STREAM_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1).max(3_600_000).default(120_000),
-  GATEWAY_UPSTREAM_IDLE_TIMEOUT_MS: z.coerce.number().int().min(1).max(3_600_000).default(120_000),
-  GATEWAY_STREAM_KEEPALIVE_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
+  GATEWAY_UPSTREAM_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(1).max(600_000).default(DEFAULT_TIMEOUTS.connectMs),
+  GATEWAY_UPSTREAM_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1).max(3_600_000).default(DEFAULT_TIMEOUTS.headersMs),
+  GATEWAY_UPSTREAM_STREAM_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1).max(3_600_000).default(DEFAULT_TIMEOUTS.streamHeadersMs),
+  GATEWAY_UPSTREAM_IDLE_TIMEOUT_MS: z.coerce.number().int().min(1).max(3_600_000).default(DEFAULT_TIMEOUTS.idleMs),
+  GATEWAY_STREAM_KEEPALIVE_MS: z.coerce.number().int().min(100).max(600_000).default(DEFAULT_KEEPALIVE_MS),
 };
 
 type UpstreamEnv = { [K in keyof typeof upstreamEnvironment]: z.infer<(typeof upstreamEnvironment)[K]> };

@@ -25,7 +25,7 @@ import { readRouterHeaders, type RouterHeaders } from "./router-headers";
 import type { HoldClosings } from "./hold-closings";
 import { SpendLeases, type LeaseTicket } from "./spend-leases";
 import { routerMetadata } from "./router-metadata";
-import { SseResponse } from "./sse-response";
+import { DEFAULT_KEEPALIVE_MS, SseResponse } from "./sse-response";
 import { estimatedUsage, totalCost, usageLines } from "./usage-cost";
 import { promptTokenBound, worstCaseCost } from "./worst-case";
 
@@ -107,7 +107,7 @@ class ChatCompletions {
     private readonly deps: ChatDeps,
     private readonly upstream: UpstreamDispatcher,
   ) {
-    this.keepaliveMs = deps.keepaliveMs ?? 5_000;
+    this.keepaliveMs = deps.keepaliveMs ?? DEFAULT_KEEPALIVE_MS;
     this.baseUrls = deps.providerBaseUrls ?? {};
     this.allows = (c, m) => deps.credentials.allows(c, m);
   }

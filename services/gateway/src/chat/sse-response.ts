@@ -1,6 +1,8 @@
 import type { Response } from "express";
 
 const KEEPALIVE = ": router processing\n\n";
+/** Quiet time before a keepalive comment when the gateway is not told otherwise. */
+export const DEFAULT_KEEPALIVE_MS = 5_000;
 
 /**
  * The client side of a stream: status and headers go out at once with a first keepalive comment,

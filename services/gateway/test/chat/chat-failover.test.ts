@@ -1,4 +1,5 @@
-import { startChatHarness, streamedText, userMessage, type ChatHarness } from "./chat-harness";
+import { streamedText } from "@router/testkit";
+import { startChatHarness, userMessage, type ChatHarness } from "./chat-harness";
 
 const FAST_FAIL = { timeouts: { headersMs: 400, streamHeadersMs: 400, idleMs: 400 }, breaker: { volumeThreshold: 1_000 } };
 const PROVIDER_WORDS = "the prompt said: my secret plan";

@@ -369,6 +369,4 @@ export async function startChatHarness(
   };
 }
 
-export { parseEventStream, streamedText } from "@router/testkit";
-
 export const userMessage = (text = "Hello") => [{ role: "user", content: text }];

@@ -1,5 +1,5 @@
-import { waitFor } from "@router/testkit";
-import { DEFAULT_TOKEN, parseEventStream, startChatHarness, streamedText, userMessage, type ChatHarness } from "./chat-harness";
+import { parseEventStream, streamedText, waitFor } from "@router/testkit";
+import { DEFAULT_TOKEN, startChatHarness, userMessage, type ChatHarness } from "./chat-harness";
 
 let h: ChatHarness;
 beforeAll(async () => {
