@@ -232,9 +232,10 @@ export function runBusContract(name: string, makeBus: MakeBus, options: Contract
       await consumer.subscribe({
         topic: t,
         group: "g",
+        // Counted once handled, so the wait below also waits for the last effect.
         handler: async (e) => {
-          deliveries += 1;
           await onlyOnce(e);
+          deliveries += 1;
         },
       });
 

@@ -1,4 +1,4 @@
-import type { Server } from "node:http";
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from "node:http";
 import express, { type ErrorRequestHandler, type Express, type NextFunction, type Request, type Response } from "express";
 import { DomainError } from "@router/errors";
 import type { Logger } from "@router/logging";
@@ -11,13 +11,61 @@ export interface HttpAppOptions {
   bodyLimit?: string;
 }
 
+const DEFAULT_BODY_LIMIT = "10mb";
+
+type BodyParser = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
+
+/** The one JSON body parser (body-parser): sets `req.body`; bodies past `limit` fail with 413. */
+export function jsonBodyParser(limit = DEFAULT_BODY_LIMIT): BodyParser {
+  return express.json({ limit, type: ["application/json", "application/*+json"] }) as unknown as BodyParser;
+}
+
 /** An express app with JSON parsing and no fingerprinting header. Add routes, then `finishApp`. */
 export function createHttpApp(opts: HttpAppOptions): Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
-  app.use(express.json({ limit: opts.bodyLimit ?? "10mb", type: ["application/json", "application/*+json"] }));
+  app.use(jsonBodyParser(opts.bodyLimit));
   return app;
+}
+
+/** Writes `body` as the JSON response, as express's `res.json` does, on Node's own response. */
+export function writeJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    ...headers,
+    "content-type": "application/json; charset=utf-8",
+    "content-length": Buffer.byteLength(text),
+  });
+  res.end(text);
+}
+
+/** Answers a thrown error with the envelope (`toHttpError`); a response already begun is ended. */
+export function writeHttpError(req: IncomingMessage, res: ServerResponse, err: unknown, log: Logger): void {
+  const { status, body } = toHttpError(err);
+  if (status >= 500) log.error({ err, method: req.method, path: req.url?.split("?")[0] }, "http.request.failed");
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  writeJson(res, status, body);
+}
+
+/**
+ * Serves one hot route on Node's request and response directly, ahead of the express app, which
+ * gets every other request. Matches as express would: any letter case, an optional trailing slash,
+ * any query string.
+ */
+export function routeAhead(route: { method: string; path: string; listener: RequestListener }, app: RequestListener): RequestListener {
+  const path = route.path.toLowerCase();
+  return (req, res) => {
+    const url = req.url ?? "";
+    const end = url.indexOf("?");
+    let p = end < 0 ? url : url.slice(0, end);
+    if (p.length > 1 && p.endsWith("/")) p = p.slice(0, -1);
+    if (req.method === route.method && (p === route.path || p.toLowerCase() === path)) route.listener(req, res);
+    else app(req, res);
+  };
 }
 
 /** Adds the 404 route and the one error handler that maps every error to the envelope. */
@@ -35,15 +83,7 @@ interface BodyParserError extends Error {
 }
 
 export function errorHandler(log: Logger): ErrorRequestHandler {
-  return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
-    const { status, body } = toHttpError(err);
-    if (status >= 500) log.error({ err, method: req.method, path: req.path }, "http.request.failed");
-    if (res.headersSent) {
-      res.end();
-      return;
-    }
-    res.status(status).json(body);
-  };
+  return (err: unknown, req: Request, res: Response, _next: NextFunction) => writeHttpError(req, res, err, log);
 }
 
 /** The one table from thrown errors to HTTP status and envelope. */
@@ -92,11 +132,11 @@ export interface RunningHttpServer {
   close(): Promise<void>;
 }
 
-/** Listens on `host:port` (port 0 picks one) and resolves once bound. */
-export function listen(app: Express, port: number, host = "127.0.0.1"): Promise<RunningHttpServer> {
+/** Listens on `host:port` (port 0 picks one) and resolves once bound; `listener` is an express app or `routeAhead`'s. */
+export function listen(listener: RequestListener, port: number, host = "127.0.0.1"): Promise<RunningHttpServer> {
   return new Promise((resolve, reject) => {
-    const server = app.listen(port, host, (err?: Error) => {
-      if (err) return reject(err);
+    const server = createServer(listener);
+    server.listen(port, host, () => {
       const addr = server.address();
       const bound = typeof addr === "object" && addr ? addr.port : port;
       resolve({

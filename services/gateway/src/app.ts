@@ -3,13 +3,13 @@ import Redis from "ioredis";
 import type { EventBus } from "@router/bus";
 import type { Secrets } from "@router/config";
 import { migrate, type Db } from "@router/db";
-import { createHttpApp, finishApp, listen, startMetricsServer } from "@router/http-kit";
+import { createHttpApp, finishApp, listen, routeAhead, startMetricsServer } from "@router/http-kit";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
 import type { ledger, routing } from "@router/proto";
 import { AuthCache } from "./auth/auth-cache";
-import { createAuthenticator } from "./auth/authenticate";
-import { chatRoutes } from "./chat/routes";
+import { createAuthenticator, createCallerResolver } from "./auth/authenticate";
+import { CHAT_COMPLETIONS_PATH, chatCompletionsListener } from "./chat/routes";
 import { cachedRoutingPort } from "./chat/plan-cache";
 import { HoldClosings } from "./chat/hold-closings";
 import { grpcLedgerPort, grpcRoutingPort } from "./chat/ports";
@@ -99,7 +99,8 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const grpcDeadlineMs = deps.grpcDeadlineMs ?? 1000;
   const pepper = deps.secrets.ROUTER_KEY_PEPPER;
   const authCache = new AuthCache((hash) => findKeyByHash(deps.db, hash), deps.clock);
-  const authenticate = createAuthenticator({ cache: authCache, pepper, clock: deps.clock });
+  const authDeps = { cache: authCache, pepper, clock: deps.clock };
+  const authenticate = createAuthenticator(authDeps);
   const metrics = new GatewayMetrics();
   metrics.watchAuthCache(() => authCache.stats());
   const sealer = new SecretSealer(deps.secrets.ROUTER_MASTER_KEY);
@@ -133,26 +134,24 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
           onLeaseCall: metrics.leaseCalled,
         })
       : undefined;
-  app.use(
-    chatRoutes({
-      authenticate: inference,
-      routing: cachedRoutingPort(grpcRoutingPort(deps.routing, { deadlineMs: grpcDeadlineMs }), deps.clock, {
-        ttlMs: deps.planCacheMs ?? 1000,
-      }),
-      ledger: ledgerPort,
-      closings,
-      leases,
-      credentials,
-      bus: deps.bus,
-      log: deps.log,
-      clock: deps.clock,
-      recent,
-      upstream,
-      providerBaseUrls: deps.providerBaseUrls,
-      keepaliveMs: deps.keepaliveMs,
-      metrics,
+  const chat = chatCompletionsListener({
+    resolveCaller: createCallerResolver(authDeps, { allow: ["inference"] }),
+    routing: cachedRoutingPort(grpcRoutingPort(deps.routing, { deadlineMs: grpcDeadlineMs }), deps.clock, {
+      ttlMs: deps.planCacheMs ?? 1000,
     }),
-  );
+    ledger: ledgerPort,
+    closings,
+    leases,
+    credentials,
+    bus: deps.bus,
+    log: deps.log,
+    clock: deps.clock,
+    recent,
+    upstream,
+    providerBaseUrls: deps.providerBaseUrls,
+    keepaliveMs: deps.keepaliveMs,
+    metrics,
+  });
   app.use(
     keyRoutes({
       db: deps.db,
@@ -178,7 +177,8 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   );
   finishApp(app, deps.log);
 
-  const server = await listen(app, deps.port, deps.host);
+  // The chat route is the hot path: Node serves it directly; express serves every other route.
+  const server = await listen(routeAhead({ method: "POST", path: CHAT_COMPLETIONS_PATH, listener: chat }, app), deps.port, deps.host);
   deps.log.info({ port: server.port }, "gateway.http.listening");
   // Metrics are auxiliary: a port that cannot be bound is logged (the scraper reports the target
   // down) and never stops the gateway from serving.

@@ -129,6 +129,11 @@ export class GatewayMetrics {
     };
   }
 
+  /** Counts a request of a route served outside express (the chat route), as `httpMiddleware` does. */
+  countHttp(route: string, method: string, status: number): void {
+    this.httpRequests.inc({ route, method, status: String(status) });
+  }
+
   /** One chat completion request ended: its outcome, overhead, attempts and time to first token. */
   chatFinished(o: RequestOutcome): void {
     this.chatRequests.inc({ outcome: o.status });

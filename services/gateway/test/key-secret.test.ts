@@ -1,5 +1,5 @@
 import { hashKey, keyClassOf, mintKey } from "../src/keys/key-secret";
-import { randomBase62 } from "../src/random-tokens";
+import { randomBase62, randomId } from "../src/random-tokens";
 
 describe("key secrets", () => {
   it("mints 256-bit base62 secrets with the class prefix and a hash that depends on the pepper", () => {
@@ -21,5 +21,16 @@ describe("key secrets", () => {
 
   it("pads base62 tokens to a fixed width", () => {
     for (let i = 0; i < 50; i++) expect(randomBase62(32)).toHaveLength(43);
+  });
+
+  it("cuts ids from the random pool without handing out a byte twice, across refills", () => {
+    const ids = Array.from({ length: 1_000 }, () => randomId(16, "hex"));
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{32}$/);
+    // 16 000 bytes: the 4 KiB pool was refilled three times; no id repeats a slice of another.
+    const joined = ids.join("");
+    for (const id of ids.slice(0, 50)) expect(joined.indexOf(id)).toBe(joined.lastIndexOf(id));
+    expect(randomId(12, "base64url")).toMatch(/^[A-Za-z0-9_-]{16}$/);
+    expect(randomId(5_000, "hex")).toHaveLength(10_000);
   });
 });

@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { DomainError } from "@router/errors";
 import type { Clock } from "@router/money";
@@ -13,6 +14,12 @@ export interface AuthenticateOptions {
 
 /** Builds the middleware for one route class; it sets `res.locals.caller`. */
 export type Authenticate = (opts: AuthenticateOptions) => RequestHandler;
+
+/**
+ * The caller of one request, for a route served on Node's own request and response; rejects with
+ * the route's 401/403 (a 401 also sets `WWW-Authenticate` on `res`).
+ */
+export type ResolveCaller = (req: IncomingMessage, res: ServerResponse) => Promise<Caller>;
 
 export interface AuthenticatorDeps {
   cache: AuthCache;
@@ -44,42 +51,51 @@ export function callerOf(key: StoredKey): Caller {
  * missing or malformed header, unknown, revoked or expired key → 401 `unauthorized`; a key of the
  * wrong class → 403 `permission_denied`; a paused key → 403 `key_paused`.
  */
+export function createCallerResolver(deps: AuthenticatorDeps, { allow }: AuthenticateOptions): ResolveCaller {
+  return async (req, res) => {
+    const header = req.headers.authorization;
+    const token = header ? BEARER.exec(header)?.[1] : undefined;
+    const claimed = token ? keyClassOf(token) : null;
+    if (!header || !token || !claimed) {
+      res.setHeader("WWW-Authenticate", 'Bearer realm="router"');
+      throw unauthorized(
+        header ? `Authorization: malformed; expected ${expected(allow)}` : `Authorization: missing; expected ${expected(allow)}`,
+      );
+    }
+    const key = await deps.cache.get(hashKey(token, deps.pepper));
+    if (!key || key.class !== claimed) {
+      res.setHeader("WWW-Authenticate", 'Bearer realm="router", error="invalid_token"');
+      throw unauthorized("Authorization: unknown key");
+    }
+    if (key.disabled) throw unauthorized("Authorization: this key has been revoked");
+    if (key.expiresAt && key.expiresAt.getTime() <= deps.clock.now().getTime()) {
+      throw unauthorized("Authorization: this key has expired");
+    }
+    if (!allow.includes(key.class)) {
+      throw new DomainError(
+        "permission_denied",
+        `this route takes ${allow.map(describe).join(" or ")}; ${describe(key.class)} cannot call it`,
+        { details: { key_class: key.class } },
+      );
+    }
+    if (key.paused) {
+      throw new DomainError("key_paused", `this key is paused (${key.pausedReason ?? "manual"}); resume it with PATCH /v1/keys/{hash}`, {
+        details: { paused_reason: key.pausedReason ?? "manual" },
+      });
+    }
+    return callerOf(key);
+  };
+}
+
+/** The express middleware of `createCallerResolver`: sets `res.locals.caller`. */
 export function createAuthenticator(deps: AuthenticatorDeps): Authenticate {
-  return ({ allow }) =>
-    async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-      const header = req.header("authorization");
-      const token = header ? BEARER.exec(header)?.[1] : undefined;
-      const claimed = token ? keyClassOf(token) : null;
-      if (!header || !token || !claimed) {
-        res.setHeader("WWW-Authenticate", 'Bearer realm="router"');
-        throw unauthorized(
-          header ? `Authorization: malformed; expected ${expected(allow)}` : `Authorization: missing; expected ${expected(allow)}`,
-        );
-      }
-      const key = await deps.cache.get(hashKey(token, deps.pepper));
-      if (!key || key.class !== claimed) {
-        res.setHeader("WWW-Authenticate", 'Bearer realm="router", error="invalid_token"');
-        throw unauthorized("Authorization: unknown key");
-      }
-      if (key.disabled) throw unauthorized("Authorization: this key has been revoked");
-      if (key.expiresAt && key.expiresAt.getTime() <= deps.clock.now().getTime()) {
-        throw unauthorized("Authorization: this key has expired");
-      }
-      if (!allow.includes(key.class)) {
-        throw new DomainError(
-          "permission_denied",
-          `this route takes ${allow.map(describe).join(" or ")}; ${describe(key.class)} cannot call it`,
-          { details: { key_class: key.class } },
-        );
-      }
-      if (key.paused) {
-        throw new DomainError("key_paused", `this key is paused (${key.pausedReason ?? "manual"}); resume it with PATCH /v1/keys/{hash}`, {
-          details: { paused_reason: key.pausedReason ?? "manual" },
-        });
-      }
-      res.locals.caller = callerOf(key);
+  return (opts) => {
+    const resolve = createCallerResolver(deps, opts);
+    return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+      res.locals.caller = await resolve(req, res);
       next();
     };
+  };
 }
 
 /** The caller the authentication middleware resolved; throws when a route forgot to authenticate. */

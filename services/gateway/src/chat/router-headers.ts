@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Request } from "express";
+import type { IncomingMessage } from "node:http";
 import { invalid } from "@router/errors";
 
 /** What the chat route reads from request headers. */
@@ -24,15 +24,15 @@ const CATEGORY = /^[a-z0-9][a-z0-9 _/-]{0,63}$/;
 const MAX_TEXT = 256;
 
 // Tolerates a header sent twice (node joins them with ", ") by taking the first.
-function one(req: Request, name: string): string | null {
-  const v = req.header(name);
-  if (v === undefined) return null;
+function one(req: IncomingMessage, name: string): string | null {
+  const v = req.headers[name.toLowerCase()];
+  if (typeof v !== "string") return null;
   const t = v.trim();
   return t === "" ? null : t;
 }
 
 /** An enum header: true for `on`, false for absent or one of `off`; anything else is a 400. */
-function onOff(req: Request, name: string, on: string, off: string[]): boolean {
+function onOff(req: IncomingMessage, name: string, on: string, off: string[]): boolean {
   const v = one(req, name);
   if (v === null) return false;
   const lower = v.toLowerCase();
@@ -56,7 +56,7 @@ function refererOrigin(raw: string | null): { origin: string | null; app: string
 const clip = (s: string | null): string | null => (s === null ? null : s.slice(0, MAX_TEXT));
 
 /** Reads and checks the router's request headers; throws a 400 naming the header. */
-export function readRouterHeaders(req: Request): RouterHeaders {
+export function readRouterHeaders(req: IncomingMessage): RouterHeaders {
   const agent = one(req, "x-router-agent");
   if (agent !== null && !AGENT_NAME.test(agent)) {
     throw invalid(
@@ -80,7 +80,7 @@ export function readRouterHeaders(req: Request): RouterHeaders {
 
   const metadata = onOff(req, "X-Router-Metadata", "enabled", ["disabled"]) || onOff(req, "X-Metadata", "enabled", ["disabled"]);
   const appHidden = onOff(req, "X-App-Visibility", "hidden", ["public", "visible"]);
-  const { origin, app } = refererOrigin(one(req, "http-referer") ?? one(req, "referer"));
+  const { origin, app } = refererOrigin(one(req, "http-referer") ?? one(req, "referer") ?? one(req, "referrer"));
   const appTitle = clip(one(req, "x-title") ?? one(req, "x-app-title") ?? one(req, "x-router-title"));
   const appKey = app ?? (appTitle ? `title:${appTitle}` : null);
   return {

@@ -1,12 +1,12 @@
-import { randomBytes } from "node:crypto";
+import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { performance } from "node:perf_hooks";
-import { Router, type Request, type RequestHandler, type Response } from "express";
 import type { EventBus } from "@router/bus";
 import { DomainError } from "@router/errors";
-import { errorBody } from "@router/http-kit";
+import { errorBody, jsonBodyParser, writeHttpError, writeJson } from "@router/http-kit";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
 import { events, type routing } from "@router/proto";
+import type { ResolveCaller } from "../auth/authenticate";
 import type { Caller } from "../auth/caller";
 import { UpstreamDispatcher, type CascadeInput, type CompletionResult, type Served, type StreamResult } from "../dispatch/cascade";
 import type { AttemptFailure } from "../dispatch/attempt-failure";
@@ -22,6 +22,7 @@ import { dispatchError } from "./dispatch-error";
 import { completedEvent, type RequestOutcome } from "./request-outcome";
 import { parseChatRequest, type ChatRequest } from "./request-schema";
 import { readRouterHeaders, type RouterHeaders } from "./router-headers";
+import { randomId } from "../random-tokens";
 import type { HoldClosings } from "./hold-closings";
 import { SpendLeases, type LeaseTicket } from "./spend-leases";
 import { routerMetadata } from "./router-metadata";
@@ -34,8 +35,8 @@ const CANCELLED = "router.client_cancelled";
 const NOTHING_TO_RESERVE = { admitted: true, holdId: "", limitWarning: "" } as const;
 
 export interface ChatDeps {
-  /** Inference-key (or session) authentication; sets `res.locals.caller`. */
-  authenticate: RequestHandler;
+  /** Inference-key (or session) authentication. */
+  resolveCaller: ResolveCaller;
   routing: RoutingPort;
   ledger: LedgerPort;
   /** Where settlements and releases wait for their batched call to the ledger. */
@@ -77,25 +78,33 @@ interface Context {
 /** Thrown for refusals the pipeline makes on purpose (budget, routing): recorded as `refused`. */
 class Refused extends DomainError {}
 
-const callerOf = (res: Response): Caller => {
-  const caller = res.locals.caller as Caller | undefined;
-  if (!caller) throw new DomainError("internal", "chat route reached without authentication");
-  return caller;
-};
-
 // Header values must be visible ASCII; a ledger sentence is, but a stray character must not 500.
 const headerSafe = (s: string): string => s.replace(/[^\x20-\x7e]/g, "?");
 
-const generationId = (): string => `gen-${randomBytes(16).toString("hex")}`;
+const generationId = (): string => `gen-${randomId(16, "hex")}`;
 
 const cascadeModels = (ctx: Context): string[] => (ctx.plan?.cascade ?? []).map((c) => c.modelId);
 
-/** `POST /v1/chat/completions`. */
-export function chatRoutes(deps: ChatDeps): Router {
+export const CHAT_COMPLETIONS_PATH = "/v1/chat/completions";
+
+type ParsedRequest = IncomingMessage & { body?: unknown };
+
+/**
+ * `POST /v1/chat/completions` on Node's own request and response, for `routeAhead`: the hot path
+ * skips express's router and its request and response wrappers (docs/decisions.md). The body is
+ * parsed by the same parser as every express route, before authentication, as there.
+ */
+export function chatCompletionsListener(deps: ChatDeps): RequestListener {
   const chat = new ChatCompletions(deps, deps.upstream ?? new UpstreamDispatcher());
-  const router = Router();
-  router.post("/v1/chat/completions", deps.authenticate, (req, res) => chat.handle(req, res));
-  return router;
+  const parseBody = jsonBodyParser();
+  const metrics = deps.metrics;
+  return (req, res) => {
+    if (metrics) res.once("close", () => metrics.countHttp(CHAT_COMPLETIONS_PATH, "POST", res.statusCode));
+    parseBody(req, res, (err) => {
+      if (err) return writeHttpError(req, res, err, deps.log);
+      chat.serve(req, res).catch((e: unknown) => writeHttpError(req, res, e, deps.log));
+    });
+  };
 }
 
 class ChatCompletions {
@@ -112,14 +121,14 @@ class ChatCompletions {
     this.allows = (c, m) => deps.credentials.allows(c, m);
   }
 
-  async handle(req: Request, res: Response): Promise<void> {
+  async serve(req: ParsedRequest, res: ServerResponse): Promise<void> {
     const t0 = performance.now();
     // Listening from the start: a client gone during routing or admission is never dispatched.
     const abort = new AbortController();
     res.on("close", () => {
       if (!res.writableFinished) abort.abort();
     });
-    const caller = callerOf(res);
+    const caller = await this.deps.resolveCaller(req, res);
     if (caller.key.class !== "inference") {
       throw new DomainError("permission_denied", "chat completions take an inference key");
     }
@@ -217,7 +226,7 @@ class ChatCompletions {
   }
 
   /** Refusals and service failures before any provider was asked: answered, released, recorded. */
-  private failBeforeDispatch(ctx: Context, err: unknown, res: Response): void {
+  private failBeforeDispatch(ctx: Context, err: unknown, res: ServerResponse): void {
     const domain = err instanceof DomainError ? err : new DomainError("internal", "internal error", { cause: err });
     if (!(err instanceof DomainError)) this.deps.log.error({ err, id: ctx.id }, "gateway.chat.failed");
     const outcome = this.outcome(ctx, {
@@ -229,7 +238,7 @@ class ChatCompletions {
     this.sendError(res, domain, ctx, null, null);
   }
 
-  private async complete(ctx: Context, input: CascadeInput, extraHeaders: Record<string, string>, res: Response): Promise<void> {
+  private async complete(ctx: Context, input: CascadeInput, extraHeaders: Record<string, string>, res: ServerResponse): Promise<void> {
     let result: CompletionResult;
     try {
       result = await this.upstream.complete(input);
@@ -277,10 +286,10 @@ class ChatCompletions {
       usage: usageBody(usage),
     };
     if (ctx.headers.metadata) body.router_metadata = this.metadata(ctx, result, outcome.routingOverheadMs);
-    res.status(200).set(extraHeaders).json(body);
+    writeJson(res, 200, body, extraHeaders);
   }
 
-  private async stream(ctx: Context, input: CascadeInput, extraHeaders: Record<string, string>, res: Response): Promise<void> {
+  private async stream(ctx: Context, input: CascadeInput, extraHeaders: Record<string, string>, res: ServerResponse): Promise<void> {
     const sse = new SseResponse(res, this.keepaliveMs);
     sse.open(extraHeaders);
     const exclude = ctx.request.reasoning?.exclude === true;
@@ -385,7 +394,7 @@ class ChatCompletions {
   }
 
   /** A bug inside dispatch: never a hang, never a lost hold. */
-  private unexpected(ctx: Context, err: unknown, res: Response): void {
+  private unexpected(ctx: Context, err: unknown, res: ServerResponse): void {
     this.deps.log.error({ err, id: ctx.id }, "gateway.chat.failed");
     const outcome = this.outcome(ctx, { status: "error", errorCode: "internal", errorMessage: "internal error" });
     this.finish(ctx, outcome, null);
@@ -480,7 +489,7 @@ class ChatCompletions {
   }
 
   private sendError(
-    res: Response,
+    res: ServerResponse,
     err: DomainError,
     ctx: Context,
     result: CompletionResult | null,
@@ -489,6 +498,6 @@ class ChatCompletions {
     const body: Record<string, unknown> = { ...errorBody(err.status, err.code, err.message, err.details) };
     if (ctx.headers.metadata && ctx.plan) body.router_metadata = this.metadata(ctx, result, null);
     if (failure?.opts.retryAfter && err.status === 429) res.setHeader("retry-after", failure.opts.retryAfter);
-    res.status(err.status).json(body);
+    writeJson(res, err.status, body);
   }
 }

@@ -1,4 +1,4 @@
-import type { Response } from "express";
+import type { ServerResponse } from "node:http";
 
 const KEEPALIVE = ": router processing\n\n";
 /** Quiet time before a keepalive comment when the gateway is not told otherwise. */
@@ -14,7 +14,7 @@ export class SseResponse {
   private wrote = false;
 
   constructor(
-    private readonly res: Response,
+    private readonly res: ServerResponse,
     private readonly keepaliveMs: number,
   ) {}
 

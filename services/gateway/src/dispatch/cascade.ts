@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import type { Dispatcher } from "undici";
 import type { routing } from "@router/proto";
@@ -20,6 +19,7 @@ import { AttemptFailure, failureFromError } from "./attempt-failure";
 import { BreakerOpen, EndpointBreakers, type BreakerOptions, type CircuitListener } from "./endpoint-breakers";
 import { StreamEventReader } from "./stream-reader";
 import { UpstreamClient, type UpstreamTimeouts } from "./upstream-client";
+import { randomId } from "../random-tokens";
 
 export type Candidate = routing.Candidate;
 
@@ -103,7 +103,7 @@ export interface UpstreamDispatcherOptions {
   onCircuitChange?: CircuitListener;
 }
 
-const attemptId = (): string => `att_${randomBytes(12).toString("base64url")}`;
+const attemptId = (): string => `att_${randomId(12, "base64url")}`;
 
 interface Prepared {
   /** 1-indexed position in the cascade as walked: one per endpoint and credential. */

@@ -6,7 +6,7 @@ import { createBus, type EventBus, type Subscription } from "@router/bus";
 import { createPostgresDb, type Db } from "@router/db";
 import { DomainError } from "@router/errors";
 import { callUnary, CLIENT_OPTIONS, insecure } from "@router/grpc-kit";
-import { createHttpApp, finishApp, listen, type RunningHttpServer } from "@router/http-kit";
+import { createHttpApp, finishApp, listen, routeAhead, type RunningHttpServer } from "@router/http-kit";
 import { createLogger } from "@router/logging";
 import { fromUsd, ManualClock } from "@router/money";
 import { events, ledger, routing } from "@router/proto";
@@ -27,7 +27,8 @@ import type { Caller, CallerKey } from "../../src/auth/caller";
 import { SpendLeases } from "../../src/chat/spend-leases";
 import { HoldClosings } from "../../src/chat/hold-closings";
 import { grpcLedgerPort, grpcRoutingPort } from "../../src/chat/ports";
-import { chatRoutes, REQUEST_COMPLETED_TOPIC } from "../../src/chat/routes";
+import { CHAT_COMPLETIONS_PATH, chatCompletionsListener, REQUEST_COMPLETED_TOPIC } from "../../src/chat/routes";
+import type { ResolveCaller } from "../../src/auth/authenticate";
 import { UpstreamDispatcher, type UpstreamDispatcherOptions } from "../../src/dispatch/cascade";
 import { createRecentGenerations } from "../../src/generation/recent-generations";
 import { generationRoutes } from "../../src/generation/routes";
@@ -237,13 +238,18 @@ export async function startChatHarness(
   };
   addKey(DEFAULT_TOKEN);
 
-  // Stands in for the identity helper's authenticate middleware: bearer token → caller.
-  const authenticate = (req: Request, res: Response, next: NextFunction) => {
-    const token = /^Bearer (.+)$/.exec(req.header("authorization") ?? "")?.[1];
+  // Stands in for the gateway's key authentication: bearer token → caller.
+  const resolveCaller: ResolveCaller = async (req) => {
+    const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1];
     const caller = token ? callers.get(token) : undefined;
     if (!caller) throw new DomainError("unauthorized", "Authorization: unknown key");
-    res.locals.caller = caller;
-    next();
+    return caller;
+  };
+  const authenticate = (req: Request, res: Response, next: NextFunction) => {
+    resolveCaller(req, res).then((caller) => {
+      res.locals.caller = caller;
+      next();
+    }, next);
   };
 
   const bus: EventBus = await createBus({ kind: "memory", clientId: "gateway-test", log: silent });
@@ -275,27 +281,25 @@ export async function startChatHarness(
           onLeaseCall: opts.metrics?.leaseCalled,
         });
   const app = createHttpApp({ log: silent });
-  app.use(
-    chatRoutes({
-      authenticate,
-      routing: grpcRoutingPort(routingClient, { deadlineMs: 5_000 }),
-      ledger: ledgerPort,
-      closings,
-      leases,
-      credentials: source,
-      bus,
-      log: silent,
-      clock,
-      recent,
-      upstream: dispatcher,
-      providerBaseUrls,
-      keepaliveMs: opts.keepaliveMs,
-      metrics: opts.metrics,
-    }),
-  );
+  const chat = chatCompletionsListener({
+    resolveCaller,
+    routing: grpcRoutingPort(routingClient, { deadlineMs: 5_000 }),
+    ledger: ledgerPort,
+    closings,
+    leases,
+    credentials: source,
+    bus,
+    log: silent,
+    clock,
+    recent,
+    upstream: dispatcher,
+    providerBaseUrls,
+    keepaliveMs: opts.keepaliveMs,
+    metrics: opts.metrics,
+  });
   app.use(generationRoutes({ authenticate, recent }));
   finishApp(app, silent);
-  const server: RunningHttpServer = await listen(app, 0);
+  const server: RunningHttpServer = await listen(routeAhead({ method: "POST", path: CHAT_COMPLETIONS_PATH, listener: chat }, app), 0);
   const url = `http://127.0.0.1:${server.port}`;
 
   const request = (body: unknown, o: { token?: string; headers?: Record<string, string> } = {}) =>
