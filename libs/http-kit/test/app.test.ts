@@ -8,7 +8,10 @@ import {
   listen,
   parseInput,
   requireIdentity,
+  routeAhead,
   signIdentity,
+  writeHttpError,
+  writeJson,
   type Identity,
   type RunningHttpServer,
 } from "@router/http-kit";
@@ -271,5 +274,71 @@ describe("requireIdentity", () => {
   it("makes identityOf refuse a route that has no identity", async () => {
     const res = await call("/unguarded", { headers: { [IDENTITY_HEADER]: signIdentity(identity, SECRET) } });
     expect(res.status).toBe(401);
+  });
+});
+
+describe("routeAhead", () => {
+  let ahead: RunningHttpServer;
+  let url: string;
+  const served: string[] = [];
+
+  beforeAll(async () => {
+    const app = createHttpApp({ log });
+    app.post("/v1/other", (_req, res) => void res.json({ by: "express" }));
+    finishApp(app, log);
+    const listener = routeAhead(
+      {
+        method: "POST",
+        path: "/v1/chat/completions",
+        listener: (req, res) => {
+          served.push(req.url ?? "");
+          if (req.headers["x-fail"]) writeHttpError(req, res, invalid("x-fail", "asked to fail"), log);
+          else writeJson(res, 201, { by: "ahead" }, { "x-extra": "1" });
+        },
+      },
+      app,
+    );
+    ahead = await listen(listener, 0);
+    url = `http://127.0.0.1:${ahead.port}`;
+  });
+
+  afterAll(() => ahead.close());
+
+  beforeEach(() => {
+    served.length = 0;
+  });
+
+  it.each(["/v1/chat/completions", "/v1/chat/completions/", "/V1/Chat/Completions", "/v1/chat/completions?x=1"])(
+    "hands %s to the route, as express would match it",
+    async (path) => {
+      const res = await fetch(`${url}${path}`, { method: "POST", body: "{}" });
+      expect(res.status).toBe(201);
+      expect(res.headers.get("content-type")).toBe("application/json; charset=utf-8");
+      expect(res.headers.get("x-extra")).toBe("1");
+      expect(await res.json()).toEqual({ by: "ahead" });
+      expect(served).toEqual([path]);
+    },
+  );
+
+  it.each([
+    ["GET", "/v1/chat/completions"],
+    ["POST", "/v1/chat/completions/more"],
+    ["POST", "/v1/chat"],
+  ])("leaves %s %s to the express app", async (method, path) => {
+    const res = await fetch(`${url}${path}`, { method });
+    expect(res.status).toBe(404);
+    expect((await res.json()).error.code).toBe("not_found");
+    expect(served).toEqual([]);
+  });
+
+  it("still serves every other route through express", async () => {
+    const res = await fetch(`${url}/v1/other`, { method: "POST" });
+    expect(await res.json()).toEqual({ by: "express" });
+  });
+
+  it("answers an error thrown on the route with the envelope", async () => {
+    const res = await fetch(`${url}/v1/chat/completions`, { method: "POST", headers: { "x-fail": "1" } });
+    expect(res.status).toBe(400);
+    expect((await res.json()).error).toMatchObject({ code: "invalid_request", details: { field: "x-fail" } });
   });
 });
