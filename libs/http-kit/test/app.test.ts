@@ -327,7 +327,7 @@ describe("routeAhead", () => {
   ])("leaves %s %s to the express app", async (method, path) => {
     const res = await fetch(`${url}${path}`, { method });
     expect(res.status).toBe(404);
-    expect((await res.json()).error.code).toBe("not_found");
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("not_found");
     expect(served).toEqual([]);
   });
 
@@ -339,6 +339,6 @@ describe("routeAhead", () => {
   it("answers an error thrown on the route with the envelope", async () => {
     const res = await fetch(`${url}/v1/chat/completions`, { method: "POST", headers: { "x-fail": "1" } });
     expect(res.status).toBe(400);
-    expect((await res.json()).error).toMatchObject({ code: "invalid_request", details: { field: "x-fail" } });
+    expect(((await res.json()) as { error: unknown }).error).toMatchObject({ code: "invalid_request", details: { field: "x-fail" } });
   });
 });
