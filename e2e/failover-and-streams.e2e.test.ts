@@ -535,5 +535,46 @@ describe("failover, streams and request semantics through the separate-process s
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe("invalid_request");
       expect(upstreamCalls()).toBe(0);
     });
+
+    it("answers a body past 10 MB with 413 and a body that is not JSON with 400 naming the body", async () => {
+      const big = JSON.stringify({ model: "meta-llama/llama-3.1-8b-instruct", messages: [{ role: "user", content: "x".repeat(11 * 1024 * 1024) }] });
+      const tooLarge = await fetch(`${stack.gatewayUrl}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${inferenceKey}`, "content-type": "application/json" },
+        body: big,
+      });
+      expect(tooLarge.status).toBe(413);
+      expect(((await tooLarge.json()) as { error: { code: string } }).error.code).toBe("payload_too_large");
+      const text = await fetch(`${stack.gatewayUrl}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${inferenceKey}`, "content-type": "text/plain" },
+        body: "hello",
+      });
+      expect(text.status).toBe(400);
+      expect(((await text.json()) as { error: { details: { field: string } } }).error.details.field).toBe("body");
+      expect(upstreamCalls()).toBe(0);
+    });
+
+    it("asks for a bearer key on the chat route with 401 and WWW-Authenticate, and serves its other spellings", async () => {
+      const missing = await fetch(`${stack.gatewayUrl}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "meta-llama/llama-3.1-8b-instruct", messages: user() }),
+      });
+      expect(missing.status).toBe(401);
+      expect(missing.headers.get("www-authenticate")).toBe('Bearer realm="router"');
+      expect(((await missing.json()) as { error: { details: { field: string } } }).error.details.field).toBe("Authorization");
+      expect(upstreamCalls()).toBe(0);
+      // Express matched any letter case and a trailing slash; the route served ahead of it does too.
+      for (const path of ["/v1/chat/completions/", "/V1/Chat/Completions?trace=1"]) {
+        const res = await fetch(`${stack.gatewayUrl}${path}`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${inferenceKey}`, "content-type": "application/json" },
+          body: JSON.stringify({ model: "meta-llama/llama-3.1-8b-instruct", messages: [] }),
+        });
+        expect(res.status).toBe(400);
+        expect(((await res.json()) as { error: { details: { field: string } } }).error.details.field).toBe("messages");
+      }
+    });
   });
 });
