@@ -7,6 +7,9 @@ import { createTestDatabase, TEST_REDIS_URL, type TestDatabase } from "./databas
 import { parseEventStream, type ParsedEventStream } from "./event-stream";
 import { freePort, httpReady, startNodeProcess, tcpReady, type ChildService } from "./processes";
 
+/** The gateway and its replicas (`gateway-replica-<n>`). */
+const isGateway = (s: ChildService): boolean => s.name.startsWith("gateway");
+
 // libs/testkit/{src,dist} -> repository root
 const root = join(__dirname, "..", "..", "..");
 const main = (service: string) => join(root, "services", service, "dist", "main.js");
@@ -71,7 +74,6 @@ export async function startStack(opts: {
   // The edge first, as a rollout would: the gateway's shutdown hands its last settlements and lease
   // releases to a ledger that is still there.
   const stopAll = async () => {
-    const isGateway = (s: ChildService) => s.name.startsWith("gateway");
     await Promise.all(services.filter(isGateway).map((s) => s.stop()));
     await Promise.all(services.filter((s) => !isGateway(s)).map((s) => s.stop()));
   };
@@ -103,7 +105,7 @@ export async function startStack(opts: {
     },
     async startGatewayReplica() {
       const port = await freePort();
-      const name = `gateway-replica-${services.filter((s) => s.name.startsWith("gateway")).length}`;
+      const name = `gateway-replica-${services.filter(isGateway).length}`;
       // Each replica keeps its own bus outbox, as each pod would on its own volume.
       const replicaEnv = { ...env, PORT: String(port), ROUTER_DATA_DIR: join(env.ROUTER_DATA_DIR ?? "", name) };
       services.push(await startNodeProcess(name, main("gateway"), replicaEnv, () => httpReady(`http://127.0.0.1:${port}/health`), 20_000, opts.nodeArgs));

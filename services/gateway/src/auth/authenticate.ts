@@ -87,15 +87,17 @@ export function createCallerResolver(deps: AuthenticatorDeps, { allow }: Authent
   };
 }
 
-/** The express middleware of `createCallerResolver`: sets `res.locals.caller`. */
-export function createAuthenticator(deps: AuthenticatorDeps): Authenticate {
-  return (opts) => {
-    const resolve = createCallerResolver(deps, opts);
-    return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-      res.locals.caller = await resolve(req, res);
-      next();
-    };
+/** An express middleware that sets `res.locals.caller` from `resolve`, or passes its refusal on. */
+export function callerMiddleware(resolve: ResolveCaller): RequestHandler {
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    res.locals.caller = await resolve(req, res);
+    next();
   };
+}
+
+/** The express middleware of `createCallerResolver`, per route class. */
+export function createAuthenticator(deps: AuthenticatorDeps): Authenticate {
+  return (opts) => callerMiddleware(createCallerResolver(deps, opts));
 }
 
 /** The caller the authentication middleware resolved; throws when a route forgot to authenticate. */

@@ -1,7 +1,6 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { NextFunction, Request, Response } from "express";
 import { createBus, type EventBus, type Subscription } from "@router/bus";
 import { createPostgresDb, type Db } from "@router/db";
 import { DomainError } from "@router/errors";
@@ -28,7 +27,7 @@ import { SpendLeases } from "../../src/chat/spend-leases";
 import { HoldClosings } from "../../src/chat/hold-closings";
 import { grpcLedgerPort, grpcRoutingPort } from "../../src/chat/ports";
 import { CHAT_COMPLETIONS_PATH, chatCompletionsListener, REQUEST_COMPLETED_TOPIC } from "../../src/chat/routes";
-import type { ResolveCaller } from "../../src/auth/authenticate";
+import { callerMiddleware, type ResolveCaller } from "../../src/auth/authenticate";
 import { UpstreamDispatcher, type UpstreamDispatcherOptions } from "../../src/dispatch/cascade";
 import { createRecentGenerations } from "../../src/generation/recent-generations";
 import { generationRoutes } from "../../src/generation/routes";
@@ -245,12 +244,7 @@ export async function startChatHarness(
     if (!caller) throw new DomainError("unauthorized", "Authorization: unknown key");
     return caller;
   };
-  const authenticate = (req: Request, res: Response, next: NextFunction) => {
-    resolveCaller(req, res).then((caller) => {
-      res.locals.caller = caller;
-      next();
-    }, next);
-  };
+  const authenticate = callerMiddleware(resolveCaller);
 
   const bus: EventBus = await createBus({ kind: "memory", clientId: "gateway-test", log: silent });
   const seen = new Map<string, events.RequestCompleted>();
