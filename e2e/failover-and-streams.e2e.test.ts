@@ -217,6 +217,14 @@ describe("failover, streams and request semantics through the separate-process s
       expect(res.headers.get("retry-after")).toBe("17");
     });
 
+    it("answers 502 when every candidate refused the organisation's provider key, naming the provider's 401", async () => {
+      together.script({ failure: { kind: "status", status: 401, code: "invalid_api_key" } });
+      fireworks.script({ failure: { kind: "status", status: 401, code: "invalid_api_key" } });
+      const res = await inference.post("/v1/chat/completions", { model: "deepseek/deepseek-r1", messages: user() });
+      expect(res.status).toBe(502);
+      expect(res.json.error).toMatchObject({ code: "upstream_error", details: { provider_status: 401, provider_code: "invalid_api_key", attempts: 2 } });
+    });
+
     it("answers inside the stream when every candidate of a stream fails: one error chunk, then [DONE]", async () => {
       together.script({ failure: { kind: "status", status: 500, code: "boom" } });
       const res = await inference.stream({ model: "qwen/qwen-2.5-coder-32b-instruct", messages: user() }, { "X-Router-Metadata": "enabled" });
@@ -399,6 +407,8 @@ describe("failover, streams and request semantics through the separate-process s
       ["X-App-Visibility", "secret"],
       ["X-Router-Metadata", "maybe"],
       ["X-Metadata", "yes"],
+      ["X-App-Categories", "coding,not*a*category"],
+      ["X-Session-Id", "s".repeat(257)],
     ])("refuses %s: %s with 400 naming the header", async (header, value) => {
       const res = await inference.post("/v1/chat/completions", { model: "meta-llama/llama-3.1-8b-instruct", messages: user() }, { [header]: value });
       expect(res.status).toBe(400);
@@ -462,8 +472,18 @@ describe("failover, streams and request semantics through the separate-process s
         is_byok: true,
         total_cost: 0,
         finish_reason: "stop",
-        usage_lines: expect.any(Array),
+        native_finish_reason: "stop",
+        latency: expect.any(Number),
+        generation_time: expect.any(Number),
+        price_version_ids: [expect.any(Number)],
+        app_id: null,
+        created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       });
+      expect(gen.json.data).toHaveProperty("quantization");
+      expect(gen.json.data.usage_lines.map((l: any) => [l.kind, l.tokens])).toEqual([
+        ["prompt", 4],
+        ["completion", 2],
+      ]);
       expect(gen.text).not.toMatch(/secret/);
     });
 

@@ -117,6 +117,14 @@ describe("provider credentials", () => {
     expect((await source.enabledFor(orgId)).map((c) => c.id)).not.toContain(id);
   });
 
+  it("refuses a malformed credential id with 400 naming id, as a malformed key hash is", async () => {
+    for (const [method, body] of [["PATCH", { disabled: true }], ["DELETE", undefined]] as const) {
+      const res = await call(h.url, method, "/v1/provider-keys/not-an-id", { key: mgmt, body });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({ code: "invalid_request", details: { field: "id" } });
+    }
+  });
+
   it("refuses a provider with no adapter with 400 naming provider", async () => {
     const res = await call(h.url, "POST", "/v1/provider-keys", { key: mgmt, body: { provider: "acme-ai", api_key: "k-0123456789" } });
     expect(res.status).toBe(400);

@@ -22,14 +22,25 @@ export function dispatchError(r: CompletionResult | StreamResult, cascadeModels:
   const details = {
     provider: f.providerSlug,
     provider_status: f.httpStatus,
-    provider_code: f.opts.providerCode ?? null,
+    provider_code: f.providerCode,
     attempts: r.attempts.length,
   };
   if (f.kind === "unsupported") return new DomainError("invalid_request", f.clientMessage, { status: 400, details });
-  if (f.kind === "http") {
-    const s = f.httpStatus ?? 502;
-    const status = s === 429 ? 429 : s >= 500 ? 502 : s >= 400 ? s : 502;
-    return new DomainError("upstream_error", f.clientMessage, { status, details });
-  }
+  if (f.kind === "http") return new DomainError("upstream_error", f.clientMessage, { status: clientStatus(f.httpStatus), details });
   return new DomainError("upstream_error", f.clientMessage, { status: 502, details });
 }
+
+/**
+ * A provider's 429 stays 429 (the caller should slow down) and a 4xx about the request itself keeps
+ * its status. A rejected provider credential (401, 403), a model the provider does not know (404), a
+ * provider timeout (408), 5xx and anything else are the gateway's upstream failing: 502, so an SDK
+ * never reads the organisation's provider key trouble as its own router key being refused.
+ */
+function clientStatus(providerStatus: number | null): number {
+  const s = providerStatus ?? 502;
+  if (s === 429) return 429;
+  if (s >= 400 && s < 500 && !UPSTREAM_SIDE_4XX.has(s)) return s;
+  return 502;
+}
+
+const UPSTREAM_SIDE_4XX = new Set([401, 403, 404, 407, 408]);

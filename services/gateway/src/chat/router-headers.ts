@@ -23,9 +23,22 @@ export const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
 const CATEGORY = /^[a-z0-9][a-z0-9 _/-]{0,63}$/;
 const MAX_TEXT = 256;
 
-// Tolerates a header sent twice (node joins them with ", ") by taking the first.
+/**
+ * A single-valued header. Node joins a header sent twice with ", "; the first one sent wins. Only a
+ * value holding ", " pays for the look at the separate values (a title may hold one legitimately).
+ */
 function one(req: IncomingMessage, name: string): string | null {
-  const v = req.headers[name.toLowerCase()];
+  const key = name.toLowerCase();
+  let v = req.headers[key];
+  if (typeof v !== "string") return null;
+  if (v.includes(", ")) v = req.headersDistinct?.[key]?.[0] ?? v;
+  const t = v.trim();
+  return t === "" ? null : t;
+}
+
+/** A list header: values sent on repeated headers join the list, as HTTP says. */
+function joined(req: IncomingMessage, name: string): string | null {
+  const v = req.headers[name];
   if (typeof v !== "string") return null;
   const t = v.trim();
   return t === "" ? null : t;
@@ -64,7 +77,7 @@ export function readRouterHeaders(req: IncomingMessage): RouterHeaders {
       "expected 1 to 64 letters, digits, '.', '_', ':' or '-', starting with a letter or digit",
     );
   }
-  const categoriesRaw = one(req, "x-app-categories");
+  const categoriesRaw = joined(req, "x-app-categories");
   const appCategories = categoriesRaw
     ? categoriesRaw
         .split(",")

@@ -8,7 +8,14 @@ import type { Clock } from "@router/money";
 import { events, type routing } from "@router/proto";
 import type { ResolveCaller } from "../auth/authenticate";
 import type { Caller } from "../auth/caller";
-import { UpstreamDispatcher, type CascadeInput, type CompletionResult, type Served, type StreamResult } from "../dispatch/cascade";
+import {
+  UpstreamDispatcher,
+  type CascadeInput,
+  type CompletionResult,
+  type Served,
+  type StreamResult,
+  type StreamSink,
+} from "../dispatch/cascade";
 import type { AttemptFailure } from "../dispatch/attempt-failure";
 import { generationRecordOf } from "../generation/generation-record";
 import type { RecentGenerations } from "../generation/recent-generations";
@@ -27,7 +34,7 @@ import type { HoldClosings } from "./hold-closings";
 import { SpendLeases, type LeaseTicket } from "./spend-leases";
 import { routerMetadata } from "./router-metadata";
 import { DEFAULT_KEEPALIVE_MS, SseResponse } from "./sse-response";
-import { estimatedUsage, totalCost, usageLines } from "./usage-cost";
+import { estimatedUsage, streamUsage, totalCost, usageLines } from "./usage-cost";
 import { promptTokenBound, worstCaseCost } from "./worst-case";
 
 export const REQUEST_COMPLETED_TOPIC = "router.request.completed.v1";
@@ -310,6 +317,21 @@ class ChatCompletions {
         sse.data(`${prefix}${JSON.stringify(choices)}}`);
       },
     };
+    try {
+      await this.streamThrough(ctx, input, sse, sink, () => chars);
+    } finally {
+      // Whatever happened above, the keepalive timer must not outlive the request.
+      sse.stop();
+    }
+  }
+
+  private async streamThrough(
+    ctx: Context,
+    input: CascadeInput,
+    sse: SseResponse,
+    sink: StreamSink,
+    streamedChars: () => number,
+  ): Promise<void> {
     let result: StreamResult;
     try {
       result = await this.upstream.stream(input, sink);
@@ -317,7 +339,8 @@ class ChatCompletions {
       this.deps.log.error({ err, id: ctx.id }, "gateway.chat.failed");
       const outcome = this.outcome(ctx, { status: "error", errorCode: "internal", errorMessage: "internal error" });
       this.finish(ctx, outcome, null);
-      sse.data(JSON.stringify(errorChunk(ctx, ctx.request.model ?? "", null, new DomainError("internal", "internal error"), null, null)));
+      const meta = ctx.headers.metadata ? this.metadata(ctx, null, null) : null;
+      sse.data(JSON.stringify(errorChunk(ctx, ctx.request.model ?? "", null, new DomainError("internal", "internal error"), null, meta)));
       sse.done();
       return;
     }
@@ -333,8 +356,8 @@ class ChatCompletions {
       return;
     }
 
-    const usage = result.usage ?? estimatedUsage(ctx.promptTokens, chars);
     const failure = result.failure;
+    const usage = streamUsage(result.usage, estimatedUsage(ctx.promptTokens, streamedChars()), cancelled || failure !== null);
     const end = performance.now();
     const outcome = this.outcome(ctx, {
       status: cancelled ? "cancelled" : failure ? "error" : "complete",

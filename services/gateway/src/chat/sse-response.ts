@@ -11,7 +11,6 @@ export const DEFAULT_KEEPALIVE_MS = 5_000;
  */
 export class SseResponse {
   private timer: NodeJS.Timeout | null = null;
-  private wrote = false;
 
   constructor(
     private readonly res: ServerResponse,
@@ -28,10 +27,9 @@ export class SseResponse {
     });
     this.res.socket?.setNoDelay(true);
     this.res.write(KEEPALIVE);
-    this.timer = setInterval(() => {
-      if (!this.wrote && this.writable) this.res.write(KEEPALIVE);
-      this.wrote = false;
-    }, this.keepaliveMs);
+    // One timer, pushed back by every write (`refresh` re-arms it in place), so a comment goes out
+    // after exactly `keepaliveMs` of silence and never while events flow.
+    this.timer = setTimeout(() => this.keepalive(), this.keepaliveMs);
     this.timer.unref();
   }
 
@@ -42,7 +40,7 @@ export class SseResponse {
   /** Writes one `data:` event whose JSON text is given. */
   data(json: string): void {
     if (!this.writable) return;
-    this.wrote = true;
+    this.timer?.refresh();
     this.res.write(`data: ${json}\n\n`);
   }
 
@@ -53,7 +51,13 @@ export class SseResponse {
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
+    if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+  }
+
+  private keepalive(): void {
+    if (!this.timer || !this.writable) return;
+    this.res.write(KEEPALIVE);
+    this.timer.refresh();
   }
 }

@@ -44,3 +44,15 @@ export function totalCost(lines: UsageLine[]): Nanodollars {
 export function estimatedUsage(promptBytes: number, completionChars: number): TokenUsage {
   return { prompt: Math.ceil(promptBytes / 4), completion: Math.ceil(completionChars / 4), cached: 0, reasoning: 0 };
 }
+
+/**
+ * What a stream used. A provider's count is taken as it is when the stream ended normally. When the
+ * client left or the stream broke, the provider's last count may be from before the output (Anthropic
+ * reports output tokens on its opening event and again only at the end), so the completion is at
+ * least what was streamed.
+ */
+export function streamUsage(reported: TokenUsage | null, streamed: TokenUsage, cutShort: boolean): TokenUsage {
+  if (!reported) return streamed;
+  if (!cutShort || reported.completion >= streamed.completion) return reported;
+  return { ...reported, completion: streamed.completion };
+}

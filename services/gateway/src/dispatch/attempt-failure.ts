@@ -10,6 +10,8 @@ export type FailureKind =
   | "empty_stream"
   /** An error event inside the stream. */
   | "stream_error"
+  /** An answer (or a stream's first chunk) finishing with `error` and nothing in it. */
+  | "error_finish"
   /** The stream broke or stalled after content was sent. */
   | "stream_broken"
   /** A 2xx answer that is not what the provider's format promises. */
@@ -19,7 +21,7 @@ export type FailureKind =
   /** The client went away. */
   | "cancelled";
 
-const ROUTER_CODES: Record<Exclude<FailureKind, "http" | "stream_error">, string> = {
+const ROUTER_CODES: Record<Exclude<FailureKind, "http" | "stream_error" | "error_finish">, string> = {
   timeout: "router.upstream_timeout",
   connection: "router.upstream_unreachable",
   empty_stream: "router.upstream_empty_stream",
@@ -28,6 +30,9 @@ const ROUTER_CODES: Record<Exclude<FailureKind, "http" | "stream_error">, string
   unsupported: "router.unsupported_request",
   cancelled: "router.client_cancelled",
 };
+
+/** What a provider error code looks like: `invalid_api_key`, `rate_limit_exceeded`, `overloaded_error`. */
+const PROVIDER_CODE = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 
 /** HTTP statuses that say "not here" rather than "not this request": another endpoint may serve. */
 const FAILOVER_STATUSES = new Set([401, 403, 404, 408, 429]);
@@ -56,11 +61,22 @@ export class AttemptFailure extends Error {
     return this.opts.httpStatus ?? null;
   }
 
+  /**
+   * The provider's error code when it looks like a code. Some OpenAI-compatible servers put a
+   * sentence, or an echo of the prompt, where the code goes; records must never keep provider text.
+   */
+  get providerCode(): string | null {
+    const c = this.opts.providerCode;
+    return c && PROVIDER_CODE.test(c) ? c : null;
+  }
+
   /** The provider's own code when it gave one, else a `router.*` reason code. */
   get code(): string {
-    if (this.kind === "http") return this.opts.providerCode ?? `http_${this.httpStatus ?? 0}`;
-    if (this.kind === "stream_error") return this.opts.providerCode ?? "router.upstream_stream_error";
-    if (this.kind === "bad_response" && this.opts.providerCode) return this.opts.providerCode;
+    const providerCode = this.providerCode;
+    if (this.kind === "http") return providerCode ?? `http_${this.httpStatus ?? 0}`;
+    if (this.kind === "stream_error") return providerCode ?? "router.upstream_stream_error";
+    if (this.kind === "error_finish") return providerCode ?? "router.upstream_error_finish";
+    if (this.kind === "bad_response" && providerCode) return providerCode;
     return ROUTER_CODES[this.kind];
   }
 
@@ -94,7 +110,7 @@ export class AttemptFailure extends Error {
     const d = this.opts.detail;
     switch (this.kind) {
       case "http":
-        return `${p} returned HTTP ${this.httpStatus ?? "?"}${this.opts.providerCode ? ` (${this.opts.providerCode})` : ""}`;
+        return `${p} returned HTTP ${this.httpStatus ?? "?"}${this.providerCode ? ` (${this.providerCode})` : ""}`;
       case "timeout":
         return `${p} did not answer in time${d ? ` (${d})` : ""}`;
       case "connection":
@@ -102,7 +118,9 @@ export class AttemptFailure extends Error {
       case "empty_stream":
         return `${p} ended the stream before any content`;
       case "stream_error":
-        return `${p} sent an error event in the stream${this.opts.providerCode ? ` (${this.opts.providerCode})` : ""}`;
+        return `${p} sent an error event in the stream${this.providerCode ? ` (${this.providerCode})` : ""}`;
+      case "error_finish":
+        return `${p} ended its answer with an error before any content${this.providerCode ? ` (${this.providerCode})` : ""}`;
       case "stream_broken":
         return `${p} stream broke after content was sent${d ? ` (${d})` : ""}`;
       case "bad_response":

@@ -122,6 +122,12 @@ interface Phase1 {
 
 const hasFinish = (choices: ChunkChoice[]): boolean => choices.some((c) => c.finish_reason !== null);
 
+/** An answer that ended in `error` with nothing in it: a failure before content, not an empty answer. */
+function errorFinish(choices: Array<{ finish_reason: string | null; native_finish_reason: string | null }>): AttemptFailure["opts"] | null {
+  const c = choices.find((x) => x.finish_reason === "error");
+  return c ? { providerCode: c.native_finish_reason, detail: c.native_finish_reason } : null;
+}
+
 /**
  * Walks the cascade: each endpoint with the organisation's credential for its provider, skipping
  * endpoints whose circuit is open, moving on after a failure that allows it, and never after the
@@ -222,8 +228,9 @@ export class UpstreamDispatcher {
           } catch (err) {
             throw failureFromError(err, slug, input.signal.aborted, false);
           }
+          let completion: Completion;
           try {
-            return p.adapter.parseCompletion(JSON.parse(text));
+            completion = p.adapter.parseCompletion(JSON.parse(text));
           } catch (err) {
             if (err instanceof ProviderBodyError) {
               throw new AttemptFailure("bad_response", slug, {
@@ -234,6 +241,9 @@ export class UpstreamDispatcher {
             }
             throw new AttemptFailure("bad_response", slug, { detail: "not the provider's JSON format" });
           }
+          const failed = isEmpty(completion) ? errorFinish(completion.choices) : null;
+          if (failed) throw new AttemptFailure("error_finish", slug, failed);
+          return completion;
         });
         const duration = performance.now() - t0;
         result.upstreamMs += duration;
@@ -312,7 +322,8 @@ export class UpstreamDispatcher {
         try {
           ev = await phase1.reader.next();
         } catch (err) {
-          result.failure = failureFromError(err, slug, input.signal.aborted, true);
+          // After the provider's finish reason only its end marker was missing: the answer is whole.
+          if (!result.finishReason || input.signal.aborted) result.failure = failureFromError(err, slug, input.signal.aborted, true);
           break;
         }
         if (ev === null) {
@@ -354,8 +365,13 @@ export class UpstreamDispatcher {
           throw new AttemptFailure("stream_error", slug, { providerCode: ev.code, providerMessage: ev.message });
         }
         if (ev.type === "done") throw new AttemptFailure("empty_stream", slug);
-        // A finish before any content is a complete, empty answer (e.g. filtered), not a broken stream.
-        if (ev.type === "chunk" && (ev.content || hasFinish(ev.choices))) return { reader, body: res.body, pre, first: ev };
+        // A finish before any content is a complete, empty answer (e.g. filtered), not a broken
+        // stream, unless the finish itself says the provider failed.
+        if (ev.type === "chunk" && (ev.content || hasFinish(ev.choices))) {
+          const failed = ev.content ? null : errorFinish(ev.choices);
+          if (failed) throw new AttemptFailure("error_finish", slug, failed);
+          return { reader, body: res.body, pre, first: ev };
+        }
         pre.push(ev);
       }
     } catch (err) {
@@ -435,6 +451,10 @@ function failedBeforeContent(
   if (!failure.failover) return false;
   walk.failed(a.p, failure);
   return true;
+}
+
+function isEmpty(c: Completion): boolean {
+  return c.choices.every((x) => !x.message.content && !x.message.tool_calls?.length && !x.message.reasoning);
 }
 
 function record(

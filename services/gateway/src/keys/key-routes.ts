@@ -143,7 +143,8 @@ export function keyRoutes(deps: KeyRoutesDeps): Router {
     };
     const updated = await updateKey(deps.db, orgId, hash, changes, deps.clock.now());
     deps.authCache.invalidate(hash);
-    if (!updated) throw notFound("key");
+    // Revoked between the read above and the update: revocation wins.
+    if (!updated) throw new DomainError("conflict", "key is revoked; it can no longer be changed");
     res.json({ data: patchedKey(updated) });
   });
 

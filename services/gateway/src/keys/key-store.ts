@@ -140,7 +140,8 @@ export async function listKeys(q: Queryable, orgId: string, includeDisabled: boo
 
 /**
  * Applies `changes` to a live key of the organisation and returns it, or null when the organisation
- * has no such key. Pausing by hand records `manual`; resuming clears the reason whatever paused it.
+ * has no such live key (unknown or revoked).
+ * Pausing by hand records `manual`; resuming clears the reason whatever paused it.
  */
 export async function updateKey(
   q: Queryable,
@@ -168,7 +169,7 @@ export async function updateKey(
     );
   }
   const r = await q.query<{ hash: string }>(
-    `UPDATE keys SET ${[...sets, "updated_at = $3"].join(", ")} WHERE hash = $1 AND org_id = $2 RETURNING hash`,
+    `UPDATE keys SET ${[...sets, "updated_at = $3"].join(", ")} WHERE hash = $1 AND org_id = $2 AND NOT disabled RETURNING hash`,
     params,
   );
   if (r.rows.length === 0) return null;

@@ -73,8 +73,7 @@ function view(c: CredentialRecord) {
 
 function idParam(req: Request): string {
   const id = String(req.params.id ?? "");
-  // A malformed id cannot name a credential of this organisation: the same 404 as another's.
-  if (!ID_PATTERN.test(id)) throw notFound("provider credential");
+  if (!ID_PATTERN.test(id)) throw invalid("id", "expected a provider credential id (pk_ followed by letters and digits)");
   return id;
 }
 

@@ -89,6 +89,43 @@ describe("failover before the first byte", () => {
     expect(event).toMatchObject({ status: "error", errorMessage: "openai returned HTTP 503 (service_unavailable)", finishReason: "error" });
   });
 
+  it.each([401, 403, 404])("answers 502 when every endpoint fails with %i: the organisation's provider trouble is not the caller's key", async (status) => {
+    h.fakes.groq.script({ failure: { kind: "status", status } });
+    h.fakes.openai.script({ failure: { kind: "status", status } });
+    const res = await h.post({ model: "test/multi", messages: userMessage() });
+    expect(res.status).toBe(502);
+    expect(res.body.error).toMatchObject({ status: 502, code: "upstream_error", details: { provider: "openai", provider_status: status, attempts: 2 } });
+  });
+
+  it("keeps a provider's 422 for the caller: the request itself was refused", async () => {
+    h.fakes.groq.script({ failure: { kind: "status", status: 422, code: "unprocessable" } });
+    const res = await h.post({ model: "test/multi", messages: userMessage() });
+    expect(res.status).toBe(422);
+    expect(h.fakes.openai.requests).toHaveLength(0);
+  });
+
+  it("records a provider code that is not a code (a sentence, an echo) as the status alone", async () => {
+    h.fakes.groq.script({ failure: { kind: "status", status: 500, code: PROVIDER_WORDS } });
+    h.fakes.openai.script({ text: "fine" });
+    const res = await h.post({ model: "test/multi", messages: userMessage() });
+    expect(res.status).toBe(200);
+    const event = await h.eventFor(res.body.id);
+    expect(event.attempts[0]).toMatchObject({ errorCode: "http_500", errorMessage: "groq returned HTTP 500" });
+    expect(JSON.stringify(event, (_k, v) => (typeof v === "bigint" ? String(v) : v))).not.toContain("secret plan");
+  });
+
+  it.each([false, true])("fails over when an answer finishes with error before any content (stream: %s)", async (stream) => {
+    h.fakes.groq.script({ text: "", finishReason: "error" });
+    h.fakes.openai.script({ text: "from openai" });
+    const body = { model: "test/multi", messages: userMessage(), stream };
+    const res = stream ? await h.stream(body) : await h.post(body);
+    expect(res.status).toBe(200);
+    const id = stream ? (res as Awaited<ReturnType<ChatHarness["stream"]>>).chunks[0].id : (res as Awaited<ReturnType<ChatHarness["post"]>>).body.id;
+    const event = await h.eventFor(id);
+    expect(event.providerSlug).toBe("openai");
+    expect(event.attempts[0]).toMatchObject({ status: "error", errorCode: "error", errorMessage: "groq ended its answer with an error before any content (error)" });
+  });
+
   it("answers 429 with the provider's Retry-After when the last endpoint was rate limited", async () => {
     h.fakes.groq.script({ failure: { kind: "status", status: 500 } });
     h.fakes.openai.script({ failure: { kind: "status", status: 429, retryAfter: "7" } });

@@ -1,3 +1,4 @@
+import { request as httpRequest } from "node:http";
 import { fromUsd } from "@router/money";
 import { badChatRequests, waitFor } from "@router/testkit";
 import { DEFAULT_TOKEN, startChatHarness, userMessage, type ChatHarness } from "./chat-harness";
@@ -107,7 +108,39 @@ describe("request headers", () => {
     expect(event.appTitle).toBe("Router Title");
     expect(event.sessionId).toBe("body-session");
   });
+
+  it("takes the first of a header sent twice, and joins a list header's values", async () => {
+    const { status, body } = await rawPost(JSON.stringify(ok), {
+      "x-title": ["First, Inc.", "Second"],
+      "x-router-metadata": ["enabled", "enabled"],
+      "x-app-categories": ["coding", "chat"],
+    });
+    expect(status).toBe(200);
+    const parsed = JSON.parse(body);
+    expect(parsed.router_metadata).toBeDefined();
+    const event = await h.eventFor(parsed.id);
+    expect(event.appTitle).toBe("First, Inc.");
+    expect(event.appCategories).toEqual(["coding", "chat"]);
+  });
 });
+
+/** A request with repeated header lines, which fetch would fold into one. */
+function rawPost(body: string, headers: Record<string, string[]>): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${h.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${DEFAULT_TOKEN}`, ...headers },
+    });
+    req.on("response", (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (d: string) => (text += d));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
 
 describe("refusals before any provider is asked", () => {
   it("refuses a paused key with 403 key_paused", async () => {

@@ -135,6 +135,29 @@ describe("streamed chat completions", () => {
     expect(event.listCostNanodollars).toBeGreaterThan(0n);
   });
 
+  it("counts at least what was streamed when a cancelled stream's provider reported usage only at its start", async () => {
+    // Anthropic reports output tokens on message_start (1) and again only on message_delta, which a
+    // cancelled stream never reaches.
+    const pieces = [`${"a".repeat(40)} `, `${"b".repeat(40)} `, "c"];
+    h.fakes.anthropic.script({ chunks: pieces, usage: { prompt: 11, completion: 50 }, failure: { kind: "stall-after", chunks: 2 } });
+    const abort = new AbortController();
+    const stream = await openStream({ model: "test/claude", messages: userMessage(), stream: true }, abort.signal);
+    const seen = await stream.until((t) => streamedText(parseEventStream(t).chunks) === pieces[0]! + pieces[1]!);
+    const id = parseEventStream(seen).chunks[0].id;
+
+    abort.abort();
+    const event = await h.eventFor(id);
+    expect(event).toMatchObject({ status: "cancelled", cancelled: true, providerSlug: "anthropic" });
+    expect(event.usage?.completionTokens).toBe(Math.ceil(82 / 4));
+    expect(event.usage?.promptTokens).toBe(11);
+  });
+
+  it("keeps the provider's own count when a stream ends normally", async () => {
+    h.fakes.anthropic.script({ text: "a long answer counted by the provider", usage: { prompt: 11, completion: 3 } });
+    const res = await h.stream({ model: "test/claude", messages: userMessage(), stream: true });
+    expect(res.chunks[res.chunks.length - 1].usage).toMatchObject({ prompt_tokens: 11, completion_tokens: 3 });
+  });
+
   it("estimates usage on the final chunk when the provider streams none", async () => {
     h.fakes.openai.script({ text: "abcdefgh", usage: null });
     const res = await h.stream({ model: "test/gpt", messages: userMessage(), stream: true });
