@@ -52,7 +52,8 @@ describe("every provider family through the separate-process stack", () => {
   let mgmtOf: Map<string, Client>;
 
   beforeAll(async () => {
-    for (const p of OPENAI_COMPATIBLE) compatible.set(p.slug, await startFakeOpenAi());
+    // The Mistral fake refuses what Mistral's API refuses (unknown fields such as stream_options).
+    for (const p of OPENAI_COMPATIBLE) compatible.set(p.slug, await startFakeOpenAi(p.slug === "mistral" ? { flavour: "mistral" } : {}));
     [anthropic, gemini] = await Promise.all([startFakeAnthropic(), startFakeGemini()]);
     const providerBaseUrls: Record<string, string> = { anthropic: anthropic.url, google: gemini.url };
     for (const [slug, fake] of compatible) providerBaseUrls[slug] = fake.url;
@@ -103,7 +104,9 @@ describe("every provider family through the separate-process stack", () => {
       const sent = lastRequest(fake());
       expect(sent.path).toBe("/v1/chat/completions");
       expect(sent.headers.authorization).toBe(`Bearer ${keys.get(slug)}`);
-      expect(bodyOf(sent)).toMatchObject({ model: upstreamModel, messages: user("Hi"), temperature: 0.3, stop: ["\n\n"] });
+      expect(bodyOf(sent)).toMatchObject({ model: upstreamModel, messages: user("Hi"), temperature: 0.3 });
+      // grok-3-mini does not take stop sequences (its catalog entry does not list `stop`): dropped.
+      expect(bodyOf(sent).stop).toEqual(slug === "xai" ? undefined : ["\n\n"]);
       expect(bodyOf(sent).stream).toBeUndefined();
     });
 
@@ -115,7 +118,10 @@ describe("every provider family through the separate-process stack", () => {
       expect(streamedText(res.chunks)).toBe(`Stream from ${slug}`);
       for (const c of res.chunks) expect(c).toMatchObject({ object: "chat.completion.chunk", model, provider: slug });
       expect(res.chunks[res.chunks.length - 1].usage).toMatchObject({ prompt_tokens: 6, completion_tokens: 3 });
-      expect(bodyOf(lastRequest(fake()))).toMatchObject({ model: upstreamModel, stream: true, stream_options: { include_usage: true } });
+      const sent = bodyOf(lastRequest(fake()));
+      expect(sent).toMatchObject({ model: upstreamModel, stream: true });
+      // Mistral refuses stream_options and reports usage on its last chunk unasked.
+      expect(sent.stream_options).toEqual(slug === "mistral" ? undefined : { include_usage: true });
     });
   });
 
@@ -151,10 +157,11 @@ describe("every provider family through the separate-process stack", () => {
       tools,
       tool_choice: { type: "function", function: { name: "lookup" } },
       response_format: { type: "json_object" },
-      reasoning_effort: "low",
     });
-    // OpenAI takes no top_k: dropped on purpose rather than refused upstream.
+    // OpenAI takes no top_k: dropped on purpose rather than refused upstream; gpt-4o-mini does not
+    // reason (its catalog entry lists no `reasoning`), so no reasoning_effort goes out either.
     expect(openaiBody.top_k).toBeUndefined();
+    expect(openaiBody.reasoning_effort).toBeUndefined();
     expect(openaiBody.max_tokens).toBeUndefined();
 
     const mistral = await client("mistral").post("/v1/chat/completions", { model: "mistralai/mistral-small", ...body });
@@ -166,6 +173,22 @@ describe("every provider family through the separate-process stack", () => {
     const together = await client("together").post("/v1/chat/completions", { model: "meta-llama/llama-3.1-8b-instruct", ...body });
     expect(together.status).toBe(200);
     expect(bodyOf(lastRequest(compatible.get("together") as FakeUpstream))).toMatchObject({ top_k: 40, seed: 42, max_tokens: 200 });
+  });
+
+  it("fits each request to the endpoint's catalog parameters: o3 gets reasoning effort, not sampling fields", async () => {
+    const res = await client("openai").post("/v1/chat/completions", {
+      model: "openai/o3",
+      messages: user("Think"),
+      temperature: 0.5,
+      top_p: 0.9,
+      stop: ["END"],
+      seed: 7,
+      reasoning: { effort: "high" },
+    });
+    expect(res.status).toBe(200);
+    const sent = bodyOf(lastRequest(compatible.get("openai") as FakeUpstream));
+    expect(sent).toMatchObject({ model: "o3", seed: 7, reasoning_effort: "high" });
+    for (const dropped of ["temperature", "top_p", "stop"]) expect(sent[dropped]).toBeUndefined();
   });
 
   it("serves a legacy prompt as one user message", async () => {
@@ -200,6 +223,8 @@ describe("every provider family through the separate-process stack", () => {
 
   describe("Anthropic Messages", () => {
     const model = "anthropic/claude-3.5-haiku";
+    /** A model with extended thinking (claude-3.5-haiku has none, so reasoning is dropped there). */
+    const thinkingModel = "anthropic/claude-sonnet-4";
 
     it("sends system, tools, tool choice, tool results, images and stop sequences in the Messages format", async () => {
       anthropic.script({ text: "Done.", usage: { prompt: 30, completion: 2 } });
@@ -263,7 +288,7 @@ describe("every provider family through the separate-process stack", () => {
     it("turns reasoning into a thinking budget (floor 1024) without sampling fields, and returns thinking as message.reasoning", async () => {
       anthropic.script({ reasoning: "Weighing it up.", text: "Yes.", usage: { prompt: 10, completion: 50 } });
       const res = await client("anthropic").post("/v1/chat/completions", {
-        model,
+        model: thinkingModel,
         messages: user("Should I?"),
         reasoning: { max_tokens: 200 },
         max_tokens: 4000,
@@ -280,6 +305,49 @@ describe("every provider family through the separate-process stack", () => {
       expect(body.top_k).toBeUndefined();
     });
 
+    it("returns signed thinking as reasoning_details and takes it back on the next turn of a tool loop", async () => {
+      const tools = [{ type: "function", function: { name: "look", parameters: { type: "object" } } }];
+      anthropic.script({ reasoning: "I should look.", toolCalls: [{ id: "toolu_r1", name: "look", arguments: { at: "sky" } }] }, { text: "Blue." });
+      const first = await client("anthropic").post("/v1/chat/completions", {
+        model: thinkingModel,
+        messages: user("What colour is the sky?"),
+        tools,
+        reasoning: { effort: "low" },
+        max_tokens: 4000,
+      });
+      expect(first.status).toBe(200);
+      const message = first.json.choices[0].message;
+      expect(message.reasoning_details).toEqual([
+        expect.objectContaining({ type: "reasoning.text", text: "I should look.", signature: expect.any(String), format: "anthropic-claude-v1" }),
+      ]);
+
+      const turn = [
+        ...user("What colour is the sky?"),
+        { role: "assistant", content: null, tool_calls: message.tool_calls, reasoning_details: message.reasoning_details },
+        { role: "tool", tool_call_id: "toolu_r1", content: "blue" },
+      ];
+      const second = await client("anthropic").post("/v1/chat/completions", { model: thinkingModel, messages: turn, tools, reasoning: { effort: "low" }, max_tokens: 4000 });
+      // The fake refuses, as Anthropic does, a thinking request whose tool turn lacks its signed thinking.
+      expect(second.status).toBe(200);
+      expect(second.json.choices[0].message.content).toBe("Blue.");
+      const sent = bodyOf(lastRequest(anthropic));
+      expect(sent.thinking).toMatchObject({ type: "enabled" });
+      expect(sent.messages[1].content[0]).toEqual({ type: "thinking", thinking: "I should look.", signature: message.reasoning_details[0].signature });
+    });
+
+    it("sends a tool loop whose thinking was not echoed without thinking, instead of a request Anthropic refuses", async () => {
+      const turn = [
+        ...user("Weather?"),
+        { role: "assistant", content: null, tool_calls: [{ id: "toolu_x", type: "function", function: { name: "look", arguments: "{}" } }] },
+        { role: "tool", tool_call_id: "toolu_x", content: "sunny" },
+      ];
+      const res = await client("anthropic").post("/v1/chat/completions", { model: thinkingModel, messages: turn, reasoning: { effort: "high" }, temperature: 0.4 });
+      expect(res.status).toBe(200);
+      const sent = bodyOf(lastRequest(anthropic));
+      expect(sent.thinking).toBeUndefined();
+      expect(sent.temperature).toBe(0.4);
+    });
+
     it("maps Anthropic stop reasons to the normalized finish_reason and keeps the native one", async () => {
       anthropic.script({ text: "cut", finishReason: "max_tokens" }, { toolCalls: [{ id: "toolu_9", name: "look", arguments: { at: "x" } }] });
       const cut = await client("anthropic").post("/v1/chat/completions", { model, messages: user("long") });
@@ -291,7 +359,7 @@ describe("every provider family through the separate-process stack", () => {
 
     it("streams thinking as delta.reasoning, then text, with usage and the finish reason at the end", async () => {
       anthropic.script({ reasoning: "Hmm.", chunks: ["Bon", "jour."], usage: { prompt: 7, completion: 12 } });
-      const res = await client("anthropic").stream({ model, messages: user("Hi"), reasoning: { effort: "low" } });
+      const res = await client("anthropic").stream({ model: thinkingModel, messages: user("Hi"), reasoning: { effort: "low" } });
       expect(res.status).toBe(200);
       expect(res.done).toBe(true);
       const reasoning = res.chunks.map((c) => c.choices?.[0]?.delta?.reasoning ?? "").join("");

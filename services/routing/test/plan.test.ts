@@ -54,6 +54,7 @@ describe("RoutingService.Plan over the fixture catalog", () => {
       contextLength: 32768,
       quantization: "",
       modelRank: 1,
+      supportedParameters: ["max_tokens", "temperature"],
     });
     expect(alpha!.price!.priceVersionId).toBeGreaterThan(0n);
     expect(beta).toMatchObject({ apiFamily: "anthropic", price: { cachedPromptPerMillion: 0n } });
@@ -219,6 +220,25 @@ describe("the catalog behind Plan", () => {
     expect(res.cascade[0]?.price?.promptPerMillion).toBe(7_000_000_000n);
   });
 
+  it("carries each endpoint's own supported parameters, and a changed list once it is imported", async () => {
+    const catalog = fixtureCatalog();
+    catalog.endpoints.find((e) => e.id === "ep_alpha_one")!.supported_parameters = ["max_tokens", "tools", "tool_choice"];
+    catalog.endpoints.find((e) => e.id === "ep_beta_one")!.supported_parameters = [];
+    await importCatalog(h.db, catalog, h.clock);
+
+    const before = await h.plan({ model: "acme/one", byokProviders: ["alpha", "beta"] });
+    expect(before.cascade.map((c) => [c.providerSlug, c.supportedParameters])).toEqual([
+      ["alpha", ["max_tokens", "tools", "tool_choice"]],
+      ["beta", []],
+    ]);
+
+    catalog.endpoints.find((e) => e.id === "ep_alpha_one")!.supported_parameters = ["max_tokens"];
+    await importCatalog(h.db, catalog, h.clock);
+
+    const after = await h.plan({ model: "acme/one", byokProviders: ["alpha"] });
+    expect(after.cascade[0]?.supportedParameters).toEqual(["max_tokens"]);
+  });
+
   it("picks up another process's import once the snapshot is older than 30 seconds", async () => {
     const before = await h.plan({ model: "acme/two", byokProviders: ["alpha"] });
     const changed = fixtureCatalog();
@@ -278,6 +298,14 @@ describe("Plan over the bundled catalog", () => {
       baseUrl: "https://api.anthropic.com/v1",
       price: { promptPerMillion: 3_000_000_000n, completionPerMillion: 15_000_000_000n },
     });
+  });
+
+  it("tells the gateway what a reasoning model refuses: o3 lists reasoning but no temperature", async () => {
+    const res = await h.plan({ model: "openai/o3", byokProviders: ["openai"] });
+    const params = res.cascade[0]?.supportedParameters;
+    expect(params).toEqual(expect.arrayContaining(["reasoning", "tools", "structured_outputs"]));
+    expect(params).not.toContain("temperature");
+    expect(params).not.toContain("top_p");
   });
 
   it("answers in well under a millisecond of server time per plan", async () => {

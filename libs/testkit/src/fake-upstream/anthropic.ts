@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { argumentPieces, replyText, replyUsage, textPieces, toolArguments, type FakeReply, type FakeUpstream, type FakeUpstreamOptions } from "./script";
 import { sse, startFakeProvider, type Frame, type ProviderWire } from "./server";
 
@@ -21,6 +22,52 @@ function usageOf(reply: FakeReply) {
   return { input_tokens: u.prompt - u.cached, cache_creation_input_tokens: 0, cache_read_input_tokens: u.cached, output_tokens: u.completion };
 }
 
+/**
+ * The signature the fake gives a thinking block: derived from its text, so an echoed block whose
+ * text or signature was altered is refused, as the real API refuses a block it did not sign.
+ */
+export function fakeThinkingSignature(thinking: string): string {
+  return `fakesig_${createHash("sha256").update(thinking).digest("base64url").slice(0, 32)}`;
+}
+
+type Refusal = { status: number; code: string; message: string };
+const invalidRequest = (message: string): Refusal => ({ status: 400, code: "invalid_request_error", message });
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
+const blocksOf = (message: unknown): unknown[] => (isObject(message) && Array.isArray(message.content) ? message.content : []);
+const blockType = (block: unknown): unknown => (isObject(block) ? block.type : undefined);
+
+/** What the real Messages API refuses that matters to the router: a missing max_tokens, thinking rules, forged thinking. */
+function refusalOf(body: unknown): Refusal | null {
+  const b = isObject(body) ? body : {};
+  if (b.max_tokens === undefined) return invalidRequest("max_tokens: Field required");
+  if (typeof b.max_tokens !== "number" || !Number.isInteger(b.max_tokens) || b.max_tokens < 1) {
+    return invalidRequest("max_tokens: Input should be a valid integer greater than or equal to 1");
+  }
+  const messages = Array.isArray(b.messages) ? b.messages : [];
+  for (const [i, message] of messages.entries()) {
+    for (const [j, block] of blocksOf(message).entries()) {
+      if (!isObject(block) || block.type !== "thinking") continue;
+      if (typeof block.thinking !== "string" || block.signature !== fakeThinkingSignature(block.thinking)) {
+        return invalidRequest(`messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block`);
+      }
+    }
+  }
+  if (!isObject(b.thinking) || b.thinking.type !== "enabled") return null;
+  const budget = b.thinking.budget_tokens;
+  if (typeof budget !== "number" || budget < 1024) return invalidRequest("thinking.enabled.budget_tokens: Input should be greater than or equal to 1024");
+  if (b.max_tokens <= budget) return invalidRequest("`max_tokens` must be greater than `thinking.budget_tokens`");
+  const i = messages.map((m) => isObject(m) && m.role).lastIndexOf("assistant");
+  const blocks = blocksOf(messages[i]);
+  const first = blockType(blocks[0]);
+  if (blocks.some((block) => blockType(block) === "tool_use") && first !== "thinking" && first !== "redacted_thinking") {
+    return invalidRequest(
+      `messages.${i}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${String(first)}\`. ` +
+        "When `thinking` is enabled, a final `assistant` message must start with a thinking block.",
+    );
+  }
+  return null;
+}
+
 const parseArgs = (text: string): unknown => {
   try {
     return JSON.parse(text);
@@ -39,15 +86,15 @@ export const anthropicWire: ProviderWire = {
   },
   reject(req) {
     if (!req.headers["x-api-key"]) return { status: 401, code: "authentication_error", message: "x-api-key header is required" };
-    if (!req.headers["anthropic-version"]) return { status: 400, code: "invalid_request_error", message: "anthropic-version header is required" };
-    return null;
+    if (!req.headers["anthropic-version"]) return invalidRequest("anthropic-version header is required");
+    return refusalOf(req.body);
   },
   errorBody(status, code, message) {
     return { type: "error", error: { type: code ?? ERROR_TYPES[status] ?? (status >= 500 ? "api_error" : "invalid_request_error"), message: message ?? `fake upstream error ${status}` } };
   },
   json(reply, _req, model) {
     const content: unknown[] = [];
-    if (reply.reasoning) content.push({ type: "thinking", thinking: reply.reasoning, signature: "sig-fake" });
+    if (reply.reasoning) content.push({ type: "thinking", thinking: reply.reasoning, signature: fakeThinkingSignature(reply.reasoning) });
     const text = replyText(reply);
     if (text) content.push({ type: "text", text });
     (reply.toolCalls ?? []).forEach((c, i) => content.push({ type: "tool_use", id: toolId(i, c.id), name: c.name, input: parseArgs(toolArguments(c)) }));
@@ -76,8 +123,9 @@ export const anthropicWire: ProviderWire = {
       index++;
     };
     if (reply.reasoning) {
-      const pieces = (reply.reasoning.match(/\S+\s*/g) ?? []).map((thinking) => ({ type: "thinking_delta", thinking }));
-      block({ type: "thinking", thinking: "" }, [...pieces, { type: "signature_delta", signature: "sig-fake" }], false);
+      const pieces = (reply.reasoning.match(/\S+\s*|\s+/g) ?? []).map((thinking) => ({ type: "thinking_delta", thinking }));
+      const signature = { type: "signature_delta", signature: fakeThinkingSignature(reply.reasoning) };
+      block({ type: "thinking", thinking: "", signature: "" }, [...pieces, signature], false);
     }
     const pieces = textPieces(reply);
     if (pieces.length) block({ type: "text", text: "" }, pieces.map((text) => ({ type: "text_delta", text })), false);

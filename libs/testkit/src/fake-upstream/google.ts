@@ -1,5 +1,5 @@
 import { replyText, replyUsage, textPieces, toolArguments, type FakeReply, type FakeUpstream, type FakeUpstreamOptions } from "./script";
-import { sse, startFakeProvider, type Frame, type ProviderWire } from "./server";
+import { sse, startFakeProvider, type ProviderWire } from "./server";
 
 const STATUSES: Record<number, string> = {
   400: "INVALID_ARGUMENT",
@@ -37,13 +37,42 @@ const parseArgs = (text: string): unknown => {
 
 const finishOf = (reply: FakeReply) => reply.finishReason ?? "STOP";
 
+/** The partial responses of a stream, in order, and whether each carries content. */
+function streamResponses(reply: FakeReply, model: string): { response: unknown; content: boolean }[] {
+  const usage = usageOf(reply);
+  const partial = (parts: unknown[]) => ({
+    response: {
+      candidates: [{ content: { parts, role: "model" }, index: 0 }],
+      usageMetadata: { promptTokenCount: usage.promptTokenCount, totalTokenCount: usage.promptTokenCount },
+      modelVersion: model,
+      responseId: "resp-fake123",
+    },
+    content: true,
+  });
+  const out: { response: unknown; content: boolean }[] = [];
+  for (const piece of reply.reasoning?.match(/\S+\s*/g) ?? []) out.push(partial([{ text: piece, thought: true }]));
+  for (const piece of textPieces(reply)) out.push(partial([{ text: piece }]));
+  for (const c of reply.toolCalls ?? []) out.push(partial([{ functionCall: { name: c.name, args: parseArgs(toolArguments(c)) } }]));
+  out.push({
+    response: {
+      candidates: [{ content: { parts: [{ text: "" }], role: "model" }, finishReason: finishOf(reply), index: 0 }],
+      usageMetadata: usage,
+      modelVersion: model,
+      responseId: "resp-fake123",
+    },
+    content: false,
+  });
+  return out;
+}
+
 /** Google Gemini API (`generateContent`, `streamGenerateContent?alt=sse`). */
 export const geminiWire: ProviderWire = {
   basePath: "/v1beta",
-  route(method, path) {
+  route(method, path, query) {
     const m = method === "POST" ? ROUTE.exec(path) : null;
     if (!m) return null;
-    return { stream: m[2] === "streamGenerateContent", model: m[1] ?? "unknown" };
+    // Without alt=sse, streamGenerateContent answers one JSON array of responses, not events.
+    return { stream: m[2] === "streamGenerateContent" && query.alt === "sse", model: m[1] ?? "unknown" };
   },
   reject(req) {
     if (req.headers["x-goog-api-key"] || req.query.key) return null;
@@ -52,7 +81,8 @@ export const geminiWire: ProviderWire = {
   errorBody(status, code, message) {
     return { error: { code: status, message: message ?? `fake upstream error ${status}`, status: code ?? STATUSES[status] ?? (status >= 500 ? "INTERNAL" : "INVALID_ARGUMENT") } };
   },
-  json(reply, _req, model) {
+  json(reply, req, model) {
+    if (req.path.endsWith(":streamGenerateContent")) return streamResponses(reply, model).map((r) => r.response);
     const parts: unknown[] = [];
     if (reply.reasoning) parts.push({ text: reply.reasoning, thought: true });
     const text = replyText(reply);
@@ -66,28 +96,7 @@ export const geminiWire: ProviderWire = {
     };
   },
   frames(reply, _req, model) {
-    const usage = usageOf(reply);
-    const frame = (parts: unknown[], extra: Record<string, unknown> = {}) =>
-      sse({
-        candidates: [{ content: { parts, role: "model" }, index: 0, ...extra }],
-        usageMetadata: { promptTokenCount: usage.promptTokenCount, totalTokenCount: usage.promptTokenCount },
-        modelVersion: model,
-        responseId: "resp-fake123",
-      });
-    const frames: Frame[] = [];
-    for (const piece of reply.reasoning?.match(/\S+\s*/g) ?? []) frames.push({ text: frame([{ text: piece, thought: true }]), content: true });
-    for (const piece of textPieces(reply)) frames.push({ text: frame([{ text: piece }]), content: true });
-    for (const c of reply.toolCalls ?? []) frames.push({ text: frame([{ functionCall: { name: c.name, args: parseArgs(toolArguments(c)) } }]), content: true });
-    frames.push({
-      text: sse({
-        candidates: [{ content: { parts: [{ text: "" }], role: "model" }, finishReason: finishOf(reply), index: 0 }],
-        usageMetadata: usage,
-        modelVersion: model,
-        responseId: "resp-fake123",
-      }),
-      content: false,
-    });
-    return frames;
+    return streamResponses(reply, model).map((r) => ({ text: sse(r.response), content: r.content }));
   },
   errorFrame(code, message) {
     return sse({ error: { code: 503, message: message ?? "The model is overloaded. Please try again later.", status: code ?? "UNAVAILABLE" } });

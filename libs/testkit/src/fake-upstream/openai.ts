@@ -36,6 +36,36 @@ function usageBody(reply: FakeReply) {
 
 const toolCallId = (i: number, id?: string) => id ?? `call_fake${i}`;
 
+/** Where a stream reports usage: nowhere, in a last chunk of its own, or on the finish chunk. */
+type StreamUsage = "none" | "own-chunk" | "finish-chunk";
+
+function chatFrames(reply: FakeReply, model: string, usage: StreamUsage): Frame[] {
+  const created = Math.floor(Date.now() / 1000);
+  const base = { id: "chatcmpl-fake123", object: "chat.completion.chunk", created, model, system_fingerprint: "fp_fake" };
+  const reportsUsage = reply.usage !== null;
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null, extra: Record<string, unknown> = {}) =>
+    sse({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...extra });
+  const frames: Frame[] = [{ text: chunk({ role: "assistant", content: "", refusal: null }), content: false }];
+  if (reply.reasoning) {
+    for (const piece of reply.reasoning.match(/\S+\s*/g) ?? []) frames.push({ text: chunk({ reasoning_content: piece }), content: true });
+  }
+  for (const piece of textPieces(reply)) frames.push({ text: chunk({ content: piece }), content: true });
+  (reply.toolCalls ?? []).forEach((c, i) => {
+    frames.push({
+      text: chunk({ tool_calls: [{ index: i, id: toolCallId(i, c.id), type: "function", function: { name: c.name, arguments: "" } }] }),
+      content: true,
+    });
+    for (const piece of argumentPieces(c)) {
+      frames.push({ text: chunk({ tool_calls: [{ index: i, function: { arguments: piece } }] }), content: true });
+    }
+  });
+  const finishUsage = usage === "finish-chunk" && reportsUsage ? { usage: usageBody(reply) } : {};
+  frames.push({ text: chunk({}, finishOf(reply), finishUsage), content: false });
+  if (usage === "own-chunk" && reportsUsage) frames.push({ text: sse({ ...base, choices: [], usage: usageBody(reply) }), content: false });
+  frames.push({ text: sse("[DONE]"), content: false });
+  return frames;
+}
+
 /** OpenAI Chat Completions (and every OpenAI-compatible server): JSON and SSE. */
 export const openAiWire: ProviderWire = {
   basePath: "/v1",
@@ -76,46 +106,102 @@ export const openAiWire: ProviderWire = {
     };
   },
   frames(reply, req, model) {
-    const created = Math.floor(Date.now() / 1000);
-    const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
-      sse({
-        id: "chatcmpl-fake123",
-        object: "chat.completion.chunk",
-        created,
-        model,
-        system_fingerprint: "fp_fake",
-        choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
-      });
-    const frames: Frame[] = [{ text: chunk({ role: "assistant", content: "", refusal: null }), content: false }];
-    if (reply.reasoning) {
-      for (const piece of reply.reasoning.match(/\S+\s*/g) ?? []) frames.push({ text: chunk({ reasoning_content: piece }), content: true });
-    }
-    for (const piece of textPieces(reply)) frames.push({ text: chunk({ content: piece }), content: true });
-    (reply.toolCalls ?? []).forEach((c, i) => {
-      frames.push({
-        text: chunk({ tool_calls: [{ index: i, id: toolCallId(i, c.id), type: "function", function: { name: c.name, arguments: "" } }] }),
-        content: true,
-      });
-      for (const piece of argumentPieces(c)) {
-        frames.push({ text: chunk({ tool_calls: [{ index: i, function: { arguments: piece } }] }), content: true });
-      }
-    });
-    frames.push({ text: chunk({}, finishOf(reply)), content: false });
-    if (asBody(req.body).stream_options?.include_usage && reply.usage !== null) {
-      frames.push({
-        text: sse({ id: "chatcmpl-fake123", object: "chat.completion.chunk", created, model, system_fingerprint: "fp_fake", choices: [], usage: usageBody(reply) }),
-        content: false,
-      });
-    }
-    frames.push({ text: sse("[DONE]"), content: false });
-    return frames;
+    // OpenAI reports stream usage only when asked, in a chunk of its own with no choices.
+    return chatFrames(reply, model, asBody(req.body).stream_options?.include_usage ? "own-chunk" : "none");
   },
   errorFrame(code, message) {
     return sse({ error: { message: message ?? "The server had an error while processing your request.", type: "server_error", param: null, code: code ?? "server_error" } });
   },
 };
 
+/**
+ * Top-level fields Mistral's chat completions take; its API forbids any other with a 422
+ * (pydantic's `extra_forbidden`), `stream_options` included.
+ */
+const MISTRAL_FIELDS = new Set([
+  "model",
+  "messages",
+  "temperature",
+  "top_p",
+  "max_tokens",
+  "stream",
+  "stop",
+  "random_seed",
+  "metadata",
+  "response_format",
+  "tools",
+  "tool_choice",
+  "presence_penalty",
+  "frequency_penalty",
+  "n",
+  "prediction",
+  "parallel_tool_calls",
+  "prompt_mode",
+  "safe_prompt",
+]);
+const MISTRAL_ROLES = new Set(["system", "user", "assistant", "tool"]);
+
+interface ValidationIssue {
+  type: string;
+  loc: (string | number)[];
+  msg: string;
+  input: unknown;
+}
+
+/** What Mistral's request validation refuses in a body: unknown fields and roles, `name` off tool messages. */
+function mistralIssues(body: unknown): ValidationIssue[] {
+  if (!body || typeof body !== "object") return [];
+  const b = body as Record<string, unknown>;
+  const issues: ValidationIssue[] = [];
+  for (const [key, value] of Object.entries(b)) {
+    if (!MISTRAL_FIELDS.has(key)) issues.push({ type: "extra_forbidden", loc: ["body", key], msg: "Extra inputs are not permitted", input: value });
+  }
+  (Array.isArray(b.messages) ? (b.messages as unknown[]) : []).forEach((raw, i) => {
+    const m = raw && typeof raw === "object" ? (raw as Record<string, unknown>) : {};
+    const role = String(m.role);
+    if (!MISTRAL_ROLES.has(role)) {
+      issues.push({
+        type: "union_tag_invalid",
+        loc: ["body", "messages", i],
+        msg: `Input tag '${role}' found using 'role' does not match any of the expected tags: 'assistant', 'system', 'tool', 'user'`,
+        input: m,
+      });
+    } else if (role !== "tool" && "name" in m) {
+      issues.push({ type: "extra_forbidden", loc: ["body", "messages", i, role, "name"], msg: "Extra inputs are not permitted", input: m.name });
+    }
+  });
+  return issues;
+}
+
+/**
+ * Mistral as the fake plays it: its request validation (a 422 with pydantic's details in Mistral's
+ * error envelope), and usage on the finish chunk of every stream, unasked.
+ */
+const mistralWire: ProviderWire = {
+  ...openAiWire,
+  reject(req) {
+    const unauthorized = openAiWire.reject?.(req);
+    if (unauthorized) return unauthorized;
+    const detail = mistralIssues(req.body);
+    if (!detail.length) return null;
+    const body = { object: "error", message: { detail }, type: "invalid_request_error", param: null, code: null };
+    return { status: 422, code: "extra_forbidden", message: "Extra inputs are not permitted", body };
+  },
+  frames(reply, _req, model) {
+    return chatFrames(reply, model, "finish-chunk");
+  },
+};
+
+export interface FakeOpenAiOptions extends FakeUpstreamOptions {
+  /**
+   * `mistral` validates like Mistral's API: an unknown top-level field (such as `stream_options`),
+   * the `developer` role or `name` on a non-tool message gets its 422; stream usage comes unasked.
+   */
+  flavour?: "openai" | "mistral";
+}
+
 /** Starts a fake OpenAI-compatible provider; `url` ends in `/v1` like `https://api.openai.com/v1`. */
-export function startFakeOpenAi(opts?: FakeUpstreamOptions): Promise<FakeUpstream> {
-  return startFakeProvider(openAiWire, opts);
+export function startFakeOpenAi(opts: FakeOpenAiOptions = {}): Promise<FakeUpstream> {
+  const { flavour, ...serverOpts } = opts;
+  return startFakeProvider(flavour === "mistral" ? mistralWire : openAiWire, serverOpts);
 }

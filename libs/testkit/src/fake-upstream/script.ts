@@ -48,7 +48,12 @@ export type FakeFailure =
   /** Stream requests: `chunks` content events, then the provider's own in-stream error event. */
   | { kind: "stream-error"; chunks: number; code?: string; message?: string }
   /** Stream requests: `chunks` content events, then silence with the connection open. */
-  | { kind: "stall-after"; chunks: number };
+  | { kind: "stall-after"; chunks: number }
+  /**
+   * Stream requests: every event but the last (the end marker, `[DONE]` or `message_stop`), then
+   * silence with the connection open.
+   */
+  | { kind: "stall-before-end" };
 
 /** One request as the fake provider received it. */
 export interface RecordedRequest {

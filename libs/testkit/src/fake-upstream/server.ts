@@ -19,8 +19,11 @@ export interface ProviderWire {
   basePath: string;
   /** Returns null when the request is not for this provider's chat route. */
   route(method: string, path: string, query: Record<string, string>, body: unknown): RouteMatch | null;
-  /** Returns an error message when the request lacks what the real provider demands (e.g. the key header). */
-  reject?(req: RecordedRequest): { status: number; code: string; message: string } | null;
+  /**
+   * Returns an error when the request lacks what the real provider demands (e.g. the key header);
+   * `body`, when given, is the provider's own error body (else `errorBody` makes one).
+   */
+  reject?(req: RecordedRequest): { status: number; code: string; message: string; body?: unknown } | null;
   errorBody(status: number, code: string | undefined, message: string | undefined): unknown;
   json(reply: FakeReply, req: RecordedRequest, model: string): unknown;
   frames(reply: FakeReply, req: RecordedRequest, model: string): Frame[];
@@ -85,7 +88,7 @@ export async function startFakeProvider(wire: ProviderWire, opts: FakeUpstreamOp
     requests.push(recorded);
     const refusal = wire.reject?.(recorded);
     if (refusal) {
-      sendJson(res, refusal.status, wire.errorBody(refusal.status, refusal.code, refusal.message));
+      sendJson(res, refusal.status, refusal.body ?? wire.errorBody(refusal.status, refusal.code, refusal.message));
       return;
     }
     const reply = queue.shift() ?? defaultReply;
@@ -110,6 +113,10 @@ export async function startFakeProvider(wire: ProviderWire, opts: FakeUpstreamOp
     res.flushHeaders();
     const frames = wire.frames(reply, recorded, model);
     let contentSent = 0;
+    if (failure?.kind === "stall-before-end") {
+      for (const frame of frames.slice(0, -1)) await new Promise<void>((resolve) => res.write(frame.text, () => resolve()));
+      return;
+    }
     for (const frame of frames) {
       if (res.destroyed) return;
       if (frame.content) {

@@ -52,6 +52,36 @@ const toolCall = z.object({
 
 const name = z.string().min(1).max(64).optional();
 
+/*
+ * `reasoning_details`: reasoning blocks of an earlier answer, echoed back so a provider that signs
+ * its reasoning (Anthropic's thinking signatures, encrypted blocks) can verify and continue it.
+ * The known kinds are checked by shape; other kinds (newer or other formats) pass unread, and each
+ * adapter uses only the entries of its own `format`.
+ */
+const detailPosition = {
+  format: z.string().nullable().optional(),
+  index: z.number().int().min(0).optional(),
+  id: z.string().nullable().optional(),
+};
+const reasoningTextDetail = z.object({
+  type: z.literal("reasoning.text"),
+  text: z.string(),
+  signature: z.string().nullable().optional(),
+  ...detailPosition,
+});
+const reasoningEncryptedDetail = z.object({ type: z.literal("reasoning.encrypted"), data: z.string().min(1), ...detailPosition });
+const reasoningSummaryDetail = z.object({ type: z.literal("reasoning.summary"), summary: z.string(), ...detailPosition });
+const knownReasoningDetails = new Map<string, z.ZodType>([
+  ["reasoning.text", reasoningTextDetail],
+  ["reasoning.encrypted", reasoningEncryptedDetail],
+  ["reasoning.summary", reasoningSummaryDetail],
+]);
+// Not a z.union: a union reports a wrong field (or none) for a known kind with a bad field.
+const reasoningDetail = z.looseObject({ type: z.string() }).superRefine((detail, ctx) => {
+  const issues = knownReasoningDetails.get(detail.type)?.safeParse(detail).error?.issues ?? [];
+  for (const issue of issues) ctx.addIssue({ code: "custom", message: issue.message, path: issue.path });
+});
+
 export const chatMessageSchema = z.discriminatedUnion("role", [
   z.object({ role: z.literal("system"), content: textContent, name }),
   z.object({ role: z.literal("developer"), content: textContent, name }),
@@ -63,6 +93,7 @@ export const chatMessageSchema = z.discriminatedUnion("role", [
     tool_calls: z.array(toolCall).optional(),
     // Reasoning text of an earlier turn may be echoed back by clients; it is never sent upstream.
     reasoning: z.string().nullable().optional(),
+    reasoning_details: z.array(reasoningDetail).max(64).optional(),
   }),
   z.object({ role: z.literal("tool"), content: textContent, tool_call_id: z.string().min(1), name }),
 ]);
@@ -170,6 +201,12 @@ export type ChatMessage = z.infer<typeof chatMessageSchema>;
 export type ChatTool = z.infer<typeof toolSchema>;
 export type ToolChoice = z.infer<typeof toolChoiceSchema>;
 export type ContentPart = z.infer<typeof contentPart>;
+export type ReasoningTextDetail = z.infer<typeof reasoningTextDetail>;
+export type ReasoningEncryptedDetail = z.infer<typeof reasoningEncryptedDetail>;
+/** A reasoning detail of a known kind, as providers' answers carry them. */
+export type ReasoningDetail = ReasoningTextDetail | ReasoningEncryptedDetail | z.infer<typeof reasoningSummaryDetail>;
+/** A reasoning detail as a client may echo it: a known kind (validated) or another kind, unread. */
+export type EchoedReasoningDetail = z.infer<typeof reasoningDetail>;
 
 /** A validated chat request: the legacy `prompt` has become one user message. */
 export interface ChatRequest extends Omit<ChatBody, "messages" | "prompt"> {

@@ -261,7 +261,12 @@ class ChatCompletions {
       if (!cancelled) this.sendError(res, error, ctx, result, result.failure);
       return;
     }
-    if (ctx.request.reasoning?.exclude) for (const c of completion.choices) delete c.message.reasoning;
+    if (ctx.request.reasoning?.exclude) {
+      for (const c of completion.choices) {
+        delete c.message.reasoning;
+        delete c.message.reasoning_details;
+      }
+    }
     const usage = completion.usage ?? estimatedUsage(ctx.promptTokens, completionChars(completion));
     const first = completion.choices[0];
     const elapsed = performance.now() - ctx.t0;
@@ -310,7 +315,10 @@ class ChatCompletions {
       chunk: (choices: ChunkChoice[]) => {
         for (const c of choices) {
           const d = c.delta;
-          if (exclude && d.reasoning !== undefined) delete d.reasoning;
+          if (exclude) {
+            delete d.reasoning;
+            delete d.reasoning_details;
+          }
           chars += (d.content?.length ?? 0) + (d.reasoning?.length ?? 0);
           if (d.tool_calls) for (const t of d.tool_calls) chars += t.function?.arguments?.length ?? 0;
         }

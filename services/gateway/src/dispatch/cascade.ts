@@ -4,6 +4,7 @@ import type { routing } from "@router/proto";
 import type { ChatRequest } from "../chat/request-schema";
 import type { DispatchCredential } from "../provider-keys/dispatch-credential";
 import { adapterFor } from "../providers/registry";
+import { fitToEndpoint } from "../providers/supported-parameters";
 import {
   ProviderBodyError,
   UnsupportedRequest,
@@ -168,8 +169,10 @@ export class UpstreamDispatcher {
   private build(p: Prepared, input: CascadeInput, stream: boolean): UpstreamHttpRequest {
     const c = p.candidate;
     try {
+      // The catalog's parameter list for this endpoint decides what of the request it is sent.
+      const { request } = fitToEndpoint(input.request, c);
       return p.adapter.buildRequest(
-        input.request,
+        request,
         {
           providerSlug: c.providerSlug,
           baseUrl: input.providerBaseUrls[c.providerSlug] ?? c.baseUrl,

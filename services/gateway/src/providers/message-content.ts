@@ -88,26 +88,36 @@ export function thinkingBudget(req: ChatRequest, completionBudget: number): numb
   return Math.max(REASONING_FLOOR, wanted);
 }
 
-/** Extra completion tokens the reasoning budget may add on top of the requested maximum. */
+/**
+ * Extra completion tokens the reasoning budget may add on top of the requested maximum: the
+ * thinking budget of the requested completion budget (Gemini adds all of it, Anthropic at most it).
+ */
 export function reasoningAllowance(req: ChatRequest): number {
-  const r = req.reasoning;
-  if (!r || r.enabled === false) return 0;
-  return Math.max(REASONING_FLOOR, r.max_tokens ?? 0);
+  return thinkingBudget(req, requestedMaxTokens(req) ?? 0) ?? 0;
 }
 
-/** Normalizes an OpenAI-style finish reason; unknown non-null values count as a normal stop. */
+/**
+ * Normalizes an OpenAI-style finish reason. Servers of this family spell some reasons their own
+ * way; a value none of them documents counts as a normal stop (the native value travels beside),
+ * since self-hosted servers mostly use such spellings for a plain end of sequence.
+ */
 export function normalizeOpenAiFinish(native: string | null): FinishReason | null {
   switch (native) {
     case null:
       return null;
     case "length":
+    // Mistral: the prompt and completion reached the model's context length.
+    case "model_length":
       return "length";
     case "tool_calls":
+    // The legacy functions API.
     case "function_call":
       return "tool_calls";
     case "content_filter":
       return "content_filter";
     case "error":
+    // DeepSeek: the inference system ran out of resources and cut the answer off.
+    case "insufficient_system_resource":
       return "error";
     default:
       return "stop";

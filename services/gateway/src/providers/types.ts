@@ -1,4 +1,4 @@
-import type { ChatRequest } from "../chat/request-schema";
+import type { ChatRequest, ReasoningDetail } from "../chat/request-schema";
 
 /**
  * The provider adapter contract. An adapter is data plus pure transforms between the router's
@@ -52,6 +52,8 @@ export interface CompletionMessage {
   role: "assistant";
   content: string | null;
   reasoning?: string;
+  /** The reasoning blocks as the provider returned them (signatures, encrypted data), to be echoed back. */
+  reasoning_details?: ReasoningDetail[];
   tool_calls?: ToolCall[];
 }
 
@@ -80,6 +82,8 @@ export interface ChunkDelta {
   role?: "assistant";
   content?: string;
   reasoning?: string;
+  /** Pieces of `reasoning_details`; entries sharing an `index` belong to one block. */
+  reasoning_details?: ReasoningDetail[];
   tool_calls?: ToolCallDelta[];
 }
 

@@ -79,6 +79,8 @@ describe("non-stream chat completions", () => {
     h.fakes.anthropic.script({ text: "42", reasoning: "secret thoughts" });
     const res = await h.post({ model: "test/claude", messages: userMessage(), reasoning: { max_tokens: 2000, exclude: true } });
     expect(res.body.choices[0].message.reasoning).toBeUndefined();
+    expect(res.body.choices[0].message.reasoning_details).toBeUndefined();
+    expect(JSON.stringify(res.body)).not.toContain("secret thoughts");
     expect(h.fakes.anthropic.requests[0]!.body).toMatchObject({ thinking: { budget_tokens: 2000 } });
   });
 

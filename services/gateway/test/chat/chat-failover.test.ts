@@ -207,6 +207,22 @@ describe("failover before the first byte", () => {
       expect(h.fakes.openai.requests).toHaveLength(0);
     });
 
+    it.each([
+      ["an OpenAI-compatible", "test/multi", "groq"],
+      ["an Anthropic", "test/claude", "anthropic"],
+    ] as const)("completes %s stream whose finish reason came but whose end marker never did", async (_what, model, slug) => {
+      h.fakes[slug].script({ chunks: ["all ", "here"], usage: { prompt: 5, completion: 2 }, failure: { kind: "stall-before-end" } });
+      const res = await h.stream({ model, messages: userMessage(), stream: true });
+      expect(streamedText(res.chunks)).toBe("all here");
+      const last = res.chunks[res.chunks.length - 1];
+      expect(last.error).toBeUndefined();
+      expect(last.usage).toMatchObject({ prompt_tokens: 5, completion_tokens: 2 });
+      expect(res.done).toBe(true);
+      const event = await h.eventFor(last.id);
+      expect(event).toMatchObject({ status: "complete", finishReason: "stop" });
+      expect(event.attempts[0]).toMatchObject({ status: "ok", errorCode: "" });
+    });
+
     it("reports an in-stream provider error after content as the stream's error", async () => {
       h.fakes.anthropic.script({ chunks: ["Hello ", "there"], failure: { kind: "stream-error", chunks: 1, code: "overloaded_error", message: PROVIDER_WORDS } });
       const res = await h.stream({ model: "test/claude", messages: userMessage(), stream: true });

@@ -178,7 +178,7 @@ export async function startChatHarness(
   const fakes: Fakes = {
     openai: await startFakeOpenAi(),
     groq: await startFakeOpenAi(),
-    mistral: await startFakeOpenAi(),
+    mistral: await startFakeOpenAi({ flavour: "mistral" }),
     anthropic: await startFakeAnthropic(),
     google: await startFakeGemini(),
   };

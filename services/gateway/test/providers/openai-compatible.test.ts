@@ -1,8 +1,15 @@
+import { normalizeOpenAiFinish } from "../../src/providers/message-content";
 import { adapterFor } from "../../src/providers/registry";
 import { SUPPORTED_PROVIDERS } from "../../src/providers/supported";
-import { bodyOf, chat, collect, decodeStream, sample, sampleJson, target } from "./wire-samples";
+import { UnsupportedRequest } from "../../src/providers/types";
+import { bodyOf, chat, collect, decodeStream, sample, sampleJson, target, thrown } from "./wire-samples";
 
 const openai = adapterFor("openai", "openai")!;
+const mistral = adapterFor("openai", "mistral")!;
+const compatible = (slug: string) => adapterFor("openai", slug)!;
+/** Every OpenAI-compatible provider but OpenAI itself, and an unlisted self-hosted server. */
+const NOT_OPENAI = ["mistral", "groq", "deepseek", "xai", "together", "fireworks", "vllm", "ollama", "my-llm-server"];
+const stops = (n: number) => Array.from({ length: n }, (_, i) => `STOP${i}`);
 
 describe("OpenAI-compatible request", () => {
   it("sends the messages as given with the endpoint's model and the key as a bearer token", () => {
@@ -22,11 +29,88 @@ describe("OpenAI-compatible request", () => {
     expect(body.stream).toBeUndefined();
   });
 
-  it("asks for usage on streams", () => {
-    const body = bodyOf(openai.buildRequest(chat({ stream: true }), target(), true));
+  it.each(["openai", "groq", "deepseek", "xai", "together", "fireworks", "vllm", "ollama", "my-llm-server"])(
+    "asks %s for usage on streams",
+    (slug) => {
+      const body = bodyOf(compatible(slug).buildRequest(chat({ stream: true }), target({ providerSlug: slug }), true));
+      expect(body.stream).toBe(true);
+      expect(body.stream_options).toEqual({ include_usage: true });
+    },
+  );
+
+  it("never sends stream_options to Mistral, which refuses unknown fields", () => {
+    const body = bodyOf(mistral.buildRequest(chat({ stream: true }), target({ providerSlug: "mistral" }), true));
     expect(body.stream).toBe(true);
-    expect(body.stream_options).toEqual({ include_usage: true });
+    expect(body).not.toHaveProperty("stream_options");
   });
+
+  it("keeps the developer role for OpenAI", () => {
+    const body = bodyOf(openai.buildRequest(chat({ messages: [{ role: "developer", content: "Terse." }, { role: "user", content: "Hi" }] }), target(), false));
+    expect(body.messages[0]).toEqual({ role: "developer", content: "Terse." });
+  });
+
+  it.each(NOT_OPENAI)("sends a developer message to %s as a system message", (slug) => {
+    const req = chat({ messages: [{ role: "developer", content: "Terse." }, { role: "user", content: "Hi" }] });
+    const body = bodyOf(compatible(slug).buildRequest(req, target({ providerSlug: slug }), false));
+    expect(body.messages).toEqual([
+      { role: "system", content: "Terse." },
+      { role: "user", content: "Hi" },
+    ]);
+  });
+
+  it("leaves name off Mistral's system, user and assistant messages and keeps it on tool results", () => {
+    const req = chat({
+      messages: [
+        { role: "system", content: "Be brief.", name: "policy" },
+        { role: "user", content: "Weather?", name: "ana" },
+        { role: "assistant", content: null, name: "bot", tool_calls: [{ id: "D681PevKs", type: "function", function: { name: "weather", arguments: "{}" } }] },
+        { role: "tool", tool_call_id: "D681PevKs", name: "weather", content: "sunny" },
+      ],
+    });
+    const body = bodyOf(mistral.buildRequest(req, target({ providerSlug: "mistral" }), false));
+    expect(body.messages).toEqual([
+      { role: "system", content: "Be brief." },
+      { role: "user", content: "Weather?" },
+      { role: "assistant", content: null, tool_calls: [{ id: "D681PevKs", type: "function", function: { name: "weather", arguments: "{}" } }] },
+      { role: "tool", tool_call_id: "D681PevKs", name: "weather", content: "sunny" },
+    ]);
+    const groq = bodyOf(compatible("groq").buildRequest(req, target({ providerSlug: "groq" }), false));
+    expect(groq.messages[1]).toEqual({ role: "user", content: "Weather?", name: "ana" });
+  });
+
+  it("never forwards what a client echoes of an earlier answer", () => {
+    const req = chat({
+      messages: [
+        { role: "user", content: "Hi" },
+        { role: "assistant", content: "Hello.", reasoning: "Greet back.", reasoning_details: [{ type: "reasoning.text", text: "Greet back." }] },
+        { role: "user", content: "Bye" },
+      ],
+    });
+    for (const slug of ["openai", "mistral"]) {
+      const body = bodyOf(compatible(slug).buildRequest(req, target({ providerSlug: slug }), false));
+      expect(body.messages[1]).toEqual({ role: "assistant", content: "Hello." });
+    }
+  });
+
+  it.each([
+    ["openai", 4],
+    ["groq", 4],
+    ["xai", 4],
+  ])("refuses more stop sequences than %s takes (%i) before sending", (slug, limit) => {
+    const err = thrown(() => compatible(slug).buildRequest(chat({ stop: stops(limit + 1) }), target({ providerSlug: slug }), false));
+    expect(err).toBeInstanceOf(UnsupportedRequest);
+    expect(err).toMatchObject({ field: "stop", message: `stop: ${slug} takes at most ${limit} stop sequences` });
+    const body = bodyOf(compatible(slug).buildRequest(chat({ stop: stops(limit) }), target({ providerSlug: slug }), false));
+    expect(body.stop).toEqual(stops(limit));
+  });
+
+  it.each(["mistral", "deepseek", "together", "fireworks", "vllm", "ollama", "my-llm-server"])(
+    "passes every stop sequence the edge allows to %s",
+    (slug) => {
+      const body = bodyOf(compatible(slug).buildRequest(chat({ stop: stops(16) }), target({ providerSlug: slug }), false));
+      expect(body.stop).toEqual(stops(16));
+    },
+  );
 
   it("honours every sampling and tool field", () => {
     const tools = [{ type: "function", function: { name: "get_weather", description: "d", parameters: { type: "object", properties: {} } } }];
@@ -120,6 +204,37 @@ describe("OpenAI-compatible response", () => {
     expect(c.usage?.reasoning).toBe(340);
   });
 
+  it("reads Mistral's validation error (422 extra_forbidden)", () => {
+    expect(mistral.parseError(sample("mistral-error-422.json"))).toEqual({
+      code: "extra_forbidden",
+      message: "Extra inputs are not permitted: body.stream_options",
+    });
+  });
+
+  it("reads vLLM's top-level error object", () => {
+    const body = '{"object":"error","message":"This model\'s maximum context length is 4096 tokens.","type":"BadRequestError","param":null,"code":400}';
+    expect(compatible("vllm").parseError(body)).toEqual({ code: "BadRequestError", message: "This model's maximum context length is 4096 tokens." });
+  });
+
+  it.each([
+    ["stop", "stop"],
+    ["length", "length"],
+    ["model_length", "length"],
+    ["tool_calls", "tool_calls"],
+    ["function_call", "tool_calls"],
+    ["content_filter", "content_filter"],
+    ["error", "error"],
+    ["insufficient_system_resource", "error"],
+    ["eos", "stop"],
+  ])("maps finish reason %s to %s and keeps the native one", (native, normalized) => {
+    const c = mistral.parseCompletion({ choices: [{ index: 0, message: { role: "assistant", content: "x" }, finish_reason: native }] });
+    expect(c.choices[0]).toMatchObject({ finish_reason: normalized, native_finish_reason: native });
+  });
+
+  it("leaves a missing finish reason missing", () => {
+    expect(normalizeOpenAiFinish(null)).toBeNull();
+  });
+
   it("reads the provider's error code and words", () => {
     expect(openai.parseError(sample("openai-error-429.json"))).toEqual({
       code: "rate_limit_exceeded",
@@ -145,6 +260,15 @@ describe("OpenAI-compatible stream", () => {
     const got = collect(await decodeStream(openai, sample("openai-stream-tools.sse"), 11));
     expect(got.tools[0]).toEqual({ id: "call_DdmO9pD3xa9XTPNJ32zg2hcA", name: "get_weather", arguments: '{"location":"Paris"}' });
     expect(got.finishes[0]?.finish).toBe("tool_calls");
+  });
+
+  it("reads Mistral's usage from its finish chunk", async () => {
+    const events = await decodeStream(mistral, sample("mistral-stream.sse"));
+    const got = collect(events);
+    expect(got.content).toBe("Le meilleur fromage ?");
+    expect(got.finishes).toEqual([{ finish: "stop", native: "stop" }]);
+    expect(got.usage).toEqual({ prompt: 10, completion: 6, cached: 0, reasoning: 0 });
+    expect(events[events.length - 1]).toEqual({ type: "done" });
   });
 
   it("reads Groq's usage from x_groq", async () => {

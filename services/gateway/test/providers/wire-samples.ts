@@ -64,3 +64,13 @@ export function target(overrides: Partial<UpstreamTarget> = {}): UpstreamTarget 
 }
 
 export const bodyOf = (r: { body: string }): Record<string, any> => JSON.parse(r.body);
+
+/** What `f` throws, or null when it returns: for asserting on an error's type and fields. */
+export function thrown(f: () => unknown): unknown {
+  try {
+    f();
+  } catch (err) {
+    return err;
+  }
+  return null;
+}

@@ -137,6 +137,8 @@ function candidate(r: RankedEndpoint, modelRank: number): routing.Candidate {
     contextLength: endpoint.contextLength,
     quantization: endpoint.quantization ?? "",
     modelRank,
+    // The snapshot's own array, not a copy: read-only by contract and shared per catalog revision.
+    supportedParameters: endpoint.supportedParameters,
   };
 }
 

@@ -1,6 +1,14 @@
-import type { ChatMessage, ChatRequest, ContentPart } from "../../chat/request-schema";
-import { jsonInstruction, parseImageUrl, requestedMaxTokens, stopList, systemPrompt, textOf, thinkingBudget } from "../message-content";
+import type {
+  ChatMessage,
+  ChatRequest,
+  ContentPart,
+  EchoedReasoningDetail,
+  ReasoningEncryptedDetail,
+  ReasoningTextDetail,
+} from "../../chat/request-schema";
+import { jsonInstruction, parseImageUrl, REASONING_FLOOR, requestedMaxTokens, stopList, systemPrompt, textOf, thinkingBudget } from "../message-content";
 import { asRecord, UnsupportedRequest, type UpstreamHttpRequest, type UpstreamTarget } from "../types";
+import { ANTHROPIC_REASONING_FORMAT } from "./response";
 
 export const ANTHROPIC_VERSION = "2023-06-01";
 /** Used when neither the request nor the catalog gives a completion budget (Messages requires one). */
@@ -31,8 +39,52 @@ function toolInput(args: string, field: string): Record<string, unknown> {
   return obj;
 }
 
-/** OpenAI messages → Messages turns: system apart, tool results as user turns, same-role turns merged. */
-function wireMessages(messages: ChatMessage[]): WireMessage[] {
+// The request schema has checked the shape of every detail of these kinds.
+const isReasoningText = (d: EchoedReasoningDetail): d is ReasoningTextDetail => d.type === "reasoning.text";
+const isReasoningEncrypted = (d: EchoedReasoningDetail): d is ReasoningEncryptedDetail => d.type === "reasoning.encrypted";
+
+/**
+ * The thinking and redacted_thinking blocks an assistant message echoes in `reasoning_details`, in
+ * order. A streamed block arrives as pieces sharing an `index`, its signature last; pieces are joined.
+ * Thinking without a signature cannot be sent (Anthropic verifies every block), so it is left out.
+ */
+function thinkingBlocks(details: EchoedReasoningDetail[] | undefined): Block[] {
+  const blocks: Block[] = [];
+  let unsigned: { index: number | undefined; text: string } | null = null;
+  for (const d of details ?? []) {
+    if (d.format !== ANTHROPIC_REASONING_FORMAT) continue;
+    if (isReasoningEncrypted(d)) {
+      unsigned = null;
+      blocks.push({ type: "redacted_thinking", data: d.data });
+    } else if (isReasoningText(d)) {
+      if (unsigned && unsigned.index !== d.index) unsigned = null;
+      unsigned ??= { index: d.index, text: "" };
+      unsigned.text += d.text;
+      if (d.signature) {
+        blocks.push({ type: "thinking", thinking: unsigned.text, signature: d.signature });
+        unsigned = null;
+      }
+    }
+  }
+  return blocks;
+}
+
+const isThinkingBlock = (b: Block | undefined) => b?.type === "thinking" || b?.type === "redacted_thinking";
+
+/**
+ * With thinking on, Anthropic wants the last assistant turn, when it calls a tool, to start with the
+ * thinking that led to the call, exactly as it was returned; without it the request is refused.
+ */
+function lastToolTurnLacksThinking(messages: WireMessage[]): boolean {
+  const last = messages.filter((m) => m.role === "assistant").pop();
+  return !!last && last.content.some((b) => b.type === "tool_use") && !isThinkingBlock(last.content[0]);
+}
+
+/**
+ * OpenAI messages → Messages turns: system apart, tool results as user turns, same-role turns merged.
+ * With `withThinking`, an assistant turn starts with the thinking blocks it echoes.
+ */
+function wireMessages(messages: ChatMessage[], withThinking: boolean): WireMessage[] {
   const out: WireMessage[] = [];
   const push = (role: WireMessage["role"], blocks: Block[]) => {
     if (!blocks.length) return;
@@ -56,9 +108,11 @@ function wireMessages(messages: ChatMessage[]): WireMessage[] {
             type: "tool_use",
             id: c.id,
             name: c.function.name,
-            input: toolInput(c.function.arguments, `messages[${i}].tool_calls[${j}].function.arguments`),
+            input: toolInput(c.function.arguments, `messages.${i}.tool_calls.${j}.function.arguments`),
           }),
         );
+        // Thinking alone is no turn: it only ever leads to text or a tool call.
+        if (withThinking && blocks.length) blocks.unshift(...thinkingBlocks(m.reasoning_details));
         return push("assistant", blocks);
       }
       case "tool":
@@ -78,10 +132,40 @@ function toolChoice(req: ChatRequest): Block | undefined {
   return { type: "tool", name: c.function.name, ...parallel };
 }
 
+interface ThinkingPlan {
+  budget: number;
+  maxTokens: number;
+}
+
+/**
+ * The thinking budget and the max_tokens holding it, or null when the request does not think:
+ * reasoning off, a forced tool (the API refuses both), or no room for the 1024 floor below the
+ * endpoint's max output.
+ */
+function thinkingPlan(req: ChatRequest, target: UpstreamTarget, requested: number): ThinkingPlan | null {
+  const forcesTool = !!req.tools?.length && (req.tool_choice === "required" || typeof req.tool_choice === "object");
+  const wanted = forcesTool ? null : thinkingBudget(req, requested);
+  if (wanted === null) return null;
+  // The budget is part of max_tokens, so the answer keeps the room the caller asked for,
+  // within what the endpoint can produce (a larger max_tokens is refused).
+  const total = wanted >= requested ? wanted + requested : requested;
+  const maxTokens = target.maxOutputTokens > 0 ? Math.min(total, target.maxOutputTokens) : total;
+  // Anthropic wants budget_tokens < max_tokens.
+  const budget = Math.min(wanted, maxTokens - 1);
+  return budget >= REASONING_FLOOR ? { budget, maxTokens } : null;
+}
+
 /** The Messages request for a chat request (pure). */
 export function buildAnthropicRequest(req: ChatRequest, target: UpstreamTarget, stream: boolean): UpstreamHttpRequest {
   const requested = requestedMaxTokens(req) ?? (target.maxOutputTokens > 0 ? target.maxOutputTokens : DEFAULT_MAX_TOKENS);
-  const body: Record<string, unknown> = { model: target.upstreamModel, max_tokens: requested, messages: wireMessages(req.messages) };
+  let thinking = thinkingPlan(req, target, requested);
+  let messages = wireMessages(req.messages, thinking !== null);
+  if (thinking && lastToolTurnLacksThinking(messages)) {
+    // Answering without thinking beats a certain 400 (e.g. history from another provider).
+    thinking = null;
+    messages = wireMessages(req.messages, false);
+  }
+  const body: Record<string, unknown> = { model: target.upstreamModel, max_tokens: requested, messages };
 
   const system = [systemPrompt(req), jsonInstruction(req)].filter((s) => s).join("\n\n");
   if (system) body.system = system;
@@ -94,7 +178,6 @@ export function buildAnthropicRequest(req: ChatRequest, target: UpstreamTarget, 
   if (stops) body.stop_sequences = stops;
   if (req.user !== undefined) body.metadata = { user_id: req.user };
 
-  const forcesTool = req.tool_choice === "required" || typeof req.tool_choice === "object";
   if (req.tools?.length) {
     body.tools = req.tools.map((t) => ({
       name: t.function.name,
@@ -105,12 +188,9 @@ export function buildAnthropicRequest(req: ChatRequest, target: UpstreamTarget, 
     if (choice) body.tool_choice = choice;
   }
 
-  // Extended thinking cannot be combined with a forced tool; the explicit tool choice wins.
-  const budget = forcesTool && req.tools?.length ? null : thinkingBudget(req, requested);
-  if (budget !== null) {
-    body.thinking = { type: "enabled", budget_tokens: budget };
-    // The thinking budget is part of max_tokens, so the answer keeps the room the caller asked for.
-    if (budget >= requested) body.max_tokens = budget + requested;
+  if (thinking) {
+    body.thinking = { type: "enabled", budget_tokens: thinking.budget };
+    body.max_tokens = thinking.maxTokens;
     delete body.temperature;
     delete body.top_p;
     delete body.top_k;

@@ -1,4 +1,18 @@
+import type { ReasoningDetail } from "../../chat/request-schema";
 import { asArray, asNumber, asRecord, asString, ProviderBodyError, type Completion, type CompletionMessage, type FinishReason, type ProviderError, type TokenUsage, type ToolCall } from "../types";
+
+/** The `format` of Anthropic's thinking blocks in `reasoning_details`; only these are echoed back. */
+export const ANTHROPIC_REASONING_FORMAT = "anthropic-claude-v1";
+
+/** A thinking block (or a piece of one) as a reasoning detail; `index` counts reasoning blocks. */
+export function thinkingDetail(text: string, signature: string | null, index: number): ReasoningDetail {
+  return { type: "reasoning.text", text, signature, format: ANTHROPIC_REASONING_FORMAT, index };
+}
+
+/** A redacted_thinking block as a reasoning detail: its encrypted data travels, nothing readable. */
+export function redactedThinkingDetail(data: string, index: number): ReasoningDetail {
+  return { type: "reasoning.encrypted", data, format: ANTHROPIC_REASONING_FORMAT, index };
+}
 
 /** Anthropic stop reasons → normalized finish reasons. */
 export function normalizeAnthropicStop(native: string | null): FinishReason | null {
@@ -46,13 +60,20 @@ export function parseAnthropicCompletion(body: unknown): Completion {
   if (b?.type === "error") throw new ProviderBodyError(parseAnthropicError(JSON.stringify(b)));
   let text = "";
   let reasoning = "";
+  const details: ReasoningDetail[] = [];
   const toolCalls: ToolCall[] = [];
   for (const raw of asArray(b?.content)) {
     const block = asRecord(raw);
     if (!block) continue;
     if (block.type === "text") text += asString(block.text) ?? "";
-    else if (block.type === "thinking") reasoning += asString(block.thinking) ?? "";
-    else if (block.type === "tool_use") {
+    else if (block.type === "thinking") {
+      const thinking = asString(block.thinking) ?? "";
+      reasoning += thinking;
+      details.push(thinkingDetail(thinking, asString(block.signature) || null, details.length));
+    } else if (block.type === "redacted_thinking") {
+      const data = asString(block.data);
+      if (data) details.push(redactedThinkingDetail(data, details.length));
+    } else if (block.type === "tool_use") {
       toolCalls.push({
         id: asString(block.id) ?? "",
         type: "function",
@@ -62,6 +83,7 @@ export function parseAnthropicCompletion(body: unknown): Completion {
   }
   const message: CompletionMessage = { role: "assistant", content: text || (toolCalls.length ? null : "") };
   if (reasoning) message.reasoning = reasoning;
+  if (details.length) message.reasoning_details = details;
   if (toolCalls.length) message.tool_calls = toolCalls;
   const native = asString(b?.stop_reason);
   return {

@@ -1,5 +1,5 @@
 import { asNumber, asRecord, parseRecord, asString, type ChunkDelta, type SseMessage, type StreamDecoder, type StreamEvent, type TokenUsage } from "../types";
-import { anthropicUsage, normalizeAnthropicStop } from "./response";
+import { anthropicUsage, normalizeAnthropicStop, redactedThinkingDetail, thinkingDetail } from "./response";
 
 const chunk = (delta: ChunkDelta, content: boolean): StreamEvent => ({
   type: "chunk",
@@ -9,13 +9,24 @@ const chunk = (delta: ChunkDelta, content: boolean): StreamEvent => ({
 
 /**
  * Messages SSE → chunks. message_start carries input usage; content blocks (text, thinking,
- * tool_use) stream as deltas; message_delta carries the stop reason and output usage.
+ * tool_use) stream as deltas; message_delta carries the stop reason and output usage. Thinking also
+ * streams as `reasoning_details` pieces (text, then the signature alone) so a client can echo it.
  */
 export function createAnthropicStreamDecoder(): StreamDecoder {
   // Content block index → the OpenAI tool-call index of a tool_use block.
   const toolIndexOfBlock = new Map<number, number>();
   let toolCount = 0;
+  // Content block index → the reasoning_details index of a thinking block.
+  const reasoningIndexOfBlock = new Map<number, number>();
+  let reasoningCount = 0;
   let usage: TokenUsage | null = null;
+
+  const thinkingPiece = (blockIndex: number, text: string, signature: string | null): StreamEvent => {
+    const index = reasoningIndexOfBlock.get(blockIndex) ?? 0;
+    const delta: ChunkDelta = { reasoning_details: [thinkingDetail(text, signature, index)] };
+    if (text) delta.reasoning = text;
+    return chunk(delta, true);
+  };
 
   return {
     decode(message: SseMessage, out: StreamEvent[]): void {
@@ -47,6 +58,17 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
             );
           } else if (block?.type === "text" && asString(block.text)) {
             out.push(chunk({ content: asString(block.text) ?? "" }, true));
+          } else if (block?.type === "thinking") {
+            reasoningIndexOfBlock.set(index, reasoningCount++);
+            // The start carries empty text and signature today; anything in them is part of the block.
+            const text = asString(block.thinking) ?? "";
+            const signature = asString(block.signature);
+            if (text) out.push(thinkingPiece(index, text, null));
+            if (signature) out.push(thinkingPiece(index, "", signature));
+          } else if (block?.type === "redacted_thinking") {
+            // Arrives whole in its start event; there is nothing readable to stream.
+            const data = asString(block.data);
+            if (data) out.push(chunk({ reasoning_details: [redactedThinkingDetail(data, reasoningCount++)] }, true));
           }
           return;
         }
@@ -60,7 +82,12 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
             }
             case "thinking_delta": {
               const thinking = asString(delta.thinking) ?? "";
-              if (thinking) out.push(chunk({ reasoning: thinking }, true));
+              if (thinking) out.push(thinkingPiece(asNumber(ev.index), thinking, null));
+              return;
+            }
+            case "signature_delta": {
+              const signature = asString(delta.signature);
+              if (signature) out.push(thinkingPiece(asNumber(ev.index), "", signature));
               return;
             }
             case "input_json_delta": {
@@ -69,7 +96,7 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
               return;
             }
             default:
-              return; // signature_delta and future kinds carry nothing for the client
+              return; // future kinds carry nothing for the client
           }
         }
         case "message_delta": {

@@ -1,6 +1,6 @@
 import type { ChatMessage, ChatRequest, ContentPart } from "../../chat/request-schema";
-import { mediaTypeOfUrl, parseImageUrl, requestedMaxTokens, stopList, systemPrompt, textOf, REASONING_FLOOR } from "../message-content";
-import { asRecord, parseRecord, type UpstreamHttpRequest, type UpstreamTarget } from "../types";
+import { mediaTypeOfUrl, parseImageUrl, requestedMaxTokens, stopList, systemPrompt, textOf, thinkingBudget } from "../message-content";
+import { parseRecord, UnsupportedRequest, type UpstreamHttpRequest, type UpstreamTarget } from "../types";
 
 type Part = Record<string, unknown>;
 interface Content {
@@ -8,8 +8,14 @@ interface Content {
   parts: Part[];
 }
 
-/** Thinking budgets per effort level for Gemini's thinkingConfig. */
-const EFFORT_BUDGET = { low: REASONING_FLOOR, medium: 8192, high: 24576 } as const;
+/** Gemini takes at most this many stop sequences. */
+const MAX_STOP_SEQUENCES = 5;
+
+/** The largest thinking budget Gemini documents: 24576 for Flash models, 32768 for Pro. */
+const MAX_THINKING_BUDGET = { flash: 24576, pro: 32768 } as const;
+
+/** Gemini Pro models: a larger thinking budget, and thinking cannot be turned off. */
+const isProModel = (upstreamModel: string): boolean => /(?:^|[-_./])pro(?:[-_./]|$)/i.test(upstreamModel);
 
 function imagePart(url: string): Part {
   const img = parseImageUrl(url);
@@ -28,6 +34,12 @@ function functionResponse(text: string): Record<string, unknown> {
   return parseRecord(text) ?? { content: text };
 }
 
+function functionArgs(args: string, field: string): Record<string, unknown> {
+  const obj = parseRecord(args);
+  if (!obj) throw new UnsupportedRequest(field, "tool call arguments must be a JSON object for Gemini");
+  return obj;
+}
+
 function wireContents(messages: ChatMessage[]): Content[] {
   // Gemini names the function in a response, OpenAI only the call id: remember names by id.
   const nameOfCall = new Map<string, string>();
@@ -38,31 +50,60 @@ function wireContents(messages: ChatMessage[]): Content[] {
     if (last && last.role === role) last.parts.push(...parts);
     else out.push({ role, parts });
   };
-  for (const m of messages) {
+  messages.forEach((m, i) => {
     switch (m.role) {
       case "system":
       case "developer":
-        break;
+        return;
       case "user":
-        push("user", userParts(m.content));
-        break;
+        return push("user", userParts(m.content));
       case "assistant": {
         const parts: Part[] = [];
         const text = textOf(m.content);
         if (text) parts.push({ text });
-        for (const c of m.tool_calls ?? []) {
+        m.tool_calls?.forEach((c, j) => {
           nameOfCall.set(c.id, c.function.name);
-          parts.push({ functionCall: { name: c.function.name, args: asRecord(JSON.parse(c.function.arguments)) ?? {} } });
-        }
-        push("model", parts);
-        break;
+          const args = functionArgs(c.function.arguments, `messages.${i}.tool_calls.${j}.function.arguments`);
+          parts.push({ functionCall: { name: c.function.name, args } });
+        });
+        return push("model", parts);
       }
       case "tool":
-        push("user", [
+        return push("user", [
           { functionResponse: { name: nameOfCall.get(m.tool_call_id) ?? m.name ?? m.tool_call_id, response: functionResponse(textOf(m.content)) } },
         ]);
-        break;
     }
+  });
+  return out;
+}
+
+interface OutputConfig {
+  maxOutputTokens?: number;
+  thinkingConfig?: { thinkingBudget: number; includeThoughts?: boolean };
+}
+
+/**
+ * maxOutputTokens and thinkingConfig together, since thoughts count against maxOutputTokens on
+ * Gemini: the answer keeps the room the caller asked for and the thinking budget comes on top
+ * (capped at the endpoint's max output), as with Anthropic. An effort is a share of the completion
+ * budget, or of the model's largest thinking budget when the caller set none.
+ */
+function outputConfig(req: ChatRequest, target: UpstreamTarget): OutputConfig {
+  const requested = requestedMaxTokens(req);
+  const pro = isProModel(target.upstreamModel);
+  const maxBudget = pro ? MAX_THINKING_BUDGET.pro : MAX_THINKING_BUDGET.flash;
+  const wanted = thinkingBudget(req, requested ?? maxBudget);
+  const budget = wanted === null ? null : Math.min(wanted, maxBudget);
+  const out: OutputConfig = {};
+  if (requested !== undefined) {
+    const total = requested + (budget ?? 0);
+    out.maxOutputTokens = target.maxOutputTokens > 0 ? Math.min(total, target.maxOutputTokens) : total;
+  }
+  if (budget !== null) {
+    out.thinkingConfig = { thinkingBudget: budget, includeThoughts: req.reasoning?.exclude !== true };
+  } else if (req.reasoning?.enabled === false && !pro) {
+    // Flash models think by default and 0 turns that off; Pro models cannot stop thinking.
+    out.thinkingConfig = { thinkingBudget: 0 };
   }
   return out;
 }
@@ -82,29 +123,26 @@ export function buildGeminiRequest(req: ChatRequest, target: UpstreamTarget, str
   const system = systemPrompt(req);
   if (system) body.systemInstruction = { parts: [{ text: system }] };
 
+  const stops = stopList(req);
+  if (stops && stops.length > MAX_STOP_SEQUENCES) {
+    throw new UnsupportedRequest("stop", `google takes at most ${MAX_STOP_SEQUENCES} stop sequences`);
+  }
+  const { maxOutputTokens, thinkingConfig } = outputConfig(req, target);
   const config: Record<string, unknown> = {};
-  const maxTokens = requestedMaxTokens(req);
-  if (maxTokens !== undefined) config.maxOutputTokens = maxTokens;
+  if (maxOutputTokens !== undefined) config.maxOutputTokens = maxOutputTokens;
   if (req.temperature !== undefined) config.temperature = req.temperature;
   if (req.top_p !== undefined) config.topP = req.top_p;
   if (req.top_k !== undefined) config.topK = req.top_k;
   if (req.seed !== undefined) config.seed = req.seed;
   if (req.frequency_penalty !== undefined) config.frequencyPenalty = req.frequency_penalty;
   if (req.presence_penalty !== undefined) config.presencePenalty = req.presence_penalty;
-  const stops = stopList(req);
   if (stops) config.stopSequences = stops;
   const format = req.response_format;
   if (format && format.type !== "text") {
     config.responseMimeType = "application/json";
     if (format.type === "json_schema" && format.json_schema.schema) config.responseJsonSchema = format.json_schema.schema;
   }
-  const r = req.reasoning;
-  if (r && r.enabled !== false) {
-    config.thinkingConfig = {
-      thinkingBudget: Math.max(REASONING_FLOOR, r.max_tokens ?? EFFORT_BUDGET[r.effort ?? "medium"]),
-      includeThoughts: r.exclude !== true,
-    };
-  }
+  if (thinkingConfig) config.thinkingConfig = thinkingConfig;
   if (Object.keys(config).length) body.generationConfig = config;
 
   if (req.tools?.length) {

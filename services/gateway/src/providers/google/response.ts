@@ -1,15 +1,29 @@
 import { asArray, asNumber, asRecord, asString, ProviderBodyError, type Completion, type CompletionChoice, type FinishReason, type ProviderError, type TokenUsage, type ToolCall } from "../types";
 
-const FILTERED = new Set(["SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY"]);
+/** Finish reasons of a response stopped by a safety or policy filter. */
+const FILTERED = new Set([
+  "SAFETY",
+  "RECITATION",
+  "BLOCKLIST",
+  "PROHIBITED_CONTENT",
+  "SPII",
+  "IMAGE_SAFETY",
+  "IMAGE_PROHIBITED_CONTENT",
+  "IMAGE_RECITATION",
+]);
 
-/** Gemini finish reasons → normalized; a normal stop with function calls is a tool-call finish. */
+/**
+ * Gemini finish reasons → normalized; a normal stop with function calls is a tool-call finish.
+ * Anything that is neither a stop, a length limit nor a filter (a malformed or unexpected tool
+ * call, too many tool calls, an unsupported language, OTHER, IMAGE_OTHER, a value added later)
+ * ended the answer abnormally: an error.
+ */
 export function normalizeGeminiFinish(native: string | null, hasToolCalls: boolean): FinishReason | null {
   if (native === null || native === "FINISH_REASON_UNSPECIFIED") return null;
   if (native === "STOP") return hasToolCalls ? "tool_calls" : "stop";
   if (native === "MAX_TOKENS") return "length";
   if (FILTERED.has(native)) return "content_filter";
-  if (native === "MALFORMED_FUNCTION_CALL" || native === "UNEXPECTED_TOOL_CALL") return "error";
-  return "stop";
+  return "error";
 }
 
 /** Thoughts are billed as output, so they count in completion tokens. */

@@ -1,7 +1,8 @@
 /**
  * What each OpenAI-compatible provider accepts beyond the common core. A field a provider would
- * refuse (a 400 or 422 for an unknown argument) is dropped for it, deliberately, rather than failing
- * the request.
+ * refuse (a 400 or 422 for an unknown argument) is dropped or mapped for it, deliberately, rather
+ * than failing the request; a value it cannot take at all (too many stop sequences) is refused
+ * before sending, so the dispatcher tries the next endpoint.
  */
 export interface OpenAiProfile {
   /** Accepts `top_k`. */
@@ -16,6 +17,17 @@ export interface OpenAiProfile {
   user: boolean;
   /** Accepts `prompt_cache_key` (keeps requests that share a prefix on one cache). */
   promptCacheKey: boolean;
+  /**
+   * Accepts `stream_options: {include_usage: true}`, without which it reports no usage on a
+   * stream. False for providers that refuse the field and report stream usage unasked.
+   */
+  streamOptions: boolean;
+  /** Accepts the `developer` role; otherwise developer messages are sent as `system`. */
+  developerRole: boolean;
+  /** Which messages may carry `name`: every role, or only tool results. */
+  messageNames: "all" | "tool";
+  /** The most stop sequences it takes, or null when no limit is known. */
+  maxStopSequences: number | null;
 }
 
 const BASE: OpenAiProfile = {
@@ -25,15 +37,28 @@ const BASE: OpenAiProfile = {
   maxTokensField: "max_tokens",
   user: true,
   promptCacheKey: false,
+  streamOptions: true,
+  developerRole: false,
+  messageNames: "all",
+  maxStopSequences: null,
 };
 
 export const OPENAI_PROFILES: Record<string, OpenAiProfile> = {
   // OpenAI deprecated max_tokens; reasoning models refuse it.
-  openai: { ...BASE, reasoningEffort: true, maxTokensField: "max_completion_tokens", promptCacheKey: true },
-  mistral: { ...BASE, seedField: "random_seed", user: false },
-  groq: { ...BASE, reasoningEffort: true },
-  deepseek: { ...BASE, seedField: null },
-  xai: { ...BASE, reasoningEffort: true },
+  openai: {
+    ...BASE,
+    reasoningEffort: true,
+    maxTokensField: "max_completion_tokens",
+    promptCacheKey: true,
+    developerRole: true,
+    maxStopSequences: 4,
+  },
+  // Mistral's API forbids unknown fields (422 extra_forbidden), stream_options included, and puts
+  // usage on the last chunk of every stream; its system, user and assistant messages have no name.
+  mistral: { ...BASE, seedField: "random_seed", user: false, streamOptions: false, messageNames: "tool" },
+  groq: { ...BASE, reasoningEffort: true, maxStopSequences: 4 },
+  deepseek: { ...BASE, seedField: null, maxStopSequences: 16 },
+  xai: { ...BASE, reasoningEffort: true, maxStopSequences: 4 },
   together: { ...BASE, topK: true },
   fireworks: { ...BASE, topK: true, reasoningEffort: true },
   vllm: { ...BASE, topK: true },

@@ -1,15 +1,30 @@
 import type { ChatMessage, ChatRequest } from "../../chat/request-schema";
-import { requestedMaxTokens } from "../message-content";
-import type { UpstreamHttpRequest, UpstreamTarget } from "../types";
+import { requestedMaxTokens, stopList } from "../message-content";
+import { UnsupportedRequest, type UpstreamHttpRequest, type UpstreamTarget } from "../types";
 import type { OpenAiProfile } from "./profiles";
 
-/** Messages as OpenAI takes them; echoed reasoning of earlier turns is not part of the format. */
-function wireMessage(m: ChatMessage): unknown {
-  if (m.role === "assistant" && m.reasoning !== undefined) {
-    const { reasoning: _r, ...rest } = m;
-    return rest;
+/**
+ * A message as this provider takes it. Only the fields of the OpenAI format are copied: what a
+ * client echoes of an earlier answer (`reasoning`, `reasoning_details`) is not part of it, and
+ * strict servers refuse unknown keys. `developer` becomes `system` where the role is unknown, and
+ * `name` is left off where the provider refuses it.
+ */
+function wireMessage(m: ChatMessage, profile: OpenAiProfile): Record<string, unknown> {
+  const role = m.role === "developer" && !profile.developerRole ? "system" : m.role;
+  const out: Record<string, unknown> = { role };
+  if (m.content !== undefined) out.content = m.content;
+  if (m.name !== undefined && (profile.messageNames === "all" || m.role === "tool")) out.name = m.name;
+  if (m.role === "assistant" && m.tool_calls !== undefined) out.tool_calls = m.tool_calls;
+  if (m.role === "tool") out.tool_call_id = m.tool_call_id;
+  return out;
+}
+
+function checkStopLimit(req: ChatRequest, target: UpstreamTarget, profile: OpenAiProfile): void {
+  const stops = stopList(req);
+  const limit = profile.maxStopSequences;
+  if (stops && limit !== null && stops.length > limit) {
+    throw new UnsupportedRequest("stop", `${target.providerSlug} takes at most ${limit} stop sequences`);
   }
-  return m;
 }
 
 /** The chat request for an OpenAI-compatible provider: mostly as given, model replaced. */
@@ -19,11 +34,15 @@ export function buildOpenAiRequest(
   stream: boolean,
   profile: OpenAiProfile,
 ): UpstreamHttpRequest {
-  const body: Record<string, unknown> = { model: target.upstreamModel, messages: req.messages.map(wireMessage) };
+  checkStopLimit(req, target, profile);
+  const body: Record<string, unknown> = {
+    model: target.upstreamModel,
+    messages: req.messages.map((m) => wireMessage(m, profile)),
+  };
   if (stream) {
     body.stream = true;
-    // Usage arrives only when asked for; the router always needs it.
-    body.stream_options = { include_usage: true };
+    // Usage arrives only when asked for where the option exists; the router always needs it.
+    if (profile.streamOptions) body.stream_options = { include_usage: true };
   }
   const maxTokens = requestedMaxTokens(req);
   if (maxTokens !== undefined) body[profile.maxTokensField] = maxTokens;

@@ -12,20 +12,37 @@ import {
   type ToolCall,
 } from "../types";
 
-/** Reads `{"error": {"message", "type", "code"}}`, the shape OpenAI-compatible servers share. */
+/** `[{"loc": ["body", "stream_options"], "msg": "Extra inputs are not permitted"}]` as one line. */
+function validationDetail(v: unknown): { code: string | null; message: string } | null {
+  const items = asArray(v).map(asRecord).filter((d): d is Record<string, unknown> => d !== null);
+  if (!items.length) return null;
+  const message = items.map((d) => `${asString(d.msg) ?? "invalid"}: ${asArray(d.loc).join(".")}`).join("; ");
+  return { code: asString(items[0]?.type), message };
+}
+
+/**
+ * Reads `{"error": {"message", "type", "code"}}`, the shape OpenAI-compatible servers share, and
+ * the top-level variants: vLLM's `{"object": "error", "message", "type"}`, Mistral's validation
+ * errors (`message: {"detail": [...]}`), FastAPI's `{"detail": ...}` and Ollama's `{"error": "text"}`.
+ */
 export function parseOpenAiError(text: string): ProviderError {
+  let body: Record<string, unknown> | null;
   try {
-    const body = asRecord(JSON.parse(text));
-    const err = asRecord(body?.error);
-    if (err) {
-      const code = asString(err.code) ?? (typeof err.code === "number" ? String(err.code) : null) ?? asString(err.type);
-      return { code, message: asString(err.message) };
-    }
-    // Some servers (vLLM, Ollama) answer `{"error": "text"}` or `{"detail": ...}`.
-    return { code: null, message: asString(body?.error) ?? asString(body?.message) ?? asString(body?.detail) };
+    body = asRecord(JSON.parse(text));
   } catch {
     return { code: null, message: text.slice(0, 500) || null };
   }
+  const err = asRecord(body?.error);
+  if (err) {
+    const code = asString(err.code) ?? (typeof err.code === "number" ? String(err.code) : null) ?? asString(err.type);
+    return { code, message: asString(err.message) };
+  }
+  const detail = validationDetail(asRecord(body?.message)?.detail ?? body?.detail);
+  if (detail) return { code: detail.code ?? asString(body?.type), message: detail.message };
+  return {
+    code: asString(body?.type),
+    message: asString(body?.error) ?? asString(body?.message) ?? asString(body?.detail),
+  };
 }
 
 export function parseOpenAiUsage(v: unknown): TokenUsage | null {

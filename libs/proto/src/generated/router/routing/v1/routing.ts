@@ -60,6 +60,12 @@ export interface Candidate {
   quantization: string;
   /** 1-indexed position of this candidate's model in the fallback chain. */
   modelRank: number;
+  /**
+   * The catalog's supported_parameters for this endpoint (OpenRouter-style names such as "tools",
+   * "temperature", "response_format", "structured_outputs", "reasoning"). The gateway drops request
+   * fields the endpoint does not list. Empty means unknown, so nothing is dropped.
+   */
+  supportedParameters: string[];
 }
 
 export interface Refusal {
@@ -393,6 +399,7 @@ function createBaseCandidate(): Candidate {
     contextLength: 0,
     quantization: "",
     modelRank: 0,
+    supportedParameters: [],
   };
 }
 
@@ -430,6 +437,9 @@ export const Candidate: MessageFns<Candidate> = {
     }
     if (message.modelRank !== 0) {
       writer.uint32(88).int32(message.modelRank);
+    }
+    for (const v of message.supportedParameters) {
+      writer.uint32(98).string(v!);
     }
     return writer;
   },
@@ -535,6 +545,14 @@ export const Candidate: MessageFns<Candidate> = {
             message.modelRank = reader.int32();
             continue;
           }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.supportedParameters.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -596,6 +614,11 @@ export const Candidate: MessageFns<Candidate> = {
         : isSet(object.model_rank)
         ? globalThis.Number(object.model_rank)
         : 0,
+      supportedParameters: globalThis.Array.isArray(object?.supportedParameters)
+        ? object.supportedParameters.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.supported_parameters)
+        ? object.supported_parameters.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -634,6 +657,9 @@ export const Candidate: MessageFns<Candidate> = {
     if (message.modelRank !== 0) {
       obj.modelRank = Math.round(message.modelRank);
     }
+    if (message.supportedParameters?.length) {
+      obj.supportedParameters = message.supportedParameters;
+    }
     return obj;
   },
 
@@ -653,6 +679,7 @@ export const Candidate: MessageFns<Candidate> = {
     message.contextLength = object.contextLength ?? 0;
     message.quantization = object.quantization ?? "";
     message.modelRank = object.modelRank ?? 0;
+    message.supportedParameters = object.supportedParameters?.map((e) => e) || [];
     return message;
   },
 };
