@@ -19,6 +19,18 @@ export function badChatRequests(ok: { model: string; messages: unknown[] }): Arr
       "messages.1.tool_calls.0.function.arguments",
       { ...ok, messages: [...hello, { role: "assistant", tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: "{oops" } }] }] },
     ],
+    [
+      "messages.1.reasoning_details",
+      { ...ok, messages: [...hello, { role: "assistant", content: "x", reasoning_details: { type: "reasoning.text" } }] },
+    ],
+    [
+      "messages.1.reasoning_details.0.signature",
+      { ...ok, messages: [...hello, { role: "assistant", content: "x", reasoning_details: [{ type: "reasoning.text", text: "t", signature: 5 }] }] },
+    ],
+    [
+      "messages.1.reasoning_details.0.data",
+      { ...ok, messages: [...hello, { role: "assistant", content: "x", reasoning_details: [{ type: "reasoning.encrypted", data: "" }] }] },
+    ],
     ["prompt", { model: ok.model, prompt: 7 }],
     ["stream", { ...ok, stream: "yes" }],
     ["max_tokens", { ...ok, max_tokens: 0 }],

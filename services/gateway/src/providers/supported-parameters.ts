@@ -79,7 +79,7 @@ const JSON_OBJECT = Object.freeze({ type: "json_object" as const });
  */
 export function fitToEndpoint(req: ChatRequest, endpoint: EndpointParameters): FittedRequest {
   const listed = endpoint.supportedParameters;
-  if (listed.length === 0) return { request: req, dropped: NOTHING };
+  if (listed.length === 0 || !asksForParameters(req)) return { request: req, dropped: NOTHING };
   const provided = ADAPTER_PROVIDED[endpoint.apiFamily] ?? NOTHING;
   const takes = (name: string): boolean => listed.includes(name) || provided.includes(name);
   const strict = req.provider?.require_parameters === true;
@@ -121,6 +121,12 @@ export function fitToEndpoint(req: ChatRequest, endpoint: EndpointParameters): F
     else delete out[field];
   }
   return { request: out, dropped };
+}
+
+/** Whether the request sets anything fitting could drop or refuse; most requests set nothing. */
+function asksForParameters(req: ChatRequest): boolean {
+  for (const [field] of HINTS) if (req[field] !== undefined && req[field] !== null) return true;
+  return (req.tools !== undefined && req.tools.length > 0) || req.response_format !== undefined;
 }
 
 function describeChoice(choice: NonNullable<ChatRequest["tool_choice"]>): string {
