@@ -26,10 +26,11 @@ describe("healthIncrements", () => {
     ]);
   });
 
-  it("counts timeouts, broken connections and stream errors as failures, but not a caller's 4xx or a cancel", () => {
+  it("counts timeouts, broken connections and stream errors as failures, but not a caller's 4xx, a 3xx or a cancel", () => {
     const incs = healthIncrements(
       completed([
         { endpointId: "ep_timeout", status: "error", errorCode: "router.upstream_timeout" },
+        { endpointId: "ep_redirect", status: "error", httpStatus: 301, errorCode: "http_301" },
         { endpointId: "ep_stream", status: "error", httpStatus: 200, errorCode: "router.upstream_stream_error" },
         { endpointId: "ep_404", status: "error", httpStatus: 404, errorCode: "http_404" },
         { endpointId: "ep_unsupported", status: "error", errorCode: "router.unsupported_request" },

@@ -8,7 +8,7 @@ const NOT_THE_ENDPOINT = new Set(["router.unsupported_request", "router.client_c
 
 /**
  * Mirrors what the gateway's per-endpoint circuit breakers count: 5xx answers, timeouts, broken
- * connections, empty or broken streams and unreadable answers are failures; a 4xx (this caller's
+ * connections, empty or broken streams and unreadable answers are failures; a 3xx or 4xx (this caller's
  * request, credential or rate limit) and a cancelled or inexpressible request say nothing about the
  * endpoint. A stream that broke after content was sent is recorded as ok by the gateway and
  * counted ok here.
@@ -17,6 +17,7 @@ export function outcomeOf(attempt: events.UpstreamAttempt): AttemptOutcome {
   if (attempt.status === "ok") return "ok";
   if (attempt.status !== "error") return "ignored";
   const http = attempt.httpStatus;
-  if (http !== undefined && http >= 400 && http < 500) return "ignored";
+  // A 3xx (a provider behind a redirect) is not a 5xx either: the breaker does not count it.
+  if (http !== undefined && http >= 300 && http < 500) return "ignored";
   return NOT_THE_ENDPOINT.has(attempt.errorCode) ? "ignored" : "failure";
 }
