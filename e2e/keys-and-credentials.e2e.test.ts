@@ -177,6 +177,23 @@ describe("keys and provider credentials through the separate-process stack", () 
       expect(openai.requests.map((r) => r.headers.authorization)).toEqual(["Bearer sk-toggle-0001"]);
     });
 
+    it("stops dispatching a disabled credential on another gateway replica within 5 seconds", async () => {
+      const created = await addCredential(mgmt, { provider: "openai", api_key: "sk-replica-0001" });
+      const replicaUrl = await stack.startGatewayReplica();
+      const onReplica = gatewayClient(replicaUrl, (await createKey(mgmt)).key);
+      // The replica loads the organisation's credentials now and keeps them for at most 5 s from here.
+      const cachedFrom = Date.now();
+      expect((await onReplica.post("/v1/chat/completions", chat())).status).toBe(200);
+      expect((await mgmt.patch(`/v1/provider-keys/${created.id}`, { disabled: true })).status).toBe(200);
+      await waitFor(async () => (await onReplica.post("/v1/chat/completions", chat())).status === 404, {
+        timeoutMs: 10_000,
+        intervalMs: 100,
+        what: "the replica to stop using the disabled credential",
+      });
+      // 5 s of cache, plus the polls' own time on a busy CI machine.
+      expect(Date.now() - cachedFrom).toBeLessThanOrEqual(7_500);
+    }, 30_000);
+
     it("deletes a credential: gone from the list and from dispatch, and a second delete is 404", async () => {
       const created = await addCredential(mgmt, { provider: "openai", api_key: "sk-delete-0001" });
       const res = await mgmt.del(`/v1/provider-keys/${created.id}`);
