@@ -112,9 +112,11 @@ export async function startFakeProvider(wire: ProviderWire, opts: FakeUpstreamOp
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
     res.flushHeaders();
     const frames = wire.frames(reply, recorded, model);
+    // Waiting for each write to reach the socket keeps a later break or stall from discarding it.
+    const written = (text: string) => new Promise<void>((resolve) => res.write(text, () => resolve()));
     let contentSent = 0;
     if (failure?.kind === "stall-before-end") {
-      for (const frame of frames.slice(0, -1)) await new Promise<void>((resolve) => res.write(frame.text, () => resolve()));
+      for (const frame of frames.slice(0, -1)) await written(frame.text);
       return;
     }
     for (const frame of frames) {
@@ -131,8 +133,7 @@ export async function startFakeProvider(wire: ProviderWire, opts: FakeUpstreamOp
         }
         contentSent++;
       }
-      // Waiting for the write to reach the socket keeps a later break from discarding it.
-      await new Promise<void>((resolve) => res.write(frame.text, () => resolve()));
+      await written(frame.text);
       await wait(reply.chunkDelayMs);
     }
     res.end();

@@ -244,8 +244,8 @@ export class UpstreamDispatcher {
             }
             throw new AttemptFailure("bad_response", slug, { detail: "not the provider's JSON format" });
           }
-          const failed = isEmpty(completion) ? errorFinish(completion.choices) : null;
-          if (failed) throw new AttemptFailure("error_finish", slug, failed);
+          const failed = errorFinish(completion.choices);
+          if (failed && isEmpty(completion)) throw new AttemptFailure("error_finish", slug, failed);
           return completion;
         });
         const duration = performance.now() - t0;

@@ -1,5 +1,5 @@
 import type { ChatMessage, ChatRequest, ContentPart } from "../chat/request-schema";
-import type { FinishReason } from "./types";
+import { parseRecord, UnsupportedRequest, type FinishReason } from "./types";
 
 /** The text of a message's content, parts joined; images are not text and are left out. */
 export function textOf(content: ChatMessage["content"] | undefined): string {
@@ -58,6 +58,25 @@ export function stopList(req: ChatRequest): string[] | undefined {
   if (req.stop === undefined || req.stop === null) return undefined;
   const list = typeof req.stop === "string" ? [req.stop] : req.stop;
   return list.length ? list : undefined;
+}
+
+/**
+ * The request's stop sequences for a provider that takes at most `limit` (null: no known limit).
+ * More is refused before sending, so the dispatcher tries the next endpoint instead of a 400.
+ */
+export function stopListWithin(req: ChatRequest, providerSlug: string, limit: number | null): string[] | undefined {
+  const stops = stopList(req);
+  if (stops && limit !== null && stops.length > limit) {
+    throw new UnsupportedRequest("stop", `${providerSlug} takes at most ${limit} stop sequences`);
+  }
+  return stops;
+}
+
+/** Tool-call arguments as the JSON object that providers with typed tool input need. */
+export function toolArgumentsObject(args: string, field: string): Record<string, unknown> {
+  const obj = parseRecord(args);
+  if (!obj) throw new UnsupportedRequest(field, "tool call arguments must be a JSON object for this provider");
+  return obj;
 }
 
 /**

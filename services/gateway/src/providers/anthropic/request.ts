@@ -6,8 +6,18 @@ import type {
   ReasoningEncryptedDetail,
   ReasoningTextDetail,
 } from "../../chat/request-schema";
-import { jsonInstruction, parseImageUrl, REASONING_FLOOR, requestedMaxTokens, stopList, systemPrompt, textOf, thinkingBudget } from "../message-content";
-import { asRecord, UnsupportedRequest, type UpstreamHttpRequest, type UpstreamTarget } from "../types";
+import {
+  jsonInstruction,
+  parseImageUrl,
+  REASONING_FLOOR,
+  requestedMaxTokens,
+  stopList,
+  systemPrompt,
+  textOf,
+  thinkingBudget,
+  toolArgumentsObject,
+} from "../message-content";
+import type { UpstreamHttpRequest, UpstreamTarget } from "../types";
 import { ANTHROPIC_REASONING_FORMAT } from "./response";
 
 export const ANTHROPIC_VERSION = "2023-06-01";
@@ -30,13 +40,6 @@ function imageBlock(url: string): Block {
 function userBlocks(content: string | ContentPart[]): Block[] {
   if (typeof content === "string") return content ? [{ type: "text", text: content }] : [];
   return content.map((p) => (p.type === "text" ? { type: "text", text: p.text } : imageBlock(p.image_url.url)));
-}
-
-function toolInput(args: string, field: string): Record<string, unknown> {
-  const parsed: unknown = JSON.parse(args);
-  const obj = asRecord(parsed);
-  if (!obj) throw new UnsupportedRequest(field, "tool call arguments must be a JSON object for this provider");
-  return obj;
 }
 
 // The request schema has checked the shape of every detail of these kinds.
@@ -108,7 +111,7 @@ function wireMessages(messages: ChatMessage[], withThinking: boolean): WireMessa
             type: "tool_use",
             id: c.id,
             name: c.function.name,
-            input: toolInput(c.function.arguments, `messages.${i}.tool_calls.${j}.function.arguments`),
+            input: toolArgumentsObject(c.function.arguments, `messages.${i}.tool_calls.${j}.function.arguments`),
           }),
         );
         // Thinking alone is no turn: it only ever leads to text or a tool call.

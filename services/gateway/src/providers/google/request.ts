@@ -1,6 +1,15 @@
 import type { ChatMessage, ChatRequest, ContentPart } from "../../chat/request-schema";
-import { mediaTypeOfUrl, parseImageUrl, requestedMaxTokens, stopList, systemPrompt, textOf, thinkingBudget } from "../message-content";
-import { parseRecord, UnsupportedRequest, type UpstreamHttpRequest, type UpstreamTarget } from "../types";
+import {
+  mediaTypeOfUrl,
+  parseImageUrl,
+  requestedMaxTokens,
+  stopListWithin,
+  systemPrompt,
+  textOf,
+  thinkingBudget,
+  toolArgumentsObject,
+} from "../message-content";
+import { parseRecord, type UpstreamHttpRequest, type UpstreamTarget } from "../types";
 
 type Part = Record<string, unknown>;
 interface Content {
@@ -34,12 +43,6 @@ function functionResponse(text: string): Record<string, unknown> {
   return parseRecord(text) ?? { content: text };
 }
 
-function functionArgs(args: string, field: string): Record<string, unknown> {
-  const obj = parseRecord(args);
-  if (!obj) throw new UnsupportedRequest(field, "tool call arguments must be a JSON object for Gemini");
-  return obj;
-}
-
 function wireContents(messages: ChatMessage[]): Content[] {
   // Gemini names the function in a response, OpenAI only the call id: remember names by id.
   const nameOfCall = new Map<string, string>();
@@ -63,7 +66,7 @@ function wireContents(messages: ChatMessage[]): Content[] {
         if (text) parts.push({ text });
         m.tool_calls?.forEach((c, j) => {
           nameOfCall.set(c.id, c.function.name);
-          const args = functionArgs(c.function.arguments, `messages.${i}.tool_calls.${j}.function.arguments`);
+          const args = toolArgumentsObject(c.function.arguments, `messages.${i}.tool_calls.${j}.function.arguments`);
           parts.push({ functionCall: { name: c.function.name, args } });
         });
         return push("model", parts);
@@ -123,10 +126,7 @@ export function buildGeminiRequest(req: ChatRequest, target: UpstreamTarget, str
   const system = systemPrompt(req);
   if (system) body.systemInstruction = { parts: [{ text: system }] };
 
-  const stops = stopList(req);
-  if (stops && stops.length > MAX_STOP_SEQUENCES) {
-    throw new UnsupportedRequest("stop", `google takes at most ${MAX_STOP_SEQUENCES} stop sequences`);
-  }
+  const stops = stopListWithin(req, "google", MAX_STOP_SEQUENCES);
   const { maxOutputTokens, thinkingConfig } = outputConfig(req, target);
   const config: Record<string, unknown> = {};
   if (maxOutputTokens !== undefined) config.maxOutputTokens = maxOutputTokens;

@@ -1,6 +1,6 @@
 import type { ChatMessage, ChatRequest } from "../../chat/request-schema";
-import { requestedMaxTokens, stopList } from "../message-content";
-import { UnsupportedRequest, type UpstreamHttpRequest, type UpstreamTarget } from "../types";
+import { requestedMaxTokens, stopListWithin } from "../message-content";
+import type { UpstreamHttpRequest, UpstreamTarget } from "../types";
 import type { OpenAiProfile } from "./profiles";
 
 /**
@@ -19,14 +19,6 @@ function wireMessage(m: ChatMessage, profile: OpenAiProfile): Record<string, unk
   return out;
 }
 
-function checkStopLimit(req: ChatRequest, target: UpstreamTarget, profile: OpenAiProfile): void {
-  const stops = stopList(req);
-  const limit = profile.maxStopSequences;
-  if (stops && limit !== null && stops.length > limit) {
-    throw new UnsupportedRequest("stop", `${target.providerSlug} takes at most ${limit} stop sequences`);
-  }
-}
-
 /** The chat request for an OpenAI-compatible provider: mostly as given, model replaced. */
 export function buildOpenAiRequest(
   req: ChatRequest,
@@ -34,7 +26,8 @@ export function buildOpenAiRequest(
   stream: boolean,
   profile: OpenAiProfile,
 ): UpstreamHttpRequest {
-  checkStopLimit(req, target, profile);
+  // Checked first: a request with more stop sequences than the provider takes is not built at all.
+  stopListWithin(req, target.providerSlug, profile.maxStopSequences);
   const body: Record<string, unknown> = {
     model: target.upstreamModel,
     messages: req.messages.map((m) => wireMessage(m, profile)),
