@@ -113,8 +113,13 @@ export class GatewayMetrics {
         if (size !== undefined) this.set(size);
       },
     });
-        cacheCounter("gateway_auth_cache_hits_total", "Key lookups answered from the auth cache.", (s) => s.hits);
+    cacheCounter("gateway_auth_cache_hits_total", "Key lookups answered from the auth cache.", (s) => s.hits);
     cacheCounter("gateway_auth_cache_misses_total", "Key lookups that went to the database (absent or expired).", (s) => s.misses + s.stale);
+    cacheCounter(
+      "gateway_auth_cache_refreshes_total",
+      "Key lookups answered from the auth cache that also reloaded the entry in the background (8 s or older, of the 10 s lifetime).",
+      (s) => s.refreshes,
+    );
   }
 
   /** Counts every answered request; mount before any route. */

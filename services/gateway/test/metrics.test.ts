@@ -13,6 +13,7 @@ const DECLARED = [
   "gateway_circuit_open",
   "gateway_auth_cache_hits_total",
   "gateway_auth_cache_misses_total",
+  "gateway_auth_cache_refreshes_total",
   "gateway_ledger_closings_pending",
 ];
 

@@ -31,9 +31,21 @@ describe("the gateway's plan cache", () => {
     const answers = await Promise.all([cached.plan(request()), cached.plan(request()), cached.plan(request({ byokProviders: ["groq", "openai"] }))]);
     expect(port.calls).toHaveLength(1);
     expect(answers.map((a) => a.strategy)).toEqual(["answer-1", "answer-1", "answer-1"]);
-    clock.advance(999);
+    clock.advance(799);
     await cached.plan(request());
     expect(port.calls).toHaveLength(1);
+  });
+
+  it("answers from the cache past four fifths of the TTL while it asks routing again on the side", async () => {
+    const port = countingPort();
+    const clock = new ManualClock();
+    const cached = cachedRoutingPort(port, clock, { ttlMs: 1000 });
+    await cached.plan(request());
+    clock.advance(800);
+    expect((await cached.plan(request())).strategy).toBe("answer-1");
+    expect(port.calls).toHaveLength(2);
+    await new Promise((r) => setImmediate(r));
+    expect((await cached.plan(request())).strategy).toBe("answer-2");
   });
 
   it("asks again once the TTL has passed", async () => {
