@@ -47,6 +47,8 @@ interface Lease {
   spent: Nanodollars;
   /** Worst case of this lease's requests still running. */
   inFlight: Nanodollars;
+  /** Past this, a request that it admits also asks for the next lease: halfway through its use. */
+  renewAtMs: number;
   useUntilMs: number;
   retired: boolean;
 }
@@ -109,8 +111,9 @@ export class SpendLeases {
     const current = this.usable(book, now);
     if (current && fits(current, worstCase)) {
       const ticket = this.take(current, worstCase);
-      // Ask for the next lease while this one still admits, so no request waits for it.
-      if (!book.asking && remaining(current) < current.amount / 2n) void this.ask(book, scope, worstCase);
+      // Ask for the next lease while this one still admits (half spent, or half its time gone), so
+      // under steady traffic no request waits for one.
+      if (!book.asking && (remaining(current) < current.amount / 2n || now >= current.renewAtMs)) void this.ask(book, scope, worstCase);
       return ticket;
     }
     if (now < book.quietUntilMs || this.closed) return null;
@@ -180,12 +183,14 @@ export class SpendLeases {
           const windowEndsMs = granted.windowEndsAtMs === undefined ? Infinity : Number(granted.windowEndsAtMs);
           // Never admit from a lease the ledger's sweep may release: stop halfway to its expiry.
           const safeUntilMs = now + (Number(granted.expiresAtMs) - now) / 2;
+          const useUntilMs = Math.min(now + this.useMs, windowEndsMs, safeUntilMs);
           const lease: Lease = {
             holdId: granted.holdId,
             amount: granted.amountNanodollars,
             spent: 0n,
             inFlight: 0n,
-            useUntilMs: Math.min(now + this.useMs, windowEndsMs, safeUntilMs),
+            renewAtMs: now + (useUntilMs - now) / 2,
+            useUntilMs,
             retired: false,
           };
           if (book.current) this.retire(book.current);

@@ -127,6 +127,22 @@ test("asks for the next lease before the current one runs out, so requests keep 
   expect(calls.every((o) => o === "granted")).toBe(true);
 });
 
+test("renews a lease used past half its time, so the request at its end does not wait for the ledger", async () => {
+  const c = freshCeiling(1_000_000n);
+  const first = await leases.admit(scope(c), 1_000n);
+  expect(calls).toEqual(["granted"]);
+  clock.advance(USE_MS / 2);
+  // Still admitted from the first lease; the next one is asked for on the side.
+  expect((await leases.admit(scope(c), 1_000n))?.lease).toBe(first?.lease);
+  await waitFor(() => calls.length === 2, { what: "the renewal" });
+  clock.advance(USE_MS / 2);
+  // The first lease has outlived its use; the renewed one admits without another call.
+  const third = await leases.admit(scope(c), 1_000n);
+  expect(third).not.toBeNull();
+  expect(third?.lease).not.toBe(first?.lease);
+  expect(calls).toEqual(["granted", "granted"]);
+});
+
 test("keeps what running requests may cost when a lease is retired, and releases the rest when they end", async () => {
   const c = freshCeiling(1_000_000n);
   const running = await leases.admit(scope(c), 2_000n);
