@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { freePort, gatewayClient, startStack } from "@router/testkit";
 import { cpuPerRequest, sampleCpu, type CpuSubjects } from "./cpu";
+import { pauseDamonMonitors, runningDamonMonitors } from "./damon";
 import { gcPauses, overheadPercentileMs, scrapeGateway } from "./gateway-overhead";
 import { runLoad, type LoadResult, type LoadTarget } from "./load";
 
@@ -71,6 +72,25 @@ function body(model: string, stream: boolean): string {
 }
 
 async function main(): Promise<void> {
+  const damonRunning = runningDamonMonitors();
+  const resumeDamon = process.env.BENCH_PAUSE_DAMON === "1" ? pauseDamonMonitors() : null;
+  if (resumeDamon) {
+    // Node's default on these signals skips `finally`: the monitor must not stay off after a Ctrl-C.
+    for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
+      process.once(signal, () => {
+        resumeDamon();
+        process.exit(code);
+      });
+    }
+  }
+  try {
+    await measureAll(damonRunning, resumeDamon !== null);
+  } finally {
+    resumeDamon?.();
+  }
+}
+
+async function measureAll(damonRunning: string[], damonPaused: boolean): Promise<void> {
   const fake = await startFake();
   // BENCH_NODE_ARGS reaches the services, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile them under load.
   const gatewayMetricsPort = await freePort();
@@ -120,7 +140,8 @@ async function main(): Promise<void> {
         fake: fake.pid,
         ...Object.fromEntries(stack.services.map((s) => [s.name, s.child.pid])),
       },
-      commands: { postgres: "postgres", redis: "redis-server" },
+      // kdamond: the kernel's DAMON memory monitor, where the machine runs one (see runningDamonMonitors).
+      commands: { postgres: "postgres", redis: "redis-server", kdamond: "kdamond.0" },
     };
     const rows: Row[] = [];
     const metricsUrl = `http://127.0.0.1:${gatewayMetricsPort}/metrics`;
@@ -202,9 +223,20 @@ async function main(): Promise<void> {
       );
     }
     process.stdout.write(`\nGateway resident memory: ${rssBefore} MB at start, ${rssAfter} MB after the runs\n`);
+    const damon = damonRunning.length === 0 ? "none" : damonPaused ? "paused" : damonRunning.join("; ");
+    if (damonRunning.length > 0) {
+      process.stdout.write(
+        damonPaused
+          ? `\nThe kernel's DAMON memory monitor (${damonRunning.join("; ")}) was paused for the runs (BENCH_PAUSE_DAMON=1).\n`
+          : `\nThe kernel's DAMON memory monitor ran during the runs (${damon}): each sample stalls every process at once, which lands in every p99 above; BENCH_PAUSE_DAMON=1 pauses it (docs/performance.md).\n`,
+      );
+    }
     const dir = join(__dirname, "..", "results");
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, "overhead.json"), JSON.stringify({ at: new Date().toISOString(), seconds: SECONDS, rounds: ROUNDS, rows, added, rssBefore, rssAfter }, null, 2));
+    writeFileSync(
+      join(dir, "overhead.json"),
+      JSON.stringify({ at: new Date().toISOString(), seconds: SECONDS, rounds: ROUNDS, rows, added, rssBefore, rssAfter, damon }, null, 2),
+    );
   } finally {
     await stack.stop();
     fake.stop();
