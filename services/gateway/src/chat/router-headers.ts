@@ -29,18 +29,19 @@ const MAX_TEXT = 256;
  */
 function one(req: IncomingMessage, name: string): string | null {
   const key = name.toLowerCase();
-  let v = req.headers[key];
+  const v = req.headers[key];
   if (typeof v !== "string") return null;
-  if (v.includes(", ")) v = req.headersDistinct?.[key]?.[0] ?? v;
-  const t = v.trim();
-  return t === "" ? null : t;
+  return nonEmpty(v.includes(", ") ? (req.headersDistinct?.[key]?.[0] ?? v) : v);
 }
 
 /** A list header: values sent on repeated headers join the list, as HTTP says. */
 function joined(req: IncomingMessage, name: string): string | null {
   const v = req.headers[name];
-  if (typeof v !== "string") return null;
-  const t = v.trim();
+  return typeof v === "string" ? nonEmpty(v) : null;
+}
+
+function nonEmpty(value: string): string | null {
+  const t = value.trim();
   return t === "" ? null : t;
 }
 
