@@ -1,6 +1,9 @@
-/** Polls `probe` until it returns a value other than undefined/false, or fails after `timeoutMs`. */
+/**
+ * Polls `probe` until it returns a value other than undefined, null or false, or fails after
+ * `timeoutMs`. Null counts as "not yet" because lookups answer null for what is not there yet.
+ */
 export async function waitFor<T>(
-  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  probe: () => Promise<T | undefined | null | false> | T | undefined | null | false,
   opts: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
 ): Promise<T> {
   const deadline = Date.now() + (opts.timeoutMs ?? 10_000);
@@ -8,7 +11,7 @@ export async function waitFor<T>(
   for (;;) {
     try {
       const v = await probe();
-      if (v !== undefined && v !== false) return v as T;
+      if (v !== undefined && v !== null && v !== false) return v as T;
     } catch (err) {
       lastError = err;
     }
