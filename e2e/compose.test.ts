@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
-import { parse } from "yaml";
+import { parse, parseAllDocuments } from "yaml";
+import { GATEWAY_NODE_ARGS } from "@router/testkit";
 
 interface ComposeService {
   command?: string[];
@@ -19,12 +20,30 @@ const deployable = readdirSync(join(root, "services")).filter(
   (s) => !["embedded", "cli"].includes(s) && existsSync(join(root, "services", s, "src", "main.ts")),
 );
 
+/** The command a service runs with: node flags only where the service needs them (the gateway's heap). */
+const expectedCommand = (name: string): string[] => ["node", ...(name === "gateway" ? GATEWAY_NODE_ARGS : []), `services/${name}/dist/main.js`];
+
+interface K8sObject {
+  kind?: string;
+  spec?: { template?: { spec?: { containers?: Array<{ command?: string[] }> } } };
+}
+
+/** The container command of the service's Deployment in deploy/k8s/<name>.yaml. */
+function k8sCommand(name: string): string[] | undefined {
+  const objects = parseAllDocuments(readFileSync(join(root, "deploy", "k8s", `${name}.yaml`), "utf8")).map((d) => d.toJS() as K8sObject);
+  return objects.find((o) => o.kind === "Deployment")?.spec?.template?.spec?.containers?.[0]?.command;
+}
+
 describe("docker-compose.yml", () => {
   it("runs every deployable service from its own entry point", () => {
     expect(deployable.length).toBeGreaterThanOrEqual(4);
     for (const name of deployable) {
-      expect(compose.services[name]?.command).toEqual(["node", `services/${name}/dist/main.js`]);
+      expect(compose.services[name]?.command).toEqual(expectedCommand(name));
     }
+  });
+
+  it("runs each service with the same command as its Kubernetes Deployment and the test stack", () => {
+    for (const name of deployable) expect(k8sCommand(name)).toEqual(expectedCommand(name));
   });
 
   it("runs Kafka in KRaft mode, Postgres and Redis", () => {

@@ -11,6 +11,8 @@ export interface LoadResult {
   p90: number;
   p99: number;
   max: number;
+  /** Per request, when asked for: when it was sent (Unix epoch ms, to line up with other logs) and its latency (failures are -1). */
+  trace?: Array<[sentAtEpochMs: number, latencyMs: number]>;
 }
 
 export interface LoadTarget {
@@ -55,21 +57,27 @@ async function oneRequest(pool: Pool, t: LoadTarget): Promise<number> {
  * Open-loop load at a fixed request rate: requests are started on schedule whether or not earlier
  * ones finished, so a slow server shows up as latency rather than as a lower rate.
  */
-export async function runLoad(t: LoadTarget, rate: number, seconds: number): Promise<LoadResult> {
+export async function runLoad(t: LoadTarget, rate: number, seconds: number, opts: { trace?: boolean } = {}): Promise<LoadResult> {
   const pool = new Pool(t.origin, { connections: 128, pipelining: 1, keepAliveTimeout: 30_000 });
   const latencies: number[] = [];
   let failed = 0;
   const inflight: Promise<void>[] = [];
   const total = Math.round(rate * seconds);
   const intervalNs = 1e9 / rate;
+  const trace: Array<[number, number]> | undefined = opts.trace ? [] : undefined;
   const begin = process.hrtime.bigint();
   for (let i = 0; i < total; i++) {
     const due = begin + BigInt(Math.round(i * intervalNs));
     const waitMs = Number(due - process.hrtime.bigint()) / 1e6;
     if (waitMs > 1) await new Promise((r) => setTimeout(r, waitMs));
+    const entry: [number, number] | undefined = trace ? [performance.timeOrigin + performance.now(), -1] : undefined;
+    if (entry) trace?.push(entry);
     inflight.push(
       oneRequest(pool, t).then(
-        (ms) => void latencies.push(ms),
+        (ms) => {
+          latencies.push(ms);
+          if (entry) entry[1] = ms;
+        },
         () => void failed++,
       ),
     );
@@ -87,5 +95,6 @@ export async function runLoad(t: LoadTarget, rate: number, seconds: number): Pro
     p90: percentile(latencies, 90),
     p99: percentile(latencies, 99),
     max: latencies[latencies.length - 1] ?? Number.NaN,
+    trace,
   };
 }

@@ -17,6 +17,8 @@ const RATES = (process.env.BENCH_RATES ?? "300").split(",").map(Number);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? "10");
 /** Every row is measured this many times, interleaved; added latency is reported per round and as the median. */
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? "1"));
+/** When set, every row's per-request trace (send time, latency) is written there as CSV, to find when slow requests happened. */
+const TRACE_DIR = process.env.BENCH_TRACE_DIR;
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -34,6 +36,12 @@ function benchEnv(): Record<string, string> {
       return [pair.slice(0, at), pair.slice(at + 1)];
     }),
   );
+}
+
+function writeTrace(dir: string, name: string, trace: Array<[number, number]>): void {
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${name.replace(/[^a-z0-9-]+/gi, "-")}.csv`);
+  writeFileSync(file, `sent_at_epoch_ms,latency_ms\n${trace.map(([at, ms]) => `${at.toFixed(2)},${ms.toFixed(2)}`).join("\n")}\n`);
 }
 
 function rssMb(pid: number | undefined): number | null {
@@ -148,7 +156,8 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
     const measure = async (round: number, scenario: string, rate: number, target: LoadTarget) => {
       const gatewayBefore = await scrapeGateway(metricsUrl);
       const before = sampleCpu(cpuSubjects);
-      const result = await runLoad(target, rate, SECONDS);
+      const { trace, ...result } = await runLoad(target, rate, SECONDS, { trace: TRACE_DIR !== undefined });
+      if (TRACE_DIR && trace) writeTrace(TRACE_DIR, `${round}-${scenario}`, trace);
       // Consumers work off the events of the last requests after the load ends; let them finish.
       await new Promise((r) => setTimeout(r, 1000));
       const cpuMsPerRequest = cpuPerRequest(before, sampleCpu(cpuSubjects), result.ok);
