@@ -97,8 +97,7 @@ export function fitToEndpoint(req: ChatRequest, endpoint: EndpointParameters): F
   }
 
   for (const [field, names] of HINTS) {
-    const value = req[field];
-    if (value === undefined || value === null || names.some(takes)) continue;
+    if (!setsHint(req, field) || names.some(takes)) continue;
     if (strict) throw refuse(field);
     dropped.push(field);
   }
@@ -125,8 +124,13 @@ export function fitToEndpoint(req: ChatRequest, endpoint: EndpointParameters): F
 
 /** Whether the request sets anything fitting could drop or refuse; most requests set nothing. */
 function asksForParameters(req: ChatRequest): boolean {
-  for (const [field] of HINTS) if (req[field] !== undefined && req[field] !== null) return true;
+  for (const [field] of HINTS) if (setsHint(req, field)) return true;
   return (req.tools !== undefined && req.tools.length > 0) || req.response_format !== undefined;
+}
+
+/** An explicit null asks for nothing, like an absent field. */
+function setsHint(req: ChatRequest, field: HintField): boolean {
+  return req[field] !== undefined && req[field] !== null;
 }
 
 function describeChoice(choice: NonNullable<ChatRequest["tool_choice"]>): string {

@@ -134,30 +134,21 @@ describe("fitToEndpoint", () => {
 
   describe("fields that are never dropped", () => {
     it("keeps messages, both completion budgets, stream and the router's own fields whatever the list says", () => {
-      const req = chat({
+      const neverDropped = {
         max_tokens: 100,
         max_completion_tokens: 120,
         stream: true,
         stream_options: { include_usage: true },
         user: "u-1",
         session_id: "s-1",
-        provider: { sort: "price" },
-        temperature: 0.2,
-      });
+        provider: { sort: "price" as const },
+      };
+      const req = chat({ ...neverDropped, temperature: 0.2 });
 
       const fitted = fitToEndpoint(req, endpoint(["tools"]));
 
       expect(fitted.dropped).toEqual(["temperature"]);
-      expect(fitted.request).toMatchObject({
-        messages: req.messages,
-        max_tokens: 100,
-        max_completion_tokens: 120,
-        stream: true,
-        stream_options: { include_usage: true },
-        user: "u-1",
-        session_id: "s-1",
-        provider: { sort: "price" },
-      });
+      expect(fitted.request).toMatchObject({ messages: req.messages, ...neverDropped });
     });
   });
 
