@@ -1,3 +1,5 @@
+import { routing } from "@router/proto";
+import { completionTokenBound } from "../../src/chat/worst-case";
 import { adapterFor } from "../../src/providers/registry";
 import { UnsupportedRequest } from "../../src/providers/types";
 import { bodyOf, chat, collect, decodeStream, sample, sampleJson, target, thrown } from "./wire-samples";
@@ -132,6 +134,13 @@ describe("Gemini thinking", () => {
     expect(generationConfig({ max_tokens: 6000, reasoning: { max_tokens: 4000 } }, { maxOutputTokens: 8192 }).maxOutputTokens).toBe(8192);
     expect(generationConfig({ max_tokens: 6000, reasoning: { max_tokens: 4000 } }, { maxOutputTokens: 0 }).maxOutputTokens).toBe(10_000);
     expect(generationConfig({ max_tokens: 9000 }, { maxOutputTokens: 8192 }).maxOutputTokens).toBe(8192);
+  });
+
+  it("leaves Flash's default thinking inside max_tokens, which is what the hold reserves", () => {
+    // Gemini counts thoughts against maxOutputTokens, so an unasked-for thought cannot exceed it.
+    const req = chat({ max_tokens: 300 });
+    expect(bodyOf(google.buildRequest(req, googleTarget(), false)).generationConfig).toEqual({ maxOutputTokens: 300 });
+    expect(completionTokenBound(req, routing.Candidate.fromPartial({ providerSlug: "google", maxOutputTokens: 65_536 }))).toBe(300);
   });
 
   it("caps the thinking budget at 24576 on Flash and 32768 on Pro", () => {
