@@ -23,11 +23,16 @@ function countingPort(): RoutingPort & { calls: routing.PlanRequest[] } {
   };
 }
 
+/** A counting routing port behind a 1 s plan cache, on a clock the test moves. */
+function cachedOneSecond() {
+  const port = countingPort();
+  const clock = new ManualClock();
+  return { port, clock, cached: cachedRoutingPort(port, clock, { ttlMs: 1000 }) };
+}
+
 describe("the gateway's plan cache", () => {
   it("asks routing once for identical requests within the TTL, including concurrent ones", async () => {
-    const port = countingPort();
-    const clock = new ManualClock();
-    const cached = cachedRoutingPort(port, clock, { ttlMs: 1000 });
+    const { port, clock, cached } = cachedOneSecond();
     const answers = await Promise.all([cached.plan(request()), cached.plan(request()), cached.plan(request({ byokProviders: ["groq", "openai"] }))]);
     expect(port.calls).toHaveLength(1);
     expect(answers.map((a) => a.strategy)).toEqual(["answer-1", "answer-1", "answer-1"]);
@@ -37,9 +42,7 @@ describe("the gateway's plan cache", () => {
   });
 
   it("answers from the cache past four fifths of the TTL while it asks routing again on the side", async () => {
-    const port = countingPort();
-    const clock = new ManualClock();
-    const cached = cachedRoutingPort(port, clock, { ttlMs: 1000 });
+    const { port, clock, cached } = cachedOneSecond();
     await cached.plan(request());
     clock.advance(800);
     expect((await cached.plan(request())).strategy).toBe("answer-1");
@@ -49,9 +52,7 @@ describe("the gateway's plan cache", () => {
   });
 
   it("asks again once the TTL has passed", async () => {
-    const port = countingPort();
-    const clock = new ManualClock();
-    const cached = cachedRoutingPort(port, clock, { ttlMs: 1000 });
+    const { port, clock, cached } = cachedOneSecond();
     await cached.plan(request());
     clock.advance(1000);
     expect((await cached.plan(request())).strategy).toBe("answer-2");
