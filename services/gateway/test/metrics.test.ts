@@ -17,7 +17,6 @@ const DECLARED = [
   "gateway_ledger_closings_pending",
 ];
 
-/** The value of the one sample named `name` whose labels include `labels`; 0 when there is none. */
 describe("the gateway's metrics listener", () => {
   let h: Harness;
   let admin: string;

@@ -1,9 +1,9 @@
 import { DomainError } from "@router/errors";
 import { errorBody } from "@router/http-kit";
-import type { Candidate } from "../dispatch/cascade";
+import type { Candidate } from "../dispatch/types";
 import type { Completion, TokenUsage } from "../providers/types";
 
-/** The OpenAI-compatible shapes the chat route answers with. */
+// The OpenAI-compatible shapes the chat route answers with.
 
 export interface ChunkEnvelope {
   id: string;

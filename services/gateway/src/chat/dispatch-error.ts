@@ -1,5 +1,5 @@
 import { DomainError } from "@router/errors";
-import type { CompletionResult, StreamResult } from "../dispatch/cascade";
+import type { CompletionResult, StreamResult } from "../dispatch/types";
 
 /** The client's error when no endpoint served: the last provider's status, mapped. */
 export function dispatchError(r: CompletionResult | StreamResult, cascadeModels: string[]): DomainError {

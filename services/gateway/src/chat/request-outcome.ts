@@ -1,10 +1,14 @@
+import { performance } from "node:perf_hooks";
 import type { Nanodollars } from "@router/money";
 import type { events } from "@router/proto";
 import type { Caller } from "../auth/caller";
-import type { Attempt, Candidate } from "../dispatch/cascade";
+import type { Attempt, Candidate } from "../dispatch/types";
 import type { FinishReason, TokenUsage } from "../providers/types";
+import type { ChatContext } from "./chat-context";
 import type { RouterHeaders } from "./router-headers";
-import type { UsageLine } from "./usage-cost";
+import { totalCost, usageLines, type UsageLine } from "./usage-cost";
+
+export const REQUEST_COMPLETED_TOPIC = "router.request.completed.v1";
 
 /** How one chat completion request ended: the metadata that activity and the ledger learn. */
 export interface RequestOutcome {
@@ -30,6 +34,44 @@ export interface RequestOutcome {
   errorCode: string | null;
   errorMessage: string | null;
   attempts: Attempt[];
+}
+
+/** What a stage knows of how the request ended; the rest of the outcome comes from the context. */
+export type OutcomeFacts = Partial<Omit<RequestOutcome, "routingOverheadMs">> &
+  Pick<RequestOutcome, "status"> & {
+    /** Milliseconds inside provider calls, taken off the handler's time to give the overhead. */
+    upstreamMs?: number;
+  };
+
+export function outcomeOf(ctx: ChatContext, o: OutcomeFacts): RequestOutcome {
+  const usage = o.usage ?? null;
+  const lines = usage && o.served ? usageLines(usage, o.served) : [];
+  const dispatched = (o.attempts?.length ?? 0) > 0;
+  return {
+    id: ctx.id,
+    caller: ctx.caller,
+    createdAt: ctx.createdAt,
+    headers: ctx.headers,
+    requestedModel: ctx.request.model ?? "",
+    sessionId: ctx.request.session_id ?? ctx.headers.sessionId,
+    runId: ctx.request.run_id ?? null,
+    streamed: ctx.request.stream === true,
+    status: o.status,
+    served: o.served ?? null,
+    finishReason: o.finishReason ?? (o.status === "error" ? "error" : null),
+    nativeFinishReason: o.nativeFinishReason ?? null,
+    usage,
+    lines,
+    listCost: totalCost(lines),
+    // BYOK: the account is charged the BYOK fee, 0 in this release; list cost is what limits measure.
+    billedCost: 0n,
+    ttftMs: o.ttftMs ?? null,
+    generationMs: o.generationMs ?? null,
+    routingOverheadMs: dispatched ? Math.max(0, performance.now() - ctx.t0 - (o.upstreamMs ?? 0)) : null,
+    errorCode: o.errorCode ?? null,
+    errorMessage: o.errorMessage ?? null,
+    attempts: o.attempts ?? [],
+  };
 }
 
 const orEmpty = (s: string | null | undefined): string => s ?? "";

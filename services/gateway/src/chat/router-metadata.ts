@@ -1,6 +1,7 @@
 import { toUsd } from "@router/money";
 import type { routing } from "@router/proto";
-import type { Attempt, Candidate, Skip } from "../dispatch/cascade";
+import type { Attempt, Candidate, CompletionResult, Skip, StreamResult } from "../dispatch/types";
+import type { ChatContext } from "./chat-context";
 
 export interface MetadataInput {
   id: string;
@@ -64,4 +65,23 @@ export function routerMetadata(m: MetadataInput): Record<string, unknown> {
     })),
     routing_overhead_ms: m.routingOverheadMs,
   };
+}
+
+/** The request's `router_metadata`, when the client asked for it and routing answered; else null. */
+export function requestMetadata(
+  ctx: ChatContext,
+  result: CompletionResult | StreamResult | null,
+  overheadMs: number | null,
+): Record<string, unknown> | null {
+  if (!ctx.headers.metadata || !ctx.plan) return null;
+  return routerMetadata({
+    id: ctx.id,
+    requested: ctx.request.model ?? "",
+    models: ctx.request.models ?? [],
+    plan: ctx.plan,
+    attempts: result?.attempts ?? [],
+    skipped: result?.skipped ?? [],
+    served: result?.served?.candidate ?? null,
+    routingOverheadMs: overheadMs === null ? null : Math.round(overheadMs),
+  });
 }

@@ -1,5 +1,5 @@
 import { costOfTokens, type Nanodollars } from "@router/money";
-import type { Candidate } from "../dispatch/cascade";
+import type { Candidate } from "../dispatch/types";
 import type { TokenUsage } from "../providers/types";
 
 export interface UsageLine {

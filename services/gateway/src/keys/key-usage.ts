@@ -2,7 +2,7 @@ import { callUnary } from "@router/grpc-kit";
 import { windowAt, type Clock } from "@router/money";
 import type { ledger } from "@router/proto";
 import type { CallerKey } from "../auth/caller";
-import { keyCeilings } from "../chat/key-ceilings";
+import { keyCeilings } from "../spend/key-ceilings";
 
 export interface KeyUsage {
   /** Settled spend in the current window plus in-flight reservations, as the spend gate counts it. */

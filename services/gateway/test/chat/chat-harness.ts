@@ -23,12 +23,14 @@ import {
   type TestDatabase,
 } from "@router/testkit";
 import type { Caller, CallerKey } from "../../src/auth/caller";
-import { SpendLeases } from "../../src/chat/spend-leases";
-import { HoldClosings } from "../../src/chat/hold-closings";
-import { grpcLedgerPort, grpcRoutingPort } from "../../src/chat/ports";
-import { CHAT_COMPLETIONS_PATH, chatCompletionsListener, REQUEST_COMPLETED_TOPIC } from "../../src/chat/routes";
+import { SpendLeases } from "../../src/spend/spend-leases";
+import { HoldClosings } from "../../src/spend/hold-closings";
+import { grpcRoutingPort } from "../../src/routing/routing-port";
+import { grpcLedgerPort } from "../../src/spend/ledger-port";
+import { CHAT_COMPLETIONS_PATH, chatCompletionsListener } from "../../src/chat/completions-route";
+import { REQUEST_COMPLETED_TOPIC } from "../../src/chat/request-outcome";
 import { callerMiddleware, type ResolveCaller } from "../../src/auth/authenticate";
-import { UpstreamDispatcher, type UpstreamDispatcherOptions } from "../../src/dispatch/cascade";
+import { UpstreamDispatcher, type UpstreamDispatcherOptions } from "../../src/dispatch/upstream-dispatcher";
 import { createRecentGenerations } from "../../src/generation/recent-generations";
 import { generationRoutes } from "../../src/generation/routes";
 import type { CredentialSource, DispatchCredential } from "../../src/provider-keys/dispatch-credential";

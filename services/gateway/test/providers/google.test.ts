@@ -1,5 +1,5 @@
 import { routing } from "@router/proto";
-import { completionTokenBound } from "../../src/chat/worst-case";
+import { completionTokenBound } from "../../src/spend/worst-case";
 import { adapterFor } from "../../src/providers/registry";
 import { UnsupportedRequest } from "../../src/providers/types";
 import { bodyOf, chat, collect, decodeStream, sample, sampleJson, target, thrown } from "./wire-samples";

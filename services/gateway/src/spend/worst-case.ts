@@ -1,7 +1,7 @@
 import { costOfTokens, maxNanos, type Nanodollars } from "@router/money";
-import type { Candidate } from "../dispatch/cascade";
+import type { Candidate } from "../dispatch/types";
 import { reasoningAllowance, requestedMaxTokens } from "../providers/message-content";
-import type { ChatRequest } from "./request-schema";
+import type { ChatRequest } from "../chat/request-schema";
 
 /**
  * Prompt tokens are at most the UTF-8 byte length of what is sent: no tokenizer emits more tokens

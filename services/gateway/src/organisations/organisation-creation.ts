@@ -3,7 +3,7 @@ import { invalid } from "@router/errors";
 import type { Clock } from "@router/money";
 import { mintKey } from "../keys/key-secret";
 import { insertKey } from "../keys/key-store";
-import { insertOrganisation } from "../organisations/organisation-store";
+import { insertOrganisation } from "./organisation-store";
 
 export interface CreatedOrganisation {
   orgId: string;

@@ -8,8 +8,8 @@ import { ledger } from "@router/proto";
 import { startLedger, type RunningLedger } from "@router/ledger";
 import { createTestDatabase, freePort, waitFor, type TestDatabase } from "@router/testkit";
 import { DomainError } from "@router/errors";
-import { HoldClosings, type HoldClosingBatch } from "../../src/chat/hold-closings";
-import { grpcLedgerPort } from "../../src/chat/ports";
+import { HoldClosings, type HoldClosingBatch } from "../../src/spend/hold-closings";
+import { grpcLedgerPort } from "../../src/spend/ledger-port";
 
 /**
  * HoldClosings against a real ledger over gRPC: settlements go in batches, survive the ledger

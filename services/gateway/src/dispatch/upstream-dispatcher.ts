@@ -1,8 +1,5 @@
 import { performance } from "node:perf_hooks";
 import type { Dispatcher } from "undici";
-import type { routing } from "@router/proto";
-import type { ChatRequest } from "../chat/request-schema";
-import type { DispatchCredential } from "../provider-keys/dispatch-credential";
 import { adapterFor } from "../providers/registry";
 import { fitToEndpoint } from "../providers/supported-parameters";
 import {
@@ -10,93 +7,16 @@ import {
   UnsupportedRequest,
   type ChunkChoice,
   type Completion,
-  type FinishReason,
-  type ProviderAdapter,
   type StreamEvent,
-  type TokenUsage,
   type UpstreamHttpRequest,
 } from "../providers/types";
+import { randomId } from "../random-tokens";
 import { AttemptFailure, failureFromError } from "./attempt-failure";
+import { CascadeWalk, type PlannedAttempt } from "./cascade-walk";
 import { BreakerOpen, EndpointBreakers, type BreakerOptions, type CircuitListener } from "./endpoint-breakers";
 import { StreamEventReader } from "./stream-reader";
+import type { Attempt, CascadeInput, CascadeResult, CompletionResult, Skip, StreamResult, StreamSink } from "./types";
 import { UpstreamClient, type UpstreamTimeouts } from "./upstream-client";
-import { randomId } from "../random-tokens";
-
-export type Candidate = routing.Candidate;
-
-/** One dispatch to a provider, as recorded on the request. */
-export interface Attempt {
-  id: string;
-  /** 1-indexed position of the endpoint in the cascade. */
-  attempt: number;
-  candidate: Candidate;
-  credentialId: string;
-  /** A stream that shipped content and then failed is `ok` with an error message. */
-  status: "ok" | "error";
-  httpStatus: number | null;
-  errorCode: string | null;
-  /** Names provider, status and code; never the provider's own text. */
-  errorMessage: string | null;
-  startedAtMs: number;
-  durationMs: number | null;
-  ttftMs: number | null;
-}
-
-/** An endpoint the cascade passed over without dispatching. */
-export interface Skip {
-  candidate: Candidate;
-  /** `fallback_policy`: a failed credential's policy ruled the endpoint out. */
-  reason: "no_credential" | "circuit_open" | "no_adapter" | "fallback_policy";
-}
-
-export interface CascadeInput {
-  candidates: Candidate[];
-  /**
-   * The organisation's enabled credentials, in tier-then-priority order. Each endpoint is tried
-   * with its provider's credentials in this order.
-   */
-  credentials: DispatchCredential[];
-  allows(credential: DispatchCredential, modelId: string): boolean;
-  request: ChatRequest;
-  vendorBeta: string | null;
-  /** Operator overrides of provider base URLs (self-hosted servers, tests); win over the catalog. */
-  providerBaseUrls: Record<string, string>;
-  signal: AbortSignal;
-}
-
-export interface Served {
-  candidate: Candidate;
-  credential: DispatchCredential;
-}
-
-interface CascadeResult {
-  attempts: Attempt[];
-  skipped: Skip[];
-  served: Served | null;
-  /** The last failure: why nothing was served, or why a committed stream ended early. */
-  failure: AttemptFailure | null;
-  /** Milliseconds spent inside provider calls, every attempt included. */
-  upstreamMs: number;
-}
-
-export interface CompletionResult extends CascadeResult {
-  completion: Completion | null;
-}
-
-export interface StreamResult extends CascadeResult {
-  usage: TokenUsage | null;
-  finishReason: FinishReason | null;
-  nativeFinishReason: string | null;
-  /** `performance.now()` when the first content chunk arrived. */
-  firstContentAt: number | null;
-}
-
-/** Where a stream goes once it commits. Nothing is written before the first content chunk. */
-export interface StreamSink {
-  /** The first content chunk arrived from `served`: status and headers are final from here on. */
-  commit(served: Served): void;
-  chunk(choices: ChunkChoice[]): void;
-}
 
 export interface UpstreamDispatcherOptions {
   timeouts?: Partial<UpstreamTimeouts>;
@@ -106,15 +26,8 @@ export interface UpstreamDispatcherOptions {
 
 const attemptId = (): string => `att_${randomId(12, "base64url")}`;
 
-interface Prepared {
-  /** 1-indexed position in the cascade as walked: one per endpoint and credential. */
-  index: number;
-  candidate: Candidate;
-  credential: DispatchCredential;
-  adapter: ProviderAdapter;
-}
-
-interface Phase1 {
+/** A stream up to its first content chunk: what came before it, the chunk, and the rest still to read. */
+interface FirstContent {
   reader: StreamEventReader;
   body: Dispatcher.ResponseData["body"];
   pre: StreamEvent[];
@@ -149,8 +62,8 @@ export class UpstreamDispatcher {
   }
 
   /** The dispatch plan: every endpoint of the cascade with each credential that may serve it. */
-  private prepare(input: CascadeInput, skipped: Skip[]): Prepared[] {
-    const out: Prepared[] = [];
+  private prepare(input: CascadeInput, skipped: Skip[]): PlannedAttempt[] {
+    const out: PlannedAttempt[] = [];
     for (const candidate of input.candidates) {
       const adapter = adapterFor(candidate.apiFamily, candidate.providerSlug);
       if (!adapter) {
@@ -166,7 +79,11 @@ export class UpstreamDispatcher {
     return out;
   }
 
-  private build(p: Prepared, input: CascadeInput, stream: boolean): UpstreamHttpRequest {
+  private walk(input: CascadeInput, skipped: Skip[]): CascadeWalk {
+    return new CascadeWalk(this.prepare(input, skipped), skipped, (id) => this.breakers.isOpen(id));
+  }
+
+  private build(p: PlannedAttempt, input: CascadeInput, stream: boolean): UpstreamHttpRequest {
     const c = p.candidate;
     try {
       // The catalog's parameter list for this endpoint decides what of the request it is sent.
@@ -191,7 +108,7 @@ export class UpstreamDispatcher {
     }
   }
 
-  private async httpFailure(res: Dispatcher.ResponseData, p: Prepared): Promise<AttemptFailure> {
+  private async httpFailure(res: Dispatcher.ResponseData, p: PlannedAttempt): Promise<AttemptFailure> {
     let text = "";
     try {
       text = await res.body.text();
@@ -211,7 +128,7 @@ export class UpstreamDispatcher {
   /** A non-stream completion. */
   async complete(input: CascadeInput): Promise<CompletionResult> {
     const result: CompletionResult = { attempts: [], skipped: [], served: null, failure: null, upstreamMs: 0, completion: null };
-    const walk = new CascadeWalk(this.prepare(input, result.skipped), result.skipped, (id) => this.breakers.isOpen(id));
+    const walk = this.walk(input, result.skipped);
     for (const p of walk) {
       if (input.signal.aborted) break;
       const slug = p.candidate.providerSlug;
@@ -274,16 +191,16 @@ export class UpstreamDispatcher {
       nativeFinishReason: null,
       firstContentAt: null,
     };
-    const walk = new CascadeWalk(this.prepare(input, result.skipped), result.skipped, (id) => this.breakers.isOpen(id));
+    const walk = this.walk(input, result.skipped);
     for (const p of walk) {
       if (input.signal.aborted) break;
       const slug = p.candidate.providerSlug;
       const startedAtMs = Date.now();
       const t0 = performance.now();
       const reached = { status: null as number | null };
-      let phase1: Phase1;
+      let opened: FirstContent;
       try {
-        phase1 = await this.breakers.run(p.candidate.endpointId, () => this.untilFirstContent(p, input, reached));
+        opened = await this.breakers.run(p.candidate.endpointId, () => this.untilFirstContent(p, input, reached));
       } catch (err) {
         const status = reached.status;
         if (failedBeforeContent(result, walk, { p, err, aborted: input.signal.aborted, startedAtMs, t0, status })) continue;
@@ -318,12 +235,12 @@ export class UpstreamDispatcher {
             return true;
         }
       };
-      for (const ev of phase1.pre) take(ev);
-      let finished = take(phase1.first);
+      for (const ev of opened.pre) take(ev);
+      let finished = take(opened.first);
       while (!finished) {
         let ev: StreamEvent | null;
         try {
-          ev = await phase1.reader.next();
+          ev = await opened.reader.next();
         } catch (err) {
           // After the provider's finish reason only its end marker was missing: the answer is whole.
           if (!result.finishReason || input.signal.aborted) result.failure = failureFromError(err, slug, input.signal.aborted, true);
@@ -338,7 +255,7 @@ export class UpstreamDispatcher {
         }
         finished = take(ev);
       }
-      if (!phase1.body.destroyed) phase1.body.dump().catch(() => undefined);
+      if (!opened.body.destroyed) opened.body.dump().catch(() => undefined);
       const duration = performance.now() - t0;
       result.upstreamMs += duration;
       result.attempts.push(record(p, startedAtMs, duration, ttft, result.failure, reached.status, true));
@@ -347,7 +264,7 @@ export class UpstreamDispatcher {
     return result;
   }
 
-  private async untilFirstContent(p: Prepared, input: CascadeInput, reached: { status: number | null }): Promise<Phase1> {
+  private async untilFirstContent(p: PlannedAttempt, input: CascadeInput, reached: { status: number | null }): Promise<FirstContent> {
     const slug = p.candidate.providerSlug;
     const req = this.build(p, input, true);
     let res: Dispatcher.ResponseData;
@@ -385,62 +302,13 @@ export class UpstreamDispatcher {
 }
 
 /**
- * Iterates the dispatch plan, leaving out what a failure rules out: the same endpoint with other
- * credentials when the endpoint itself failed (5xx, timeout, broken connection), and whatever the
- * failed credential's `fallback_policy` forbids: `none_for_provider` keeps the request away from that
- * provider's other endpoints, `none_for_models` keeps it from falling back to other models.
- * `platform` (the default) forbids nothing; there is no platform capacity in this release.
- * Endpoints whose circuit is open are skipped and listed as such.
- */
-class CascadeWalk implements Iterable<Prepared> {
-  private readonly rules: Array<(p: Prepared) => "same_endpoint" | "fallback_policy" | null> = [];
-
-  constructor(
-    private readonly plan: Prepared[],
-    private readonly skipped: Skip[],
-    /** Whether an endpoint's circuit is open: it is skipped without a dispatch. */
-    private readonly circuitOpen: (endpointId: string) => boolean,
-  ) {}
-
-  failed(p: Prepared, failure: AttemptFailure): void {
-    const endpoint = p.candidate.endpointId;
-    if (!failure.credentialSpecific) this.rules.push((n) => (n.candidate.endpointId === endpoint ? "same_endpoint" : null));
-    const policy = p.credential.fallbackPolicy;
-    if (policy === "none_for_provider") {
-      const provider = p.candidate.providerSlug;
-      this.rules.push((n) => (n.candidate.providerSlug === provider ? "fallback_policy" : null));
-    } else if (policy === "none_for_models") {
-      const model = p.candidate.modelId;
-      this.rules.push((n) => (n.candidate.modelId !== model ? "fallback_policy" : null));
-    }
-  }
-
-  *[Symbol.iterator](): Iterator<Prepared> {
-    let lastSkipped: string | null = null;
-    for (const p of this.plan) {
-      const ruling = this.rules.map((r) => r(p)).find((x) => x !== null) ?? null;
-      if (ruling === null) {
-        if (this.circuitOpen(p.candidate.endpointId)) this.skipped.push({ candidate: p.candidate, reason: "circuit_open" });
-        else yield p;
-        continue;
-      }
-      // An endpoint left out for its policy is reported once, however many credentials it had.
-      if (ruling === "fallback_policy" && lastSkipped !== p.candidate.endpointId) {
-        this.skipped.push({ candidate: p.candidate, reason: "fallback_policy" });
-        lastSkipped = p.candidate.endpointId;
-      }
-    }
-  }
-}
-
-/**
  * Records a dispatch that failed before any content (or was skipped by an open circuit) and
  * answers whether the walk moves on to the next candidate.
  */
 function failedBeforeContent(
   result: CascadeResult,
   walk: CascadeWalk,
-  a: { p: Prepared; err: unknown; aborted: boolean; startedAtMs: number; t0: number; status: number | null },
+  a: { p: PlannedAttempt; err: unknown; aborted: boolean; startedAtMs: number; t0: number; status: number | null },
 ): boolean {
   if (a.err instanceof BreakerOpen) {
     result.skipped.push({ candidate: a.p.candidate, reason: "circuit_open" });
@@ -461,7 +329,7 @@ function isEmpty(c: Completion): boolean {
 }
 
 function record(
-  p: Prepared,
+  p: PlannedAttempt,
   startedAtMs: number,
   durationMs: number,
   ttftMs: number | null,

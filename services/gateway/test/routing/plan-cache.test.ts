@@ -1,7 +1,7 @@
 import { ManualClock } from "@router/money";
 import type { routing } from "@router/proto";
-import { cachedRoutingPort } from "../../src/chat/plan-cache";
-import type { RoutingPort } from "../../src/chat/ports";
+import { cachedRoutingPort } from "../../src/routing/plan-cache";
+import type { RoutingPort } from "../../src/routing/routing-port";
 
 const request = (over: Partial<routing.PlanRequest> = {}): routing.PlanRequest => ({
   orgId: "org_a",

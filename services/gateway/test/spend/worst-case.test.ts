@@ -1,9 +1,9 @@
 import { costOfTokens, fromUsd } from "@router/money";
 import { ledger, routing } from "@router/proto";
 import type { CallerKey } from "../../src/auth/caller";
-import { keyCeilings } from "../../src/chat/key-ceilings";
+import { keyCeilings } from "../../src/spend/key-ceilings";
 import { parseChatRequest } from "../../src/chat/request-schema";
-import { completionTokenBound, promptTokenBound, worstCaseCost } from "../../src/chat/worst-case";
+import { completionTokenBound, promptTokenBound, worstCaseCost } from "../../src/spend/worst-case";
 import { usageLines, totalCost } from "../../src/chat/usage-cost";
 
 const candidate = (o: Partial<routing.Candidate>): routing.Candidate =>

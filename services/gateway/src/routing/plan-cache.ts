@@ -1,7 +1,7 @@
 import type { Clock } from "@router/money";
 import type { routing } from "@router/proto";
 import { LoadingCache } from "../loading-cache";
-import type { RoutingPort } from "./ports";
+import type { RoutingPort } from "./routing-port";
 
 /**
  * Remembers routing's answer to an identical plan request for a moment. A plan is a pure function

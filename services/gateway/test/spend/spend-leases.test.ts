@@ -6,9 +6,9 @@ import { ManualClock } from "@router/money";
 import { ledger } from "@router/proto";
 import { startLedger, type RunningLedger } from "@router/ledger";
 import { createTestDatabase, freePort, waitFor, type TestDatabase } from "@router/testkit";
-import { HoldClosings } from "../../src/chat/hold-closings";
-import { grpcLedgerPort, type LedgerPort } from "../../src/chat/ports";
-import { SpendLeases, type LeaseTicket } from "../../src/chat/spend-leases";
+import { HoldClosings } from "../../src/spend/hold-closings";
+import { grpcLedgerPort, type LedgerPort } from "../../src/spend/ledger-port";
+import { SpendLeases, type LeaseTicket } from "../../src/spend/spend-leases";
 
 /**
  * SpendLeases against a real ledger over gRPC: requests under a hard ceiling are admitted from a

@@ -1,0 +1,67 @@
+import { DomainError } from "@router/errors";
+import type { DispatchCredential } from "../provider-keys/dispatch-credential";
+import { SpendAdmission } from "../spend/spend-admission";
+import { worstCaseCost } from "../spend/worst-case";
+import type { ChatContext } from "./chat-context";
+import type { ChatDeps } from "./chat-deps";
+
+/** Thrown for refusals the pipeline makes on purpose (budget, routing): recorded as `refused`. */
+export class Refused extends DomainError {}
+
+export interface Admitted {
+  /** The organisation's enabled provider credentials, in the order dispatch tries them. */
+  credentials: DispatchCredential[];
+  /** A soft limit's warning for the `x-router-limit-warning` header; empty when none. */
+  warning: string;
+}
+
+/**
+ * Routes the request and reserves its worst case: sets the plan and the hold (or lease) on the
+ * context, and throws `Refused` when a spend limit or routing says no. A budget binds before
+ * routing: when Plan refused, the limits are still checked, and a budget refusal is the one reported.
+ */
+export class ChatAdmission {
+  private readonly spend: SpendAdmission;
+
+  constructor(private readonly deps: Pick<ChatDeps, "credentials" | "routing" | "ledger" | "leases">) {
+    this.spend = new SpendAdmission(deps.ledger, deps.leases);
+  }
+
+  async admit(ctx: ChatContext): Promise<Admitted> {
+    const { caller, request } = ctx;
+    const credentials = await this.deps.credentials.enabledFor(caller.orgId);
+    const plan = await this.deps.routing.plan({
+      orgId: caller.orgId,
+      model: request.model ?? "",
+      models: request.models ?? [],
+      byokProviders: [...new Set(credentials.map((c) => c.providerSlug))],
+      accountFallbackModels: [],
+    });
+    ctx.plan = plan;
+    const decision = await this.spend.admit({
+      requestId: ctx.id,
+      orgId: caller.orgId,
+      key: caller.key,
+      worstCase: plan.refusal ? 0n : worstCaseCost(request, plan.cascade, ctx.promptTokens),
+      checkOnly: plan.refusal !== undefined,
+    });
+    if (!decision.admitted) {
+      throw new Refused(decision.code as DomainError["code"], decision.message, {
+        status: decision.httpStatus,
+        details: { scope: decision.scope },
+      });
+    }
+    ctx.holdId = decision.holdId;
+    ctx.lease = decision.lease;
+    if (plan.refusal) {
+      throw new Refused(plan.refusal.code as DomainError["code"], plan.refusal.message, {
+        status: plan.refusal.httpStatus || 404,
+        details: { unsatisfied_filters: plan.refusal.unsatisfiedFilters },
+      });
+    }
+    if (!plan.cascade.length) {
+      throw new Refused("no_route", "no endpoint can serve this request", { details: { unsatisfied_filters: [] } });
+    }
+    return { credentials, warning: decision.warning };
+  }
+}

@@ -1,0 +1,53 @@
+import type { routing } from "@router/proto";
+import type { Caller } from "../auth/caller";
+import { randomId } from "../random-tokens";
+import { promptTokenBound } from "../spend/worst-case";
+import type { LeaseTicket } from "../spend/spend-leases";
+import type { ChatRequest } from "./request-schema";
+import type { RouterHeaders } from "./router-headers";
+
+/** A valid chat request as it passes through the stages: admission, a responder, finishing. */
+export interface ChatContext {
+  /** The generation id (`gen-…`), also the request id the ledger and the event carry. */
+  id: string;
+  caller: Caller;
+  createdAt: Date;
+  /** `createdAt` in Unix seconds, as the OpenAI shapes carry it. */
+  created: number;
+  /** `performance.now()` when the handler started: overhead and time to first token count from here. */
+  t0: number;
+  headers: RouterHeaders;
+  request: ChatRequest;
+  promptTokens: number;
+  /** Routing's answer; null until admission asked for it. */
+  plan: routing.PlanResponse | null;
+  /** The ledger hold reserving this request's worst case; empty when none was placed. */
+  holdId: string;
+  /** Set instead of `holdId` when a spend lease admitted the request. */
+  lease: LeaseTicket | null;
+}
+
+export function newChatContext(
+  caller: Caller,
+  headers: RouterHeaders,
+  request: ChatRequest,
+  createdAt: Date,
+  t0: number,
+): ChatContext {
+  return {
+    id: `gen-${randomId(16, "hex")}`,
+    caller,
+    createdAt,
+    created: Math.floor(createdAt.getTime() / 1000),
+    t0,
+    headers,
+    request,
+    promptTokens: promptTokenBound(request),
+    plan: null,
+    holdId: "",
+    lease: null,
+  };
+}
+
+/** The models of the routed cascade, in order (repeated once per endpoint). */
+export const cascadeModels = (ctx: ChatContext): string[] => (ctx.plan?.cascade ?? []).map((c) => c.modelId);

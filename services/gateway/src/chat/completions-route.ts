@@ -1,0 +1,118 @@
+import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
+import { performance } from "node:perf_hooks";
+import { DomainError } from "@router/errors";
+import { jsonBodyParser, writeHttpError } from "@router/http-kit";
+import type { Caller } from "../auth/caller";
+import type { CascadeInput } from "../dispatch/types";
+import { UpstreamDispatcher } from "../dispatch/upstream-dispatcher";
+import type { DispatchCredential } from "../provider-keys/dispatch-credential";
+import { ChatAdmission, type Admitted } from "./admission";
+import { newChatContext } from "./chat-context";
+import type { ChatDeps } from "./chat-deps";
+import { sendChatError } from "./error-response";
+import { Finishing } from "./finishing";
+import { JsonResponder } from "./json-responder";
+import { parseChatRequest } from "./request-schema";
+import { readRouterHeaders } from "./router-headers";
+import { DEFAULT_KEEPALIVE_MS } from "./sse-response";
+import { StreamResponder } from "./stream-responder";
+
+export const CHAT_COMPLETIONS_PATH = "/v1/chat/completions";
+
+type ParsedRequest = IncomingMessage & { body?: unknown };
+
+// Header values must be visible ASCII; a ledger sentence is, but a stray character must not 500.
+const headerSafe = (s: string): string => s.replace(/[^\x20-\x7e]/g, "?");
+
+/**
+ * `POST /v1/chat/completions` on Node's own request and response, for `routeAhead`: the hot path
+ * skips express's router and its request and response wrappers (docs/decisions.md). The body is
+ * parsed by the same parser as every express route, before authentication, as there.
+ */
+export function chatCompletionsListener(deps: ChatDeps): RequestListener {
+  const chat = new ChatCompletions(deps, deps.upstream ?? new UpstreamDispatcher());
+  const parseBody = jsonBodyParser();
+  const metrics = deps.metrics;
+  return (req, res) => {
+    if (metrics) res.once("close", () => metrics.countHttp(CHAT_COMPLETIONS_PATH, "POST", res.statusCode));
+    parseBody(req, res, (err) => {
+      if (err) return writeHttpError(req, res, err, deps.log);
+      chat.serve(req, res).catch((e: unknown) => writeHttpError(req, res, e, deps.log));
+    });
+  };
+}
+
+/**
+ * The stages of one chat completion: the caller and the request checked, admission (route and
+ * reserve), then the JSON or the stream responder, each of which ends in `Finishing`.
+ */
+class ChatCompletions {
+  private readonly baseUrls: Record<string, string>;
+  private readonly allows: (c: DispatchCredential, modelId: string) => boolean;
+  private readonly admission: ChatAdmission;
+  private readonly finishing: Finishing;
+  private readonly json: JsonResponder;
+  private readonly streams: StreamResponder;
+
+  constructor(
+    private readonly deps: ChatDeps,
+    upstream: UpstreamDispatcher,
+  ) {
+    this.baseUrls = deps.providerBaseUrls ?? {};
+    this.allows = (c, m) => deps.credentials.allows(c, m);
+    this.admission = new ChatAdmission(deps);
+    this.finishing = new Finishing(deps);
+    this.json = new JsonResponder(upstream, this.finishing);
+    this.streams = new StreamResponder(upstream, this.finishing, deps.keepaliveMs ?? DEFAULT_KEEPALIVE_MS);
+  }
+
+  async serve(req: ParsedRequest, res: ServerResponse): Promise<void> {
+    const t0 = performance.now();
+    // Listening from the start: a client gone during routing or admission is never dispatched.
+    const abort = new AbortController();
+    res.on("close", () => {
+      if (!res.writableFinished) abort.abort();
+    });
+    const caller = await this.deps.resolveCaller(req, res);
+    mayChat(caller);
+    // Header and body checks come first: a malformed request spends nothing and records nothing.
+    const headers = readRouterHeaders(req);
+    const request = parseChatRequest(req.body);
+    const ctx = newChatContext(caller, headers, request, this.deps.clock.now(), t0);
+
+    let admitted: Admitted;
+    try {
+      admitted = await this.admission.admit(ctx);
+    } catch (err) {
+      sendChatError(res, this.finishing.beforeDispatch(ctx, err), ctx, null, null);
+      return;
+    }
+
+    const extraHeaders: Record<string, string> = admitted.warning
+      ? { "x-router-limit-warning": headerSafe(admitted.warning) }
+      : {};
+    const input: CascadeInput = {
+      candidates: ctx.plan?.cascade ?? [],
+      credentials: admitted.credentials,
+      allows: this.allows,
+      request,
+      vendorBeta: headers.vendorBeta,
+      providerBaseUrls: this.baseUrls,
+      signal: abort.signal,
+    };
+    if (request.stream) await this.streams.respond(ctx, input, extraHeaders, res);
+    else await this.json.respond(ctx, input, extraHeaders, res);
+  }
+}
+
+/** Only an inference key that is not paused may ask for completions. */
+function mayChat(caller: Caller): void {
+  if (caller.key.class !== "inference") {
+    throw new DomainError("permission_denied", "chat completions take an inference key");
+  }
+  if (caller.key.paused) {
+    throw new DomainError("key_paused", `this key is paused (${caller.key.pausedReason ?? "manual"})`, {
+      details: { paused_reason: caller.key.pausedReason ?? "manual" },
+    });
+  }
+}

@@ -1,0 +1,76 @@
+import type { ServerResponse } from "node:http";
+import { performance } from "node:perf_hooks";
+import { writeJson } from "@router/http-kit";
+import type { UpstreamDispatcher } from "../dispatch/upstream-dispatcher";
+import type { CascadeInput, CompletionResult } from "../dispatch/types";
+import type { ChatContext } from "./chat-context";
+import { completionChars, usageBody } from "./completion-shapes";
+import { sendChatError } from "./error-response";
+import type { Finishing } from "./finishing";
+import { outcomeOf } from "./request-outcome";
+import { requestMetadata } from "./router-metadata";
+import { estimatedUsage } from "./usage-cost";
+
+/** Answers a non-stream request with one `chat.completion` once a provider answered whole. */
+export class JsonResponder {
+  constructor(
+    private readonly upstream: UpstreamDispatcher,
+    private readonly finishing: Finishing,
+  ) {}
+
+  async respond(ctx: ChatContext, input: CascadeInput, extraHeaders: Record<string, string>, res: ServerResponse): Promise<void> {
+    let result: CompletionResult;
+    try {
+      result = await this.upstream.complete(input);
+    } catch (err) {
+      sendChatError(res, this.finishing.crashed(ctx, err), ctx, null, null);
+      return;
+    }
+    const served = result.served;
+    const completion = result.completion;
+    if (!served || !completion) {
+      const cancelled = input.signal.aborted;
+      const { error } = this.finishing.unserved(ctx, result, cancelled);
+      if (!cancelled) sendChatError(res, error, ctx, result, result.failure);
+      return;
+    }
+    if (ctx.request.reasoning?.exclude) {
+      for (const c of completion.choices) {
+        delete c.message.reasoning;
+        delete c.message.reasoning_details;
+      }
+    }
+    const usage = completion.usage ?? estimatedUsage(ctx.promptTokens, completionChars(completion));
+    const first = completion.choices[0];
+    const elapsed = performance.now() - ctx.t0;
+    const outcome = outcomeOf(ctx, {
+      status: "complete",
+      served: served.candidate,
+      usage,
+      finishReason: first?.finish_reason ?? null,
+      nativeFinishReason: first?.native_finish_reason ?? null,
+      ttftMs: elapsed,
+      generationMs: result.attempts[result.attempts.length - 1]?.durationMs ?? null,
+      attempts: result.attempts,
+      upstreamMs: result.upstreamMs,
+    });
+    this.finishing.finish(ctx, outcome, served);
+    const body: Record<string, unknown> = {
+      id: ctx.id,
+      object: "chat.completion",
+      created: ctx.created,
+      model: served.candidate.modelId,
+      provider: served.candidate.providerSlug,
+      choices: completion.choices.map((c) => ({
+        index: c.index,
+        message: c.message,
+        logprobs: null,
+        finish_reason: c.finish_reason,
+        native_finish_reason: c.native_finish_reason,
+      })),
+      usage: usageBody(usage),
+    };
+    if (ctx.headers.metadata) body.router_metadata = requestMetadata(ctx, result, outcome.routingOverheadMs);
+    writeJson(res, 200, body, extraHeaders);
+  }
+}

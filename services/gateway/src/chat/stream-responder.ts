@@ -1,0 +1,128 @@
+import type { ServerResponse } from "node:http";
+import { performance } from "node:perf_hooks";
+import { DomainError } from "@router/errors";
+import type { UpstreamDispatcher } from "../dispatch/upstream-dispatcher";
+import type { CascadeInput, Served, StreamResult, StreamSink } from "../dispatch/types";
+import type { ChunkChoice } from "../providers/types";
+import type { ChatContext } from "./chat-context";
+import { chunkPrefix, errorChunk, usageBody } from "./completion-shapes";
+import type { Finishing } from "./finishing";
+import { outcomeOf } from "./request-outcome";
+import { requestMetadata } from "./router-metadata";
+import { SseResponse } from "./sse-response";
+import { estimatedUsage, streamUsage } from "./usage-cost";
+
+/**
+ * Answers a stream request with server-sent events: status and headers at once (with the first
+ * keepalive), chunks from the first content chunk on, then a usage chunk, or one error chunk when
+ * the stream broke, and `[DONE]`.
+ */
+export class StreamResponder {
+  constructor(
+    private readonly upstream: UpstreamDispatcher,
+    private readonly finishing: Finishing,
+    private readonly keepaliveMs: number,
+  ) {}
+
+  async respond(ctx: ChatContext, input: CascadeInput, extraHeaders: Record<string, string>, res: ServerResponse): Promise<void> {
+    const sse = new SseResponse(res, this.keepaliveMs);
+    sse.open(extraHeaders);
+    const exclude = ctx.request.reasoning?.exclude === true;
+    let prefix = "";
+    let chars = 0;
+    const sink = {
+      commit: (served: Served) => {
+        // Only the choices are serialised per chunk; the envelope is fixed once the stream commits.
+        prefix = chunkPrefix(ctx, served.candidate);
+      },
+      chunk: (choices: ChunkChoice[]) => {
+        for (const c of choices) {
+          const d = c.delta;
+          if (exclude) {
+            delete d.reasoning;
+            delete d.reasoning_details;
+          }
+          chars += (d.content?.length ?? 0) + (d.reasoning?.length ?? 0);
+          if (d.tool_calls) for (const t of d.tool_calls) chars += t.function?.arguments?.length ?? 0;
+        }
+        sse.data(`${prefix}${JSON.stringify(choices)}}`);
+      },
+    };
+    try {
+      await this.streamThrough(ctx, input, sse, sink, () => chars);
+    } finally {
+      // Whatever happened above, the keepalive timer must not outlive the request.
+      sse.stop();
+    }
+  }
+
+  private async streamThrough(
+    ctx: ChatContext,
+    input: CascadeInput,
+    sse: SseResponse,
+    sink: StreamSink,
+    streamedChars: () => number,
+  ): Promise<void> {
+    let result: StreamResult;
+    try {
+      result = await this.upstream.stream(input, sink);
+    } catch (err) {
+      const error = this.finishing.crashed(ctx, err);
+      sse.data(JSON.stringify(errorChunk(ctx, ctx.request.model ?? "", null, error, null, requestMetadata(ctx, null, null))));
+      sse.done();
+      return;
+    }
+    const cancelled = input.signal.aborted;
+    const served = result.served;
+    if (!served) {
+      const { error, outcome } = this.finishing.unserved(ctx, result, cancelled);
+      if (!cancelled) {
+        const meta = requestMetadata(ctx, result, outcome.routingOverheadMs);
+        sse.data(JSON.stringify(errorChunk(ctx, ctx.request.model ?? "", null, error, null, meta)));
+      }
+      sse.done();
+      return;
+    }
+
+    const failure = result.failure;
+    const usage = streamUsage(result.usage, estimatedUsage(ctx.promptTokens, streamedChars()), cancelled || failure !== null);
+    const end = performance.now();
+    const outcome = outcomeOf(ctx, {
+      status: cancelled ? "cancelled" : failure ? "error" : "complete",
+      served: served.candidate,
+      usage,
+      finishReason: failure && !cancelled ? "error" : result.finishReason,
+      nativeFinishReason: result.nativeFinishReason,
+      ttftMs: result.firstContentAt === null ? null : result.firstContentAt - ctx.t0,
+      generationMs: result.firstContentAt === null ? null : end - result.firstContentAt,
+      // A stream that broke after committing is recorded on its attempt, not on the request.
+      errorCode: null,
+      errorMessage: null,
+      attempts: result.attempts,
+      upstreamMs: result.upstreamMs,
+    });
+    this.finishing.finish(ctx, outcome, served);
+    if (cancelled) {
+      sse.stop();
+      return;
+    }
+    const meta = requestMetadata(ctx, result, outcome.routingOverheadMs);
+    if (failure) {
+      const error = new DomainError("upstream_error", failure.clientMessage, { status: 502 });
+      sse.data(JSON.stringify(errorChunk(ctx, served.candidate.modelId, served.candidate.providerSlug, error, usage, meta)));
+    } else {
+      const last: Record<string, unknown> = {
+        id: ctx.id,
+        object: "chat.completion.chunk",
+        created: ctx.created,
+        model: served.candidate.modelId,
+        provider: served.candidate.providerSlug,
+        choices: [],
+        usage: usageBody(usage),
+      };
+      if (meta) last.router_metadata = meta;
+      sse.data(JSON.stringify(last));
+    }
+    sse.done();
+  }
+}

@@ -1,0 +1,62 @@
+import type { DispatchCredential } from "../provider-keys/dispatch-credential";
+import type { ProviderAdapter } from "../providers/types";
+import type { AttemptFailure } from "./attempt-failure";
+import type { Candidate, Skip } from "./types";
+
+/** One dispatch the cascade may make: an endpoint with one credential that may serve it. */
+export interface PlannedAttempt {
+  /** 1-indexed position in the cascade as walked: one per endpoint and credential. */
+  index: number;
+  candidate: Candidate;
+  credential: DispatchCredential;
+  adapter: ProviderAdapter;
+}
+
+/**
+ * Iterates the dispatch plan, leaving out what a failure rules out: the same endpoint with other
+ * credentials when the endpoint itself failed (5xx, timeout, broken connection), and whatever the
+ * failed credential's `fallback_policy` forbids: `none_for_provider` keeps the request away from that
+ * provider's other endpoints, `none_for_models` keeps it from falling back to other models.
+ * `platform` (the default) forbids nothing; there is no platform capacity in this release.
+ * Endpoints whose circuit is open are skipped and listed as such.
+ */
+export class CascadeWalk implements Iterable<PlannedAttempt> {
+  private readonly rules: Array<(p: PlannedAttempt) => "same_endpoint" | "fallback_policy" | null> = [];
+
+  constructor(
+    private readonly plan: PlannedAttempt[],
+    private readonly skipped: Skip[],
+    /** Whether an endpoint's circuit is open: it is skipped without a dispatch. */
+    private readonly circuitOpen: (endpointId: string) => boolean,
+  ) {}
+
+  failed(p: PlannedAttempt, failure: AttemptFailure): void {
+    const endpoint = p.candidate.endpointId;
+    if (!failure.credentialSpecific) this.rules.push((n) => (n.candidate.endpointId === endpoint ? "same_endpoint" : null));
+    const policy = p.credential.fallbackPolicy;
+    if (policy === "none_for_provider") {
+      const provider = p.candidate.providerSlug;
+      this.rules.push((n) => (n.candidate.providerSlug === provider ? "fallback_policy" : null));
+    } else if (policy === "none_for_models") {
+      const model = p.candidate.modelId;
+      this.rules.push((n) => (n.candidate.modelId !== model ? "fallback_policy" : null));
+    }
+  }
+
+  *[Symbol.iterator](): Iterator<PlannedAttempt> {
+    let lastSkipped: string | null = null;
+    for (const p of this.plan) {
+      const ruling = this.rules.map((r) => r(p)).find((x) => x !== null) ?? null;
+      if (ruling === null) {
+        if (this.circuitOpen(p.candidate.endpointId)) this.skipped.push({ candidate: p.candidate, reason: "circuit_open" });
+        else yield p;
+        continue;
+      }
+      // An endpoint left out for its policy is reported once, however many credentials it had.
+      if (ruling === "fallback_policy" && lastSkipped !== p.candidate.endpointId) {
+        this.skipped.push({ candidate: p.candidate, reason: "fallback_policy" });
+        lastSkipped = p.candidate.endpointId;
+      }
+    }
+  }
+}

@@ -1,0 +1,67 @@
+import type { Nanodollars } from "@router/money";
+import type { CallerKey } from "../auth/caller";
+import { keyCeilings } from "./key-ceilings";
+import type { LedgerPort } from "./ledger-port";
+import { SpendLeases, type LeaseTicket } from "./spend-leases";
+
+export interface SpendRequest {
+  requestId: string;
+  orgId: string;
+  key: CallerKey;
+  /** The request's worst-case list cost over its cascade. */
+  worstCase: Nanodollars;
+  /** Routing already refused: the limits are checked (a budget refusal wins) but nothing is reserved. */
+  checkOnly: boolean;
+}
+
+export type SpendDecision =
+  | {
+      admitted: true;
+      /** The ledger hold to settle or release; empty when nothing was reserved there. */
+      holdId: string;
+      /** Set instead of `holdId` when a spend lease admitted the request. */
+      lease: LeaseTicket | null;
+      /** A soft limit's warning for the `x-router-limit-warning` header; empty when none. */
+      warning: string;
+    }
+  | { admitted: false; code: string; message: string; httpStatus: number; scope: string };
+
+/**
+ * Whether a request may spend, and where its worst case is reserved: from a spend lease this
+ * process holds when one serves its ceilings, else by the ledger's Admit.
+ */
+export class SpendAdmission {
+  constructor(
+    private readonly ledger: LedgerPort,
+    private readonly leases: SpendLeases | undefined,
+  ) {}
+
+  async admit(req: SpendRequest): Promise<SpendDecision> {
+    // Every request is BYOK, and a ceiling without include_byok counts none: when no ceiling counts
+    // this request the ledger would reserve nothing, so the round trip is skipped. (Budgets the
+    // ledger owns, such as workspace and agent budgets, will need it on every request.)
+    const ceilings = keyCeilings(req.key).filter((c) => c.includeByok);
+    if (ceilings.length === 0) return { admitted: true, holdId: "", lease: null, warning: "" };
+    if (this.leases && !req.checkOnly && SpendLeases.serves(ceilings)) {
+      const lease = await this.leases.admit({ orgId: req.orgId, ceilings }, req.worstCase);
+      if (lease) return { admitted: true, holdId: "", lease, warning: "" };
+    }
+    const admission = await this.ledger.admit({
+      requestId: req.requestId,
+      orgId: req.orgId,
+      ceilings,
+      worstCaseNanodollars: req.worstCase,
+      isByok: true,
+      dryRun: req.checkOnly,
+    });
+    if (admission.admitted) return { admitted: true, holdId: admission.holdId, lease: null, warning: admission.limitWarning };
+    const r = admission.refusal;
+    return {
+      admitted: false,
+      code: r?.code || "budget_exceeded",
+      message: r?.message || "a spend limit refused this request",
+      httpStatus: r?.httpStatus || 403,
+      scope: r?.scope || "key",
+    };
+  }
+}
