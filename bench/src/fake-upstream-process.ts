@@ -9,7 +9,15 @@ async function main(): Promise<void> {
   // Recorded requests would grow without bound under load.
   setInterval(() => fake.reset(), 1000).unref();
   process.stdout.write(`${JSON.stringify({ url: fake.url, origin: fake.origin })}\n`);
-  process.on("SIGTERM", () => void fake.close().then(() => process.exit(0)));
+  process.on("SIGTERM", () => {
+    fake.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  });
 }
 
-void main();
+main().catch((err: unknown) => {
+  process.stderr.write(`fake upstream failed to start: ${String(err)}\n`);
+  process.exit(1);
+});

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { freePort, gatewayClient, startStack } from "@router/testkit";
+import { freePort, gatewayClient, startStack, type JsonResponse } from "@router/testkit";
 import { cpuPerRequest, sampleCpu, type CpuSubjects } from "./cpu";
 import { pauseDamonMonitors, runningDamonMonitors } from "./damon";
 import { gcPauses, overheadPercentileMs, scrapeGateway } from "./gateway-overhead";
@@ -111,10 +111,11 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
     const org = await stack.createOrg("Bench");
     const mgmt = gatewayClient(stack.gatewayUrl, org.managementKey);
     await mgmt.post("/v1/provider-keys", { provider: "openai", api_key: "sk-bench-000000000000" });
-    const plainKey = (await mgmt.post("/v1/keys", { name: "no-ceiling" })).json.data.key as string;
-    const ceilingKey = (
-      await mgmt.post("/v1/keys", { name: "hard-ceiling", limit: 1_000_000, limit_reset: "monthly", include_byok_in_limit: true })
-    ).json.data.key as string;
+    const keyOf = (r: JsonResponse): string => (r.json as { data: { key: string } }).data.key;
+    const plainKey = keyOf(await mgmt.post("/v1/keys", { name: "no-ceiling" }));
+    const ceilingKey = keyOf(
+      await mgmt.post("/v1/keys", { name: "hard-ceiling", limit: 1_000_000, limit_reset: "monthly", include_byok_in_limit: true }),
+    );
 
     const gatewayOrigin = stack.gatewayUrl;
     const direct = (stream: boolean): LoadTarget => ({

@@ -25,6 +25,8 @@ export class EmbeddedPostgres {
 
   private serialise<T>(fn: () => Promise<T>): Promise<T> {
     const next = this.chain.then(fn, fn);
+    // Each caller gets its own outcome from `next`; the chain only orders the calls, so a failure
+    // must not stop the ones queued after it.
     this.chain = next.catch(() => undefined);
     return next;
   }
@@ -66,6 +68,7 @@ export class EmbeddedPostgres {
             await this.pg.exec("COMMIT");
             return out;
           } catch (err) {
+            // The caller's error is the one to report; a failed ROLLBACK leaves nothing else to undo.
             await this.pg.exec("ROLLBACK").catch(() => undefined);
             throw err;
           }

@@ -6,7 +6,9 @@ import { assertSchemaName, type Db, type Queryable, type QueryOptions } from "./
 const INT8_OID = 20;
 const typeParsers = {
   getTypeParser: ((oid: number, format?: "text" | "binary") =>
-    oid === INT8_OID ? (v: string) => BigInt(v) : pgTypes.getTypeParser(oid, format)) as typeof pgTypes.getTypeParser,
+    oid === INT8_OID
+      ? (v: string) => BigInt(v)
+      : (pgTypes.getTypeParser(oid, format) as (v: string) => unknown)) as typeof pgTypes.getTypeParser,
 };
 
 export interface PostgresOptions {
@@ -51,6 +53,7 @@ export function createPostgresDb(opts: PostgresOptions): Db {
     query: (sql, params, opts) => run(pool, sql, params, opts),
     async tx(fn) {
       const client = await pool.connect();
+      let broken = false;
       try {
         await client.query("BEGIN");
         const q: Queryable = { query: (sql, params, opts) => run(client, sql, params, opts) };
@@ -58,10 +61,13 @@ export function createPostgresDb(opts: PostgresOptions): Db {
         await client.query("COMMIT");
         return out;
       } catch (err) {
-        await client.query("ROLLBACK").catch(() => undefined);
+        // The caller's error is the one to report; a connection that cannot roll back is not reused.
+        await client.query("ROLLBACK").catch(() => {
+          broken = true;
+        });
         throw err;
       } finally {
-        client.release();
+        client.release(broken);
       }
     },
     close: () => pool.end(),

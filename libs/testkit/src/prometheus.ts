@@ -6,8 +6,8 @@ export function metricSample(text: string, name: string, labels: Record<string, 
   for (const line of text.split("\n")) {
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
     if (!m || m[1] !== name) continue;
-    const found = Object.fromEntries([...(m[2] ?? "").matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
-    if (Object.entries(labels).every(([k, v]) => found[k] === v)) return Number(m[3]);
+    const found = new Map([...(m[2] ?? "").matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
+    if (Object.entries(labels).every(([k, v]) => found.get(k) === v)) return Number(m[3]);
   }
   return 0;
 }

@@ -11,12 +11,12 @@ export async function waitFor<T>(
   for (;;) {
     try {
       const v = await probe();
-      if (v !== undefined && v !== null && v !== false) return v as T;
+      if (v !== undefined && v !== null && v !== false) return v;
     } catch (err) {
       lastError = err;
     }
     if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${opts.what ?? "condition"}${lastError ? `: ${String(lastError)}` : ""}`);
+      throw new Error(`timed out waiting for ${opts.what ?? "condition"}${lastError ? `: ${lastError instanceof Error ? lastError.message : JSON.stringify(lastError)}` : ""}`);
     }
     await new Promise((r) => setTimeout(r, opts.intervalMs ?? 50));
   }

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startActivity } from "@router/activity";
 import { createBus, type EventBus } from "@router/bus";
@@ -12,7 +13,7 @@ import { ledger, routing } from "@router/proto";
 import { startRouting } from "@router/routing";
 import { loadEmbeddedConfig } from "./config";
 
-const VERSION = (require("../package.json") as { version: string }).version;
+const VERSION = (JSON.parse(readFileSync(join(__dirname, "..", "package.json"), "utf8")) as { version: string }).version;
 
 /** Runs gateway, routing, ledger and activity in this one process on embedded defaults. */
 async function main(): Promise<void> {

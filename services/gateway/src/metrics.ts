@@ -126,7 +126,8 @@ export class GatewayMetrics {
   httpMiddleware(): RequestHandler {
     return (req: Request, res: Response, next) => {
       res.once("close", () => {
-        const path: unknown = req.route?.path;
+        const matched = req.route as { path?: unknown } | undefined;
+        const path = matched?.path;
         const route = Array.isArray(path) ? path.join(",") : typeof path === "string" ? req.baseUrl + path : "unmatched";
         this.httpRequests.inc({ route, method: req.method, status: String(res.statusCode) });
       });

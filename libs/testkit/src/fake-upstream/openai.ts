@@ -17,7 +17,7 @@ interface OpenAiBody {
   stream_options?: { include_usage?: boolean };
 }
 
-const asBody = (b: unknown): OpenAiBody => (b && typeof b === "object" ? (b as OpenAiBody) : {});
+const asBody = (b: unknown): OpenAiBody => (b && typeof b === "object" ? b : {});
 
 function finishOf(reply: FakeReply): string {
   return reply.finishReason ?? (reply.toolCalls?.length ? "tool_calls" : "stop");

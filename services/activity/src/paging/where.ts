@@ -38,7 +38,8 @@ export class Where {
     return this;
   }
 
-  toString(): string {
+  /** The clause itself; call it before adding parameters that go after it (LIMIT). */
+  clause(): string {
     return `WHERE ${this.clauses.join(" AND ")}`;
   }
 }

@@ -33,7 +33,7 @@ export async function listRequests(
     .addIf(filters.byok, (p) => `is_byok = ${p}`)
     .addIf(filters.appId, (p) => `app_id = ${p}`)
     .after(position);
-  const sql = `SELECT * FROM requests ${where} ORDER BY created_at DESC, id DESC LIMIT ${where.param(limit)}`;
+  const sql = `SELECT * FROM requests ${where.clause()} ORDER BY created_at DESC, id DESC LIMIT ${where.param(limit)}`;
   return (await db.query<RequestRow>(sql, where.params)).rows;
 }
 

@@ -24,6 +24,6 @@ export async function listAttempts(
     .addIf(filters.provider, (p) => `provider_slug = ${p}`)
     .addIf(filters.status, (p) => `status = ${p}`)
     .after(position);
-  const sql = `SELECT * FROM upstream_attempts ${where} ORDER BY created_at DESC, id DESC LIMIT ${where.param(limit)}`;
+  const sql = `SELECT * FROM upstream_attempts ${where.clause()} ORDER BY created_at DESC, id DESC LIMIT ${where.param(limit)}`;
   return (await db.query<AttemptRow>(sql, where.params)).rows;
 }

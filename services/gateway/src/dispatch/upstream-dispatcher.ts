@@ -255,6 +255,8 @@ export class UpstreamDispatcher {
         }
         finished = take(ev);
       }
+      // Drains what the provider still sends so the connection can be reused; if that fails the
+      // connection is closed instead, which costs nothing the request needs.
       if (!opened.body.destroyed) opened.body.dump().catch(() => undefined);
       const duration = performance.now() - t0;
       result.upstreamMs += duration;

@@ -25,7 +25,7 @@ export async function measureKeyUsage(
   const out = new Map<string, KeyUsage>(keys.map((k) => [k.hash, NOTHING_COUNTED]));
   const ceilings = keys.flatMap(keyCeilings);
   if (ceilings.length === 0) return out;
-  const res = await callUnary(client, client.usage, { ceilings }, { deadlineMs: opts.deadlineMs, service: "ledger" });
+  const res = await callUnary(client, client.usage.bind(client), { ceilings }, { deadlineMs: opts.deadlineMs, service: "ledger" });
   const reported = new Map(res.usage.filter((u) => u.subjectKind === "key").map((u) => [u.subjectId, u]));
   const now = opts.clock.now();
   for (const key of keys) {

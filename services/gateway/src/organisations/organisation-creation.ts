@@ -20,6 +20,7 @@ async function createIn(
 ): Promise<CreatedOrganisation> {
   const name = input.name.trim();
   // Same rule as the organisation resource: 1 to 80 characters, no control characters.
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
   if (name.length < 1 || name.length > 80 || /[\u0000-\u001f\u007f]/.test(name)) {
     throw invalid("name", "must be 1 to 80 characters without control characters");
   }

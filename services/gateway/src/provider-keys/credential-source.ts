@@ -35,6 +35,7 @@ export class StoredCredentialSource implements CredentialSource {
     opts: CredentialSourceOptions = {},
   ) {
     this.cache = new LoadingCache((orgId) => this.load(orgId), deps.clock, { ttlMs: opts.cacheTtlMs ?? 5_000 });
+    // `flush` never rejects: a failed write is logged and its uses kept for the next one.
     this.timer = setInterval(() => void this.flush(), opts.flushIntervalMs ?? 5_000);
     this.timer.unref();
   }

@@ -11,7 +11,10 @@ export interface RoutingPort {
 export function grpcRoutingPort(client: routing.RoutingServiceClient, opts: { deadlineMs?: number } = {}): RoutingPort {
   // A slow routing service becomes a 503, never a hang.
   const deadlineMs = opts.deadlineMs ?? 2_000;
+  const c = client as unknown as grpc.Client;
+  // Bound once here: callUnary calls the method on the client it is given.
+  const plan = client.plan.bind(client);
   return {
-    plan: (req) => callUnary(client as unknown as grpc.Client, client.plan, req, { deadlineMs, service: "routing" }),
+    plan: (req) => callUnary(c, plan, req, { deadlineMs, service: "routing" }),
   };
 }

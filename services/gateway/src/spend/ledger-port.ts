@@ -16,9 +16,13 @@ export function grpcLedgerPort(client: ledger.LedgerServiceClient, opts: { deadl
   // A slow ledger becomes a 503, never a hang.
   const deadlineMs = opts.deadlineMs ?? 2_000;
   const c = client as unknown as grpc.Client;
+  // Bound once here: callUnary calls each method on the client it is given.
+  const admit = client.admit.bind(client);
+  const closeHolds = client.closeHolds.bind(client);
+  const lease = client.lease.bind(client);
   return {
-    admit: (req) => callUnary(c, client.admit, req, { deadlineMs, service: "ledger" }),
-    closeHolds: (req) => callUnary(c, client.closeHolds, req, { deadlineMs, service: "ledger" }),
-    lease: (req) => callUnary(c, client.lease, req, { deadlineMs, service: "ledger" }),
+    admit: (req) => callUnary(c, admit, req, { deadlineMs, service: "ledger" }),
+    closeHolds: (req) => callUnary(c, closeHolds, req, { deadlineMs, service: "ledger" }),
+    lease: (req) => callUnary(c, lease, req, { deadlineMs, service: "ledger" }),
   };
 }

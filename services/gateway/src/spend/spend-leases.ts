@@ -112,7 +112,8 @@ export class SpendLeases {
     if (current && fits(current, worstCase)) {
       const ticket = this.take(current, worstCase);
       // Ask for the next lease while this one still admits (half spent, or half its time gone), so
-      // under steady traffic no request waits for one.
+      // under steady traffic no request waits for one. Not awaited: `ask` never rejects (a failed
+      // call is logged and answers null).
       if (!book.asking && (remaining(current) < current.amount / 2n || now >= current.renewAtMs)) void this.ask(book, scope, worstCase);
       return ticket;
     }

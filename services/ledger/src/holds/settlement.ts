@@ -122,6 +122,7 @@ export function startExpirySweep(
   const schedule = (): NodeJS.Timeout => {
     const t = setTimeout(() => {
       tick();
+      // `running` never rejects: tick gave it a handler for both outcomes.
       void running.then(() => {
         if (!stopped) timer = schedule();
       });

@@ -112,8 +112,10 @@ export type LeaseReservation =
 export type LeaseSizing = (totals: Map<string, CounterTotals>) => Nanodollars | undefined;
 
 /** Thrown inside a transaction to roll it back while carrying the answer out of it. */
-class RollbackWith<T> {
-  constructor(readonly answer: T) {}
+class RollbackWith<T> extends Error {
+  constructor(readonly answer: T) {
+    super("rolled back to answer");
+  }
 }
 
 /** A concurrent Lease call with the same id placed its hold first. */

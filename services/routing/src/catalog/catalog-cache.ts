@@ -45,7 +45,10 @@ export class CatalogCache {
     return new CatalogCache(opts, new CatalogSnapshot(rows, opts));
   }
 
-  /** The current snapshot, never waiting; schedules a revision check when it has aged out. */
+  /**
+   * The current snapshot, never waiting; schedules a revision check when it has aged out (not
+   * awaited: a failed check is logged and the snapshot kept).
+   */
   snapshot(): CatalogSnapshot {
     if (this.pending === 0 && this.opts.clock.now().getTime() - this.checkedAt >= this.maxAgeMs) void this.refresh();
     return this.current;

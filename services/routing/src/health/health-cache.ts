@@ -34,6 +34,7 @@ export class HealthCache {
     initial: HealthSnapshot,
   ) {
     this.current = initial;
+    // Neither call rejects: each logs its own failure and the next tick tries again.
     this.timers = [
       setInterval(() => void this.refresh(), opts.refreshMs ?? DEFAULT_REFRESH_MS),
       setInterval(() => void this.prune(), opts.pruneEveryMs ?? DEFAULT_PRUNE_EVERY_MS),
