@@ -68,7 +68,6 @@ export class Outbox {
     private readonly opts: OutboxOptions,
   ) {}
 
-  /** Opens (and locks) the outbox directory; starts sending what a previous run left behind. */
   /** The outbox of a broker adapter, with the directory and timings of the bus settings. */
   static forBroker(
     settings: Pick<BusSettings, "outboxDir" | "outboxRetryMs" | "publishTimeoutMs">,
@@ -84,6 +83,7 @@ export class Outbox {
     });
   }
 
+  /** Opens (and locks) the outbox directory; starts sending what a previous run left behind. */
   static async open(opts: OutboxOptions): Promise<Outbox> {
     const dir = path.resolve(opts.dir);
     if (openDirs.has(dir)) throw new Error(`outbox ${dir} is already open in this process`);
@@ -329,6 +329,8 @@ export class Outbox {
 
   private exclusive<T>(work: () => Promise<T>): Promise<T> {
     const result = this.serial.then(work, work);
+    // The caller gets its own outcome from `result`; the chain only orders the work, so a failure
+    // must not stop what is queued after it.
     this.serial = result.catch(() => undefined);
     return result;
   }

@@ -15,8 +15,8 @@ const SERVICES: Array<[schema: string, dir: string]> = [
 /** `migrate`: applies each service's migrations to its own schema (services also do this on start). */
 export async function runMigrate(stores: Stores): Promise<number> {
   for (const [schema, dir] of SERVICES) {
-    const { applied } = await migrate(await stores.open(schema), dir);
-    process.stdout.write(`${JSON.stringify({ schema, applied })}\n`);
+    const { applied, repeated } = await migrate(await stores.open(schema), dir);
+    process.stdout.write(`${JSON.stringify({ schema, applied, repeated })}\n`);
   }
   return 0;
 }

@@ -1,0 +1,152 @@
+-- Settle, Release, expiry and lease spends for a batch of holds as one autocommit statement (group
+-- commit): the ledger queues closings and applies them together, so a hot counter row is locked and
+-- written once per batch, at the very end of the call, and released at its commit with no client
+-- round trip.
+--
+-- Closings apply in the order given, so a hold named twice sees the earlier closing's effect. A hold
+-- reserves its *remaining* amount (worst case - spent, at least 0) on every counter row it lists;
+-- leaving 'held' takes that off, not the worst case placed at admission, since spends and trims
+-- have already taken their part. p_to_states[i] is one of:
+-- - 'spent' (leases only; another hold is 'not_found'): a request admitted from the lease spent
+--   p_list_costs[i]. Recorded once per p_request_ids[i] (a repeat is 'already_closed'). The cost is
+--   settled whatever the hold's state, since the spend happened even after the lease was released
+--   or expired; while the lease is held, it also comes off the reservation, but never more than the
+--   lease still reserves, so other holds' reservations on the row stay whole. The state stays.
+-- - 'released' with p_keeps[i] > 0 on a held hold (a trim): the hold keeps reserving that much (the
+--   worst case of the gateway's requests still in flight), releases the rest, stays 'held' and
+--   expires at p_expires_at[i] when given. NULL or 0 releases the whole remaining reservation.
+-- - 'expired': releases a held hold, unless a trim has moved its expiry past p_closed_at[i] since
+--   the sweep listed it (then it is left alone, answered 'already_closed').
+-- - 'settled': releases a held hold and adds the actual list cost; a hold that expired can still be
+--   settled (the spend happened).
+-- Every other closed hold stays as it is, which makes every closing idempotent.
+--
+-- Locks: every hold of the batch in id order first, then the counter rows in lock order (subject
+-- kind, subject id, window kind, window start: `lockOrder` in src/holds/ceilings.ts, which agrees
+-- with byte order for the ASCII ids the ledger is sent), the same order on every replica and in the
+-- transaction for several ceilings, so no two writers wait on each other in a cycle. A spend's row in
+-- lease_spends is written under its lease's lock, so two batches spending the same request for the
+-- same lease do not race on it.
+--
+-- One row per closing, `item` its 1-based position: outcome 'closed', 'already_closed' or 'not_found'.
+CREATE OR REPLACE FUNCTION close_holds(
+  p_hold_ids text[],
+  p_to_states text[],
+  p_closed_at timestamptz[],
+  -- Set for 'settled' and 'spent'.
+  p_list_costs bigint[],
+  p_billed_costs bigint[],
+  -- The defaults keep a caller of the previous signature (a replica not yet upgraded) working.
+  p_request_ids text[] DEFAULT NULL,
+  p_keeps bigint[] DEFAULT NULL,
+  p_expires_at timestamptz[] DEFAULT NULL
+)
+RETURNS TABLE (item integer, outcome text)
+LANGUAGE plpgsql
+AS $$
+DECLARE
+  v_state text;
+  v_lines jsonb;
+  v_is_lease boolean;
+  v_expires_at timestamptz;
+  v_remaining bigint;
+  v_unreserve bigint;
+  v_settle bigint;
+  -- What the batch does to each counter row line by line: [{subject_kind, ..., unreserve, settle}].
+  v_deltas jsonb := '[]'::jsonb;
+  d record;
+BEGIN
+  PERFORM 1 FROM holds h WHERE h.hold_id = ANY (p_hold_ids) ORDER BY h.hold_id FOR UPDATE;
+
+  FOR i IN 1 .. coalesce(array_length(p_hold_ids, 1), 0) LOOP
+    item := i;
+    SELECT h.state, h.lines, h.is_lease, h.expires_at, greatest(h.worst_case_nanodollars - h.spent_nanodollars, 0)
+    INTO v_state, v_lines, v_is_lease, v_expires_at, v_remaining
+    FROM holds h
+    WHERE h.hold_id = p_hold_ids[i];
+    IF NOT FOUND OR (p_to_states[i] = 'spent' AND NOT v_is_lease) THEN
+      outcome := 'not_found';
+      RETURN NEXT;
+      CONTINUE;
+    END IF;
+    v_unreserve := 0;
+    v_settle := 0;
+
+    IF p_to_states[i] = 'spent' THEN
+      INSERT INTO lease_spends (request_id, hold_id, list_cost_nanodollars, billed_cost_nanodollars, spent_at)
+      VALUES (p_request_ids[i], p_hold_ids[i], p_list_costs[i], p_billed_costs[i], p_closed_at[i])
+      ON CONFLICT (request_id) DO NOTHING;
+      IF NOT FOUND THEN
+        outcome := 'already_closed';
+        RETURN NEXT;
+        CONTINUE;
+      END IF;
+      IF v_state = 'held' THEN
+        v_unreserve := least(p_list_costs[i], v_remaining);
+      END IF;
+      v_settle := p_list_costs[i];
+      UPDATE holds h
+      SET spent_nanodollars = h.spent_nanodollars + p_list_costs[i]
+      WHERE h.hold_id = p_hold_ids[i];
+
+    ELSIF p_to_states[i] = 'released' AND coalesce(p_keeps[i], 0) > 0 AND v_state = 'held' THEN
+      v_unreserve := greatest(v_remaining - p_keeps[i], 0);
+      UPDATE holds h
+      SET worst_case_nanodollars = h.worst_case_nanodollars - v_unreserve,
+          expires_at = coalesce(p_expires_at[i], h.expires_at)
+      WHERE h.hold_id = p_hold_ids[i];
+
+    ELSIF v_state = 'held' AND NOT (p_to_states[i] = 'expired' AND v_expires_at > p_closed_at[i]) THEN
+      v_unreserve := v_remaining;
+      IF p_to_states[i] = 'settled' THEN
+        v_settle := p_list_costs[i];
+      END IF;
+      UPDATE holds h
+      SET state = p_to_states[i],
+          closed_at = p_closed_at[i],
+          list_cost_nanodollars = coalesce(p_list_costs[i], h.list_cost_nanodollars),
+          billed_cost_nanodollars = coalesce(p_billed_costs[i], h.billed_cost_nanodollars)
+      WHERE h.hold_id = p_hold_ids[i];
+
+    ELSIF p_to_states[i] = 'settled' AND v_state = 'expired' THEN
+      v_settle := p_list_costs[i];
+      UPDATE holds h
+      SET state = 'settled',
+          closed_at = p_closed_at[i],
+          list_cost_nanodollars = p_list_costs[i],
+          billed_cost_nanodollars = p_billed_costs[i]
+      WHERE h.hold_id = p_hold_ids[i];
+
+    ELSE
+      outcome := 'already_closed';
+      RETURN NEXT;
+      CONTINUE;
+    END IF;
+
+    -- Every line of a hold reserved the same amount, so each line takes the same change.
+    IF v_unreserve <> 0 OR v_settle <> 0 THEN
+      v_deltas := v_deltas || coalesce((
+        SELECT jsonb_agg(l.line || jsonb_build_object('unreserve', v_unreserve, 'settle', v_settle))
+        FROM jsonb_array_elements(v_lines) AS l (line)
+      ), '[]'::jsonb);
+    END IF;
+    outcome := 'closed';
+    RETURN NEXT;
+  END LOOP;
+
+  FOR d IN
+    SELECT x.subject_kind, x.subject_id, x.window_kind, x.window_start,
+           sum(x.unreserve)::bigint AS unreserve, sum(x.settle)::bigint AS settle
+    FROM jsonb_to_recordset(v_deltas)
+      AS x (subject_kind text, subject_id text, window_kind text, window_start timestamptz, unreserve bigint, settle bigint)
+    GROUP BY x.subject_kind, x.subject_id, x.window_kind, x.window_start
+    ORDER BY x.subject_kind COLLATE "C", x.subject_id COLLATE "C", x.window_kind COLLATE "C", x.window_start
+  LOOP
+    UPDATE spend_counters sc
+    SET reserved_nanodollars = sc.reserved_nanodollars - d.unreserve,
+        settled_nanodollars = sc.settled_nanodollars + d.settle
+    WHERE sc.subject_kind = d.subject_kind AND sc.subject_id = d.subject_id
+      AND sc.window_kind = d.window_kind AND sc.window_start = d.window_start;
+  END LOOP;
+END
+$$;
