@@ -17,7 +17,7 @@ type BodyParser = (req: IncomingMessage, res: ServerResponse, next: (err?: unkno
 
 /** The one JSON body parser (body-parser): sets `req.body`; bodies past `limit` fail with 413. */
 export function jsonBodyParser(limit = DEFAULT_BODY_LIMIT): BodyParser {
-  return express.json({ limit, type: ["application/json", "application/*+json"] }) as unknown as BodyParser;
+  return express.json({ limit, type: ["application/json", "application/*+json"] });
 }
 
 /** An express app with JSON parsing and no fingerprinting header. Add routes, then `finishApp`. */

@@ -207,7 +207,8 @@ class KafkaSubscription {
     return this.closed;
   }
 
-  private async onMessage({ topic, partition, message, heartbeat }: EachMessagePayload): Promise<void> {
+  private async onMessage(payload: EachMessagePayload): Promise<void> {
+    const { topic, partition, message } = payload;
     const envelope = envelopeOfMessage(topic, partition, message.offset, message.key, message.value, message.headers);
     for (let attempt = 1; ; attempt++) {
       // Leaves the offset uncommitted: the event is delivered again after the shutdown.
@@ -223,7 +224,7 @@ class KafkaSubscription {
         }
         this.log.warn({ eventId: envelope.id, attempt, err }, "bus.handler.failed");
         await this.waker.sleep(retryDelay(this.settings, attempt));
-        await heartbeat();
+        await payload.heartbeat();
       }
     }
     await this.consumer.commitOffsets([{ topic, partition, offset: (BigInt(message.offset) + 1n).toString() }]);
