@@ -2,7 +2,7 @@ import type { Request, RequestHandler, Response } from "express";
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 import { createMetricsRegistry } from "@router/http-kit";
 import type { RequestOutcome } from "./chat/request-outcome";
-import type { LoadingCacheStats } from "./loading-cache";
+import type { LoadingCacheStats } from "@router/loading-cache";
 
 // Routing overhead is meant to stay in single-digit milliseconds, so the buckets are fine there.
 const OVERHEAD_BUCKETS = [0.0005, 0.001, 0.0015, 0.002, 0.003, 0.004, 0.005, 0.0075, 0.01, 0.025, 0.05, 0.1, 0.25, 1];

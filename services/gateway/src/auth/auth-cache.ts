@@ -1,6 +1,6 @@
 import type { Clock } from "@router/money";
 import type { StoredKey } from "../keys/key-store";
-import { LoadingCache } from "../loading-cache";
+import { LoadingCache } from "@router/loading-cache";
 
 /** The spec's bound: no instance serves a key's state older than this. */
 export const AUTH_CACHE_TTL_MS = 10_000;

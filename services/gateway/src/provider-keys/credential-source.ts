@@ -1,7 +1,7 @@
 import type { Db } from "@router/db";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
-import { LoadingCache } from "../loading-cache";
+import { LoadingCache } from "@router/loading-cache";
 import { enabledSealedCredentials, recordCredentialUse } from "./credential-store";
 import type { CredentialSource, DispatchCredential } from "./dispatch-credential";
 import { filterAllows } from "./model-filter";

@@ -1,6 +1,6 @@
 import type { Clock } from "@router/money";
 import type { routing } from "@router/proto";
-import { LoadingCache } from "../loading-cache";
+import { LoadingCache } from "@router/loading-cache";
 import type { RoutingPort } from "./routing-port";
 
 /**
