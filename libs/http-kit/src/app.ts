@@ -115,9 +115,11 @@ declare module "express-serve-static-core" {
 
 /** For internal services: requires the gateway-signed identity header and exposes it as `req.identity`. */
 export function requireIdentity(secret: string) {
-  return (req: Request, _res: Response, next: NextFunction) => {
-    req.identity = verifyIdentity(req.header(IDENTITY_HEADER), secret);
-    next();
+  return (req: Request, _res: Response, next: NextFunction): void => {
+    verifyIdentity(req.header(IDENTITY_HEADER), secret).then((identity) => {
+      req.identity = identity;
+      next();
+    }, next);
   };
 }
 

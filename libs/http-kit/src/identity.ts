@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { errors, jwtVerify, SignJWT } from "jose";
 import { DomainError } from "@router/errors";
 
 /** Who is calling, as the gateway authenticated it. Forwarded to owning services, signed. */
@@ -15,27 +15,50 @@ export interface Identity {
 }
 
 export const IDENTITY_HEADER = "x-router-identity";
-const MAX_AGE_MS = 60_000;
 
-/** Signs an identity as `<base64url json>.<base64url hmac>`, stamped with the signing time. */
-export function signIdentity(identity: Identity, secret: string, nowMs = Date.now()): string {
-  const payload = Buffer.from(JSON.stringify({ ...identity, iat: nowMs })).toString("base64url");
-  const mac = createHmac("sha256", secret).update(payload).digest("base64url");
-  return `${payload}.${mac}`;
+// A JWT (HS256 under ROUTER_INTERNAL_SECRET) issued by the gateway for the internal services only.
+const ALGORITHM = "HS256";
+const ISSUER = "router-gateway";
+const AUDIENCE = "router-internal";
+/**
+ * Accepted from 5 s before its signing time (replicas' clocks differ, and JWT times are whole
+ * seconds) until 60 s after it.
+ */
+const SKEW_S = 5;
+const MAX_AGE_S = 60;
+
+const keyOf = (secret: string): Uint8Array => new TextEncoder().encode(secret);
+
+/** Signs an identity as a JWT stamped with the signing time (`iat`, whole seconds). */
+export function signIdentity(identity: Identity, secret: string, nowMs = Date.now()): Promise<string> {
+  return new SignJWT({ identity })
+    .setProtectedHeader({ alg: ALGORITHM, typ: "JWT" })
+    .setIssuer(ISSUER)
+    .setAudience(AUDIENCE)
+    .setIssuedAt(Math.floor(nowMs / 1000))
+    .sign(keyOf(secret));
 }
 
-/** Verifies a signed identity header; throws 401 when it is missing, forged or stale. */
-export function verifyIdentity(header: string | undefined, secret: string, nowMs = Date.now()): Identity {
+/** Verifies a signed identity header; rejects with 401 when it is missing, forged or stale. */
+export async function verifyIdentity(header: string | undefined, secret: string, nowMs = Date.now()): Promise<Identity> {
   if (!header) throw new DomainError("unauthorized", "missing identity context");
-  const dot = header.indexOf(".");
-  const payload = header.slice(0, dot);
-  const mac = Buffer.from(header.slice(dot + 1), "base64url");
-  const expected = createHmac("sha256", secret).update(payload).digest();
-  if (dot < 0 || mac.length !== expected.length || !timingSafeEqual(mac, expected)) {
-    throw new DomainError("unauthorized", "invalid identity context");
+  try {
+    const { payload } = await jwtVerify<{ identity: Identity }>(header, keyOf(secret), {
+      algorithms: [ALGORITHM],
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      requiredClaims: ["iat"],
+      currentDate: new Date(nowMs),
+      clockTolerance: SKEW_S,
+      maxTokenAge: MAX_AGE_S - SKEW_S,
+    });
+    if (!payload.identity || typeof payload.identity !== "object") throw new errors.JWTInvalid("no identity claim");
+    return payload.identity;
+  } catch (err) {
+    const timing = err instanceof errors.JWTExpired || err instanceof errors.JWTClaimValidationFailed;
+    if (timing && err.claim === "iat") {
+      throw new DomainError("unauthorized", "stale identity context");
+    }
+    throw new DomainError("unauthorized", "invalid identity context", { cause: err });
   }
-  const parsed = JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as Identity & { iat: number };
-  if (Math.abs(nowMs - parsed.iat) > MAX_AGE_MS) throw new DomainError("unauthorized", "stale identity context");
-  const { iat: _iat, ...identity } = parsed;
-  return identity;
 }

@@ -248,7 +248,7 @@ describe("parseInput", () => {
 
 describe("requireIdentity", () => {
   it("exposes the signed identity to the handler", async () => {
-    const res = await call("/internal", { headers: { [IDENTITY_HEADER]: signIdentity(identity, SECRET) } });
+    const res = await call("/internal", { headers: { [IDENTITY_HEADER]: await signIdentity(identity, SECRET) } });
     expect(res.status).toBe(200);
     expect(res.body).toEqual(identity);
   });
@@ -260,7 +260,7 @@ describe("requireIdentity", () => {
   });
 
   it("refuses an identity signed with another secret", async () => {
-    const res = await call("/internal", { headers: { [IDENTITY_HEADER]: signIdentity(identity, "other") } });
+    const res = await call("/internal", { headers: { [IDENTITY_HEADER]: await signIdentity(identity, "other") } });
     expect(res.status).toBe(401);
   });
 
@@ -272,7 +272,7 @@ describe("requireIdentity", () => {
   });
 
   it("makes identityOf refuse a route that has no identity", async () => {
-    const res = await call("/unguarded", { headers: { [IDENTITY_HEADER]: signIdentity(identity, SECRET) } });
+    const res = await call("/unguarded", { headers: { [IDENTITY_HEADER]: await signIdentity(identity, SECRET) } });
     expect(res.status).toBe(401);
   });
 });

@@ -17,7 +17,7 @@ async function seed(...list: events.RequestCompleted[]): Promise<void> {
 }
 
 async function get(path: string, orgId = "org_alpha", credential: "management" | "session" | "inference" = "management") {
-  const res = await fetch(`${activity.base}${path}`, { headers: identityHeader(orgId, credential) });
+  const res = await fetch(`${activity.base}${path}`, { headers: await identityHeader(orgId, credential) });
   return { status: res.status, body: (await res.json()) as Record<string, any> };
 }
 
@@ -138,7 +138,7 @@ describe("GET /v1/activity", () => {
   });
 
   test("refuses an identity signed with another secret", async () => {
-    const forged = identityHeader(org)["x-router-identity"]!.replace(/\.[^.]+$/, ".AAAA");
+    const forged = (await identityHeader(org))["x-router-identity"]!.replace(/\.[^.]+$/, ".AAAA");
     const res = await fetch(`${activity.base}/v1/activity`, { headers: { "x-router-identity": forged } });
 
     expect(res.status).toBe(401);

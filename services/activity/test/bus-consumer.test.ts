@@ -15,7 +15,7 @@ function publish(e: events.RequestCompleted | Uint8Array, id?: string): Promise<
 }
 
 async function activityIds(orgId: string): Promise<string[]> {
-  const res = await fetch(`${activity.base}/v1/activity`, { headers: identityHeader(orgId) });
+  const res = await fetch(`${activity.base}/v1/activity`, { headers: await identityHeader(orgId) });
   return ((await res.json()) as { data: { id: string }[] }).data.map((r) => r.id);
 }
 

@@ -94,7 +94,7 @@ export function encodeEvent(e: events.RequestCompleted): Uint8Array {
 
 export const TEST_SECRET = "activity-test-secret";
 
-export function identityHeader(orgId: string, credential: Identity["credential"] = "management"): Record<string, string> {
+export async function identityHeader(orgId: string, credential: Identity["credential"] = "management"): Promise<Record<string, string>> {
   const identity: Identity = {
     orgId,
     credential,
@@ -105,5 +105,5 @@ export function identityHeader(orgId: string, credential: Identity["credential"]
     userId: null,
     operator: false,
   };
-  return { "x-router-identity": signIdentity(identity, TEST_SECRET) };
+  return { "x-router-identity": await signIdentity(identity, TEST_SECRET) };
 }

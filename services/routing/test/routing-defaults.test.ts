@@ -44,7 +44,7 @@ describe("account routing defaults", () => {
 
   async function call(method: string, identity: Identity | null, body?: unknown, secret = SECRET) {
     const headers: Record<string, string> = {};
-    if (identity) headers[IDENTITY_HEADER] = signIdentity(identity, secret);
+    if (identity) headers[IDENTITY_HEADER] = await signIdentity(identity, secret);
     if (body !== undefined) headers["content-type"] = "application/json";
     const res = await fetch(h.baseUrl + PATH, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
     return { status: res.status, body: (await res.json()) as any };
@@ -171,7 +171,7 @@ describe("account routing defaults", () => {
       const bare = await startRouting({ db: h.db, log: silentLog, clock: h.clock, httpPort: 0, grpcPort: 0 });
       try {
         const res = await fetch(`http://127.0.0.1:${bare.httpPort}${PATH}`, {
-          headers: { [IDENTITY_HEADER]: signIdentity(caller(newOrg()), SECRET) },
+          headers: { [IDENTITY_HEADER]: await signIdentity(caller(newOrg()), SECRET) },
         });
         expect(res.status).toBe(404);
       } finally {

@@ -40,7 +40,7 @@ export function proxyRoutes(deps: ProxyRoutesDeps): Router {
     (target: UpstreamTarget): RequestHandler =>
     async (req: Request, res: Response) => {
       // Signed with the wall clock, not the injected one: the receiving process checks its age.
-      const identity = signIdentity(keyIdentity(requireCaller(res)), deps.internalSecret);
+      const identity = await signIdentity(keyIdentity(requireCaller(res)), deps.internalSecret);
       await deps.proxy.forward(req, res, target, identity);
     };
   const open =
