@@ -28,7 +28,10 @@ typecheck-tests: ## Type-check the test sources (jest runs them through swc, whi
 services: ## Start local Postgres and Redis if they are not running
 	@./.ci/ensure-services
 
-test: services proto-check build typecheck-tests ## Unit, integration and end-to-end tests (needs Postgres and Redis)
+eslint: ## ESLint with typescript-eslint's type-checked rules over sources, tests and e2e
+	npx eslint --max-warnings 0 .
+
+test: services proto-check build typecheck-tests eslint ## Unit, integration and end-to-end tests (needs Postgres and Redis)
 	npx jest --ci
 
 start: build ## Run the whole stack in one process with embedded defaults
@@ -40,9 +43,10 @@ up: ## Run every service with Kafka, Postgres and Redis (needs a Docker engine)
 bench: build ## Measure the gateway's added latency and memory against the fake upstream
 	node bench/dist/overhead.js
 
-lint: ## Lint the protobuf contracts and type-check everything, tests included
+lint: ## Lint the protobuf contracts, type-check everything (tests included) and run ESLint
 	cd proto && npx buf lint
 	npx tsc -b
 	npx tsc -p tsconfig.test.json
+	npx eslint --max-warnings 0 .
 
-.PHONY: help install proto proto-check build typecheck-tests services test start up bench lint
+.PHONY: help install proto proto-check build typecheck-tests eslint services test start up bench lint

@@ -1,4 +1,5 @@
 import path from "node:path";
+import { createTimeout } from "retry";
 import { invalid } from "@router/errors";
 import type { BusConfig } from "./port";
 
@@ -45,9 +46,17 @@ export function settingsOf(config: BusConfig): BusSettings {
   };
 }
 
-/** Backoff before the next delivery after `attempt` failed. */
+/**
+ * Backoff before the next delivery after `attempt` failed: doubling from `retryDelayMs`, capped,
+ * each delay stretched by a random 0-100% so consumers that failed together do not retry together.
+ */
 export function retryDelay(settings: BusSettings, attempt: number): number {
-  return Math.min(settings.retryDelayMs * 2 ** Math.max(0, attempt - 1), MAX_RETRY_DELAY_MS);
+  return createTimeout(Math.max(0, attempt - 1), {
+    factor: 2,
+    minTimeout: settings.retryDelayMs,
+    maxTimeout: MAX_RETRY_DELAY_MS,
+    randomize: true,
+  });
 }
 
 export const DEFAULT_MAX_ATTEMPTS = 5;

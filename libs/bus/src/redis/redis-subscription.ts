@@ -109,7 +109,7 @@ export class RedisSubscription implements Subscription {
   async start(): Promise<void> {
     await withDeadline(ready(this.reader), this.ctx.settings.publishTimeoutMs);
     await this.tick();
-    this.heartbeat = setInterval(() => void this.tickOnce(), this.ctx.settings.pollMs);
+    this.heartbeat = setInterval(() => this.tickOnce(), this.ctx.settings.pollMs);
     this.heartbeat.unref();
     this.loop = this.run();
   }
@@ -214,6 +214,7 @@ export class RedisSubscription implements Subscription {
         if (this.closing) break;
         if (!failing) this.log.warn({ err }, "bus.consumer.failed");
         failing = true;
+        // A group that cannot be recreated yet fails the next step the same way, which tries again.
         if (isNoGroup(err)) await this.recreateGroups().catch(() => undefined);
         await this.waker.sleep(this.ctx.settings.pollMs);
       }

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { createTimeout } from "retry";
 import { DomainError } from "@router/errors";
 import type { Logger } from "@router/logging";
 import type { Nanodollars } from "@router/money";
@@ -119,8 +120,9 @@ export class HoldClosings {
     this.timer = null;
   }
 
+  /** Doubling from `retryMs`, capped, stretched by a random 0-100% so replicas do not retry in step. */
   private backoffMs(): number {
-    return Math.min(this.retryMs * 2 ** Math.max(0, this.failures - 1), MAX_RETRY_MS);
+    return createTimeout(Math.max(0, this.failures - 1), { factor: 2, minTimeout: this.retryMs, maxTimeout: MAX_RETRY_MS, randomize: true });
   }
 
   private sendNext(): void {
