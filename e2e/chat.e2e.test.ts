@@ -5,6 +5,7 @@ import {
   startFakeOpenAi,
   startStack,
   waitFor,
+  writeOrderedCatalog,
   type FakeUpstream,
   type Stack,
 } from "@router/testkit";
@@ -42,6 +43,8 @@ describe("chat completions through the separate-process stack", () => {
         groq: groq.url,
         together: together.url,
       },
+      // The failover test asks groq first, then together.
+      extraEnv: { ROUTING_CATALOG_FILE: writeOrderedCatalog({ "meta-llama/llama-3.3-70b-instruct": ["groq", "together"] }) },
     });
     const org = await stack.createOrg("Acme");
     mgmt = gatewayClient(stack.gatewayUrl, org.managementKey);

@@ -177,22 +177,23 @@ describe("keys and provider credentials through the separate-process stack", () 
       expect(openai.requests.map((r) => r.headers.authorization)).toEqual(["Bearer sk-toggle-0001"]);
     });
 
-    it("stops dispatching a disabled credential on another gateway replica within 5 seconds", async () => {
+    // The 5 s bound itself is the credential cache's, proven with the injected clock in the
+    // gateway's provider-keys tests; here, that a change on one replica reaches another at all.
+    it("stops dispatching a disabled credential on another gateway replica once its cached copy expires", async () => {
       const created = await addCredential(mgmt, { provider: "openai", api_key: "sk-replica-0001" });
       const replicaUrl = await stack.startGatewayReplica();
       const onReplica = gatewayClient(replicaUrl, (await createKey(mgmt)).key);
-      // The replica loads the organisation's credentials now and keeps them for at most 5 s from here.
-      const cachedFrom = Date.now();
       expect((await onReplica.post("/v1/chat/completions", chat())).status).toBe(200);
       expect((await mgmt.patch(`/v1/provider-keys/${created.id}`, { disabled: true })).status).toBe(200);
       await waitFor(async () => (await onReplica.post("/v1/chat/completions", chat())).status === 404, {
-        timeoutMs: 10_000,
+        timeoutMs: 20_000,
         intervalMs: 100,
         what: "the replica to stop using the disabled credential",
       });
-      // 5 s of cache, plus the polls' own time on a busy CI machine.
-      expect(Date.now() - cachedFrom).toBeLessThanOrEqual(7_500);
-    }, 30_000);
+      const dispatched = openai.requests.filter((r) => r.headers.authorization === "Bearer sk-replica-0001").length;
+      expect((await onReplica.post("/v1/chat/completions", chat())).status).toBe(404);
+      expect(openai.requests.filter((r) => r.headers.authorization === "Bearer sk-replica-0001")).toHaveLength(dispatched);
+    }, 40_000);
 
     it("deletes a credential: gone from the list and from dispatch, and a second delete is 404", async () => {
       const created = await addCredential(mgmt, { provider: "openai", api_key: "sk-delete-0001" });
@@ -440,25 +441,23 @@ describe("keys and provider credentials through the separate-process stack", () 
       expect((await mgmt.patch(`/v1/keys/${created.hash}`, { limit: 1 })).status).toBe(409);
     });
 
-    it("revokes a key on every other gateway replica within 10 seconds", async () => {
+    // The 10 s bound itself is the auth cache's, proven with the injected clock in the gateway's
+    // auth-cache tests; here, that a revocation on one replica reaches another at all.
+    it("revokes a key on every other gateway replica once its cached copy expires", async () => {
       const replicaUrl = await stack.startGatewayReplica();
       const created = await createKey(mgmt);
       const onReplica = gatewayClient(replicaUrl, created.key);
-      // The replica authenticates the key now and keeps it in its cache for at most 10 s from here.
-      const cachedFrom = Date.now();
       expect((await onReplica.get("/v1/key")).status).toBe(200);
       expect((await mgmt.del(`/v1/keys/${created.hash}`)).status).toBe(200);
       await waitFor(async () => (await onReplica.get("/v1/key")).status === 401, {
-        timeoutMs: 12_000,
+        timeoutMs: 25_000,
         intervalMs: 100,
         what: "the replica to refuse the revoked key",
       });
-      // 10 s of cache, plus one poll interval and the polls' own time on a busy CI machine.
-      expect(Date.now() - cachedFrom).toBeLessThanOrEqual(11_000);
       const refused = await onReplica.post("/v1/chat/completions", chat());
       expect(refused.status).toBe(401);
       expect(openai.requests).toHaveLength(0);
-    }, 30_000);
+    }, 40_000);
 
     it("never lists, changes or revokes another organisation's key", async () => {
       const rival = gatewayClient(stack.gatewayUrl, other.managementKey);

@@ -6,3 +6,4 @@ export * from "./fake-upstream";
 export * from "./prometheus";
 export * from "./event-stream";
 export * from "./bad-chat-requests";
+export * from "./ordered-catalog";
