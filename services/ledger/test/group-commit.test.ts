@@ -1,4 +1,3 @@
-import { performance } from "node:perf_hooks";
 import { createLogger } from "@router/logging";
 import { GroupCommit } from "../src/holds/group-commit";
 
@@ -14,13 +13,14 @@ function gate(): { opened: Promise<void>; open(): void } {
 }
 
 /** Applies batches of numbers by doubling them, recording each batch; the first waits on `first`. */
-function doubling(opts: { first?: Promise<void>; intervalMs?: number; maxBatch?: number; failWith?: number } = {}) {
+function doubling(opts: { first?: Promise<void>; intervalMs?: number; maxBatch?: number; failWith?: number; now?: () => number } = {}) {
+  const now = opts.now ?? (() => 0);
   const batches: number[][] = [];
   const started: number[] = [];
   const queue = new GroupCommit<number, number>({
     apply: async (items) => {
       batches.push(items);
-      started.push(performance.now());
+      started.push(now());
       if (batches.length === 1) await opts.first;
       if (opts.failWith !== undefined && items.includes(opts.failWith)) throw new Error(`cannot apply ${opts.failWith}`);
       return items.map((n) => 2 * n);
@@ -29,6 +29,7 @@ function doubling(opts: { first?: Promise<void>; intervalMs?: number; maxBatch?:
     intervalMs: opts.intervalMs ?? 0,
     log,
     name: "test",
+    now: opts.now,
   });
   return { queue, batches, started };
 }
@@ -74,14 +75,32 @@ describe("group commit", () => {
     expect(batches).toEqual([[1], [2, 3, 4], [2], [3], [4]]);
   });
 
-  it("starts batches no more often than the interval", async () => {
-    const { queue, started } = doubling({ intervalMs: 30 });
+  describe("on fake timers", () => {
+    beforeEach(() => jest.useFakeTimers({ now: 1_000 }));
+    afterEach(() => jest.useRealTimers());
 
-    await queue.push(1);
-    await queue.push(2);
+    it("starts batches no more often than the interval", async () => {
+      const { queue, started } = doubling({ intervalMs: 30, now: () => Date.now() });
 
-    expect(started).toHaveLength(2);
-    expect((started[1] ?? 0) - (started[0] ?? 0)).toBeGreaterThanOrEqual(29);
+      await queue.push(1);
+      const second = queue.push(2);
+      await jest.advanceTimersByTimeAsync(29);
+      expect(started).toEqual([1_000]);
+
+      await jest.advanceTimersByTimeAsync(1);
+      expect(await second).toBe(4);
+      expect(started).toEqual([1_000, 1_030]);
+    });
+
+    it("starts a full batch at once, before the interval is up", async () => {
+      const { queue, started, batches } = doubling({ intervalMs: 30, maxBatch: 2, now: () => Date.now() });
+
+      await queue.push(1);
+      await Promise.all([queue.push(2), queue.push(3)]);
+
+      expect(started).toEqual([1_000, 1_000]);
+      expect(batches).toEqual([[1], [2, 3]]);
+    });
   });
 
   it("resolves drain once every item pushed before it has been applied", async () => {

@@ -16,6 +16,8 @@ export interface GroupCommitOptions<I, O> {
   name: string;
   /** Called whenever the queue runs dry: nothing waits and no batch runs. */
   onIdle?: () => void;
+  /** Monotonic milliseconds that the interval is measured in; default `performance.now`. */
+  now?: () => number;
 }
 
 interface Waiting<I, O> {
@@ -39,8 +41,11 @@ export class GroupCommit<I, O> {
   private timer: NodeJS.Timeout | null = null;
   private lastStartMs = Number.NEGATIVE_INFINITY;
   private idle: Array<() => void> = [];
+  private readonly now: () => number;
 
-  constructor(private readonly opts: GroupCommitOptions<I, O>) {}
+  constructor(private readonly opts: GroupCommitOptions<I, O>) {
+    this.now = opts.now ?? (() => performance.now());
+  }
 
   push(item: I): Promise<O> {
     return new Promise((resolve, reject) => {
@@ -67,7 +72,7 @@ export class GroupCommit<I, O> {
       this.opts.onIdle?.();
       return;
     }
-    const dueInMs = this.lastStartMs + this.opts.intervalMs - performance.now();
+    const dueInMs = this.lastStartMs + this.opts.intervalMs - this.now();
     if (this.waiting.length >= this.opts.maxBatch || dueInMs <= 0) {
       if (this.timer) clearTimeout(this.timer);
       this.timer = null;
@@ -82,7 +87,7 @@ export class GroupCommit<I, O> {
 
   private start(): void {
     const batch = this.waiting.splice(0, this.opts.maxBatch);
-    this.lastStartMs = performance.now();
+    this.lastStartMs = this.now();
     this.running = this.applyBatch(batch).finally(() => {
       this.running = null;
       this.schedule();
