@@ -1,4 +1,5 @@
 import { errors, jwtVerify, SignJWT } from "jose";
+import type { Role } from "@router/access";
 import { DomainError } from "@router/errors";
 
 /** Who is calling, as the gateway authenticated it. Forwarded to owning services, signed. */
@@ -9,7 +10,8 @@ export interface Identity {
   keyHash: string | null;
   keyName: string | null;
   workspaceId: string | null;
-  role: "owner" | "admin" | "member" | "billing" | "readonly";
+  /** The role the caller acts with; a management key with no person behind it is `owner`. */
+  role: Role;
   userId: string | null;
   operator: boolean;
 }

@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import type { RequestHandler } from "express";
 import Redis from "ioredis";
 import type { EventBus } from "@router/bus";
 import type { Secrets } from "@router/config";
@@ -9,6 +10,7 @@ import type { Clock } from "@router/money";
 import type { ledger, routing } from "@router/proto";
 import { AuthCache } from "./auth/auth-cache";
 import { createAuthenticator, createCallerResolver } from "./auth/authenticate";
+import { createManagementAuth } from "./auth/management-auth";
 import { CHAT_COMPLETIONS_PATH, chatCompletionsListener } from "./chat/completions-route";
 import { UpstreamDispatcher } from "./dispatch/upstream-dispatcher";
 import type { UpstreamTimeouts } from "./dispatch/upstream-client";
@@ -22,6 +24,9 @@ import { StoredCredentialSource } from "./provider-keys/credential-source";
 import { providerKeyRoutes } from "./provider-keys/provider-key-routes";
 import { SecretSealer } from "./provider-keys/sealing";
 import { proxyRoutes } from "./proxy/proxy-routes";
+import { SessionDirectory } from "./sessions/session-directory";
+import { SessionIssuer } from "./sessions/session-issuer";
+import { sessionRoutes } from "./sessions/session-routes";
 import { UpstreamProxy } from "./proxy/upstream-proxy";
 import { cachedRoutingPort } from "./routing/plan-cache";
 import { grpcRoutingPort } from "./routing/routing-port";
@@ -113,6 +118,12 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   redis?.on("error", (err: unknown) => deps.log.warn({ err }, "gateway.redis.error"));
   const recent = createRecentGenerations({ redis, log: deps.log });
   const inference = authenticate({ allow: ["inference"] });
+  const csrfSecret = deps.secrets.ROUTER_INTERNAL_SECRET;
+  const sessions = new SessionDirectory({ db: deps.db, clock: deps.clock, log: deps.log, redis });
+  const issuer = new SessionIssuer({ clock: deps.clock, sessions, csrfSecret });
+  const manage = createManagementAuth({ keys: authDeps, sessions, csrfSecret });
+  // TODO(rate-limits): replaced by the per-address limiter when it lands.
+  const publicLimit: RequestHandler = (_req, _res, next) => next();
 
   const app = createHttpApp({ log: deps.log });
   app.use(metrics.httpMiddleware());
@@ -157,19 +168,25 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     keyRoutes({
       db: deps.db,
       authenticate,
+      manage,
       authCache,
+      sessions: issuer,
       ledger: deps.ledger,
       pepper,
       clock: deps.clock,
       grpcDeadlineMs,
     }),
   );
-  app.use(providerKeyRoutes({ db: deps.db, authenticate, sealer, credentials, clock: deps.clock }));
+  app.use(providerKeyRoutes({ db: deps.db, manage, sealer, credentials, clock: deps.clock }));
+  app.use(
+    sessionRoutes({ db: deps.db, manage, issuer, authCache, pepper, clock: deps.clock, csrfSecret, publicLimit }),
+  );
   // Answers generations this gateway just served; any other id falls through to the proxy.
   app.use(generationRoutes({ authenticate: inference, recent }));
   app.use(
     proxyRoutes({
       authenticate,
+      manage,
       proxy,
       internalSecret: deps.secrets.ROUTER_INTERNAL_SECRET,
       activityUrl: deps.activityUrl,
@@ -202,6 +219,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       leases?.close();
       await closings.flush(CLOSINGS_FLUSH_MS);
       await Promise.all([proxy.close(), credentials.close(), upstream.close()]);
+      sessions.close();
       redis?.disconnect();
     },
   };

@@ -37,7 +37,7 @@ export function randomBase62(bytes: number): string {
   return out.padStart(width, "0");
 }
 
-/** A resource id with its type prefix (`org_`, `ws_`, `pk_`), 128 random bits. */
-export function newId(prefix: "org_" | "ws_" | "pk_"): string {
+/** A resource id with its type prefix (`org_`, `ws_`, `pk_`, `usr_`, `inv_`), 128 random bits. */
+export function newId(prefix: "org_" | "ws_" | "pk_" | "usr_" | "inv_"): string {
   return `${prefix}${randomBase62(16)}`;
 }

@@ -210,18 +210,19 @@ describe("the instance that changes a credential", () => {
   it("drops its cached dispatch view at once, even inside the cache TTL", async () => {
     const { createHttpApp, finishApp, listen } = await import("@router/http-kit");
     const { AuthCache } = await import("../src/auth/auth-cache");
-    const { createAuthenticator } = await import("../src/auth/authenticate");
+    const { createManagementAuth } = await import("../src/auth/management-auth");
+    const { SessionDirectory } = await import("../src/sessions/session-directory");
     const { findKeyByHash } = await import("../src/keys/key-store");
     const { providerKeyRoutes } = await import("../src/provider-keys/provider-key-routes");
     const sealer = new SecretSealer(h.secrets.ROUTER_MASTER_KEY);
     const credentials = new StoredCredentialSource({ db: h.db, sealer, clock: h.clock, log: silentLog }, { cacheTtlMs: 60_000 });
-    const authenticate = createAuthenticator({
-      cache: new AuthCache((hash) => findKeyByHash(h.db, hash), h.clock),
-      pepper: h.secrets.ROUTER_KEY_PEPPER,
-      clock: h.clock,
+    const manage = createManagementAuth({
+      keys: { cache: new AuthCache((hash) => findKeyByHash(h.db, hash), h.clock), pepper: h.secrets.ROUTER_KEY_PEPPER, clock: h.clock },
+      sessions: new SessionDirectory({ db: h.db, clock: h.clock, log: silentLog }),
+      csrfSecret: h.secrets.ROUTER_INTERNAL_SECRET,
     });
     const app = createHttpApp({ log: silentLog });
-    app.use(providerKeyRoutes({ db: h.db, authenticate, sealer, credentials, clock: h.clock }));
+    app.use(providerKeyRoutes({ db: h.db, manage, sealer, credentials, clock: h.clock }));
     const server = await listen(finishApp(app, silentLog), 0);
     const url = `http://127.0.0.1:${server.port}`;
     try {

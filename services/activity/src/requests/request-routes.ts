@@ -4,7 +4,8 @@ import { notFound } from "@router/errors";
 import { identityOf, parseInput } from "@router/http-kit";
 import type { Clock } from "@router/money";
 import { z } from "zod";
-import { requireInferenceKey, requireUsageReader } from "../access/credentials";
+import { requirePermission } from "@router/access";
+import { requireInferenceKey } from "../access/credentials";
 import { decodeCursor, toPage } from "../paging/keyset";
 import { pagingParams, queryOf, textFilter, windowStart } from "../paging/query-params";
 import { renderAttempt } from "../upstream/attempt-row";
@@ -45,7 +46,7 @@ export function requestRoutes(deps: RequestRoutesDeps): Router {
 
   router.get("/v1/activity", async (req, res) => {
     const identity = identityOf(req);
-    requireUsageReader(identity);
+    requirePermission(identity, "usage:read");
     const q = parseInput(activityQuery, queryOf(req.query), "");
     const position = q.cursor === undefined ? undefined : decodeCursor(q.cursor);
     const rows = await listRequests(
@@ -69,7 +70,7 @@ export function requestRoutes(deps: RequestRoutesDeps): Router {
 
   router.get("/v1/activity/requests/:id", async (req, res) => {
     const identity = identityOf(req);
-    requireUsageReader(identity);
+    requirePermission(identity, "usage:read");
     const row = await findRequest(deps.db, identity.orgId, req.params.id);
     if (!row) throw notFound("request");
     const attempts = await attemptsOfRequest(deps.db, identity.orgId, row.id);

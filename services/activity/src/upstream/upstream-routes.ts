@@ -3,7 +3,7 @@ import type { Db } from "@router/db";
 import { identityOf, parseInput } from "@router/http-kit";
 import type { Clock } from "@router/money";
 import { z } from "zod";
-import { requireUsageReader } from "../access/credentials";
+import { requirePermission } from "@router/access";
 import { decodeCursor, toPage } from "../paging/keyset";
 import { pagingParams, queryOf, textFilter, windowStart } from "../paging/query-params";
 import { listAttempts } from "./attempt-queries";
@@ -26,7 +26,7 @@ export function upstreamRoutes(deps: UpstreamRoutesDeps): Router {
 
   router.get("/v1/activity/upstream", async (req, res) => {
     const identity = identityOf(req);
-    requireUsageReader(identity);
+    requirePermission(identity, "usage:read");
     const q = parseInput(upstreamQuery, queryOf(req.query), "");
     const position = q.cursor === undefined ? undefined : decodeCursor(q.cursor);
     const rows = await listAttempts(

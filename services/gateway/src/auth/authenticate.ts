@@ -42,7 +42,7 @@ function describe(cls: KeyClass): string {
 }
 
 export function callerOf(key: StoredKey): Caller {
-  const { orgId, operator, disabled: _d, externalUser: _e, createdAt: _c, updatedAt: _u, ...callerKey } = key;
+  const { orgId, operator, disabled: _d, externalUser: _e, createdAt: _c, updatedAt: _u, userId: _p, userRole: _r, ...callerKey } = key;
   return { orgId, operator, key: callerKey };
 }
 
@@ -51,40 +51,48 @@ export function callerOf(key: StoredKey): Caller {
  * missing or malformed header, unknown, revoked or expired key → 401 `unauthorized`; a key of the
  * wrong class → 403 `permission_denied`; a paused key → 403 `key_paused`.
  */
-export function createCallerResolver(deps: AuthenticatorDeps, { allow }: AuthenticateOptions): ResolveCaller {
-  return async (req, res) => {
-    const header = req.headers.authorization;
-    const token = header ? BEARER.exec(header)?.[1] : undefined;
-    const claimed = token ? keyClassOf(token) : null;
-    if (!header || !token || !claimed) {
-      res.setHeader("WWW-Authenticate", 'Bearer realm="router"');
-      throw unauthorized(
-        header ? `Authorization: malformed; expected ${expected(allow)}` : `Authorization: missing; expected ${expected(allow)}`,
-      );
-    }
-    const key = await deps.cache.get(hashKey(token, deps.pepper));
-    if (!key || key.class !== claimed) {
-      res.setHeader("WWW-Authenticate", 'Bearer realm="router", error="invalid_token"');
-      throw unauthorized("Authorization: unknown key");
-    }
-    if (key.disabled) throw unauthorized("Authorization: this key has been revoked");
-    if (key.expiresAt && key.expiresAt.getTime() <= deps.clock.now().getTime()) {
-      throw unauthorized("Authorization: this key has expired");
-    }
-    if (!allow.includes(key.class)) {
-      throw new DomainError(
-        "permission_denied",
-        `this route takes ${allow.map(describe).join(" or ")}; ${describe(key.class)} cannot call it`,
-        { details: { key_class: key.class } },
-      );
-    }
-    if (key.paused) {
-      throw new DomainError("key_paused", `this key is paused (${key.pausedReason ?? "manual"}); resume it with PATCH /v1/keys/{hash}`, {
-        details: { paused_reason: key.pausedReason ?? "manual" },
-      });
-    }
-    return callerOf(key);
-  };
+export async function resolveBearerKey(
+  deps: AuthenticatorDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  { allow }: AuthenticateOptions,
+): Promise<StoredKey> {
+  const header = req.headers.authorization;
+  const token = header ? BEARER.exec(header)?.[1] : undefined;
+  const claimed = token ? keyClassOf(token) : null;
+  if (!header || !token || !claimed) {
+    res.setHeader("WWW-Authenticate", 'Bearer realm="router"');
+    throw unauthorized(
+      header ? `Authorization: malformed; expected ${expected(allow)}` : `Authorization: missing; expected ${expected(allow)}`,
+    );
+  }
+  const key = await deps.cache.get(hashKey(token, deps.pepper));
+  if (!key || key.class !== claimed) {
+    res.setHeader("WWW-Authenticate", 'Bearer realm="router", error="invalid_token"');
+    throw unauthorized("Authorization: unknown key");
+  }
+  if (key.disabled) throw unauthorized("Authorization: this key has been revoked");
+  if (key.expiresAt && key.expiresAt.getTime() <= deps.clock.now().getTime()) {
+    throw unauthorized("Authorization: this key has expired");
+  }
+  if (!allow.includes(key.class)) {
+    throw new DomainError(
+      "permission_denied",
+      `this route takes ${allow.map(describe).join(" or ")}; ${describe(key.class)} cannot call it`,
+      { details: { key_class: key.class } },
+    );
+  }
+  if (key.paused) {
+    throw new DomainError("key_paused", `this key is paused (${key.pausedReason ?? "manual"}); resume it with PATCH /v1/keys/{hash}`, {
+      details: { paused_reason: key.pausedReason ?? "manual" },
+    });
+  }
+  return key;
+}
+
+/** `resolveBearerKey` as the caller a key-authenticated route works with. */
+export function createCallerResolver(deps: AuthenticatorDeps, opts: AuthenticateOptions): ResolveCaller {
+  return async (req, res) => callerOf(await resolveBearerKey(deps, req, res, opts));
 }
 
 /** An express middleware that sets `res.locals.caller` from `resolve`, or passes its refusal on. */

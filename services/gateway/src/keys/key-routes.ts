@@ -7,6 +7,10 @@ import type { ledger } from "@router/proto";
 import { z } from "zod";
 import type { AuthCache } from "../auth/auth-cache";
 import { requireCaller, type Authenticate } from "../auth/authenticate";
+import type { Manage } from "../auth/management-auth";
+import { requirePrincipal } from "../auth/principal";
+import type { SessionIssuer } from "../sessions/session-issuer";
+import { endSessionsOfKey } from "../sessions/session-store";
 import { objectBody } from "../json-body";
 import { defaultWorkspaceOf, workspaceBelongsTo } from "../organisations/organisation-store";
 import { isKeyHash, mintKey } from "./key-secret";
@@ -17,7 +21,9 @@ import { callingKeyInfo, keyListRow, patchedKey } from "./key-view";
 export interface KeyRoutesDeps {
   db: Db;
   authenticate: Authenticate;
+  manage: Manage;
   authCache: AuthCache;
+  sessions: SessionIssuer;
   ledger: ledger.LedgerServiceClient;
   pepper: string;
   clock: Clock;
@@ -77,7 +83,6 @@ function hashParam(req: Request): string {
 /** Keys: `GET /v1/key` (inference), and list, create, update, revoke (management). */
 export function keyRoutes(deps: KeyRoutesDeps): Router {
   const router = Router();
-  const management = deps.authenticate({ allow: ["management"] });
   const usageOpts = { deadlineMs: deps.grpcDeadlineMs, clock: deps.clock };
 
   router.get("/v1/key", deps.authenticate({ allow: ["inference"] }), async (_req: Request, res: Response) => {
@@ -86,18 +91,18 @@ export function keyRoutes(deps: KeyRoutesDeps): Router {
     res.json({ data: callingKeyInfo(key, usage.get(key.hash)?.usedNanos ?? 0n) });
   });
 
-  router.get("/v1/keys", management, async (req: Request, res: Response) => {
-    const { orgId } = requireCaller(res);
+  router.get("/v1/keys", deps.manage("read"), async (req: Request, res: Response) => {
+    const { orgId } = requirePrincipal(res);
     const query = parseInput(listQuery, req.query, "query");
     const keys = await listKeys(deps.db, orgId, query.include_disabled);
     const usage = await measureKeyUsage(deps.ledger, keys.filter((k) => !k.disabled), usageOpts);
     res.json({ data: keys.map((k) => keyListRow(k, usage.get(k.hash))), next_cursor: null });
   });
 
-  router.post("/v1/keys", management, async (req: Request, res: Response) => {
-    const caller = requireCaller(res);
+  router.post("/v1/keys", deps.manage("config:write"), async (req: Request, res: Response) => {
+    const caller = requirePrincipal(res);
     const body = parseInput(createBody, objectBody(req, CREATE_FIELDS));
-    let workspace = body.workspace_id ?? caller.key.workspaceId;
+    let workspace = body.workspace_id ?? caller.workspaceId;
     if (body.workspace_id !== undefined && !(await workspaceBelongsTo(deps.db, caller.orgId, body.workspace_id))) {
       throw notFound("workspace");
     }
@@ -114,14 +119,16 @@ export function keyRoutes(deps: KeyRoutesDeps): Router {
         limitReset: body.limit_reset ?? null,
         limitMode: body.limit_mode,
         includeByokInLimit: body.include_byok_in_limit,
+        // A management key made by a person acts with that person's role, never more.
+        userId: body.class === "management" ? caller.userId : null,
       },
       deps.clock.now(),
     );
     res.status(201).json({ data: { key: minted.plaintext, hash: minted.hash, name: body.name ?? null, class: minted.class } });
   });
 
-  router.patch("/v1/keys/:hash", management, async (req: Request, res: Response) => {
-    const { orgId } = requireCaller(res);
+  router.patch("/v1/keys/:hash", deps.manage("config:write"), async (req: Request, res: Response) => {
+    const { orgId } = requirePrincipal(res);
     const hash = hashParam(req);
     const body = parseInput(patchBody, objectBody(req, PATCH_FIELDS, FIXED_ON_PATCH));
     if (Object.values(body).every((v) => v === undefined)) {
@@ -148,11 +155,17 @@ export function keyRoutes(deps: KeyRoutesDeps): Router {
     res.json({ data: patchedKey(updated) });
   });
 
-  router.delete("/v1/keys/:hash", management, async (req: Request, res: Response) => {
-    const { orgId } = requireCaller(res);
+  router.delete("/v1/keys/:hash", deps.manage("config:write"), async (req: Request, res: Response) => {
+    const { orgId } = requirePrincipal(res);
     const hash = hashParam(req);
-    const revoked = await revokeKey(deps.db, orgId, hash, deps.clock.now());
+    const now = deps.clock.now();
+    // The key and every dashboard session it was exchanged for end together.
+    const { revoked, sessions } = await deps.db.tx(async (q) => {
+      const found = await revokeKey(q, orgId, hash, now);
+      return { revoked: found, sessions: found ? await endSessionsOfKey(q, hash, now) : [] };
+    });
     deps.authCache.invalidate(hash);
+    await deps.sessions.forget(sessions);
     if (!revoked) throw notFound("key");
     res.json({ data: { deleted: true } });
   });

@@ -1,3 +1,4 @@
+import type { Role } from "@router/access";
 import type { Queryable } from "@router/db";
 import { toNanos, type WindowKind } from "@router/money";
 import type { CallerKey } from "../auth/caller";
@@ -12,6 +13,10 @@ export interface StoredKey extends CallerKey {
   externalUser: string | null;
   createdAt: Date;
   updatedAt: Date;
+  /** The person a management key belongs to; null for a key with no person behind it. */
+  userId: string | null;
+  /** That person's current role in the key's organisation; null without a person or a seat. */
+  userRole: Role | null;
 }
 
 export interface KeySettings {
@@ -23,6 +28,10 @@ export interface KeySettings {
   includeByokInLimit: boolean;
   expiresAt?: Date | null;
   externalUser?: string | null;
+  /** The signed-in person creating a management key: the key then acts with that person's role. */
+  userId?: string | null;
+  /** Overrides the label minted from the secret (a PKCE key is labelled by its app). */
+  label?: string;
 }
 
 /** Fields an update may change; absent means unchanged. Class, name and secret never change. */
@@ -55,12 +64,15 @@ interface KeyRow {
   external_user: string | null;
   created_at: Date;
   updated_at: Date;
+  user_id: string | null;
+  user_role: Role | null;
 }
 
 const SELECT_KEY = `SELECT k.hash, k.prefix, k.org_id, o.operator, k.workspace_id, k.name, k.label, k.class,
   k.limit_nanodollars, k.limit_reset, k.limit_mode, k.include_byok_in_limit, k.paused, k.paused_reason,
-  k.disabled, k.expires_at, k.external_user, k.created_at, k.updated_at
-  FROM keys k JOIN organisations o ON o.id = k.org_id`;
+  k.disabled, k.expires_at, k.external_user, k.created_at, k.updated_at, k.user_id, m.role AS user_role
+  FROM keys k JOIN organisations o ON o.id = k.org_id
+  LEFT JOIN members m ON m.org_id = k.org_id AND m.user_id = k.user_id`;
 
 function fromRow(r: KeyRow): StoredKey {
   return {
@@ -83,6 +95,8 @@ function fromRow(r: KeyRow): StoredKey {
     externalUser: r.external_user,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
+    userId: r.user_id,
+    userRole: r.user_role,
   };
 }
 
@@ -95,15 +109,15 @@ export async function insertKey(
 ): Promise<void> {
   await q.query(
     `INSERT INTO keys (hash, prefix, org_id, workspace_id, name, label, class, limit_nanodollars, limit_reset,
-       limit_mode, include_byok_in_limit, expires_at, external_user, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14)`,
+       limit_mode, include_byok_in_limit, expires_at, external_user, user_id, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15)`,
     [
       minted.hash,
       minted.prefix,
       orgId,
       settings.workspaceId,
       settings.name,
-      minted.label,
+      settings.label ?? minted.label,
       minted.class,
       settings.limitNanos?.toString() ?? null,
       settings.limitReset,
@@ -111,6 +125,7 @@ export async function insertKey(
       settings.includeByokInLimit,
       settings.expiresAt ?? null,
       settings.externalUser ?? null,
+      settings.userId ?? null,
       now,
     ],
   );

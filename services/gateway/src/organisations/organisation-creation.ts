@@ -1,8 +1,10 @@
 import type { Db, Queryable } from "@router/db";
-import { invalid } from "@router/errors";
+import { parseInput } from "@router/http-kit";
 import type { Clock } from "@router/money";
 import { mintKey } from "../keys/key-secret";
 import { insertKey } from "../keys/key-store";
+import { insertMember } from "../people/member-store";
+import { ORGANISATION_NAME } from "./display-name";
 import { insertOrganisation } from "./organisation-store";
 
 export interface CreatedOrganisation {
@@ -18,12 +20,7 @@ async function createIn(
   pepper: string,
   clock: Clock,
 ): Promise<CreatedOrganisation> {
-  const name = input.name.trim();
-  // Same rule as the organisation resource: 1 to 80 characters, no control characters.
-  // eslint-disable-next-line no-control-regex -- matching control characters is the point
-  if (name.length < 1 || name.length > 80 || /[\u0000-\u001f\u007f]/.test(name)) {
-    throw invalid("name", "must be 1 to 80 characters without control characters");
-  }
+  const name = parseInput(ORGANISATION_NAME, input.name, "name");
   const now = clock.now();
   const { orgId, workspaceId } = await insertOrganisation(q, { name, operator: input.operator, now });
   const minted = mintKey("management", pepper);
@@ -70,4 +67,21 @@ export function ensureOperatorOrganisation(
     const created = await createIn(q, { name: "Operator", operator: true }, pepper, clock);
     return { created: true, managementKey: created.managementKey, orgId: created.orgId };
   });
+}
+
+/**
+ * The organisation a person gets on first sign-in, with them as its owner and no management key
+ * (they act through their session). Call inside a transaction.
+ */
+export async function createPersonalOrganisation(
+  q: Queryable,
+  person: { userId: string; name: string | null },
+  now: Date,
+): Promise<string> {
+  // eslint-disable-next-line no-control-regex -- a provider's display name may carry control characters
+  const who = (person.name ?? "").replace(/[\u0000-\u001f\u007f]/g, "").trim();
+  const name = (who ? `${who}'s organisation` : "My organisation").slice(0, 80);
+  const { orgId } = await insertOrganisation(q, { name, operator: false, now });
+  await insertMember(q, orgId, person.userId, "owner", now);
+  return orgId;
 }

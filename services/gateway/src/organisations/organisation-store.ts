@@ -67,3 +67,32 @@ export async function defaultWorkspaceOf(q: Queryable, orgId: string): Promise<s
   );
   return r.rows[0]?.id ?? null;
 }
+
+export interface Organisation {
+  id: string;
+  name: string;
+  slug: string;
+  plan: string;
+  operator: boolean;
+  createdAt: Date;
+  /** Active seats. */
+  members: number;
+}
+
+export async function getOrganisation(q: Queryable, orgId: string): Promise<Organisation | null> {
+  const r = await q.query<{ id: string; name: string; slug: string; plan: string; operator: boolean; created_at: Date; members: string | number }>(
+    `SELECT o.id, o.name, o.slug, o.plan, o.operator, o.created_at,
+            (SELECT count(*) FROM members m WHERE m.org_id = o.id) AS members
+     FROM organisations o WHERE o.id = $1`,
+    [orgId],
+  );
+  const row = r.rows[0];
+  return row
+    ? { id: row.id, name: row.name, slug: row.slug, plan: row.plan, operator: row.operator, createdAt: row.created_at, members: Number(row.members) }
+    : null;
+}
+
+/** Renames an organisation; its id and slug never change. */
+export async function renameOrganisation(q: Queryable, orgId: string, name: string): Promise<void> {
+  await q.query(`UPDATE organisations SET name = $2 WHERE id = $1`, [orgId, name]);
+}

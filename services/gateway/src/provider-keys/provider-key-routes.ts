@@ -4,7 +4,8 @@ import { invalid, notFound } from "@router/errors";
 import { parseInput } from "@router/http-kit";
 import type { Clock } from "@router/money";
 import { z } from "zod";
-import { requireCaller, type Authenticate } from "../auth/authenticate";
+import type { Manage } from "../auth/management-auth";
+import { requirePrincipal } from "../auth/principal";
 import { objectBody } from "../json-body";
 import { newId } from "../random-tokens";
 import { sealingContext, type StoredCredentialSource } from "./credential-source";
@@ -21,7 +22,7 @@ import type { SecretSealer } from "./sealing";
 
 export interface ProviderKeyRoutesDeps {
   db: Db;
-  authenticate: Authenticate;
+  manage: Manage;
   sealer: SecretSealer;
   credentials: StoredCredentialSource;
   clock: Clock;
@@ -80,16 +81,14 @@ function idParam(req: Request): string {
 /** Provider credentials (BYOK): list, add, enable or disable, delete. The key is never returned. */
 export function providerKeyRoutes(deps: ProviderKeyRoutesDeps): Router {
   const router = Router();
-  const management = deps.authenticate({ allow: ["management"] });
-
-  router.get("/v1/provider-keys", management, async (_req: Request, res: Response) => {
-    const { orgId } = requireCaller(res);
+  router.get("/v1/provider-keys", deps.manage("read"), async (_req: Request, res: Response) => {
+    const { orgId } = requirePrincipal(res);
     const rows = await listCredentials(deps.db, orgId);
     res.json({ data: rows.map(view), next_cursor: null });
   });
 
-  router.post("/v1/provider-keys", management, async (req: Request, res: Response) => {
-    const { orgId } = requireCaller(res);
+  router.post("/v1/provider-keys", deps.manage("config:write"), async (req: Request, res: Response) => {
+    const { orgId } = requirePrincipal(res);
     const body = parseInput(createBody, objectBody(req, CREATE_FIELDS));
     const id = newId("pk_");
     const created = await insertCredential(deps.db, {
@@ -109,8 +108,8 @@ export function providerKeyRoutes(deps: ProviderKeyRoutesDeps): Router {
     res.status(201).json({ data: view(created) });
   });
 
-  router.patch("/v1/provider-keys/:id", management, async (req: Request, res: Response) => {
-    const { orgId } = requireCaller(res);
+  router.patch("/v1/provider-keys/:id", deps.manage("config:write"), async (req: Request, res: Response) => {
+    const { orgId } = requirePrincipal(res);
     const id = idParam(req);
     const raw = objectBody(req, ["disabled"], PATCH_FIXED);
     if (raw.disabled === undefined) throw invalid("disabled", "required (true or false)");
@@ -121,8 +120,8 @@ export function providerKeyRoutes(deps: ProviderKeyRoutesDeps): Router {
     res.json({ data: { id, disabled: body.disabled } });
   });
 
-  router.delete("/v1/provider-keys/:id", management, async (req: Request, res: Response) => {
-    const { orgId } = requireCaller(res);
+  router.delete("/v1/provider-keys/:id", deps.manage("config:write"), async (req: Request, res: Response) => {
+    const { orgId } = requirePrincipal(res);
     const id = idParam(req);
     const found = await deleteCredential(deps.db, orgId, id);
     deps.credentials.invalidate(orgId);

@@ -2,17 +2,20 @@ import { Router, type Request, type RequestHandler, type Response } from "expres
 import { signIdentity, type Identity } from "@router/http-kit";
 import type { Caller } from "../auth/caller";
 import { requireCaller, type Authenticate } from "../auth/authenticate";
+import type { Manage } from "../auth/management-auth";
+import { principalIdentity, requirePrincipal } from "../auth/principal";
 import type { UpstreamProxy, UpstreamTarget } from "./upstream-proxy";
 
 export interface ProxyRoutesDeps {
   authenticate: Authenticate;
+  manage: Manage;
   proxy: UpstreamProxy;
   internalSecret: string;
   activityUrl: string;
   routingUrl: string;
 }
 
-/** The identity an owning service sees for a key caller. A key with no person behind it acts as owner. */
+/** The identity an owning service sees for an inference key: it has no person, and no management role. */
 export function keyIdentity(caller: Caller): Identity {
   return {
     orgId: caller.orgId,
@@ -20,7 +23,8 @@ export function keyIdentity(caller: Caller): Identity {
     keyHash: caller.key.hash,
     keyName: caller.key.name,
     workspaceId: caller.key.workspaceId,
-    role: "owner",
+    // Roles belong to management callers; an inference key gets the least one.
+    role: "readonly",
     userId: null,
     operator: caller.operator,
   };
@@ -29,32 +33,32 @@ export function keyIdentity(caller: Caller): Identity {
 /**
  * Routes other services own, forwarded after authentication with the signed identity header:
  * activity (usage, CSV export, generation records), routing's account defaults, and the public
- * catalog (routing).
+ * catalog (routing). The gateway only authenticates management callers here (every role may
+ * read); the owning service checks the role against the permission table.
  */
 export function proxyRoutes(deps: ProxyRoutesDeps): Router {
   const router = Router();
   const activity: UpstreamTarget = { service: "activity", baseUrl: deps.activityUrl };
   const routing: UpstreamTarget = { service: "routing", baseUrl: deps.routingUrl };
 
-  const signed =
-    (target: UpstreamTarget): RequestHandler =>
+  // Signed with the wall clock, not the injected one: the receiving process checks its age.
+  const forwardAs = (target: UpstreamTarget, identityOf: (res: Response) => Identity): RequestHandler =>
     async (req: Request, res: Response) => {
-      // Signed with the wall clock, not the injected one: the receiving process checks its age.
-      const identity = await signIdentity(keyIdentity(requireCaller(res)), deps.internalSecret);
-      await deps.proxy.forward(req, res, target, identity);
+      await deps.proxy.forward(req, res, target, await signIdentity(identityOf(res), deps.internalSecret));
     };
+  const asPrincipal = (res: Response) => principalIdentity(requirePrincipal(res));
+  const asInferenceKey = (res: Response) => keyIdentity(requireCaller(res));
   const open =
     (target: UpstreamTarget): RequestHandler =>
     async (req: Request, res: Response) => {
       await deps.proxy.forward(req, res, target, null);
     };
 
-  const management = deps.authenticate({ allow: ["management"] });
-  router.all(["/v1/activity", "/v1/activity/*rest"], management, signed(activity));
-  router.get("/v1/generation", deps.authenticate({ allow: ["inference"] }), signed(activity));
-  router.get("/v1/generation/:id/content", management, signed(activity));
-  // Routing checks the role (reads: any role; writes: org:write) from the signed identity.
-  router.route("/v1/routing/defaults").get(management, signed(routing)).put(management, signed(routing));
+  const management = deps.manage("read");
+  router.all(["/v1/activity", "/v1/activity/*rest"], management, forwardAs(activity, asPrincipal));
+  router.get("/v1/generation", deps.authenticate({ allow: ["inference"] }), forwardAs(activity, asInferenceKey));
+  router.get("/v1/generation/:id/content", management, forwardAs(activity, asPrincipal));
+  router.all("/v1/routing/defaults", management, forwardAs(routing, asPrincipal));
 
   router.get(["/v1/models", "/v1/models/*rest", "/v1/providers"], open(routing));
   return router;

@@ -2,7 +2,7 @@ import { Router } from "express";
 import type { Db } from "@router/db";
 import { identityOf, requireIdentity } from "@router/http-kit";
 import type { Clock } from "@router/money";
-import { requireConfigReader, requireOrgWrite } from "../access/permissions";
+import { requirePermission } from "@router/access";
 import type { CatalogCache } from "../catalog/catalog-cache";
 import type { DefaultsCache } from "./defaults-cache";
 import { loadDefaults, saveDefaults } from "./defaults-store";
@@ -25,11 +25,13 @@ export function defaultsRoutes(deps: DefaultsRoutesDeps): Router {
     .all(requireIdentity(deps.internalSecret))
     // Read from the store, not the cache: a reader expects what was last saved on any replica.
     .get(async (req, res) => {
-      const { orgId } = requireConfigReader(identityOf(req));
+      const { orgId } = identityOf(req);
+      requirePermission(identityOf(req), "read");
       res.json({ data: defaultsJson(await loadDefaults(deps.db, orgId)) });
     })
     .put(async (req, res) => {
-      const { orgId } = requireOrgWrite(identityOf(req));
+      const { orgId } = identityOf(req);
+      requirePermission(identityOf(req), "org:write");
       const next = parseDefaults(req.body, deps.catalog.snapshot(), deps.clock.now());
       const saved = await saveDefaults(deps.db, orgId, next);
       deps.defaults.put(orgId, saved);

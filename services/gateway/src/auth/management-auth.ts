@@ -1,0 +1,113 @@
+import type { NextFunction, Request, RequestHandler, Response } from "express";
+import { requirePermission, type Permission } from "@router/access";
+import { DomainError } from "@router/errors";
+import { csrfHolds, cookiesOf, CSRF_HEADER, SESSION_COOKIE } from "../sessions/session-cookies";
+import type { SessionDirectory } from "../sessions/session-directory";
+import { sessionTokenHash } from "../sessions/session-store";
+import type { StoredKey } from "../keys/key-store";
+import { resolveBearerKey, type AuthenticatorDeps } from "./authenticate";
+import type { Principal } from "./principal";
+
+export interface ManagementAuthDeps {
+  keys: AuthenticatorDeps;
+  sessions: SessionDirectory;
+  /** Keys the CSRF tokens (ROUTER_INTERNAL_SECRET). */
+  csrfSecret: string;
+}
+
+export interface ManageOptions {
+  /** Only a dashboard session may call the route (the current session). */
+  sessionOnly?: boolean;
+  /** The route needs a signed-in person: a key or session with no person behind it gets 403. */
+  person?: boolean;
+}
+
+/** Builds the middleware for a management route that needs `permission`; it sets `res.locals.principal`. */
+export type Manage = (permission: Permission, opts?: ManageOptions) => RequestHandler;
+
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+function unauthorized(message: string): DomainError {
+  return new DomainError("unauthorized", message, { details: { field: "Authorization" } });
+}
+
+function keyPrincipal(key: StoredKey): Principal {
+  if (key.userId !== null && key.userRole === null) {
+    throw unauthorized("Authorization: this key's person no longer has a seat in its organisation");
+  }
+  return {
+    orgId: key.orgId,
+    operator: key.operator,
+    credential: "management",
+    role: key.userRole ?? "owner",
+    userId: key.userId,
+    keyHash: key.hash,
+    keyName: key.name,
+    workspaceId: key.workspaceId,
+    session: null,
+  };
+}
+
+/**
+ * Resolves a management key (bearer) or a dashboard session (cookie) into the principal of the
+ * request. A bearer header wins over a cookie. A session on any method but GET must send
+ * `x-csrf-token` equal to its `rt_csrf` cookie.
+ */
+export async function resolvePrincipal(deps: ManagementAuthDeps, req: Request, res: Response): Promise<Principal> {
+  if (req.headers.authorization !== undefined) {
+    return keyPrincipal(await resolveBearerKey(deps.keys, req, res, { allow: ["management"] }));
+  }
+  const token = cookiesOf(req)[SESSION_COOKIE];
+  if (!token) {
+    res.setHeader("WWW-Authenticate", 'Bearer realm="router"');
+    throw unauthorized("Authorization: missing; expected 'Bearer rt-mgmt-...' or a dashboard session");
+  }
+  const session = await deps.sessions.get(sessionTokenHash(token));
+  const now = deps.keys.clock.now().getTime();
+  if (
+    !session ||
+    session.endedAt !== null ||
+    session.expiresAt.getTime() <= now ||
+    session.keyDisabled ||
+    (session.userId !== null && session.seatRole === null)
+  ) {
+    throw new DomainError("unauthorized", "the dashboard session has ended; sign in again", { details: { field: SESSION_COOKIE } });
+  }
+  if (!SAFE_METHODS.has(req.method) && !csrfHolds(req, token, deps.csrfSecret)) {
+    throw new DomainError("permission_denied", `${CSRF_HEADER}: must equal the rt_csrf cookie of this session`, {
+      details: { field: CSRF_HEADER },
+    });
+  }
+  return {
+    orgId: session.orgId,
+    operator: session.operator,
+    credential: "session",
+    role: session.seatRole ?? "owner",
+    userId: session.userId,
+    keyHash: session.keyHash,
+    keyName: session.keyName,
+    workspaceId: session.keyWorkspaceId,
+    session: { tokenHash: session.tokenHash, authMethod: session.authMethod, expiresAt: session.expiresAt },
+  };
+}
+
+/** The management authentication and permission check, as express middleware. */
+export function createManagementAuth(deps: ManagementAuthDeps): Manage {
+  return (permission, opts = {}) =>
+    async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+      const principal = await resolvePrincipal(deps, req, res);
+      if (opts.sessionOnly && !principal.session) {
+        throw new DomainError("permission_denied", "this route takes a dashboard session, not an API key", {
+          details: { credential: principal.credential },
+        });
+      }
+      if (opts.person && principal.userId === null) {
+        throw new DomainError("permission_denied", "this needs a signed-in person; an API key has no seat", {
+          details: { credential: principal.credential },
+        });
+      }
+      requirePermission(principal, permission);
+      res.locals.principal = principal;
+      next();
+    };
+}

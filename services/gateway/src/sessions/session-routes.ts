@@ -1,0 +1,136 @@
+import { Router, type Request, type RequestHandler, type Response } from "express";
+import { ROLE_NAMES } from "@router/access";
+import type { Db } from "@router/db";
+import { DomainError, notFound } from "@router/errors";
+import { parseInput } from "@router/http-kit";
+import type { Clock } from "@router/money";
+import { z } from "zod";
+import type { AuthCache } from "../auth/auth-cache";
+import type { Manage } from "../auth/management-auth";
+import { requirePrincipal, type Principal } from "../auth/principal";
+import { objectBody } from "../json-body";
+import { hashKey, keyClassOf } from "../keys/key-secret";
+import { getOrganisation } from "../organisations/organisation-store";
+import { memberRole, membershipsOf } from "../people/member-store";
+import { getUser } from "../people/user-store";
+import { cookiesOf, csrfHolds, SESSION_COOKIE } from "./session-cookies";
+import type { SessionIssuer } from "./session-issuer";
+import { sessionTokenHash, type AuthMethod } from "./session-store";
+
+export interface SessionRoutesDeps {
+  db: Db;
+  manage: Manage;
+  issuer: SessionIssuer;
+  authCache: AuthCache;
+  pepper: string;
+  clock: Clock;
+  csrfSecret: string;
+  /** Per-client-address limit on the public exchange. */
+  publicLimit: RequestHandler;
+}
+
+const exchangeBody = z.object({ key: z.string().min(1) });
+const switchBody = z.object({ org_id: z.string().regex(/^org_[0-9A-Za-z]{1,64}$/, "expected an organisation id (org_...)") });
+
+/** The Session resource (spec doc 1). */
+export async function sessionView(
+  db: Db,
+  s: { expiresAt: Date; orgId: string; keyName: string | null; userId: string | null; authMethod: AuthMethod },
+) {
+  const user = s.userId ? await getUser(db, s.userId) : null;
+  return {
+    expires_at: s.expiresAt.toISOString(),
+    org_id: s.orgId,
+    key_name: s.keyName,
+    user: user && { id: user.id, name: user.name, email: user.email, avatar_url: user.avatarUrl, provider: user.provider },
+    auth_method: s.authMethod,
+  };
+}
+
+/** Sessions: exchange a management key, read the session, sign out, my organisations, switch. */
+export function sessionRoutes(deps: SessionRoutesDeps): Router {
+  const router = Router();
+
+  router.post("/v1/auth/exchange", deps.publicLimit, async (req: Request, res: Response) => {
+    const { key: plaintext } = parseInput(exchangeBody, objectBody(req, ["key"]));
+    if (keyClassOf(plaintext) !== "management") {
+      throw new DomainError("invalid_request", "key: expected a management key (rt-mgmt-...)", { details: { field: "key" } });
+    }
+    const key = await deps.authCache.get(hashKey(plaintext, deps.pepper));
+    const now = deps.clock.now().getTime();
+    if (!key || key.class !== "management" || key.disabled || (key.expiresAt && key.expiresAt.getTime() <= now)) {
+      throw new DomainError("unauthorized", "key: unknown, revoked or expired management key", { details: { field: "key" } });
+    }
+    if (key.userId !== null && key.userRole === null) {
+      throw new DomainError("unauthorized", "key: this key's person no longer has a seat in its organisation", { details: { field: "key" } });
+    }
+    const issued = await deps.issuer.issue(deps.db, { orgId: key.orgId, userId: key.userId, keyHash: key.hash, authMethod: "management_key" });
+    deps.issuer.send(req, res, issued);
+    res.json({
+      data: await sessionView(deps.db, { ...issued, keyName: key.name, userId: key.userId, authMethod: "management_key" }),
+    });
+  });
+
+  router.get("/v1/auth/session", deps.manage("read", { sessionOnly: true }), async (_req: Request, res: Response) => {
+    const p = requirePrincipal(res);
+    const session = p.session!;
+    res.json({ data: await sessionView(deps.db, { ...p, expiresAt: session.expiresAt, authMethod: session.authMethod }) });
+  });
+
+  // Always succeeds and clears both cookies; the session itself ends only when the request proves
+  // it comes from the dashboard (CSRF), so another site cannot sign a person out.
+  router.post("/v1/auth/signout", async (req: Request, res: Response) => {
+    const token = cookiesOf(req)[SESSION_COOKIE];
+    let ended = false;
+    if (token && csrfHolds(req, token, deps.csrfSecret)) {
+      const hash = sessionTokenHash(token);
+      ended = await deps.issuer.end(deps.db, hash);
+      await deps.issuer.forget([hash]);
+    }
+    deps.issuer.clear(req, res);
+    res.json({ data: { ended } });
+  });
+
+  router.get("/v1/auth/organizations", deps.manage("read"), async (_req: Request, res: Response) => {
+    const p = requirePrincipal(res);
+    if (p.userId === null) {
+      const org = await getOrganisation(deps.db, p.orgId);
+      res.json({ data: [{ id: p.orgId, name: org?.name ?? null, role: p.role, role_name: ROLE_NAMES[p.role], current: true }], next_cursor: null });
+      return;
+    }
+    const seats = await membershipsOf(deps.db, p.userId);
+    res.json({
+      data: seats.map((s) => ({ id: s.orgId, name: s.name, role: s.role, role_name: ROLE_NAMES[s.role], current: s.orgId === p.orgId })),
+      next_cursor: null,
+    });
+  });
+
+  router.post("/v1/auth/switch", deps.manage("read"), async (req: Request, res: Response) => {
+    const p = requirePrincipal(res);
+    const { org_id: target } = parseInput(switchBody, objectBody(req, ["org_id"]));
+    if (target === p.orgId) {
+      res.json({ data: { org_id: target } });
+      return;
+    }
+    if (p.userId === null || (await memberRole(deps.db, target, p.userId)) === null) throw notFound("organisation");
+    if (!p.session) {
+      throw new DomainError("invalid_request", "org_id: an API key belongs to one organisation; switch with a dashboard session", {
+        details: { field: "org_id" },
+      });
+    }
+    const issued = await moveSession(deps, p, p.session.tokenHash, target);
+    await deps.issuer.forget([p.session.tokenHash]);
+    deps.issuer.send(req, res, issued);
+    res.json({ data: { org_id: target } });
+  });
+
+  return router;
+}
+
+/** Ends `tokenHash` and opens a session for the same person in `orgId`, in one transaction. */
+function moveSession(deps: SessionRoutesDeps, p: Principal, tokenHash: string, orgId: string) {
+  return deps.db.tx(async (q) => {
+    await deps.issuer.end(q, tokenHash);
+    return deps.issuer.issue(q, { orgId, userId: p.userId, keyHash: null, authMethod: p.session?.authMethod ?? "management_key" });
+  });
+}
