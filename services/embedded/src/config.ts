@@ -7,6 +7,7 @@ import { upstreamEnvironment } from "@router/gateway";
  */
 export const embeddedConfigSchema = z.object({
   PORT: env.port(8080),
+  ROUTER_PUBLIC_URL: z.string().url().optional(),
   HOST: z.string().default("127.0.0.1"),
   ROUTER_DATA_DIR: z.string().default("./.data"),
   DATABASE_URL: z.string().optional(),

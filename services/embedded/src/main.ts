@@ -72,6 +72,7 @@ async function main(): Promise<void> {
     log: root.child({ service: "gateway" }),
     clock,
     port: config.PORT,
+    publicUrl: config.ROUTER_PUBLIC_URL,
     host: config.HOST,
     secrets,
     routing: new routing.RoutingServiceClient(`127.0.0.1:${routingSvc.grpcPort}`, insecure(), CLIENT_OPTIONS),

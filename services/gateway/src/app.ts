@@ -61,6 +61,11 @@ export interface GatewayDeps {
   clock: Clock;
   port: number;
   host?: string;
+  /**
+   * Where people reach this deployment (scheme, host, optional path prefix): invitation links and
+   * sign-in redirects are built on it. Default `http://127.0.0.1:<port>`.
+   */
+  publicUrl?: string;
   secrets: Secrets;
   routing: routing.RoutingServiceClient;
   ledger: ledger.LedgerServiceClient;
@@ -119,6 +124,9 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const recent = createRecentGenerations({ redis, log: deps.log });
   const inference = authenticate({ allow: ["inference"] });
   const csrfSecret = deps.secrets.ROUTER_INTERNAL_SECRET;
+  // Resolved after listening when the port is picked by the system (port 0): see `publicUrlOf`.
+  let publicUrl = deps.publicUrl?.replace(/\/+$/, "") ?? "";
+  const publicUrlOf = (): string => publicUrl;
   const sessions = new SessionDirectory({ db: deps.db, clock: deps.clock, log: deps.log, redis });
   const issuer = new SessionIssuer({ clock: deps.clock, sessions, csrfSecret });
   const manage = createManagementAuth({ keys: authDeps, sessions, csrfSecret });
@@ -197,7 +205,8 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
 
   // The chat route is the hot path: Node serves it directly; express serves every other route.
   const server = await listen(routeAhead({ method: "POST", path: CHAT_COMPLETIONS_PATH, listener: chat }, app), deps.port, deps.host);
-  deps.log.info({ port: server.port }, "gateway.http.listening");
+  publicUrl ||= `http://127.0.0.1:${server.port}`;
+  deps.log.info({ port: server.port, publicUrl }, "gateway.http.listening");
   // Metrics are auxiliary: a port that cannot be bound is logged (the scraper reports the target
   // down) and never stops the gateway from serving.
   const admin =

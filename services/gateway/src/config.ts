@@ -47,6 +47,8 @@ export const gatewayConfigSchema = z.object({
   ROUTING_HTTP_URL: z.string().url().default("http://127.0.0.1:8082"),
   ACTIVITY_HTTP_URL: z.string().url().default("http://127.0.0.1:8083"),
   ROUTER_DATA_DIR: z.string().default("./.data"),
+  // Where people reach this deployment: invitation links and sign-in redirects. Unset: http://127.0.0.1:<PORT>.
+  ROUTER_PUBLIC_URL: z.string().url().optional(),
   // Unset: <ROUTER_DATA_DIR>/outbox/gateway.
   ROUTER_OUTBOX_DIR: z.string().optional(),
   GRPC_DEADLINE_MS: z.coerce.number().int().min(1).max(60_000).default(1000),

@@ -49,6 +49,7 @@ async function main(): Promise<void> {
     clock: systemClock,
     port: config.PORT,
     host: config.HOST,
+    publicUrl: config.ROUTER_PUBLIC_URL,
     secrets,
     routing: routingClient,
     ledger: ledgerClient,
