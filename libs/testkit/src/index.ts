@@ -7,3 +7,4 @@ export * from "./prometheus";
 export * from "./event-stream";
 export * from "./bad-chat-requests";
 export * from "./ordered-catalog";
+export * from "./browser";

@@ -23,6 +23,11 @@ import { GatewayMetrics } from "./metrics";
 import { StoredCredentialSource } from "./provider-keys/credential-source";
 import { providerKeyRoutes } from "./provider-keys/provider-key-routes";
 import { SecretSealer } from "./provider-keys/sealing";
+import { loggingRoutes } from "./logging-settings/logging-routes";
+import { organisationRoutes } from "./organisations/organisation-routes";
+import { workspaceRoutes } from "./organisations/workspace-routes";
+import { invitationRoutes } from "./people/invitation-routes";
+import { memberRoutes } from "./people/member-routes";
 import { proxyRoutes } from "./proxy/proxy-routes";
 import { SessionDirectory } from "./sessions/session-directory";
 import { SessionIssuer } from "./sessions/session-issuer";
@@ -189,6 +194,11 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   app.use(
     sessionRoutes({ db: deps.db, manage, issuer, authCache, pepper, clock: deps.clock, csrfSecret, publicLimit }),
   );
+  app.use(organisationRoutes({ db: deps.db, manage }));
+  app.use(workspaceRoutes({ db: deps.db, manage, clock: deps.clock }));
+  app.use(memberRoutes({ db: deps.db, manage, clock: deps.clock, authCache, issuer }));
+  app.use(invitationRoutes({ db: deps.db, manage, clock: deps.clock, issuer, publicUrl: publicUrlOf, publicLimit }));
+  app.use(loggingRoutes({ db: deps.db, manage, clock: deps.clock }));
   // Answers generations this gateway just served; any other id falls through to the proxy.
   app.use(generationRoutes({ authenticate: inference, recent }));
   app.use(

@@ -1,6 +1,7 @@
-import { randomBytes } from "node:crypto";
 import type { Queryable } from "@router/db";
 import { newId } from "../random-tokens";
+import { slugify, withFreeSlug } from "./slugs";
+import { insertWorkspace } from "./workspace-store";
 
 export interface NewOrganisation {
   orgId: string;
@@ -8,18 +9,6 @@ export interface NewOrganisation {
 }
 
 const DEFAULT_WORKSPACE_NAME = "Default";
-
-/** A URL-safe slug from a display name; falls back to `org` when nothing usable is left. */
-export function slugify(name: string): string {
-  const slug = name
-    .normalize("NFKD")
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, "-")
-    .replace(/^-+|-+$/g, "")
-    .slice(0, 40)
-    .replace(/-+$/g, "");
-  return slug || "org";
-}
 
 /**
  * Inserts an organisation and its default workspace. The slug is the name's, with a random suffix
@@ -30,26 +19,15 @@ export async function insertOrganisation(
   input: { name: string; operator: boolean; now: Date },
 ): Promise<NewOrganisation> {
   const orgId = newId("org_");
-  const base = slugify(input.name);
-  let slug = base;
-  for (let attempt = 0; ; attempt++) {
+  await withFreeSlug(slugify(input.name, "org"), async (slug) => {
     const r = await q.query(
       `INSERT INTO organisations (id, name, slug, operator, created_at) VALUES ($1, $2, $3, $4, $5)
        ON CONFLICT (slug) DO NOTHING`,
       [orgId, input.name, slug, input.operator, input.now],
     );
-    if (r.rowCount === 1) break;
-    if (attempt >= 5) throw new Error("could not find a free organisation slug");
-    slug = `${base}-${randomBytes(3).toString("hex")}`;
-  }
-  const workspaceId = newId("ws_");
-  await q.query(`INSERT INTO workspaces (id, org_id, name, slug, created_at) VALUES ($1, $2, $3, $4, $5)`, [
-    workspaceId,
-    orgId,
-    DEFAULT_WORKSPACE_NAME,
-    "default",
-    input.now,
-  ]);
+    return r.rowCount === 1;
+  });
+  const workspaceId = await insertWorkspace(q, orgId, DEFAULT_WORKSPACE_NAME, input.now);
   return { orgId, workspaceId };
 }
 
@@ -95,4 +73,12 @@ export async function getOrganisation(q: Queryable, orgId: string): Promise<Orga
 /** Renames an organisation; its id and slug never change. */
 export async function renameOrganisation(q: Queryable, orgId: string, name: string): Promise<void> {
   await q.query(`UPDATE organisations SET name = $2 WHERE id = $1`, [orgId, name]);
+}
+
+/**
+ * Serialises changes that check a count before they write (the last owner, the last workspace,
+ * at most 200 workspaces), so two concurrent requests cannot both pass. Call inside a transaction.
+ */
+export async function lockOrganisation(q: Queryable, orgId: string): Promise<void> {
+  await q.query(`SELECT 1 FROM organisations WHERE id = $1 FOR UPDATE`, [orgId]);
 }

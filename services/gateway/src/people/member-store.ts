@@ -55,14 +55,6 @@ export async function insertMember(q: Queryable, orgId: string, userId: string, 
   return r.rowCount === 1;
 }
 
-/**
- * Serialises changes to an organisation's seats: the last-owner rule reads the owners and then
- * writes, so two owners demoting each other at once must not both succeed. Call inside a transaction.
- */
-export async function lockSeats(q: Queryable, orgId: string): Promise<void> {
-  await q.query(`SELECT 1 FROM organisations WHERE id = $1 FOR UPDATE`, [orgId]);
-}
-
 export async function ownerCount(q: Queryable, orgId: string): Promise<number> {
   const r = await q.query<{ n: string | number }>(`SELECT count(*) AS n FROM members WHERE org_id = $1 AND role = 'owner'`, [orgId]);
   return Number(r.rows[0]?.n ?? 0);

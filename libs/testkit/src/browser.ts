@@ -1,0 +1,66 @@
+import { CookieJar } from "tough-cookie";
+
+export interface BrowserResponse {
+  status: number;
+  headers: Headers;
+  // Tests read fields of whatever JSON came back.
+  body: any;
+}
+
+export interface BrowserRequest {
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Send `x-csrf-token` from the `rt_csrf` cookie (default: on every method but GET). */
+  csrf?: boolean;
+}
+
+/**
+ * A client that keeps cookies as a browser does (tough-cookie's jar: domain, path, expiry,
+ * Secure), for the dashboard's session and CSRF rules. Redirects are not followed, so a test
+ * reads each `Location`.
+ */
+export class Browser {
+  readonly jar = new CookieJar();
+
+  constructor(readonly baseUrl: string) {}
+
+  /** The value of a cookie the jar would send to `baseUrl`, if any. */
+  async cookie(name: string): Promise<string | undefined> {
+    const cookies = await this.jar.getCookies(this.baseUrl);
+    return cookies.find((c) => c.key === name)?.value;
+  }
+
+  async request(method: string, path: string, opts: BrowserRequest = {}): Promise<BrowserResponse> {
+    const url = new URL(path, this.baseUrl).toString();
+    const headers: Record<string, string> = { ...opts.headers };
+    const cookieHeader = await this.jar.getCookieString(url);
+    if (cookieHeader) headers.cookie = cookieHeader;
+    if (opts.csrf ?? method !== "GET") {
+      const csrf = await this.cookie("rt_csrf");
+      if (csrf) headers["x-csrf-token"] = csrf;
+    }
+    let body: string | undefined;
+    if (opts.body !== undefined) {
+      body = JSON.stringify(opts.body);
+      headers["content-type"] ??= "application/json";
+    }
+    const res = await fetch(url, { method, headers, body, redirect: "manual" });
+    for (const setCookie of res.headers.getSetCookie()) await this.jar.setCookie(setCookie, url);
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      // Not JSON: kept as text.
+    }
+    return { status: res.status, headers: res.headers, body: parsed };
+  }
+
+  get(path: string, opts?: BrowserRequest) {
+    return this.request("GET", path, opts);
+  }
+
+  post(path: string, body?: unknown, opts: BrowserRequest = {}) {
+    return this.request("POST", path, { ...opts, body });
+  }
+}

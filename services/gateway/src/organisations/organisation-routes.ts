@@ -1,0 +1,38 @@
+import { Router, type Request, type Response } from "express";
+import type { Db } from "@router/db";
+import { notFound } from "@router/errors";
+import { parseInput } from "@router/http-kit";
+import { z } from "zod";
+import type { Manage } from "../auth/management-auth";
+import { requirePrincipal } from "../auth/principal";
+import { objectBody } from "../json-body";
+import { ORGANISATION_NAME } from "./display-name";
+import { getOrganisation, renameOrganisation, type Organisation } from "./organisation-store";
+
+const renameBody = z.object({ name: ORGANISATION_NAME });
+const FIXED = { id: "cannot change", slug: "cannot change", plan: "cannot change here", created_at: "cannot change", members: "cannot change" };
+
+/** The Organisation resource (spec doc 1). */
+function organisationView(o: Organisation) {
+  return { id: o.id, name: o.name, slug: o.slug, plan: o.plan, created_at: o.createdAt.toISOString(), members: o.members };
+}
+
+/** `GET` (any role) and `PATCH /v1/organization` (rename: org:write; id and slug never change). */
+export function organisationRoutes(deps: { db: Db; manage: Manage }): Router {
+  const router = Router();
+  const read = async (orgId: string) => {
+    const org = await getOrganisation(deps.db, orgId);
+    if (!org) throw notFound("organisation");
+    return organisationView(org);
+  };
+  router.get("/v1/organization", deps.manage("read"), async (_req: Request, res: Response) => {
+    res.json({ data: await read(requirePrincipal(res).orgId) });
+  });
+  router.patch("/v1/organization", deps.manage("org:write"), async (req: Request, res: Response) => {
+    const { orgId } = requirePrincipal(res);
+    const { name } = parseInput(renameBody, objectBody(req, ["name"], FIXED));
+    await renameOrganisation(deps.db, orgId, name);
+    res.json({ data: await read(orgId) });
+  });
+  return router;
+}

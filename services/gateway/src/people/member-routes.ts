@@ -1,0 +1,111 @@
+import { Router, type Request, type Response } from "express";
+import { ASSIGNABLE_ROLES, ROLE_NAMES } from "@router/access";
+import type { Db } from "@router/db";
+import { DomainError, invalid, notFound } from "@router/errors";
+import { parseInput } from "@router/http-kit";
+import type { Clock } from "@router/money";
+import { z } from "zod";
+import type { AuthCache } from "../auth/auth-cache";
+import type { Manage } from "../auth/management-auth";
+import { requirePrincipal } from "../auth/principal";
+import { objectBody } from "../json-body";
+import { lockOrganisation } from "../organisations/organisation-store";
+import type { SessionIssuer } from "../sessions/session-issuer";
+import { endSessionsOfMember, sessionsOfMember } from "../sessions/session-store";
+import {
+  deleteMember,
+  keysOfMember,
+  listMembers,
+  memberRole,
+  ownerCount,
+  revokeKeysOfMember,
+  setMemberRole,
+  type Member,
+} from "./member-store";
+
+export interface MemberRoutesDeps {
+  db: Db;
+  manage: Manage;
+  clock: Clock;
+  authCache: AuthCache;
+  issuer: SessionIssuer;
+}
+
+const roleBody = z.object({ role: z.enum(ASSIGNABLE_ROLES) });
+const USER_ID = /^usr_[0-9A-Za-z]{1,64}$/;
+
+function userIdParam(req: Request): string {
+  const id = String(req.params.userId ?? "");
+  if (!USER_ID.test(id)) throw invalid("userId", "expected a user id (usr_...)");
+  return id;
+}
+
+function lastOwner(action: string): DomainError {
+  return new DomainError("conflict", `cannot ${action} the organisation's last owner; make someone else an owner first`);
+}
+
+function memberView(m: Member, callerUserId: string | null) {
+  return {
+    user_id: m.userId,
+    role: m.role,
+    role_name: ROLE_NAMES[m.role],
+    joined_at: m.joinedAt.toISOString(),
+    name: m.name,
+    email: m.email,
+    avatar_url: m.avatarUrl,
+    provider: m.provider,
+    is_you: m.userId === callerUserId,
+  };
+}
+
+/** Members: list (any role, owners first, with the caller's own role), change role and remove (owners only). */
+export function memberRoutes(deps: MemberRoutesDeps): Router {
+  const router = Router();
+
+  // A person's role lives in the auth and session caches of every replica: drop what they hold.
+  const forgetMember = async (orgId: string, userId: string, endedSessions: string[]) => {
+    for (const hash of await keysOfMember(deps.db, orgId, userId)) deps.authCache.invalidate(hash);
+    await deps.issuer.forget([...endedSessions, ...(await sessionsOfMember(deps.db, orgId, userId, deps.clock.now()))]);
+  };
+
+  router.get("/v1/organization/members", deps.manage("read"), async (_req: Request, res: Response) => {
+    const p = requirePrincipal(res);
+    const members = await listMembers(deps.db, p.orgId);
+    res.json({ data: members.map((m) => memberView(m, p.userId)), next_cursor: null, your_role: p.role });
+  });
+
+  router.patch("/v1/organization/members/:userId", deps.manage("members:write"), async (req: Request, res: Response) => {
+    const p = requirePrincipal(res);
+    const userId = userIdParam(req);
+    const { role } = parseInput(roleBody, objectBody(req, ["role"]));
+    await deps.db.tx(async (q) => {
+      await lockOrganisation(q, p.orgId);
+      const current = await memberRole(q, p.orgId, userId);
+      if (current === null) throw notFound("member");
+      if (current === "owner" && role !== "owner" && (await ownerCount(q, p.orgId)) <= 1) throw lastOwner("demote");
+      await setMemberRole(q, p.orgId, userId, role);
+    });
+    await forgetMember(p.orgId, userId, []);
+    res.json({ data: { user_id: userId, role } });
+  });
+
+  router.delete("/v1/organization/members/:userId", deps.manage("members:write"), async (req: Request, res: Response) => {
+    const p = requirePrincipal(res);
+    const userId = userIdParam(req);
+    const now = deps.clock.now();
+    const ended = await deps.db.tx(async (q) => {
+      await lockOrganisation(q, p.orgId);
+      const current = await memberRole(q, p.orgId, userId);
+      if (current === null) return null;
+      if (current === "owner" && (await ownerCount(q, p.orgId)) <= 1) throw lastOwner("remove");
+      await deleteMember(q, p.orgId, userId);
+      // The seat goes with the person's keys and sessions in this organisation.
+      await revokeKeysOfMember(q, p.orgId, userId, now);
+      return endSessionsOfMember(q, p.orgId, userId, now);
+    });
+    if (ended !== null) await forgetMember(p.orgId, userId, ended);
+    res.json({ data: { removed: ended !== null } });
+  });
+
+  return router;
+}
