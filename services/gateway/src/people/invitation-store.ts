@@ -84,14 +84,13 @@ export async function listOpenInvitations(q: Queryable, orgId: string, now: Date
 
 /** Revokes an open invitation. `null`: the organisation has no such invitation; `false`: it was no longer open. */
 export async function revokeInvitation(q: Queryable, orgId: string, id: string, now: Date): Promise<boolean | null> {
-  const r = await q.query<{ revoked: boolean }>(
-    `UPDATE invitations SET revoked_at = CASE WHEN ${OPEN} AND expires_at > $3 THEN $3 ELSE revoked_at END
-     WHERE org_id = $1 AND id = $2
-     RETURNING (revoked_at = $3) AS revoked`,
+  const r = await q.query(
+    `UPDATE invitations SET revoked_at = $3 WHERE org_id = $1 AND id = $2 AND ${OPEN} AND expires_at > $3`,
     [orgId, id, now],
   );
-  const row = r.rows[0];
-  return row ? row.revoked === true : null;
+  if (r.rowCount === 1) return true;
+  const exists = await q.query(`SELECT 1 FROM invitations WHERE org_id = $1 AND id = $2`, [orgId, id]);
+  return exists.rows.length > 0 ? false : null;
 }
 
 /** The open invitation a token names, with its organisation's name; null for unknown, used, revoked or expired. */
