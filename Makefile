@@ -43,10 +43,13 @@ up: ## Run every service with Kafka, Postgres and Redis (needs a Docker engine)
 bench: build ## Measure the gateway's added latency and memory against the fake upstream
 	node bench/dist/overhead.js
 
+bench-management: build ## A management read authenticated with a key and with a dashboard session, side by side
+	node bench/dist/management-read.js
+
 lint: ## Lint the protobuf contracts, type-check everything (tests included) and run ESLint
 	cd proto && npx buf lint
 	npx tsc -b
 	npx tsc -p tsconfig.test.json
 	npx eslint --max-warnings 0 .
 
-.PHONY: help install proto proto-check build typecheck-tests eslint services test start up bench lint
+.PHONY: help install proto proto-check build typecheck-tests eslint services test start up bench bench-management lint

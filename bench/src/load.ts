@@ -18,8 +18,10 @@ export interface LoadResult {
 export interface LoadTarget {
   origin: string;
   path: string;
+  /** Default POST. */
+  method?: "GET" | "POST";
   headers: Record<string, string>;
-  body: string;
+  body?: string;
   stream: boolean;
 }
 
@@ -31,7 +33,7 @@ function percentile(sorted: number[], p: number): number {
 
 async function oneRequest(pool: Pool, t: LoadTarget): Promise<number> {
   const start = process.hrtime.bigint();
-  const res = await pool.request({ path: t.path, method: "POST", headers: t.headers, body: t.body });
+  const res = await pool.request({ path: t.path, method: t.method ?? "POST", headers: t.headers, body: t.body });
   if (res.statusCode !== 200) {
     await res.body.text();
     throw new Error(`status ${res.statusCode}`);
