@@ -14,6 +14,16 @@ export interface BrowserRequest {
   csrf?: boolean;
 }
 
+/** A response body parsed as JSON, or its text when it is not JSON (CSV), or null when empty. */
+export async function readJsonOrText(res: Response): Promise<unknown> {
+  const text = await res.text();
+  try {
+    return text ? JSON.parse(text) : null;
+  } catch {
+    return text;
+  }
+}
+
 /**
  * A client that keeps cookies as a browser does (tough-cookie's jar: domain, path, expiry,
  * Secure), for the dashboard's session and CSRF rules. Redirects are not followed, so a test
@@ -46,14 +56,7 @@ export class Browser {
     }
     const res = await fetch(url, { method, headers, body, redirect: "manual" });
     for (const setCookie of res.headers.getSetCookie()) await this.jar.setCookie(setCookie, url);
-    const text = await res.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text ? JSON.parse(text) : null;
-    } catch {
-      // Not JSON: kept as text.
-    }
-    return { status: res.status, headers: res.headers, body: parsed };
+    return { status: res.status, headers: res.headers, body: await readJsonOrText(res) };
   }
 
   get(path: string, opts?: BrowserRequest) {

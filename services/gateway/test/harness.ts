@@ -6,7 +6,7 @@ import { CLIENT_OPTIONS, insecure, startGrpcServer, type RunningGrpcServer } fro
 import { createLogger } from "@router/logging";
 import { ManualClock } from "@router/money";
 import { ledger, routing } from "@router/proto";
-import { createTestDatabase, type TestDatabase } from "@router/testkit";
+import { createTestDatabase, readJsonOrText, type TestDatabase } from "@router/testkit";
 import { createOrganisation, startGateway, type RunningGateway } from "../src/app";
 
 export const silentLog = createLogger({ level: "silent" });
@@ -164,14 +164,7 @@ export async function call(
   else if (opts.body !== undefined) body = JSON.stringify(opts.body);
   if (body !== undefined) headers["content-type"] ??= "application/json";
   const res = await fetch(`${baseUrl}${path}`, { method, headers, body });
-  const text = await res.text();
-  let parsed: unknown = text;
-  try {
-    parsed = text ? JSON.parse(text) : null;
-  } catch {
-    // Non-JSON bodies (CSV) are returned as text.
-  }
-  return { status: res.status, headers: res.headers, body: parsed };
+  return { status: res.status, headers: res.headers, body: await readJsonOrText(res) };
 }
 
 /** A new organisation with its management key. */
