@@ -21,6 +21,7 @@ export class GatewayMetrics {
   private readonly overhead: Histogram;
   private readonly upstreamLatency: Histogram<"provider" | "outcome">;
   private readonly upstreamAttempts: Counter<"provider" | "status">;
+  private readonly circuitOpenDispatches: Counter<"provider">;
   private readonly timeToFirstToken: Histogram;
   private readonly circuitOpen: Gauge<"endpoint">;
   private readonly leaseAdmissions: Counter;
@@ -61,6 +62,12 @@ export class GatewayMetrics {
       name: "gateway_upstream_attempts_total",
       help: "Provider calls by provider and the HTTP status it answered (`none` when it was never reached).",
       labelNames: ["provider", "status"],
+      registers,
+    });
+    this.circuitOpenDispatches = new Counter({
+      name: "gateway_circuit_open_dispatches_total",
+      help: "Provider calls made although the endpoint's circuit was open, because nothing else in the cascade was left to try.",
+      labelNames: ["provider"],
       registers,
     });
     this.timeToFirstToken = new Histogram({
@@ -148,6 +155,7 @@ export class GatewayMetrics {
     for (const a of o.attempts) {
       const provider = a.candidate.providerSlug;
       this.upstreamAttempts.inc({ provider, status: a.httpStatus === null ? "none" : String(a.httpStatus) });
+      if (a.circuitOpen) this.circuitOpenDispatches.inc({ provider });
       if (a.durationMs !== null) {
         this.upstreamLatency.observe({ provider, outcome: a.errorCode ? "error" : "ok" }, a.durationMs / 1000);
       }

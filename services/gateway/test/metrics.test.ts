@@ -11,6 +11,7 @@ const DECLARED = [
   "gateway_upstream_attempts_total",
   "gateway_time_to_first_token_seconds",
   "gateway_circuit_open",
+  "gateway_circuit_open_dispatches_total",
   "gateway_auth_cache_hits_total",
   "gateway_auth_cache_misses_total",
   "gateway_auth_cache_refreshes_total",

@@ -5,13 +5,9 @@ import type { CompletionResult, StreamResult } from "../dispatch/types";
 export function dispatchError(r: CompletionResult | StreamResult, cascadeModels: string[]): DomainError {
   const f = r.failure;
   if (!f) {
+    // Nothing was dispatched: open circuits are tried anyway when nothing else is left, so every
+    // endpoint was passed over for want of a credential (or an adapter) that may serve it.
     const providers = [...new Set(r.skipped.map((s) => s.candidate.providerSlug))];
-    if (r.skipped.length && r.skipped.every((s) => s.reason === "circuit_open")) {
-      return new DomainError("router.endpoints_unavailable", "every endpoint that could serve this request is failing right now; try again shortly", {
-        status: 503,
-        details: { providers },
-      });
-    }
     const models = [...new Set(cascadeModels)];
     return new DomainError(
       "no_route",

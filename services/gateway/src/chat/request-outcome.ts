@@ -146,6 +146,7 @@ export function completedEvent(o: RequestOutcome): events.RequestCompleted {
       durationMs: a.durationMs ?? undefined,
       ttftMs: a.ttftMs ?? undefined,
       startedAtMs: BigInt(a.startedAtMs),
+      circuitOpen: a.circuitOpen,
     })),
   };
 }

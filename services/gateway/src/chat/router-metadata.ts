@@ -56,6 +56,7 @@ export function routerMetadata(m: MetadataInput): Record<string, unknown> {
       error_message: a.errorMessage,
       duration_ms: a.durationMs,
       ttft_ms: a.ttftMs,
+      circuit_open: a.circuitOpen,
     })),
     skipped: m.skipped.map((k) => ({
       model: k.candidate.modelId,

@@ -10,6 +10,8 @@ export interface PlannedAttempt {
   candidate: Candidate;
   credential: DispatchCredential;
   adapter: ProviderAdapter;
+  /** Dispatched although its endpoint's circuit is open: nothing else was left to try. */
+  circuitOpen?: boolean;
 }
 
 /**
@@ -18,7 +20,10 @@ export interface PlannedAttempt {
  * failed credential's `fallback_policy` forbids: `none_for_provider` keeps the request away from that
  * provider's other endpoints, `none_for_models` keeps it from falling back to other models.
  * `platform` (the default) forbids nothing; there is no platform capacity in this release.
- * Endpoints whose circuit is open are skipped and listed as such.
+ * Endpoints whose circuit is open are skipped and listed as such, until the plan is exhausted with
+ * nothing served: then they are tried in order after all (a load balancer's panic mode), because an
+ * open circuit only says the endpoint failed recently, and a request with nothing left to try would
+ * fail without asking anyone.
  */
 export class CascadeWalk implements Iterable<PlannedAttempt> {
   private readonly rules: Array<(p: PlannedAttempt) => "same_endpoint" | "fallback_policy" | null> = [];
@@ -43,13 +48,21 @@ export class CascadeWalk implements Iterable<PlannedAttempt> {
     }
   }
 
+  private ruling(p: PlannedAttempt): "same_endpoint" | "fallback_policy" | null {
+    return this.rules.map((r) => r(p)).find((x) => x !== null) ?? null;
+  }
+
   *[Symbol.iterator](): Iterator<PlannedAttempt> {
     let lastSkipped: string | null = null;
+    const open: Array<{ p: PlannedAttempt; skip: Skip }> = [];
     for (const p of this.plan) {
-      const ruling = this.rules.map((r) => r(p)).find((x) => x !== null) ?? null;
+      const ruling = this.ruling(p);
       if (ruling === null) {
-        if (this.circuitOpen(p.candidate.endpointId)) this.skipped.push({ candidate: p.candidate, reason: "circuit_open" });
-        else yield p;
+        if (this.circuitOpen(p.candidate.endpointId)) {
+          const skip: Skip = { candidate: p.candidate, reason: "circuit_open" };
+          this.skipped.push(skip);
+          open.push({ p, skip });
+        } else yield p;
         continue;
       }
       // An endpoint left out for its policy is reported once, however many credentials it had.
@@ -57,6 +70,13 @@ export class CascadeWalk implements Iterable<PlannedAttempt> {
         this.skipped.push({ candidate: p.candidate, reason: "fallback_policy" });
         lastSkipped = p.candidate.endpointId;
       }
+    }
+    // Reached only when everything tried so far failed over: the open circuits are all that is left.
+    for (const { p, skip } of open) {
+      if (this.ruling(p) !== null) continue;
+      const at = this.skipped.indexOf(skip);
+      if (at >= 0) this.skipped.splice(at, 1);
+      yield { ...p, circuitOpen: true };
     }
   }
 }

@@ -67,8 +67,18 @@ export class EndpointBreakers {
     return b ? b.opened : false;
   }
 
-  /** Runs `action` through the endpoint's breaker. Rejects with `BreakerOpen` when it refuses. */
-  async run<T>(endpointId: string, action: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `action` through the endpoint's breaker. Rejects with `BreakerOpen` when it refuses, unless
+   * `regardless` (panic mode: nothing else is left to try): then the action runs, and a success
+   * closes the circuit, since the endpoint has answered again.
+   */
+  async run<T>(endpointId: string, action: () => Promise<T>, opts: { regardless?: boolean } = {}): Promise<T> {
+    const b = this.breakers.get(endpointId);
+    if (opts.regardless && b?.opened) {
+      const result = await action();
+      b.close();
+      return result;
+    }
     try {
       return (await this.breaker(endpointId).fire(action)) as T;
     } catch (err) {

@@ -24,6 +24,8 @@ export interface Attempt {
   startedAtMs: number;
   durationMs: number | null;
   ttftMs: number | null;
+  /** Dispatched although the endpoint's circuit was open, because nothing else was left to try. */
+  circuitOpen: boolean;
 }
 
 /** An endpoint the cascade passed over without dispatching. */

@@ -164,7 +164,7 @@ export class UpstreamDispatcher {
           const failed = errorFinish(completion.choices);
           if (failed && isEmpty(completion)) throw new AttemptFailure("error_finish", slug, failed);
           return completion;
-        });
+        }, { regardless: p.circuitOpen });
         const duration = performance.now() - t0;
         result.upstreamMs += duration;
         result.attempts.push(record(p, startedAtMs, duration, duration, null, status));
@@ -200,7 +200,9 @@ export class UpstreamDispatcher {
       const reached = { status: null as number | null };
       let opened: FirstContent;
       try {
-        opened = await this.breakers.run(p.candidate.endpointId, () => this.untilFirstContent(p, input, reached));
+        opened = await this.breakers.run(p.candidate.endpointId, () => this.untilFirstContent(p, input, reached), {
+          regardless: p.circuitOpen,
+        });
       } catch (err) {
         const status = reached.status;
         if (failedBeforeContent(result, walk, { p, err, aborted: input.signal.aborted, startedAtMs, t0, status })) continue;
@@ -352,5 +354,6 @@ function record(
     startedAtMs,
     durationMs: Math.round(durationMs),
     ttftMs: ttftMs === null ? null : Math.round(ttftMs),
+    circuitOpen: p.circuitOpen === true,
   };
 }

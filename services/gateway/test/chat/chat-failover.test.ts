@@ -275,13 +275,39 @@ describe("circuit breakers", () => {
     expect(h.dispatcher.breakers.isOpen("ep_mistral_spare")).toBe(false);
   });
 
-  it("answers 503 when every endpoint's breaker is open", async () => {
+  it("tries an open endpoint anyway when nothing else is left, and a success closes its circuit", async () => {
     h.fakes.openai.setDefault({ failure: { kind: "status", status: 500 } });
     for (let i = 0; i < 2; i++) await h.post({ model: "test/gpt", messages: userMessage() });
+    expect(h.dispatcher.breakers.isOpen("ep_openai_gpt")).toBe(true);
+
+    // Still failing: tried once more, recorded as dispatched through an open circuit.
     const before = h.fakes.openai.requests.length;
-    const res = await h.post({ model: "test/gpt", messages: userMessage() });
-    expect(res.status).toBe(503);
-    expect(res.body.error.code).toBe("router.endpoints_unavailable");
-    expect(h.fakes.openai.requests).toHaveLength(before);
+    const failing = await h.post({ model: "test/gpt", messages: userMessage() }, { headers: { "X-Router-Metadata": "enabled" } });
+    expect(failing.status).toBe(502);
+    expect(h.fakes.openai.requests).toHaveLength(before + 1);
+
+    // Recovered: the request is served and the circuit closes, so the next one goes the usual way.
+    h.fakes.openai.setDefault({});
+    const res = await h.post({ model: "test/gpt", messages: userMessage() }, { headers: { "X-Router-Metadata": "enabled" } });
+    expect(res.status).toBe(200);
+    expect(res.body.router_metadata.attempts).toMatchObject([{ provider: "openai", status: "ok", circuit_open: true }]);
+    expect(res.body.router_metadata.skipped).toEqual([]);
+    expect(h.dispatcher.breakers.isOpen("ep_openai_gpt")).toBe(false);
+    const next = await h.post({ model: "test/gpt", messages: userMessage() }, { headers: { "X-Router-Metadata": "enabled" } });
+    expect(next.body.router_metadata.attempts).toMatchObject([{ provider: "openai", circuit_open: false }]);
+  });
+
+  it("tries open endpoints only after every closed one has failed", async () => {
+    // groq's circuit is open from the first test; openai now fails: groq is tried last, and serves.
+    h.fakes.groq.setDefault({});
+    h.fakes.openai.setDefault({ failure: { kind: "status", status: 503 } });
+    const res = await h.post({ model: "test/multi", messages: userMessage() }, { headers: { "X-Router-Metadata": "enabled" } });
+    expect(res.status).toBe(200);
+    expect(res.body.provider).toBe("groq");
+    expect(res.body.router_metadata.attempts).toMatchObject([
+      { provider: "openai", status: "error", circuit_open: false },
+      { provider: "groq", status: "ok", circuit_open: true },
+    ]);
+    h.fakes.openai.setDefault({});
   });
 });

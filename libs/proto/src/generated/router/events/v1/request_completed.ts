@@ -90,6 +90,11 @@ export interface UpstreamAttempt {
   durationMs?: number | undefined;
   ttftMs?: number | undefined;
   startedAtMs: bigint;
+  /**
+   * Dispatched although the endpoint's circuit was open: nothing else in the cascade was left to
+   * try (every endpoint was open or had failed), so the gateway tried it anyway.
+   */
+  circuitOpen: boolean;
 }
 
 function createBaseRequestCompleted(): RequestCompleted {
@@ -1285,6 +1290,7 @@ function createBaseUpstreamAttempt(): UpstreamAttempt {
     durationMs: undefined,
     ttftMs: undefined,
     startedAtMs: 0n,
+    circuitOpen: false,
   };
 }
 
@@ -1331,6 +1337,9 @@ export const UpstreamAttempt: MessageFns<UpstreamAttempt> = {
         throw new globalThis.Error("value provided for field message.startedAtMs of type int64 too large");
       }
       writer.uint32(104).int64(message.startedAtMs);
+    }
+    if (message.circuitOpen !== false) {
+      writer.uint32(112).bool(message.circuitOpen);
     }
     return writer;
   },
@@ -1452,6 +1461,14 @@ export const UpstreamAttempt: MessageFns<UpstreamAttempt> = {
             message.startedAtMs = reader.int64() as bigint;
             continue;
           }
+          case 14: {
+            if (tag !== 112) {
+              break;
+            }
+
+            message.circuitOpen = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1519,6 +1536,11 @@ export const UpstreamAttempt: MessageFns<UpstreamAttempt> = {
         : isSet(object.started_at_ms)
         ? BigInt(object.started_at_ms)
         : 0n,
+      circuitOpen: isSet(object.circuitOpen)
+        ? globalThis.Boolean(object.circuitOpen)
+        : isSet(object.circuit_open)
+        ? globalThis.Boolean(object.circuit_open)
+        : false,
     };
   },
 
@@ -1563,6 +1585,9 @@ export const UpstreamAttempt: MessageFns<UpstreamAttempt> = {
     if (message.startedAtMs !== 0n) {
       obj.startedAtMs = message.startedAtMs.toString();
     }
+    if (message.circuitOpen !== false) {
+      obj.circuitOpen = message.circuitOpen;
+    }
     return obj;
   },
 
@@ -1586,6 +1611,7 @@ export const UpstreamAttempt: MessageFns<UpstreamAttempt> = {
     message.startedAtMs = (object.startedAtMs !== undefined && object.startedAtMs !== null)
       ? BigInt(object.startedAtMs)
       : 0n;
+    message.circuitOpen = object.circuitOpen ?? false;
     return message;
   },
 };
