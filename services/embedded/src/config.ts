@@ -1,5 +1,5 @@
 import { env, loadConfig, z } from "@router/config";
-import { upstreamEnvironment } from "@router/gateway";
+import { pkceEnvironment, upstreamEnvironment } from "@router/gateway";
 
 /**
  * The one-process default. Every setting is optional: with none, the stack runs on embedded PGlite,
@@ -22,6 +22,8 @@ export const embeddedConfigSchema = z.object({
   METRICS_HOST: z.string().default("127.0.0.1"),
   /** Provider timeouts and the stream keepalive, as the standalone gateway takes them. */
   ...upstreamEnvironment,
+  /** Ceiling and lifetime of keys issued to apps through OAuth PKCE, as the standalone gateway takes them. */
+  ...pkceEnvironment,
 });
 
 export type EmbeddedConfig = z.infer<typeof embeddedConfigSchema>;

@@ -4,7 +4,7 @@ import { startActivity } from "@router/activity";
 import { createBus, type EventBus } from "@router/bus";
 import { providerBaseUrls, resolveSecrets } from "@router/config";
 import { createPostgresDb, EmbeddedPostgres, type Db } from "@router/db";
-import { ensureOperatorOrganisation, startGateway, upstreamOptionsOf } from "@router/gateway";
+import { ensureOperatorOrganisation, pkceOptionsOf, startGateway, upstreamOptionsOf } from "@router/gateway";
 import { CLIENT_OPTIONS, insecure } from "@router/grpc-kit";
 import { startLedger } from "@router/ledger";
 import { createLogger, installProcessHandlers, stopOnSignals } from "@router/logging";
@@ -85,6 +85,7 @@ async function main(): Promise<void> {
     metricsPort: config.METRICS_PORT,
     metricsHost: config.METRICS_HOST,
     ...upstreamOptionsOf(config),
+    ...pkceOptionsOf(config),
     version: VERSION,
   });
 

@@ -28,6 +28,7 @@ import { organisationRoutes } from "./organisations/organisation-routes";
 import { workspaceRoutes } from "./organisations/workspace-routes";
 import { invitationRoutes } from "./people/invitation-routes";
 import { memberRoutes } from "./people/member-routes";
+import { DEFAULT_PKCE_KEY_DAYS, DEFAULT_PKCE_KEY_LIMIT_USD, pkceRoutes } from "./pkce/pkce-routes";
 import { proxyRoutes } from "./proxy/proxy-routes";
 import { SessionDirectory } from "./sessions/session-directory";
 import { SessionIssuer } from "./sessions/session-issuer";
@@ -45,7 +46,7 @@ export type { Caller, CallerKey } from "./auth/caller";
 export type { CredentialSource, DispatchCredential } from "./provider-keys/dispatch-credential";
 export { PROVIDER_SLUGS, type ProviderSlug } from "./provider-keys/provider-slugs";
 
-export { upstreamEnvironment, upstreamOptionsOf } from "./config";
+export { pkceEnvironment, pkceOptionsOf, upstreamEnvironment, upstreamOptionsOf } from "./config";
 
 /** The Postgres schema the gateway owns. */
 export const GATEWAY_SCHEMA = "gateway";
@@ -92,6 +93,10 @@ export interface GatewayDeps {
   upstreamTimeouts?: Partial<UpstreamTimeouts>;
   /** Quiet time after which a waiting stream gets a keepalive comment. Default 5 s. */
   keepaliveMs?: number;
+  /** Hard lifetime spend ceiling of a key issued through OAuth PKCE, USD. Default 10. */
+  pkceKeyLimitUsd?: number;
+  /** Lifetime of a key issued through OAuth PKCE, days from its exchange. Default 30. */
+  pkceKeyDays?: number;
   version: string;
   /**
    * Port of the admin listener serving only `GET /metrics` (0 picks one). Unset: no metrics
@@ -199,6 +204,17 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   app.use(memberRoutes({ db: deps.db, manage, clock: deps.clock, authCache, issuer }));
   app.use(invitationRoutes({ db: deps.db, manage, clock: deps.clock, issuer, publicUrl: publicUrlOf, publicLimit }));
   app.use(loggingRoutes({ db: deps.db, manage, clock: deps.clock }));
+  app.use(
+    pkceRoutes({
+      db: deps.db,
+      manage,
+      pepper,
+      clock: deps.clock,
+      publicLimit,
+      keyLimitUsd: deps.pkceKeyLimitUsd ?? DEFAULT_PKCE_KEY_LIMIT_USD,
+      keyDays: deps.pkceKeyDays ?? DEFAULT_PKCE_KEY_DAYS,
+    }),
+  );
   // Answers generations this gateway just served; any other id falls through to the proxy.
   app.use(generationRoutes({ authenticate: inference, recent }));
   app.use(

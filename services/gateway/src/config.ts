@@ -2,6 +2,7 @@ import { busEnvironment, checkBusEnvironment } from "@router/bus";
 import { env, resolveSecrets, z, type SecretName, type Secrets } from "@router/config";
 import { DEFAULT_KEEPALIVE_MS } from "./chat/sse-response";
 import { DEFAULT_TIMEOUTS, type UpstreamTimeouts } from "./dispatch/upstream-client";
+import { DEFAULT_PKCE_KEY_DAYS, DEFAULT_PKCE_KEY_LIMIT_USD } from "./pkce/pkce-routes";
 
 /**
  * Provider calls: how long to wait for a connection, for response headers (non-stream, stream) and
@@ -31,6 +32,22 @@ export function upstreamOptionsOf(config: UpstreamEnv): { upstreamTimeouts: Upst
   };
 }
 
+/**
+ * Keys issued to apps through OAuth PKCE: their hard lifetime spend ceiling (USD) and how many days
+ * they live from the exchange. Fixed into each code at approval. The one-process runner reads them too.
+ */
+export const pkceEnvironment = {
+  GATEWAY_PKCE_KEY_LIMIT_USD: z.coerce.number().positive().max(1_000_000_000).default(DEFAULT_PKCE_KEY_LIMIT_USD),
+  GATEWAY_PKCE_KEY_DAYS: z.coerce.number().int().min(1).max(3650).default(DEFAULT_PKCE_KEY_DAYS),
+};
+
+type PkceEnv = { [K in keyof typeof pkceEnvironment]: z.infer<(typeof pkceEnvironment)[K]> };
+
+/** The `startGateway` options the PKCE settings give. */
+export function pkceOptionsOf(config: PkceEnv): { pkceKeyLimitUsd: number; pkceKeyDays: number } {
+  return { pkceKeyLimitUsd: config.GATEWAY_PKCE_KEY_LIMIT_USD, pkceKeyDays: config.GATEWAY_PKCE_KEY_DAYS };
+}
+
 /** Every environment variable the gateway reads (README lists them with their meaning). */
 export const gatewayConfigSchema = z.object({
   PORT: env.port(8080),
@@ -56,6 +73,7 @@ export const gatewayConfigSchema = z.object({
   // How long one spend lease admits requests under hard ceilings; 0 sends every one to Admit.
   GATEWAY_LEASE_USE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   ...upstreamEnvironment,
+  ...pkceEnvironment,
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   NODE_ENV: z.string().optional(),
 }).superRefine(checkBusEnvironment);

@@ -35,3 +35,24 @@ describe("provider timeouts and the stream keepalive", () => {
     expect(() => loadConfig(gatewayConfigSchema, { [name]: value })).toThrow(new RegExp(name));
   });
 });
+
+describe("keys issued through OAuth PKCE", () => {
+  it("default to a 10 USD ceiling and 30 days", () => {
+    expect(loadConfig(gatewayConfigSchema, {})).toMatchObject({ GATEWAY_PKCE_KEY_LIMIT_USD: 10, GATEWAY_PKCE_KEY_DAYS: 30 });
+    expect(loadConfig(gatewayConfigSchema, { GATEWAY_PKCE_KEY_LIMIT_USD: "2.5", GATEWAY_PKCE_KEY_DAYS: "7" })).toMatchObject({
+      GATEWAY_PKCE_KEY_LIMIT_USD: 2.5,
+      GATEWAY_PKCE_KEY_DAYS: 7,
+    });
+  });
+
+  it.each([
+    ["GATEWAY_PKCE_KEY_LIMIT_USD", "0"],
+    ["GATEWAY_PKCE_KEY_LIMIT_USD", "-1"],
+    ["GATEWAY_PKCE_KEY_LIMIT_USD", "ten"],
+    ["GATEWAY_PKCE_KEY_DAYS", "0"],
+    ["GATEWAY_PKCE_KEY_DAYS", "1.5"],
+    ["GATEWAY_PKCE_KEY_DAYS", "3651"],
+  ])("refuses %s=%s, naming the variable", (name, value) => {
+    expect(() => loadConfig(gatewayConfigSchema, { [name]: value })).toThrow(new RegExp(name));
+  });
+});

@@ -81,6 +81,9 @@ export interface HarnessOptions {
   redisUrl?: string;
   /** Starts the admin metrics listener on this port (0 picks one). */
   metricsPort?: number;
+  /** Ceiling (USD) and lifetime (days) of keys issued through OAuth PKCE; unset keeps the defaults. */
+  pkceKeyLimitUsd?: number;
+  pkceKeyDays?: number;
 }
 
 /** A gateway on port 0 against a fresh Postgres database and a real (fake-logic) ledger gRPC server. */
@@ -115,6 +118,8 @@ export async function startHarness(label: string, opts: HarnessOptions = {}): Pr
       grpcDeadlineMs: 2000,
       version: "9.9.9-test",
       metricsPort: opts.metricsPort,
+      pkceKeyLimitUsd: opts.pkceKeyLimitUsd,
+      pkceKeyDays: opts.pkceKeyDays,
     });
     gateways.push(g);
     return g;
