@@ -51,6 +51,7 @@ const ROUTES: Array<{ method: string; path: string; body?: unknown; needs: Permi
   { method: "GET", path: "/v1/logging", needs: "read" },
   { method: "PUT", path: "/v1/logging", body: { retention_days: 1 }, needs: "config:write" },
   { method: "GET", path: "/v1/auth/organizations", needs: "read" },
+  { method: "POST", path: "/v1/auth/pkce/approve", body: { code_challenge_method: "plain" }, needs: "config:write" },
   { method: "GET", path: "/v1/activity", needs: "usage:read" },
   { method: "GET", path: "/v1/activity/upstream", needs: "usage:read" },
   { method: "GET", path: "/v1/activity/requests/gen-missing", needs: "usage:read" },
