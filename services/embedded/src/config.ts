@@ -1,5 +1,5 @@
 import { env, loadConfig, z } from "@router/config";
-import { upstreamEnvironment } from "@router/gateway";
+import { rateLimitEnvironment, upstreamEnvironment } from "@router/gateway";
 
 /**
  * The one-process default. Every setting is optional: with none, the stack runs on embedded PGlite,
@@ -22,6 +22,8 @@ export const embeddedConfigSchema = z.object({
   METRICS_HOST: z.string().default("127.0.0.1"),
   /** Provider timeouts and the stream keepalive, as the standalone gateway takes them. */
   ...upstreamEnvironment,
+  /** Trusted proxies (X-Forwarded-For), the Redis key prefix and replaced limits, as the standalone gateway takes them. */
+  ...rateLimitEnvironment,
 });
 
 export type EmbeddedConfig = z.infer<typeof embeddedConfigSchema>;
