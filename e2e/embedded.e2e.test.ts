@@ -48,7 +48,7 @@ describe("the one-process default (npm start)", () => {
     const key = await waitFor(() => KEY_LINE.exec(proc?.output() ?? "")?.[1], { what: "the printed management key" });
     const base = `http://127.0.0.1:${port}`;
     const health = (await (await fetch(`${base}/health`)).json()) as Record<string, unknown>;
-    expect(health).toMatchObject({ status: "ok", rate_limiting: "memory" });
+    expect(health).toMatchObject({ status: "ok", rate_limiting: { store: "memory", shared: false } });
     expect(typeof health.version).toBe("string");
 
     const mgmt = gatewayClient(base, key);

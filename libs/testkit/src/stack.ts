@@ -55,6 +55,8 @@ export async function startStack(opts: {
     REDIS_URL: TEST_REDIS_URL,
     ROUTER_BUS: "redis",
     ROUTER_BUS_NAMESPACE: `e2e-${randomBytes(4).toString("hex")}`,
+    // Rate-limit counts of this stack's gateways only (parallel stacks share one Redis).
+    GATEWAY_RATE_LIMIT_PREFIX: `e2e:rl:${randomBytes(4).toString("hex")}`,
     ROUTER_KEY_PEPPER: randomBytes(32).toString("hex"),
     ROUTER_INTERNAL_SECRET: randomBytes(32).toString("hex"),
     ROUTER_MASTER_KEY: randomBytes(32).toString("hex"),

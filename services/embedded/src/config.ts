@@ -1,5 +1,5 @@
 import { env, loadConfig, z } from "@router/config";
-import { pkceEnvironment, upstreamEnvironment } from "@router/gateway";
+import { pkceEnvironment, rateLimitEnvironment, upstreamEnvironment } from "@router/gateway";
 
 /**
  * The one-process default. Every setting is optional: with none, the stack runs on embedded PGlite,
@@ -24,6 +24,8 @@ export const embeddedConfigSchema = z.object({
   ...upstreamEnvironment,
   /** Ceiling and lifetime of keys issued to apps through OAuth PKCE, as the standalone gateway takes them. */
   ...pkceEnvironment,
+  /** Trusted proxies (X-Forwarded-For), the Redis key prefix and replaced limits, as the standalone gateway takes them. */
+  ...rateLimitEnvironment,
 });
 
 export type EmbeddedConfig = z.infer<typeof embeddedConfigSchema>;

@@ -4,7 +4,7 @@ import { startActivity } from "@router/activity";
 import { createBus, type EventBus } from "@router/bus";
 import { providerBaseUrls, resolveSecrets } from "@router/config";
 import { createPostgresDb, EmbeddedPostgres, type Db } from "@router/db";
-import { ensureOperatorOrganisation, pkceOptionsOf, startGateway, upstreamOptionsOf } from "@router/gateway";
+import { ensureOperatorOrganisation, pkceOptionsOf, rateLimitOptionsOf, startGateway, upstreamOptionsOf } from "@router/gateway";
 import { CLIENT_OPTIONS, insecure } from "@router/grpc-kit";
 import { startLedger } from "@router/ledger";
 import { createLogger, installProcessHandlers, stopOnSignals } from "@router/logging";
@@ -40,6 +40,7 @@ async function main(): Promise<void> {
     {
       database: embeddedPg ? `embedded PGlite in ${join(config.ROUTER_DATA_DIR, "pg")}` : "DATABASE_URL",
       cache: config.REDIS_URL ? "REDIS_URL" : "in-memory",
+      rate_limits: config.REDIS_URL ? "REDIS_URL (shared)" : "in memory, this process",
       bus: config.ROUTER_BUS === "memory" ? "in-process" : config.ROUTER_BUS,
       generated_secrets: generated,
     },
@@ -86,6 +87,7 @@ async function main(): Promise<void> {
     metricsHost: config.METRICS_HOST,
     ...upstreamOptionsOf(config),
     ...pkceOptionsOf(config),
+    ...rateLimitOptionsOf(config),
     version: VERSION,
   });
 

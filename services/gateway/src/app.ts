@@ -1,5 +1,4 @@
 import { join } from "node:path";
-import type { RequestHandler } from "express";
 import Redis from "ioredis";
 import type { EventBus } from "@router/bus";
 import type { Secrets } from "@router/config";
@@ -30,6 +29,10 @@ import { invitationRoutes } from "./people/invitation-routes";
 import { memberRoutes } from "./people/member-routes";
 import { DEFAULT_PKCE_KEY_DAYS, DEFAULT_PKCE_KEY_LIMIT_USD, pkceRoutes } from "./pkce/pkce-routes";
 import { proxyRoutes } from "./proxy/proxy-routes";
+import { trustedProxies } from "./rate-limits/client-address";
+import { limitTable, type RateLimitOverrides } from "./rate-limits/limits";
+import { GatewayRateLimits } from "./rate-limits/rate-limit-middleware";
+import { RateLimitStore } from "./rate-limits/rate-limiter";
 import { SessionDirectory } from "./sessions/session-directory";
 import { SessionIssuer } from "./sessions/session-issuer";
 import { sessionRoutes } from "./sessions/session-routes";
@@ -46,7 +49,8 @@ export type { Caller, CallerKey } from "./auth/caller";
 export type { CredentialSource, DispatchCredential } from "./provider-keys/dispatch-credential";
 export { PROVIDER_SLUGS, type ProviderSlug } from "./provider-keys/provider-slugs";
 
-export { pkceEnvironment, pkceOptionsOf, upstreamEnvironment, upstreamOptionsOf } from "./config";
+export { pkceEnvironment, pkceOptionsOf, rateLimitEnvironment, rateLimitOptionsOf, upstreamEnvironment, upstreamOptionsOf } from "./config";
+export type { RateLimitOverrides } from "./rate-limits/limits";
 
 /** The Postgres schema the gateway owns. */
 export const GATEWAY_SCHEMA = "gateway";
@@ -54,6 +58,10 @@ export const GATEWAY_SCHEMA = "gateway";
 export const GATEWAY_MIGRATIONS_DIR = join(__dirname, "..", "migrations");
 /** How long shutdown waits for pending settlements to reach the ledger. */
 const CLOSINGS_FLUSH_MS = 5_000;
+/** How long start waits for the rate limits' Redis connection before counting in memory meanwhile. */
+const RATE_LIMIT_REDIS_WAIT_MS = 2_000;
+/** A rate-limit count Redis has not answered by then is counted in memory (the insurance limiter). */
+const RATE_LIMIT_REDIS_TIMEOUT_MS = 500;
 
 /** Applies the gateway's migrations (idempotent; safe when several replicas start together). */
 export function migrateGateway(db: Db): Promise<{ applied: string[] }> {
@@ -81,6 +89,15 @@ export interface GatewayDeps {
   providerBaseUrls: Record<string, string>;
   /** Set when rate limits and caches are shared through Redis. */
   redisUrl?: string;
+  /**
+   * `GATEWAY_TRUSTED_PROXIES`: addresses or CIDRs of proxies whose `X-Forwarded-For` names the
+   * client address for per-address limits. Default: none (the socket's peer is the client).
+   */
+  trustedProxies?: readonly string[];
+  /** Prefix of every rate-limit key in Redis, so installs or test runs can share one. Default `router:rl`. */
+  rateLimitPrefix?: string;
+  /** Replaces the windows of the named limits of `RATE_LIMITS` (tests, benchmarks). */
+  rateLimits?: RateLimitOverrides;
   grpcDeadlineMs?: number;
   /** How long an identical routing plan is reused (0 asks routing every time). Default 1000 ms. */
   planCacheMs?: number;
@@ -139,15 +156,25 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const publicUrlOf = (): string => publicUrl;
   const sessions = new SessionDirectory({ db: deps.db, clock: deps.clock, log: deps.log, redis });
   const issuer = new SessionIssuer({ clock: deps.clock, sessions, csrfSecret });
-  const manage = createManagementAuth({ keys: authDeps, sessions, csrfSecret });
-  // TODO(rate-limits): replaced by the per-address limiter when it lands.
-  const publicLimit: RequestHandler = (_req, _res, next) => next();
+  // Rate limits count on a Redis connection of their own, whose commands give up quickly: a count
+  // Redis does not answer in time is made in memory instead (docs/decisions.md, "Rate limits").
+  const rateLimitRedis = deps.redisUrl
+    ? new Redis(deps.redisUrl, { maxRetriesPerRequest: 1, commandTimeout: RATE_LIMIT_REDIS_TIMEOUT_MS })
+    : undefined;
+  const rateLimitStore = new RateLimitStore({ redis: rateLimitRedis, keyPrefix: deps.rateLimitPrefix ?? "router:rl", log: deps.log });
+  await rateLimitStore.ready(RATE_LIMIT_REDIS_WAIT_MS);
+  const rateLimits = new GatewayRateLimits({
+    store: rateLimitStore,
+    limits: limitTable(deps.rateLimits),
+    trust: trustedProxies(deps.trustedProxies ?? []),
+    onRefused: metrics.rateLimited,
+  });
+  // Every management route, forwarded ones included, is counted per credential once its principal is known.
+  const manage = createManagementAuth({ keys: authDeps, sessions, csrfSecret, rateLimit: rateLimits.credential("management") });
 
   const app = createHttpApp({ log: deps.log });
   app.use(metrics.httpMiddleware());
-  app.use(
-    healthRoutes({ db: deps.db, log: deps.log, version: deps.version, rateLimiting: deps.redisUrl ? "redis" : "memory" }),
-  );
+  app.use(healthRoutes({ db: deps.db, log: deps.log, version: deps.version, rateLimiting: () => rateLimits.health() }));
   const ledgerPort = grpcLedgerPort(deps.ledger, { deadlineMs: grpcDeadlineMs });
   const closings = new HoldClosings({ send: (batch) => ledgerPort.closeHolds(batch), log: deps.log });
   metrics.watchClosings(() => closings.size);
@@ -197,12 +224,30 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   );
   app.use(providerKeyRoutes({ db: deps.db, manage, sealer, credentials, clock: deps.clock }));
   app.use(
-    sessionRoutes({ db: deps.db, manage, issuer, authCache, pepper, clock: deps.clock, csrfSecret, publicLimit }),
+    sessionRoutes({
+      db: deps.db,
+      manage,
+      issuer,
+      authCache,
+      pepper,
+      clock: deps.clock,
+      csrfSecret,
+      publicLimit: rateLimits.publicRateLimit("auth_exchange"),
+    }),
   );
   app.use(organisationRoutes({ db: deps.db, manage }));
   app.use(workspaceRoutes({ db: deps.db, manage, clock: deps.clock }));
   app.use(memberRoutes({ db: deps.db, manage, clock: deps.clock, authCache, issuer }));
-  app.use(invitationRoutes({ db: deps.db, manage, clock: deps.clock, issuer, publicUrl: publicUrlOf, publicLimit }));
+  app.use(
+    invitationRoutes({
+      db: deps.db,
+      manage,
+      clock: deps.clock,
+      issuer,
+      publicUrl: publicUrlOf,
+      publicLimit: rateLimits.publicRateLimit("invitation_lookup"),
+    }),
+  );
   app.use(loggingRoutes({ db: deps.db, manage, clock: deps.clock }));
   app.use(
     pkceRoutes({
@@ -210,7 +255,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       manage,
       pepper,
       clock: deps.clock,
-      publicLimit,
+      publicLimit: rateLimits.publicRateLimit("pkce"),
       keyLimitUsd: deps.pkceKeyLimitUsd ?? DEFAULT_PKCE_KEY_LIMIT_USD,
       keyDays: deps.pkceKeyDays ?? DEFAULT_PKCE_KEY_DAYS,
     }),
@@ -225,6 +270,8 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       internalSecret: deps.secrets.ROUTER_INTERNAL_SECRET,
       activityUrl: deps.activityUrl,
       routingUrl: deps.routingUrl,
+      catalogLimit: rateLimits.publicRateLimit("catalog"),
+      exportLimit: rateLimits.credentialRateLimit("activity_export"),
     }),
   );
   finishApp(app, deps.log);
@@ -255,7 +302,9 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       await closings.flush(CLOSINGS_FLUSH_MS);
       await Promise.all([proxy.close(), credentials.close(), upstream.close()]);
       sessions.close();
+      rateLimitStore.close();
       redis?.disconnect();
+      rateLimitRedis?.disconnect();
     },
   };
 }

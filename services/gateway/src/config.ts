@@ -3,6 +3,8 @@ import { env, resolveSecrets, z, type SecretName, type Secrets } from "@router/c
 import { DEFAULT_KEEPALIVE_MS } from "./chat/sse-response";
 import { DEFAULT_TIMEOUTS, type UpstreamTimeouts } from "./dispatch/upstream-client";
 import { DEFAULT_PKCE_KEY_DAYS, DEFAULT_PKCE_KEY_LIMIT_USD } from "./pkce/pkce-routes";
+import { trustedProxies } from "./rate-limits/client-address";
+import { DAY, LIMIT_NAMES, MINUTE, type LimitName, type RateLimitOverrides, type RateWindow } from "./rate-limits/limits";
 
 /**
  * Provider calls: how long to wait for a connection, for response headers (non-stream, stream) and
@@ -48,6 +50,79 @@ export function pkceOptionsOf(config: PkceEnv): { pkceKeyLimitUsd: number; pkceK
   return { pkceKeyLimitUsd: config.GATEWAY_PKCE_KEY_LIMIT_USD, pkceKeyDays: config.GATEWAY_PKCE_KEY_DAYS };
 }
 
+/** One limit's windows in `GATEWAY_RATE_LIMITS`: `{"per_minute": 600, "per_day": 50000}`. */
+const windowsOverride = z
+  .object({
+    per_second: z.number().int().min(1).optional(),
+    per_minute: z.number().int().min(1).optional(),
+    per_hour: z.number().int().min(1).optional(),
+    per_day: z.number().int().min(1).optional(),
+  })
+  .strict()
+  .refine((w) => Object.values(w).some((v) => v !== undefined), "give at least one of per_second, per_minute, per_hour, per_day");
+
+const WINDOW_SECONDS = { per_second: 1, per_minute: MINUTE, per_hour: 3600, per_day: DAY } as const;
+
+const rateLimitOverrides = z
+  .string()
+  .transform((text, ctx) => {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      ctx.addIssue({ code: "custom", message: "expected a JSON object of limit names" });
+      return z.NEVER;
+    }
+  })
+  .pipe(z.partialRecord(z.enum(LIMIT_NAMES as [LimitName, ...LimitName[]]), windowsOverride))
+  .transform((byName): RateLimitOverrides => {
+    const out: RateLimitOverrides = {};
+    for (const [name, w] of Object.entries(byName) as Array<[LimitName, z.infer<typeof windowsOverride>]>) {
+      const windows: RateWindow[] = [];
+      for (const [field, seconds] of Object.entries(WINDOW_SECONDS) as Array<[keyof typeof WINDOW_SECONDS, number]>) {
+        const points = w[field];
+        if (points !== undefined) windows.push({ points, seconds });
+      }
+      out[name] = windows;
+    }
+    return out;
+  });
+
+/**
+ * Rate limits (src/rate-limits): the proxies whose `X-Forwarded-For` is believed, the Redis key
+ * prefix, and replaced limits. The one-process runner reads them too.
+ */
+export const rateLimitEnvironment = {
+  // Comma-separated addresses or CIDRs (or loopback, linklocal, uniquelocal); unset trusts nothing.
+  GATEWAY_TRUSTED_PROXIES: z
+    .string()
+    .default("")
+    .transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean))
+    .superRefine((list, ctx) => {
+      try {
+        trustedProxies(list);
+      } catch (err) {
+        ctx.addIssue({ code: "custom", message: `expected addresses or CIDRs: ${err instanceof Error ? err.message : String(err)}` });
+      }
+    }),
+  GATEWAY_RATE_LIMIT_PREFIX: z.string().regex(/^[A-Za-z0-9:_.-]{1,64}$/, "letters, digits, ':', '_', '.', '-'").default("router:rl"),
+  GATEWAY_RATE_LIMITS: rateLimitOverrides.optional(),
+};
+
+type RateLimitEnv = z.infer<z.ZodObject<typeof rateLimitEnvironment>>;
+
+/** The `startGateway` options the rate-limit settings give. */
+export function rateLimitOptionsOf(config: RateLimitEnv): {
+  trustedProxies: string[];
+  rateLimitPrefix: string;
+  rateLimits: RateLimitOverrides;
+} {
+  return {
+    trustedProxies: config.GATEWAY_TRUSTED_PROXIES,
+    rateLimitPrefix: config.GATEWAY_RATE_LIMIT_PREFIX,
+    rateLimits: config.GATEWAY_RATE_LIMITS ?? {},
+  };
+}
+
 /** Every environment variable the gateway reads (README lists them with their meaning). */
 export const gatewayConfigSchema = z.object({
   PORT: env.port(8080),
@@ -74,6 +149,7 @@ export const gatewayConfigSchema = z.object({
   GATEWAY_LEASE_USE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   ...upstreamEnvironment,
   ...pkceEnvironment,
+  ...rateLimitEnvironment,
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   NODE_ENV: z.string().optional(),
 }).superRefine(checkBusEnvironment);

@@ -26,6 +26,7 @@ export class GatewayMetrics {
   private readonly circuitOpen: Gauge<"endpoint">;
   private readonly leaseAdmissions: Counter;
   private readonly leaseCalls: Counter<"outcome">;
+  private readonly rateLimitRefusals: Counter<"limit">;
   private authCacheStats: (() => LoadingCacheStats) | undefined;
   private closingsPending: (() => number) | undefined;
 
@@ -91,6 +92,12 @@ export class GatewayMetrics {
       name: "gateway_ledger_lease_calls_total",
       help: "Lease calls to the ledger by outcome: granted, refused (too little headroom) or failed.",
       labelNames: ["outcome"],
+      registers,
+    });
+    this.rateLimitRefusals = new Counter({
+      name: "gateway_rate_limit_refusals_total",
+      help: "Requests refused with 429 rate_limited, by limit name (management, catalog, activity_export, auth_exchange, ...).",
+      labelNames: ["limit"],
       registers,
     });
     // Read from the cache's own counters at scrape time: nothing is added to the lookup path.
@@ -174,6 +181,11 @@ export class GatewayMetrics {
 
   readonly leaseCalled = (outcome: "granted" | "refused" | "failed"): void => {
     this.leaseCalls.inc({ outcome });
+  };
+
+  /** A request was refused by the rate limit `limit` (wired as GatewayRateLimits' `onRefused`). */
+  readonly rateLimited = (limit: string): void => {
+    this.rateLimitRefusals.inc({ limit });
   };
 
   /** Reports the settlements and releases waiting for the ledger, read at scrape time. */

@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig } from "@router/config";
-import { gatewayConfigSchema } from "../src/config";
+import { gatewayConfigSchema, rateLimitOptionsOf } from "../src/config";
+import { perDay, perMinute } from "../src/rate-limits/limits";
 
 describe("GATEWAY_LEASE_USE_MS", () => {
   it("defaults to one second and takes 0 (leases off)", () => {
@@ -53,6 +54,38 @@ describe("keys issued through OAuth PKCE", () => {
     ["GATEWAY_PKCE_KEY_DAYS", "1.5"],
     ["GATEWAY_PKCE_KEY_DAYS", "3651"],
   ])("refuses %s=%s, naming the variable", (name, value) => {
+    expect(() => loadConfig(gatewayConfigSchema, { [name]: value })).toThrow(new RegExp(name));
+  });
+});
+
+describe("rate limit settings", () => {
+  it("default to no trusted proxy, the router:rl prefix and the table's numbers", () => {
+    expect(rateLimitOptionsOf(loadConfig(gatewayConfigSchema, {}))).toEqual({
+      trustedProxies: [],
+      rateLimitPrefix: "router:rl",
+      rateLimits: {},
+    });
+  });
+
+  it("read GATEWAY_TRUSTED_PROXIES as a comma-separated list", () => {
+    const c = loadConfig(gatewayConfigSchema, { GATEWAY_TRUSTED_PROXIES: "10.0.0.0/8, 192.0.2.1,loopback" });
+    expect(c.GATEWAY_TRUSTED_PROXIES).toEqual(["10.0.0.0/8", "192.0.2.1", "loopback"]);
+  });
+
+  it("read GATEWAY_RATE_LIMITS as windows by limit name", () => {
+    const c = loadConfig(gatewayConfigSchema, { GATEWAY_RATE_LIMITS: '{"management":{"per_minute":600,"per_day":50000}}' });
+    expect(c.GATEWAY_RATE_LIMITS).toEqual({ management: [perMinute(600), perDay(50_000)] });
+  });
+
+  it.each([
+    ["GATEWAY_TRUSTED_PROXIES", "10.0.0.0/8,proxy.internal"],
+    ["GATEWAY_RATE_LIMITS", "management=600"],
+    ["GATEWAY_RATE_LIMITS", '{"managment":{"per_minute":600}}'],
+    ["GATEWAY_RATE_LIMITS", '{"management":{"per_minute":0}}'],
+    ["GATEWAY_RATE_LIMITS", '{"management":{}}'],
+    ["GATEWAY_RATE_LIMIT_PREFIX", "has space"],
+  ])("refuse %s=%s, naming the variable", (name, value) => {
+    expect(() => loadConfig(gatewayConfigSchema, { [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig(gatewayConfigSchema, { [name]: value })).toThrow(new RegExp(name));
   });
 });

@@ -7,7 +7,7 @@ import { createLogger } from "@router/logging";
 import { ManualClock } from "@router/money";
 import { ledger, routing } from "@router/proto";
 import { createTestDatabase, readJsonOrText, type TestDatabase } from "@router/testkit";
-import { createOrganisation, startGateway, type RunningGateway } from "../src/app";
+import { createOrganisation, startGateway, type RateLimitOverrides, type RunningGateway } from "../src/app";
 
 export const silentLog = createLogger({ level: "silent" });
 
@@ -84,6 +84,12 @@ export interface HarnessOptions {
   /** Ceiling (USD) and lifetime (days) of keys issued through OAuth PKCE; unset keeps the defaults. */
   pkceKeyLimitUsd?: number;
   pkceKeyDays?: number;
+  /** Replaces the windows of named rate limits (e.g. `{ management: [perMinute(3)] }`). */
+  rateLimits?: RateLimitOverrides;
+  /** `GATEWAY_TRUSTED_PROXIES`. */
+  trustedProxies?: string[];
+  /** Prefix of the rate-limit keys in Redis; default one per harness, so parallel runs never share counts. */
+  rateLimitPrefix?: string;
 }
 
 /** A gateway on port 0 against a fresh Postgres database and a real (fake-logic) ledger gRPC server. */
@@ -97,6 +103,7 @@ export async function startHarness(label: string, opts: HarnessOptions = {}): Pr
   const ledgerClient = new ledger.LedgerServiceClient(ledgerAddr, insecure(), CLIENT_OPTIONS);
   // Nothing these tests reach calls routing over gRPC; the client never connects.
   const routingClient = new routing.RoutingServiceClient("127.0.0.1:1", insecure(), CLIENT_OPTIONS);
+  const rateLimitPrefix = opts.rateLimitPrefix ?? `test:rl:${randomBytes(6).toString("hex")}`;
   const gateways: RunningGateway[] = [];
   const buses: EventBus[] = [];
   const start = async () => {
@@ -115,6 +122,9 @@ export async function startHarness(label: string, opts: HarnessOptions = {}): Pr
       routingUrl: opts.routingUrl ?? "http://127.0.0.1:1",
       providerBaseUrls: {},
       redisUrl: opts.redisUrl,
+      rateLimits: opts.rateLimits,
+      trustedProxies: opts.trustedProxies,
+      rateLimitPrefix,
       grpcDeadlineMs: 2000,
       version: "9.9.9-test",
       metricsPort: opts.metricsPort,

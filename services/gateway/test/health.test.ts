@@ -1,3 +1,4 @@
+import { TEST_REDIS_URL } from "@router/testkit";
 import { call, startHarness } from "./harness";
 
 describe("GET /health", () => {
@@ -6,16 +7,27 @@ describe("GET /health", () => {
     try {
       const res = await call(h.url, "GET", "/health");
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ status: "ok", version: "9.9.9-test", rate_limiting: "memory" });
+      expect(res.body).toEqual({ status: "ok", version: "9.9.9-test", rate_limiting: { store: "memory", shared: false } });
     } finally {
       await h.close();
     }
   });
 
   it("reports a shared rate limiter when Redis is configured", async () => {
-    const h = await startHarness("gwhealthr", { redisUrl: "redis://127.0.0.1:6379" });
+    const h = await startHarness("gwhealthr", { redisUrl: TEST_REDIS_URL });
     try {
-      expect((await call(h.url, "GET", "/health")).body.rate_limiting).toBe("redis");
+      expect((await call(h.url, "GET", "/health")).body.rate_limiting).toEqual({ store: "redis", shared: true });
+    } finally {
+      await h.close();
+    }
+  });
+
+  it("reports the limits as not shared while Redis does not answer (each instance counts in memory)", async () => {
+    const h = await startHarness("gwhealthrdown", { redisUrl: "redis://127.0.0.1:1" });
+    try {
+      const res = await call(h.url, "GET", "/health");
+      expect(res.status).toBe(200);
+      expect(res.body.rate_limiting).toEqual({ store: "redis", shared: false });
     } finally {
       await h.close();
     }
@@ -28,7 +40,7 @@ describe("GET /health", () => {
     try {
       const res = await call(url, "GET", "/health");
       expect(res.status).toBe(500);
-      expect(res.body).toEqual({ status: "error", version: "9.9.9-test", rate_limiting: "memory" });
+      expect(res.body).toEqual({ status: "error", version: "9.9.9-test", rate_limiting: { store: "memory", shared: false } });
     } finally {
       await h.close();
     }

@@ -16,6 +16,7 @@ const DECLARED = [
   "gateway_auth_cache_misses_total",
   "gateway_auth_cache_refreshes_total",
   "gateway_ledger_closings_pending",
+  "gateway_rate_limit_refusals_total",
 ];
 
 describe("the gateway's metrics listener", () => {

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { Browser } from "@router/testkit";
 import { s256Challenge, verifierMatches } from "../src/pkce/pkce-request";
+import { perMinute } from "../src/rate-limits/limits";
 import { call, newOrganisation, startHarness, type ApiResponse, type Harness } from "./harness";
 
 // RFC 7636 appendix B.
@@ -16,7 +17,8 @@ const DAYS = 7;
 let h: Harness;
 
 beforeAll(async () => {
-  h = await startHarness("gw_pkce", { pkceKeyLimitUsd: LIMIT_USD, pkceKeyDays: DAYS });
+  // Every request here comes from one address: the per-address PKCE limit is tested with the others.
+  h = await startHarness("gw_pkce", { pkceKeyLimitUsd: LIMIT_USD, pkceKeyDays: DAYS, rateLimits: { pkce: [perMinute(100_000)] } });
 });
 
 afterAll(async () => {

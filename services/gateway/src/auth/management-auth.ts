@@ -5,6 +5,7 @@ import { csrfHolds, cookiesOf, CSRF_HEADER, SESSION_COOKIE } from "../sessions/s
 import type { SessionDirectory } from "../sessions/session-directory";
 import { sessionTokenHash } from "../sessions/session-store";
 import type { StoredKey } from "../keys/key-store";
+import { principalSubject, type CredentialRateLimit } from "../rate-limits/rate-limit-middleware";
 import { resolveBearerKey, type AuthenticatorDeps } from "./authenticate";
 import type { Principal } from "./principal";
 
@@ -13,6 +14,11 @@ export interface ManagementAuthDeps {
   sessions: SessionDirectory;
   /** Keys the CSRF tokens (ROUTER_INTERNAL_SECRET). */
   csrfSecret: string;
+  /**
+   * The management rate limit, counted per credential once the principal is known (a key by its
+   * hash, a session by its token hash); throws the 429. Unset: management routes are not limited.
+   */
+  rateLimit?: CredentialRateLimit;
 }
 
 export interface ManageOptions {
@@ -91,11 +97,13 @@ export async function resolvePrincipal(deps: ManagementAuthDeps, req: Request, r
   };
 }
 
-/** The management authentication and permission check, as express middleware. */
+/** The management authentication, its rate limit and the permission check, as express middleware. */
 export function createManagementAuth(deps: ManagementAuthDeps): Manage {
   return (permission, opts = {}) =>
     async (req: Request, res: Response, next: NextFunction): Promise<void> => {
       const principal = await resolvePrincipal(deps, req, res);
+      // Before the route's own checks: a refused or failing call counts like any other.
+      await deps.rateLimit?.(principalSubject(principal), res);
       if (opts.sessionOnly && !principal.session) {
         throw new DomainError("permission_denied", "this route takes a dashboard session, not an API key", {
           details: { credential: principal.credential },

@@ -6,15 +6,19 @@ export interface HealthDeps {
   db: Db;
   log: Logger;
   version: string;
-  /** `redis` when rate limits are shared across instances, `memory` when each instance keeps its own. */
-  rateLimiting: "memory" | "redis";
+  /**
+   * Where rate limits count: `{store: "redis", shared: true}` when every instance shares them,
+   * `shared: false` while Redis does not answer (each instance counts in memory meanwhile);
+   * `{store: "memory", shared: false}` without Redis.
+   */
+  rateLimiting: () => { store: "memory" | "redis"; shared: boolean };
 }
 
 /** `GET /health` (public): 200 while the database answers, 500 when it does not. */
 export function healthRoutes(deps: HealthDeps): Router {
   const router = Router();
   router.get("/health", async (_req: Request, res: Response) => {
-    const body = { version: deps.version, rate_limiting: deps.rateLimiting };
+    const body = { version: deps.version, rate_limiting: deps.rateLimiting() };
     try {
       await deps.db.query("SELECT 1");
       res.json({ status: "ok", ...body });

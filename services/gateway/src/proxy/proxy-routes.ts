@@ -13,6 +13,10 @@ export interface ProxyRoutesDeps {
   internalSecret: string;
   activityUrl: string;
   routingUrl: string;
+  /** Per-client-address limit on the public catalog routes. */
+  catalogLimit: RequestHandler;
+  /** Per-credential limit on the CSV export, after the management authentication (and its limit). */
+  exportLimit: RequestHandler;
 }
 
 /** The identity an owning service sees for an inference key: it has no person, and no management role. */
@@ -55,11 +59,12 @@ export function proxyRoutes(deps: ProxyRoutesDeps): Router {
     };
 
   const management = deps.manage("read");
+  router.get("/v1/activity/export", management, deps.exportLimit, forwardAs(activity, asPrincipal));
   router.all(["/v1/activity", "/v1/activity/*rest"], management, forwardAs(activity, asPrincipal));
   router.get("/v1/generation", deps.authenticate({ allow: ["inference"] }), forwardAs(activity, asInferenceKey));
   router.get("/v1/generation/:id/content", management, forwardAs(activity, asPrincipal));
   router.all("/v1/routing/defaults", management, forwardAs(routing, asPrincipal));
 
-  router.get(["/v1/models", "/v1/models/*rest", "/v1/providers"], open(routing));
+  router.get(["/v1/models", "/v1/models/*rest", "/v1/providers"], deps.catalogLimit, open(routing));
   return router;
 }
