@@ -1,10 +1,10 @@
-import { createHash, createHmac, randomBytes } from "node:crypto";
+import { Wallet, type HDNodeWallet } from "ethers";
 import { Client } from "pg";
 import { Browser, gatewayClient, startStack, type Stack } from "@router/testkit";
 
 /**
- * People, sessions and roles across the separate-process stack: dashboard sessions in a
- * browser-like cookie jar, invitations accepted by signed-in people, and the role table checked
+ * People, sessions and roles across the separate-process stack: people signed in with a wallet
+ * into a browser-like cookie jar, invitations accepted by them, and the role table checked
  * on every management route that exists, by the gateway and by the services it forwards to.
  */
 
@@ -64,43 +64,26 @@ describe("people, sessions and roles through the separate-process stack", () => 
   let db: Client;
   let org: { orgId: string; managementKey: string };
   const people: Partial<Record<Role, Browser>> = {};
-  let subjects = 0;
 
-  /**
-   * A person as a completed identity-provider sign-in leaves them: a user and a session in the
-   * database, its two cookies in a fresh jar. (The sign-in routes have their own tests; this suite
-   * is about what a signed-in person may do.)
-   */
-  async function signedInPerson(name: string): Promise<Browser> {
-    const userId = `usr_e2e${++subjects}${randomBytes(4).toString("hex")}`;
-    const token = randomBytes(32).toString("base64url");
-    await db.query(
-      `INSERT INTO gateway.users (id, name, email, provider, provider_subject, created_at) VALUES ($1, $2, $3, 'oidc', $1, now())`,
-      [userId, name, `${name.toLowerCase()}@example.com`],
-    );
-    // A first sign-in gives the person an organisation of their own, where the session opens.
-    const ownOrg = `org_own${randomBytes(6).toString("hex")}`;
-    await db.query(`INSERT INTO gateway.organisations (id, name, slug, created_at) VALUES ($1, $2, $1, now())`, [ownOrg, `${name}'s organisation`]);
-    await db.query(`INSERT INTO gateway.members (org_id, user_id, role, joined_at) VALUES ($1, $2, 'owner', now())`, [ownOrg, userId]);
-    await db.query(
-      `INSERT INTO gateway.sessions (token_hash, org_id, user_id, key_hash, auth_method, created_at, expires_at)
-       VALUES ($1, $2, $3, NULL, 'oauth', now(), now() + interval '1 day')`,
-      [createHash("sha256").update(token).digest("hex"), ownOrg, userId],
-    );
+  /** A person signing in with a wallet (Sign-In with Ethereum, a real signature): their own organisation and a session. */
+  async function signedInPerson(wallet: HDNodeWallet): Promise<Browser> {
     const browser = new Browser(stack.gatewayUrl);
-    const csrf = createHmac("sha256", stack.env.ROUTER_INTERNAL_SECRET ?? "").update(`rt_csrf:${token}`).digest("base64url");
-    await browser.jar.setCookie(`rt_session=${token}; Path=/; HttpOnly`, stack.gatewayUrl);
-    await browser.jar.setCookie(`rt_csrf=${csrf}; Path=/`, stack.gatewayUrl);
+    const challenge = await browser.post("/v1/auth/wallet/challenge", { address: wallet.address });
+    expect(challenge.status).toBe(200);
+    const { message, nonce } = challenge.body.data as { message: string; nonce: string };
+    const verified = await browser.post("/v1/auth/wallet/verify", { address: wallet.address, signature: await wallet.signMessage(message), nonce });
+    expect(verified.status).toBe(200);
+    expect(verified.body.data.is_new_user).toBe(true);
     return browser;
   }
 
   /** Invites a seat with `role` (the API's roles), accepted by a newly signed-in person. */
-  async function seated(name: string, role: "owner" | "member" | "billing"): Promise<Browser> {
+  async function seated(wallet: HDNodeWallet, role: "owner" | "member" | "billing"): Promise<Browser> {
     const mgmt = gatewayClient(stack.gatewayUrl, org.managementKey);
     const invited = await mgmt.post("/v1/organization/invitations", { role });
     expect(invited.status).toBe(201);
     const token = String(invited.json.data.url).split("#token=")[1];
-    const browser = await signedInPerson(name);
+    const browser = await signedInPerson(wallet);
     const accepted = await browser.post("/v1/invitations/accept", { token });
     expect(accepted.status).toBe(200);
     expect(accepted.body.data).toEqual({ org_id: org.orgId });
@@ -108,20 +91,23 @@ describe("people, sessions and roles through the separate-process stack", () => 
   }
 
   beforeAll(async () => {
-    stack = await startStack({ providerBaseUrls: {} });
+    // Every person signs in from this one address: more wallet challenges than a minute allows a client.
+    stack = await startStack({ providerBaseUrls: {}, extraEnv: { GATEWAY_RATE_LIMITS: JSON.stringify({ wallet_challenge: { per_minute: 1000 } }) } });
     db = new Client({ connectionString: stack.env.DATABASE_URL });
     await db.connect();
     org = await stack.createOrg("Roles Co");
-    people.owner = await seated("Olive", "owner");
-    people.member = await seated("Dev", "member");
-    people.billing = await seated("Fin", "billing");
+    people.owner = await seated(Wallet.createRandom(), "owner");
+    people.member = await seated(Wallet.createRandom(), "member");
+    people.billing = await seated(Wallet.createRandom(), "billing");
     // The API assigns owner, member and billing; admin and readonly exist in the role enum only.
     // Set before the new session is first used, so no replica has cached the seat's old role.
-    for (const [role, name] of [["admin", "Ada"], ["readonly", "Reed"]] as const) {
-      const browser = await seated(name, "member");
+    for (const role of ["admin", "readonly"] as const) {
+      const wallet = Wallet.createRandom();
+      const browser = await seated(wallet, "member");
       await db.query(
-        `UPDATE gateway.members SET role = $1 WHERE org_id = $2 AND user_id = (SELECT id FROM gateway.users WHERE name = $3)`,
-        [role, org.orgId, name],
+        `UPDATE gateway.members SET role = $1
+         WHERE org_id = $2 AND user_id = (SELECT id FROM gateway.users WHERE provider = 'wallet' AND provider_subject = $3)`,
+        [role, org.orgId, wallet.address.toLowerCase()],
       );
       people[role] = browser;
     }
@@ -208,7 +194,7 @@ describe("people, sessions and roles through the separate-process stack", () => 
   }, 60_000);
 
   it("removing a seat ends that person's session at once", async () => {
-    const leaver = await seated("Leaver", "member");
+    const leaver = await seated(Wallet.createRandom(), "member");
     const me = await leaver.get("/v1/organization/members");
     const userId = me.body.data.find((m: { is_you: boolean }) => m.is_you).user_id as string;
     const removed = await people.owner!.request("DELETE", `/v1/organization/members/${userId}`);

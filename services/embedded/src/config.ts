@@ -1,5 +1,5 @@
 import { env, loadConfig, z } from "@router/config";
-import { pkceEnvironment, rateLimitEnvironment, upstreamEnvironment } from "@router/gateway";
+import { pkceEnvironment, rateLimitEnvironment, signInEnvironment, upstreamEnvironment } from "@router/gateway";
 
 /**
  * The one-process default. Every setting is optional: with none, the stack runs on embedded PGlite,
@@ -26,6 +26,8 @@ export const embeddedConfigSchema = z.object({
   ...pkceEnvironment,
   /** Trusted proxies (X-Forwarded-For), the Redis key prefix and replaced limits, as the standalone gateway takes them. */
   ...rateLimitEnvironment,
+  /** Identity providers and wallet sign-in, as the standalone gateway takes them. */
+  ...signInEnvironment,
 });
 
 export type EmbeddedConfig = z.infer<typeof embeddedConfigSchema>;

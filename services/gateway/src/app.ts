@@ -28,6 +28,10 @@ import { workspaceRoutes } from "./organisations/workspace-routes";
 import { invitationRoutes } from "./people/invitation-routes";
 import { memberRoutes } from "./people/member-routes";
 import { DEFAULT_PKCE_KEY_DAYS, DEFAULT_PKCE_KEY_LIMIT_USD, pkceRoutes } from "./pkce/pkce-routes";
+import { OAuthClients, type OAuthProviders } from "./sign-in/oauth-providers";
+import { oauthRoutes } from "./sign-in/oauth-routes";
+import { signInMethodsRoute } from "./sign-in/sign-in-methods";
+import { walletRoutes } from "./sign-in/wallet-routes";
 import { proxyRoutes } from "./proxy/proxy-routes";
 import { trustedProxies } from "./rate-limits/client-address";
 import { limitTable, type RateLimitOverrides } from "./rate-limits/limits";
@@ -49,7 +53,17 @@ export type { Caller, CallerKey } from "./auth/caller";
 export type { CredentialSource, DispatchCredential } from "./provider-keys/dispatch-credential";
 export { PROVIDER_SLUGS, type ProviderSlug } from "./provider-keys/provider-slugs";
 
-export { pkceEnvironment, pkceOptionsOf, rateLimitEnvironment, rateLimitOptionsOf, upstreamEnvironment, upstreamOptionsOf } from "./config";
+export {
+  pkceEnvironment,
+  pkceOptionsOf,
+  rateLimitEnvironment,
+  rateLimitOptionsOf,
+  signInEnvironment,
+  signInOptionsOf,
+  upstreamEnvironment,
+  upstreamOptionsOf,
+} from "./config";
+export type { OAuthProviders } from "./sign-in/oauth-providers";
 export type { RateLimitOverrides } from "./rate-limits/limits";
 
 /** The Postgres schema the gateway owns. */
@@ -114,6 +128,10 @@ export interface GatewayDeps {
   pkceKeyLimitUsd?: number;
   /** Lifetime of a key issued through OAuth PKCE, days from its exchange. Default 30. */
   pkceKeyDays?: number;
+  /** Identity providers offered for sign-in (GATEWAY_OAUTH_*); none by default. */
+  oauthProviders?: OAuthProviders;
+  /** Whether wallet sign-in (Sign-In with Ethereum) is offered (GATEWAY_WALLET_SIGNIN). Default true. */
+  walletSignIn?: boolean;
   version: string;
   /**
    * Port of the admin listener serving only `GET /metrics` (0 picks one). Unset: no metrics
@@ -258,6 +276,20 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       publicLimit: rateLimits.publicRateLimit("pkce"),
       keyLimitUsd: deps.pkceKeyLimitUsd ?? DEFAULT_PKCE_KEY_LIMIT_USD,
       keyDays: deps.pkceKeyDays ?? DEFAULT_PKCE_KEY_DAYS,
+    }),
+  );
+  const walletSignIn = deps.walletSignIn ?? true;
+  const oauthClients = new OAuthClients(deps.oauthProviders ?? {}, (slug) => `${publicUrlOf()}/v1/auth/oauth/${slug}/callback`, deps.log);
+  app.use(signInMethodsRoute({ clients: oauthClients, wallet: walletSignIn }));
+  app.use(oauthRoutes({ db: deps.db, clock: deps.clock, log: deps.log, clients: oauthClients, issuer, secret: csrfSecret, publicUrl: publicUrlOf }));
+  app.use(
+    walletRoutes({
+      db: deps.db,
+      clock: deps.clock,
+      issuer,
+      publicUrl: publicUrlOf,
+      enabled: walletSignIn,
+      publicLimit: rateLimits.publicRateLimit("wallet_challenge"),
     }),
   );
   // Answers generations this gateway just served; any other id falls through to the proxy.

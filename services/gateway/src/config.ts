@@ -2,6 +2,7 @@ import { busEnvironment, checkBusEnvironment } from "@router/bus";
 import { env, resolveSecrets, z, type SecretName, type Secrets } from "@router/config";
 import { DEFAULT_KEEPALIVE_MS } from "./chat/sse-response";
 import { DEFAULT_TIMEOUTS, type UpstreamTimeouts } from "./dispatch/upstream-client";
+import type { OAuthProviders } from "./sign-in/oauth-providers";
 import { DEFAULT_PKCE_KEY_DAYS, DEFAULT_PKCE_KEY_LIMIT_USD } from "./pkce/pkce-routes";
 import { trustedProxies } from "./rate-limits/client-address";
 import { DAY, LIMIT_NAMES, MINUTE, type LimitName, type RateLimitOverrides, type RateWindow } from "./rate-limits/limits";
@@ -123,6 +124,34 @@ export function rateLimitOptionsOf(config: RateLimitEnv): {
   };
 }
 
+/**
+ * Sign-in: the identity providers offered (each needs its issuer, client id and secret; Google's
+ * issuer has a default) and whether wallet sign-in is. The one-process runner reads them too.
+ */
+export const signInEnvironment = {
+  GATEWAY_OAUTH_GOOGLE_ISSUER: z.string().url().default("https://accounts.google.com"),
+  GATEWAY_OAUTH_GOOGLE_CLIENT_ID: z.string().min(1).optional(),
+  GATEWAY_OAUTH_GOOGLE_CLIENT_SECRET: z.string().min(1).optional(),
+  GATEWAY_OAUTH_OIDC_ISSUER: z.string().url().optional(),
+  GATEWAY_OAUTH_OIDC_CLIENT_ID: z.string().min(1).optional(),
+  GATEWAY_OAUTH_OIDC_CLIENT_SECRET: z.string().min(1).optional(),
+  GATEWAY_WALLET_SIGNIN: env.bool(true),
+};
+
+type SignInEnv = z.infer<z.ZodObject<typeof signInEnvironment>>;
+
+/** The `startGateway` options the sign-in settings give: a provider counts once all three of its values are set. */
+export function signInOptionsOf(config: SignInEnv): { oauthProviders: OAuthProviders; walletSignIn: boolean } {
+  const provider = (issuer: string | undefined, clientId: string | undefined, clientSecret: string | undefined) =>
+    issuer && clientId && clientSecret ? { issuer, clientId, clientSecret } : undefined;
+  const oauthProviders: OAuthProviders = {};
+  const google = provider(config.GATEWAY_OAUTH_GOOGLE_ISSUER, config.GATEWAY_OAUTH_GOOGLE_CLIENT_ID, config.GATEWAY_OAUTH_GOOGLE_CLIENT_SECRET);
+  const oidc = provider(config.GATEWAY_OAUTH_OIDC_ISSUER, config.GATEWAY_OAUTH_OIDC_CLIENT_ID, config.GATEWAY_OAUTH_OIDC_CLIENT_SECRET);
+  if (google) oauthProviders.google = google;
+  if (oidc) oauthProviders.oidc = oidc;
+  return { oauthProviders, walletSignIn: config.GATEWAY_WALLET_SIGNIN };
+}
+
 /** Every environment variable the gateway reads (README lists them with their meaning). */
 export const gatewayConfigSchema = z.object({
   PORT: env.port(8080),
@@ -150,6 +179,7 @@ export const gatewayConfigSchema = z.object({
   ...upstreamEnvironment,
   ...pkceEnvironment,
   ...rateLimitEnvironment,
+  ...signInEnvironment,
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   NODE_ENV: z.string().optional(),
 }).superRefine(checkBusEnvironment);

@@ -8,7 +8,7 @@ import { createLogger, installProcessHandlers, stopOnSignals } from "@router/log
 import { systemClock } from "@router/money";
 import { ledger, routing } from "@router/proto";
 import { ensureOperatorOrganisation, GATEWAY_SCHEMA, migrateGateway, startGateway } from "./app";
-import { gatewayConfigSchema, gatewaySecrets, pkceOptionsOf, rateLimitOptionsOf, upstreamOptionsOf } from "./config";
+import { gatewayConfigSchema, gatewaySecrets, pkceOptionsOf, rateLimitOptionsOf, signInOptionsOf, upstreamOptionsOf } from "./config";
 
 async function main(): Promise<void> {
   const config = loadConfig(gatewayConfigSchema, process.env);
@@ -62,6 +62,7 @@ async function main(): Promise<void> {
     leaseUseMs: config.GATEWAY_LEASE_USE_MS,
     ...upstreamOptionsOf(config),
     ...pkceOptionsOf(config),
+    ...signInOptionsOf(config),
     ...rateLimitOptionsOf(config),
     version,
     metricsPort: config.GATEWAY_METRICS_PORT,

@@ -7,7 +7,7 @@ import { createLogger } from "@router/logging";
 import { ManualClock } from "@router/money";
 import { ledger, routing } from "@router/proto";
 import { createTestDatabase, readJsonOrText, type TestDatabase } from "@router/testkit";
-import { createOrganisation, startGateway, type RateLimitOverrides, type RunningGateway } from "../src/app";
+import { createOrganisation, startGateway, type OAuthProviders, type RateLimitOverrides, type RunningGateway } from "../src/app";
 
 export const silentLog = createLogger({ level: "silent" });
 
@@ -84,6 +84,9 @@ export interface HarnessOptions {
   /** Ceiling (USD) and lifetime (days) of keys issued through OAuth PKCE; unset keeps the defaults. */
   pkceKeyLimitUsd?: number;
   pkceKeyDays?: number;
+  /** Identity providers offered for sign-in. */
+  oauthProviders?: OAuthProviders;
+  walletSignIn?: boolean;
   /** Replaces the windows of named rate limits (e.g. `{ management: [perMinute(3)] }`). */
   rateLimits?: RateLimitOverrides;
   /** `GATEWAY_TRUSTED_PROXIES`. */
@@ -130,6 +133,8 @@ export async function startHarness(label: string, opts: HarnessOptions = {}): Pr
       metricsPort: opts.metricsPort,
       pkceKeyLimitUsd: opts.pkceKeyLimitUsd,
       pkceKeyDays: opts.pkceKeyDays,
+      oauthProviders: opts.oauthProviders,
+      walletSignIn: opts.walletSignIn,
     });
     gateways.push(g);
     return g;

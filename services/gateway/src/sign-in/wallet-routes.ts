@@ -1,0 +1,97 @@
+import { Router, type Request, type RequestHandler, type Response } from "express";
+import { getAddress, isAddress } from "ethers";
+import { generateNonce, SiweMessage } from "siwe";
+import type { Db } from "@router/db";
+import { DomainError, notFound } from "@router/errors";
+import { parseInput } from "@router/http-kit";
+import type { Clock } from "@router/money";
+import { z } from "zod";
+import { objectBody } from "../json-body";
+import { signInPerson } from "../people/person-sign-in";
+import type { SessionIssuer } from "../sessions/session-issuer";
+import { consumeChallenge, insertChallenge, WALLET_CHALLENGE_TTL_MS } from "./wallet-challenges";
+
+export interface WalletRoutesDeps {
+  db: Db;
+  clock: Clock;
+  issuer: SessionIssuer;
+  /** The deployment's public base URL: the SIWE message's domain and URI. */
+  publicUrl: () => string;
+  /** Whether this deployment offers wallet sign-in (GATEWAY_WALLET_SIGNIN). */
+  enabled: boolean;
+  /** Per-client-address limit on the challenge. */
+  publicLimit: RequestHandler;
+}
+
+const address = z.string().refine((a) => isAddress(a), "expected a 0x-prefixed 20-byte hex address");
+const challengeBody = z.object({ address });
+const verifyBody = z.object({
+  address,
+  signature: z.string().regex(/^0x[0-9a-fA-F]{130}$/, "expected a 65-byte 0x-prefixed hex signature"),
+  nonce: z.string().min(8).max(64),
+});
+
+function refused(field: string, message: string): DomainError {
+  return new DomainError("unauthorized", `${field}: ${message}`, { details: { field } });
+}
+
+/**
+ * Wallet sign-in with Sign-In with Ethereum (EIP-4361, the `siwe` library): a challenge message
+ * for the address (five minutes, single-use nonce), then the signed message verified by the library
+ * against the stored one; the person is the address.
+ */
+export function walletRoutes(deps: WalletRoutesDeps): Router {
+  const router = Router();
+  const offered: RequestHandler = (_req, _res, next) => {
+    if (!deps.enabled) throw notFound("wallet sign-in (not offered by this deployment)");
+    next();
+  };
+
+  router.post("/v1/auth/wallet/challenge", offered, deps.publicLimit, async (req: Request, res: Response) => {
+    const body = parseInput(challengeBody, objectBody(req, ["address"]));
+    const now = deps.clock.now();
+    const expiresAt = new Date(now.getTime() + WALLET_CHALLENGE_TTL_MS);
+    const site = new URL(deps.publicUrl());
+    const nonce = generateNonce();
+    const message = new SiweMessage({
+      domain: site.host,
+      address: getAddress(body.address),
+      statement: "Sign in to Router",
+      uri: site.origin,
+      version: "1",
+      chainId: 1,
+      nonce,
+      issuedAt: now.toISOString(),
+      expirationTime: expiresAt.toISOString(),
+    }).prepareMessage();
+    await insertChallenge(deps.db, { nonce, address: body.address.toLowerCase(), message, expiresAt }, now);
+    res.json({ data: { message, nonce, expires_at: expiresAt.toISOString() } });
+  });
+
+  router.post("/v1/auth/wallet/verify", offered, async (req: Request, res: Response) => {
+    const body = parseInput(verifyBody, objectBody(req, ["address", "signature", "nonce"]));
+    const now = deps.clock.now();
+    const challenge = await consumeChallenge(deps.db, body.nonce, now);
+    if (!challenge) throw refused("nonce", "unknown or already used; ask for a new challenge");
+    if (challenge.expiresAt.getTime() <= now.getTime()) throw refused("nonce", "the challenge expired; ask for a new one");
+    if (challenge.address !== body.address.toLowerCase()) throw refused("address", "the challenge was issued to another address");
+    const verified = await new SiweMessage(challenge.message)
+      .verify({ signature: body.signature, nonce: challenge.nonce, domain: new URL(deps.publicUrl()).host, time: now.toISOString() }, { suppressExceptions: true })
+      .catch(() => ({ success: false }));
+    if (!verified.success) throw refused("signature", "does not sign the challenge with this address's key");
+
+    const { issued, isNewUser } = await deps.db.tx(async (q) => {
+      const person = await signInPerson(
+        q,
+        { provider: "wallet", subject: challenge.address, name: `${getAddress(challenge.address).slice(0, 6)}…${challenge.address.slice(-4)}` },
+        now,
+      );
+      const session = await deps.issuer.issue(q, { orgId: person.orgId, userId: person.user.id, keyHash: null, authMethod: "wallet" });
+      return { issued: session, isNewUser: person.isNewUser };
+    });
+    deps.issuer.send(req, res, issued);
+    res.json({ data: { expires_at: issued.expiresAt.toISOString(), org_id: issued.orgId, is_new_user: isNewUser } });
+  });
+
+  return router;
+}
