@@ -4,7 +4,7 @@ import { startActivity } from "@router/activity";
 import { createBus, type EventBus } from "@router/bus";
 import { providerBaseUrls, resolveSecrets } from "@router/config";
 import { createPostgresDb, EmbeddedPostgres, type Db } from "@router/db";
-import { ensureOperatorOrganisation, pkceOptionsOf, rateLimitOptionsOf, signInOptionsOf, startGateway, upstreamOptionsOf } from "@router/gateway";
+import { ensureOperatorOrganisation, pkceOptionsOf, rateLimitOptionsOf, incompleteSignInProviders, signInOptionsOf, startGateway, upstreamOptionsOf } from "@router/gateway";
 import { CLIENT_OPTIONS, insecure } from "@router/grpc-kit";
 import { startLedger } from "@router/ledger";
 import { createLogger, installProcessHandlers, stopOnSignals } from "@router/logging";
@@ -21,6 +21,9 @@ async function main(): Promise<void> {
   // Each service logs through a child carrying its own name; the runner's own lines say "router".
   const root = createLogger({ level: config.LOG_LEVEL });
   const log = root.child({ service: "router" });
+  for (const { provider, missing } of incompleteSignInProviders(config)) {
+    log.warn({ provider, missing }, "gateway.sign_in.provider_incomplete");
+  }
   installProcessHandlers(log);
 
   const { secrets, generated } = resolveSecrets(process.env, config.ROUTER_DATA_DIR, { allowGenerated: true });

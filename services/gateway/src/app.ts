@@ -59,6 +59,7 @@ export {
   rateLimitEnvironment,
   rateLimitOptionsOf,
   signInEnvironment,
+  incompleteSignInProviders,
   signInOptionsOf,
   upstreamEnvironment,
   upstreamOptionsOf,

@@ -152,6 +152,38 @@ export function signInOptionsOf(config: SignInEnv): { oauthProviders: OAuthProvi
   return { oauthProviders, walletSignIn: config.GATEWAY_WALLET_SIGNIN };
 }
 
+/**
+ * Providers given some of their settings but not all: not offered, and the operator should hear why
+ * (a missing secret otherwise looks like sign-in silently not existing).
+ */
+export function incompleteSignInProviders(config: SignInEnv): Array<{ provider: string; missing: string[] }> {
+  const check = (provider: string, values: Record<string, string | undefined>, issuerHasDefault: boolean) => {
+    const set = Object.entries(values).filter(([name, value]) => value !== undefined && !(issuerHasDefault && name.endsWith("_ISSUER")));
+    const missing = Object.entries(values).filter(([, value]) => value === undefined).map(([name]) => name);
+    return set.length > 0 && missing.length > 0 ? [{ provider, missing }] : [];
+  };
+  return [
+    ...check(
+      "google",
+      {
+        GATEWAY_OAUTH_GOOGLE_ISSUER: config.GATEWAY_OAUTH_GOOGLE_ISSUER,
+        GATEWAY_OAUTH_GOOGLE_CLIENT_ID: config.GATEWAY_OAUTH_GOOGLE_CLIENT_ID,
+        GATEWAY_OAUTH_GOOGLE_CLIENT_SECRET: config.GATEWAY_OAUTH_GOOGLE_CLIENT_SECRET,
+      },
+      true,
+    ),
+    ...check(
+      "oidc",
+      {
+        GATEWAY_OAUTH_OIDC_ISSUER: config.GATEWAY_OAUTH_OIDC_ISSUER,
+        GATEWAY_OAUTH_OIDC_CLIENT_ID: config.GATEWAY_OAUTH_OIDC_CLIENT_ID,
+        GATEWAY_OAUTH_OIDC_CLIENT_SECRET: config.GATEWAY_OAUTH_OIDC_CLIENT_SECRET,
+      },
+      false,
+    ),
+  ];
+}
+
 /** Every environment variable the gateway reads (README lists them with their meaning). */
 export const gatewayConfigSchema = z.object({
   PORT: env.port(8080),

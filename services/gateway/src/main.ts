@@ -8,12 +8,15 @@ import { createLogger, installProcessHandlers, stopOnSignals } from "@router/log
 import { systemClock } from "@router/money";
 import { ledger, routing } from "@router/proto";
 import { ensureOperatorOrganisation, GATEWAY_SCHEMA, migrateGateway, startGateway } from "./app";
-import { gatewayConfigSchema, gatewaySecrets, pkceOptionsOf, rateLimitOptionsOf, signInOptionsOf, upstreamOptionsOf } from "./config";
+import { gatewayConfigSchema, gatewaySecrets, pkceOptionsOf, rateLimitOptionsOf, incompleteSignInProviders, signInOptionsOf, upstreamOptionsOf } from "./config";
 
 async function main(): Promise<void> {
   const config = loadConfig(gatewayConfigSchema, process.env);
   const log = createLogger({ level: config.LOG_LEVEL, base: { service: "gateway" } });
   installProcessHandlers(log);
+  for (const { provider, missing } of incompleteSignInProviders(config)) {
+    log.warn({ provider, missing }, "gateway.sign_in.provider_incomplete");
+  }
   const version = (JSON.parse(readFileSync(join(__dirname, "..", "package.json"), "utf8")) as { version: string }).version;
   const { secrets, generated } = gatewaySecrets(config, process.env);
   const baseUrls = providerBaseUrls(process.env);

@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig } from "@router/config";
-import { gatewayConfigSchema, rateLimitOptionsOf } from "../src/config";
+import { gatewayConfigSchema, incompleteSignInProviders, rateLimitOptionsOf, signInOptionsOf } from "../src/config";
 import { perDay, perMinute } from "../src/rate-limits/limits";
 
 describe("GATEWAY_LEASE_USE_MS", () => {
@@ -87,5 +87,42 @@ describe("rate limit settings", () => {
   ])("refuse %s=%s, naming the variable", (name, value) => {
     expect(() => loadConfig(gatewayConfigSchema, { [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig(gatewayConfigSchema, { [name]: value })).toThrow(new RegExp(name));
+  });
+});
+
+describe("sign-in settings", () => {
+  const load = (env: Record<string, string>) => loadConfig(gatewayConfigSchema, env);
+
+  it("offers nothing by default and says nothing is missing", () => {
+    expect(signInOptionsOf(load({}))).toEqual({ oauthProviders: {}, walletSignIn: true });
+    expect(incompleteSignInProviders(load({}))).toEqual([]);
+  });
+
+  it("offers a provider once all its settings are given (Google's issuer has a default)", () => {
+    const config = load({
+      GATEWAY_OAUTH_GOOGLE_CLIENT_ID: "g-id",
+      GATEWAY_OAUTH_GOOGLE_CLIENT_SECRET: "g-secret",
+      GATEWAY_OAUTH_OIDC_ISSUER: "https://login.example.com",
+      GATEWAY_OAUTH_OIDC_CLIENT_ID: "o-id",
+      GATEWAY_OAUTH_OIDC_CLIENT_SECRET: "o-secret",
+      GATEWAY_WALLET_SIGNIN: "false",
+    });
+    expect(signInOptionsOf(config)).toEqual({
+      oauthProviders: {
+        google: { issuer: "https://accounts.google.com", clientId: "g-id", clientSecret: "g-secret" },
+        oidc: { issuer: "https://login.example.com", clientId: "o-id", clientSecret: "o-secret" },
+      },
+      walletSignIn: false,
+    });
+    expect(incompleteSignInProviders(config)).toEqual([]);
+  });
+
+  it("names what a partly configured provider lacks, and does not offer it", () => {
+    const config = load({ GATEWAY_OAUTH_GOOGLE_CLIENT_ID: "g-id", GATEWAY_OAUTH_OIDC_ISSUER: "https://login.example.com" });
+    expect(signInOptionsOf(config).oauthProviders).toEqual({});
+    expect(incompleteSignInProviders(config)).toEqual([
+      { provider: "google", missing: ["GATEWAY_OAUTH_GOOGLE_CLIENT_SECRET"] },
+      { provider: "oidc", missing: ["GATEWAY_OAUTH_OIDC_CLIENT_ID", "GATEWAY_OAUTH_OIDC_CLIENT_SECRET"] },
+    ]);
   });
 });

@@ -23,7 +23,15 @@ export interface WalletRoutesDeps {
   publicLimit: RequestHandler;
 }
 
-const address = z.string().refine((a) => isAddress(a), "expected a 0x-prefixed 20-byte hex address");
+/**
+ * `0x` and 40 hex digits; mixed case must carry a valid EIP-55 checksum. Lower-cased, so one wallet
+ * is one person however its address is written (ethers alone would also take it without `0x`).
+ */
+const address = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{40}$/, "expected a 0x-prefixed 20-byte hex address")
+  .refine((a) => isAddress(a), "the mixed-case address fails its EIP-55 checksum")
+  .transform((a) => a.toLowerCase());
 const challengeBody = z.object({ address });
 const verifyBody = z.object({
   address,
@@ -64,7 +72,7 @@ export function walletRoutes(deps: WalletRoutesDeps): Router {
       issuedAt: now.toISOString(),
       expirationTime: expiresAt.toISOString(),
     }).prepareMessage();
-    await insertChallenge(deps.db, { nonce, address: body.address.toLowerCase(), message, expiresAt }, now);
+    await insertChallenge(deps.db, { nonce, address: body.address, message, expiresAt }, now);
     res.json({ data: { message, nonce, expires_at: expiresAt.toISOString() } });
   });
 
@@ -74,7 +82,7 @@ export function walletRoutes(deps: WalletRoutesDeps): Router {
     const challenge = await consumeChallenge(deps.db, body.nonce, now);
     if (!challenge) throw refused("nonce", "unknown or already used; ask for a new challenge");
     if (challenge.expiresAt.getTime() <= now.getTime()) throw refused("nonce", "the challenge expired; ask for a new one");
-    if (challenge.address !== body.address.toLowerCase()) throw refused("address", "the challenge was issued to another address");
+    if (challenge.address !== body.address) throw refused("address", "the challenge was issued to another address");
     const verified = await new SiweMessage(challenge.message)
       .verify({ signature: body.signature, nonce: challenge.nonce, domain: new URL(deps.publicUrl()).host, time: now.toISOString() }, { suppressExceptions: true })
       .catch(() => ({ success: false }));

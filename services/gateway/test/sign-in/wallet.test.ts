@@ -58,6 +58,20 @@ describe("wallet sign-in", () => {
     expect(again.body.data).toMatchObject({ org_id: first.body.data.org_id, is_new_user: false });
   });
 
+  it("is one person however the address is written", async () => {
+    const wallet = Wallet.createRandom();
+    const checksummed = await signIn(new Browser(h.url), wallet);
+    const browser = new Browser(h.url);
+    const c = await challenge(browser, wallet.address.toLowerCase());
+    const lower = await browser.post("/v1/auth/wallet/verify", {
+      address: wallet.address.toLowerCase(),
+      signature: await wallet.signMessage(c.message),
+      nonce: c.nonce,
+    });
+    expect(lower.status).toBe(200);
+    expect(lower.body.data).toMatchObject({ org_id: checksummed.body.data.org_id, is_new_user: false });
+  });
+
   it("uses a nonce once, even when the signature was wrong", async () => {
     const wallet = Wallet.createRandom();
     const browser = new Browser(h.url);
@@ -101,6 +115,10 @@ describe("wallet sign-in", () => {
   it.each([
     ["/v1/auth/wallet/challenge", { address: "0x1234" }, "address"],
     ["/v1/auth/wallet/challenge", {}, "address"],
+    // ethers would take an address without its 0x: refused, so one wallet cannot become two people
+    ["/v1/auth/wallet/challenge", { address: "52908400098527886e0f7030069857d2e4169ee7" }, "address"],
+    // mixed case with a broken EIP-55 checksum (the valid form is 0x52908400098527886E0F7030069857D2E4169EE7)
+    ["/v1/auth/wallet/challenge", { address: "0x52908400098527886E0F7030069857D2E4169Ee7" }, "address"],
     ["/v1/auth/wallet/verify", { address: "not an address", signature: `0x${"1".repeat(130)}`, nonce: "abcdefgh1234" }, "address"],
     ["/v1/auth/wallet/verify", { address: Wallet.createRandom().address, signature: "0x12", nonce: "abcdefgh1234" }, "signature"],
     ["/v1/auth/wallet/verify", { address: Wallet.createRandom().address, signature: `0x${"1".repeat(130)}` }, "nonce"],
