@@ -2,11 +2,11 @@ import type { Db } from "@router/db";
 import type { BatchHandler, EventBus, IncomingEvent, Subscription } from "@router/bus";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
-import { events } from "@router/proto";
+import { events, TOPICS } from "@router/proto";
 import type { ActivityMetrics } from "../metrics";
 import { recordRequests } from "./request-record";
 
-export const REQUEST_COMPLETED_TOPIC = "router.request.completed.v1";
+export const REQUEST_COMPLETED_TOPIC = TOPICS.requestCompleted;
 export const CONSUMER_GROUP = "activity";
 
 export interface RecordingDeps {

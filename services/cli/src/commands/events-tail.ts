@@ -1,11 +1,13 @@
 import { randomBytes } from "node:crypto";
 import { createBus } from "@router/bus";
 import type { Logger } from "@router/logging";
-import { events } from "@router/proto";
+import { events, TOPICS } from "@router/proto";
 import type { CliConfig } from "../config";
 
 const DECODERS: Record<string, (b: Uint8Array) => unknown> = {
-  "router.request.completed.v1": (b) => events.RequestCompleted.toJSON(events.RequestCompleted.decode(b)),
+  [TOPICS.requestCompleted]: (b) => events.RequestCompleted.toJSON(events.RequestCompleted.decode(b)),
+  [TOPICS.thresholdCrossed]: (b) => events.ThresholdCrossed.toJSON(events.ThresholdCrossed.decode(b)),
+  [TOPICS.runawayFlagged]: (b) => events.RunawayFlagged.toJSON(events.RunawayFlagged.decode(b)),
 };
 
 /** `events tail <topic>`: follows a topic in a throwaway consumer group and prints decoded events. */

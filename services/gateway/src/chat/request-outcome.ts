@@ -1,6 +1,6 @@
 import { performance } from "node:perf_hooks";
 import type { Nanodollars } from "@router/money";
-import type { events } from "@router/proto";
+import { TOPICS, type events } from "@router/proto";
 import type { Caller } from "../auth/caller";
 import type { Attempt, Candidate } from "../dispatch/types";
 import type { FinishReason, TokenUsage } from "../providers/types";
@@ -8,7 +8,7 @@ import type { ChatContext } from "./chat-context";
 import type { RouterHeaders } from "./router-headers";
 import { totalCost, usageLines, type UsageLine } from "./usage-cost";
 
-export const REQUEST_COMPLETED_TOPIC = "router.request.completed.v1";
+export const REQUEST_COMPLETED_TOPIC = TOPICS.requestCompleted;
 
 /** How one chat completion request ended: the metadata that activity and the ledger learn. */
 export interface RequestOutcome {

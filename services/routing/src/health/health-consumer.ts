@@ -2,12 +2,12 @@ import type { BatchHandler, EventBus, IncomingEvent, Subscription } from "@route
 import type { Db } from "@router/db";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
-import { events } from "@router/proto";
+import { events, TOPICS } from "@router/proto";
 import type { RoutingMetrics } from "../metrics";
 import { healthIncrements } from "./health-increments";
 import { recordHealth } from "./health-store";
 
-export const REQUEST_COMPLETED_TOPIC = "router.request.completed.v1";
+export const REQUEST_COMPLETED_TOPIC = TOPICS.requestCompleted;
 /** Consumer group = service name: every routing replica shares one group. */
 export const CONSUMER_GROUP = "routing";
 
