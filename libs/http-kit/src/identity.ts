@@ -14,6 +14,12 @@ export interface Identity {
   role: Role;
   userId: string | null;
   operator: boolean;
+  /**
+   * The workspace the route names (a `workspace` filter, a report's workspace), when it names one:
+   * the gateway has checked it belongs to `orgId` (another organisation's is a 404 there) and adds
+   * its current name, which only the gateway holds.
+   */
+  workspace?: { id: string; name: string };
 }
 
 export const IDENTITY_HEADER = "x-router-identity";

@@ -297,6 +297,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   app.use(generationRoutes({ authenticate: inference, recent }));
   app.use(
     proxyRoutes({
+      db: deps.db,
       authenticate,
       manage,
       proxy,

@@ -1,3 +1,4 @@
+import { findKeyByHash } from "../src/keys/key-store";
 import { call, newOrganisation, startHarness, type Harness } from "./harness";
 
 let h: Harness;
@@ -81,6 +82,10 @@ describe("creating keys", () => {
     await h.db.query("INSERT INTO workspaces (id, org_id, name, slug, created_at) VALUES ('ws_second', $1, 'Client B', 'client-b', now())", [orgId]);
     const created = await createKey({ workspace_id: "ws_second" });
     expect((await listed(created.hash))?.workspace_id).toBe("ws_second");
+    // The caller resolved from the key carries the workspace's current name (events and reports use it).
+    expect((await findKeyByHash(h.db, created.hash))?.workspaceName).toBe("Client B");
+    await h.db.query("UPDATE workspaces SET name = 'Client B2' WHERE id = 'ws_second'");
+    expect((await findKeyByHash(h.db, created.hash))?.workspaceName).toBe("Client B2");
   });
 
   it("answers 404 for another organisation's workspace", async () => {

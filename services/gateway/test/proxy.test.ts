@@ -65,6 +65,26 @@ describe("forwarding to the services that own a route", () => {
     });
   });
 
+  it("checks a named workspace before forwarding and adds its name to the identity", async () => {
+    const own = await newOrganisation(h, "Named");
+    const ok = await call(h.url, "GET", `/v1/activity/summary?workspace=${own.workspaceId}`, { key: own.managementKey });
+    expect(ok.status).toBe(200);
+    expect(ok.body.identity).toMatchObject({ orgId: own.orgId, workspace: { id: own.workspaceId, name: expect.any(String) } });
+    const forwarded = seen.length;
+
+    const malformed = await call(h.url, "GET", "/v1/activity?workspace=nope", { key: own.managementKey });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.error.details.field).toBe("workspace");
+    const theirs = await call(h.url, "GET", `/v1/activity/export?workspace=${own.workspaceId}`, { key: mgmt });
+    expect(theirs.status).toBe(404);
+    const unknown = await call(h.url, "GET", "/v1/activity?workspace=ws_doesnotexist", { key: mgmt });
+    expect(unknown.status).toBe(404);
+    expect(seen.length).toBe(forwarded);
+
+    const none = await call(h.url, "GET", "/v1/activity", { key: mgmt });
+    expect(none.body.identity.workspace).toBeUndefined();
+  });
+
   it("never passes the caller's bearer key on", async () => {
     await call(h.url, "GET", "/v1/activity/summary", { key: mgmt });
     const last = seen.at(-1);

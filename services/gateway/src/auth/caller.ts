@@ -20,6 +20,8 @@ export interface CallerKey {
   label: string | null;
   class: "inference" | "management";
   workspaceId: string | null;
+  /** That workspace's name (the auth cache keeps it up to ten seconds after a rename). */
+  workspaceName: string | null;
   /** Ceiling in nanodollars, null for none. */
   limitNanos: bigint | null;
   limitReset: WindowKind | null;

@@ -87,6 +87,7 @@ export function completedEvent(o: RequestOutcome): events.RequestCompleted {
     keyName: orEmpty(key.name),
     keyClass: key.class,
     workspaceId: orEmpty(key.workspaceId),
+    workspaceName: orEmpty(key.workspaceName),
     createdAtMs: BigInt(o.createdAt.getTime()),
     requestedModel: o.requestedModel,
     servedModel: orEmpty(o.served?.modelId),

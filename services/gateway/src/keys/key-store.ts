@@ -50,6 +50,7 @@ interface KeyRow {
   org_id: string;
   operator: boolean;
   workspace_id: string | null;
+  workspace_name: string | null;
   name: string | null;
   label: string | null;
   class: KeyClass;
@@ -70,8 +71,10 @@ interface KeyRow {
 
 const SELECT_KEY = `SELECT k.hash, k.prefix, k.org_id, o.operator, k.workspace_id, k.name, k.label, k.class,
   k.limit_nanodollars, k.limit_reset, k.limit_mode, k.include_byok_in_limit, k.paused, k.paused_reason,
-  k.disabled, k.expires_at, k.external_user, k.created_at, k.updated_at, k.user_id, m.role AS user_role
+  k.disabled, k.expires_at, k.external_user, k.created_at, k.updated_at, k.user_id, m.role AS user_role,
+  w.name AS workspace_name
   FROM keys k JOIN organisations o ON o.id = k.org_id
+  LEFT JOIN workspaces w ON w.id = k.workspace_id
   LEFT JOIN members m ON m.org_id = k.org_id AND m.user_id = k.user_id`;
 
 function fromRow(r: KeyRow): StoredKey {
@@ -81,6 +84,7 @@ function fromRow(r: KeyRow): StoredKey {
     orgId: r.org_id,
     operator: r.operator,
     workspaceId: r.workspace_id,
+    workspaceName: r.workspace_name,
     name: r.name,
     label: r.label,
     class: r.class,

@@ -22,7 +22,7 @@ import {
 
 const nameBody = z.object({ name: WORKSPACE_NAME });
 const FIXED = { id: "cannot change", slug: "cannot change", created_at: "cannot change", active_keys: "cannot change" };
-const WORKSPACE_ID = /^ws_[0-9A-Za-z]{1,64}$/;
+export const WORKSPACE_ID = /^ws_[0-9A-Za-z]{1,64}$/;
 
 function idParam(req: Request): string {
   const id = String(req.params.id ?? "");

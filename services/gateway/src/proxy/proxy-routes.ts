@@ -1,12 +1,16 @@
+import type { Db } from "@router/db";
 import { Router, type Request, type RequestHandler, type Response } from "express";
 import { signIdentity, type Identity } from "@router/http-kit";
 import type { Caller } from "../auth/caller";
 import { requireCaller, type Authenticate } from "../auth/authenticate";
 import type { Manage } from "../auth/management-auth";
 import { principalIdentity, requirePrincipal } from "../auth/principal";
+import { namedWorkspace } from "./named-workspace";
 import type { UpstreamProxy, UpstreamTarget } from "./upstream-proxy";
 
 export interface ProxyRoutesDeps {
+  /** The gateway's own store: a named workspace is checked against the caller's organisation. */
+  db: Db;
   authenticate: Authenticate;
   manage: Manage;
   proxy: UpstreamProxy;
@@ -50,7 +54,12 @@ export function proxyRoutes(deps: ProxyRoutesDeps): Router {
     async (req: Request, res: Response) => {
       await deps.proxy.forward(req, res, target, await signIdentity(identityOf(res), deps.internalSecret));
     };
-  const asPrincipal = (res: Response) => principalIdentity(requirePrincipal(res));
+  const asPrincipal = (res: Response): Identity => {
+    const identity = principalIdentity(requirePrincipal(res));
+    const workspace = res.locals.workspace as Identity["workspace"];
+    return workspace ? { ...identity, workspace } : identity;
+  };
+  const workspaceFilter = namedWorkspace(deps.db, { query: "workspace" });
   const asInferenceKey = (res: Response) => keyIdentity(requireCaller(res));
   const open =
     (target: UpstreamTarget): RequestHandler =>
@@ -59,8 +68,8 @@ export function proxyRoutes(deps: ProxyRoutesDeps): Router {
     };
 
   const management = deps.manage("read");
-  router.get("/v1/activity/export", management, deps.exportLimit, forwardAs(activity, asPrincipal));
-  router.all(["/v1/activity", "/v1/activity/*rest"], management, forwardAs(activity, asPrincipal));
+  router.get("/v1/activity/export", management, deps.exportLimit, workspaceFilter, forwardAs(activity, asPrincipal));
+  router.all(["/v1/activity", "/v1/activity/*rest"], management, workspaceFilter, forwardAs(activity, asPrincipal));
   router.get("/v1/generation", deps.authenticate({ allow: ["inference"] }), forwardAs(activity, asInferenceKey));
   router.get("/v1/generation/:id/content", management, forwardAs(activity, asPrincipal));
   router.all("/v1/routing/defaults", management, forwardAs(routing, asPrincipal));

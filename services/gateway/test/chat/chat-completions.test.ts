@@ -102,6 +102,7 @@ describe("non-stream chat completions", () => {
       endpointId: "ep_openai_gpt",
       keyHash: caller.key.hash,
       workspaceId: "ws_test",
+      workspaceName: "Test workspace",
       isByok: true,
       isCacheHit: true,
       streamed: false,

@@ -224,6 +224,7 @@ export async function startChatHarness(
         label: null,
         class: "inference",
         workspaceId: "ws_test",
+        workspaceName: "Test workspace",
         limitNanos: null,
         limitReset: null,
         limitMode: "hard",

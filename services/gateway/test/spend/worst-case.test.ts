@@ -78,6 +78,7 @@ describe("key ceilings", () => {
     label: null,
     class: "inference",
     workspaceId: null,
+    workspaceName: null,
     limitNanos: null,
     limitReset: null,
     limitMode: "hard",

@@ -57,6 +57,11 @@ export interface RequestCompleted {
   appCategories: string[];
   runId: string;
   keyClass: string;
+  /**
+   * The name of the key's workspace when the request was made (the CSV `client`, the report's
+   * heading); workspaces are renamed, so consumers keep the name they last saw.
+   */
+  workspaceName: string;
 }
 
 export interface TokenUsage {
@@ -138,6 +143,7 @@ function createBaseRequestCompleted(): RequestCompleted {
     appCategories: [],
     runId: "",
     keyClass: "",
+    workspaceName: "",
   };
 }
 
@@ -275,6 +281,9 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
     }
     if (message.keyClass !== "") {
       writer.uint32(314).string(message.keyClass);
+    }
+    if (message.workspaceName !== "") {
+      writer.uint32(322).string(message.workspaceName);
     }
     return writer;
   },
@@ -614,6 +623,14 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
             message.keyClass = reader.string();
             continue;
           }
+          case 40: {
+            if (tag !== 322) {
+              break;
+            }
+
+            message.workspaceName = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -797,6 +814,11 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
         : isSet(object.key_class)
         ? globalThis.String(object.key_class)
         : "",
+      workspaceName: isSet(object.workspaceName)
+        ? globalThis.String(object.workspaceName)
+        : isSet(object.workspace_name)
+        ? globalThis.String(object.workspace_name)
+        : "",
     };
   },
 
@@ -919,6 +941,9 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
     if (message.keyClass !== "") {
       obj.keyClass = message.keyClass;
     }
+    if (message.workspaceName !== "") {
+      obj.workspaceName = message.workspaceName;
+    }
     return obj;
   },
 
@@ -975,6 +1000,7 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
     message.appCategories = object.appCategories?.map((e) => e) || [];
     message.runId = object.runId ?? "";
     message.keyClass = object.keyClass ?? "";
+    message.workspaceName = object.workspaceName ?? "";
     return message;
   },
 };
