@@ -12,13 +12,15 @@ export const protobufPackage = "router.events.v1";
 export const protobufFileName = "router/events/v1/threshold_crossed.proto";
 
 /**
- * router.spend.threshold_crossed.v1: published by the ledger when a settlement takes a key ceiling
- * or an agent budget past a configured alert percentage. Once per threshold per subject per window;
- * several thresholds crossed by one request give one event, at the highest. Consumed by alerts.
+ * router.spend.threshold_crossed.v1: published by the ledger when a settlement moves a key
+ * ceiling's or an agent budget's usage to a higher whole percentage of its limit than any announced
+ * before in the same window (so at most 100 events per subject per window). Alert thresholds are
+ * per channel (alerts owns them): the alerts service announces, per channel, the highest of its
+ * thresholds in (previous_percent, percent], once per threshold per subject per window.
  * Metadata only. Fields are only ever added.
  */
 export interface ThresholdCrossed {
-  /** Unique per (subject, window, threshold): consumers deduplicate on it as well as on the event id. */
+  /** Unique per (subject, window, percent): consumers deduplicate on it as well as on the event id. */
   crossingId: string;
   orgId: string;
   /** "key" or "agent". */
@@ -33,8 +35,8 @@ export interface ThresholdCrossed {
   window: string;
   /** Start of the UTC calendar window (lifetime: 0). */
   windowStartMs: bigint;
-  /** The highest percentage crossed, 1 to 100. */
-  threshold: number;
+  /** The whole percentage of the limit now used (floor, capped at 100), 1 to 100. */
+  percent: number;
   /** "hard" or "soft". */
   mode: string;
   limitNanodollars: bigint;
@@ -43,6 +45,11 @@ export interface ThresholdCrossed {
   /** The request whose settlement crossed it. */
   requestId: string;
   crossedAtMs: bigint;
+  /**
+   * The highest percentage announced before in this window (0 when none): every threshold in
+   * (previous_percent, percent] was crossed by this settlement.
+   */
+  previousPercent: number;
 }
 
 function createBaseThresholdCrossed(): ThresholdCrossed {
@@ -55,12 +62,13 @@ function createBaseThresholdCrossed(): ThresholdCrossed {
     workspaceId: "",
     window: "",
     windowStartMs: 0n,
-    threshold: 0,
+    percent: 0,
     mode: "",
     limitNanodollars: 0n,
     usageNanodollars: 0n,
     requestId: "",
     crossedAtMs: 0n,
+    previousPercent: 0,
   };
 }
 
@@ -93,8 +101,8 @@ export const ThresholdCrossed: MessageFns<ThresholdCrossed> = {
       }
       writer.uint32(64).int64(message.windowStartMs);
     }
-    if (message.threshold !== 0) {
-      writer.uint32(72).int32(message.threshold);
+    if (message.percent !== 0) {
+      writer.uint32(72).int32(message.percent);
     }
     if (message.mode !== "") {
       writer.uint32(82).string(message.mode);
@@ -119,6 +127,9 @@ export const ThresholdCrossed: MessageFns<ThresholdCrossed> = {
         throw new globalThis.Error("value provided for field message.crossedAtMs of type int64 too large");
       }
       writer.uint32(112).int64(message.crossedAtMs);
+    }
+    if (message.previousPercent !== 0) {
+      writer.uint32(120).int32(message.previousPercent);
     }
     return writer;
   },
@@ -205,7 +216,7 @@ export const ThresholdCrossed: MessageFns<ThresholdCrossed> = {
               break;
             }
 
-            message.threshold = reader.int32();
+            message.percent = reader.int32();
             continue;
           }
           case 10: {
@@ -246,6 +257,14 @@ export const ThresholdCrossed: MessageFns<ThresholdCrossed> = {
             }
 
             message.crossedAtMs = reader.int64() as bigint;
+            continue;
+          }
+          case 15: {
+            if (tag !== 120) {
+              break;
+            }
+
+            message.previousPercent = reader.int32();
             continue;
           }
         }
@@ -294,7 +313,7 @@ export const ThresholdCrossed: MessageFns<ThresholdCrossed> = {
         : isSet(object.window_start_ms)
         ? BigInt(object.window_start_ms)
         : 0n,
-      threshold: isSet(object.threshold) ? globalThis.Number(object.threshold) : 0,
+      percent: isSet(object.percent) ? globalThis.Number(object.percent) : 0,
       mode: isSet(object.mode) ? globalThis.String(object.mode) : "",
       limitNanodollars: isSet(object.limitNanodollars)
         ? BigInt(object.limitNanodollars)
@@ -316,6 +335,11 @@ export const ThresholdCrossed: MessageFns<ThresholdCrossed> = {
         : isSet(object.crossed_at_ms)
         ? BigInt(object.crossed_at_ms)
         : 0n,
+      previousPercent: isSet(object.previousPercent)
+        ? globalThis.Number(object.previousPercent)
+        : isSet(object.previous_percent)
+        ? globalThis.Number(object.previous_percent)
+        : 0,
     };
   },
 
@@ -345,8 +369,8 @@ export const ThresholdCrossed: MessageFns<ThresholdCrossed> = {
     if (message.windowStartMs !== 0n) {
       obj.windowStartMs = message.windowStartMs.toString();
     }
-    if (message.threshold !== 0) {
-      obj.threshold = Math.round(message.threshold);
+    if (message.percent !== 0) {
+      obj.percent = Math.round(message.percent);
     }
     if (message.mode !== "") {
       obj.mode = message.mode;
@@ -362,6 +386,9 @@ export const ThresholdCrossed: MessageFns<ThresholdCrossed> = {
     }
     if (message.crossedAtMs !== 0n) {
       obj.crossedAtMs = message.crossedAtMs.toString();
+    }
+    if (message.previousPercent !== 0) {
+      obj.previousPercent = Math.round(message.previousPercent);
     }
     return obj;
   },
@@ -381,7 +408,7 @@ export const ThresholdCrossed: MessageFns<ThresholdCrossed> = {
     message.windowStartMs = (object.windowStartMs !== undefined && object.windowStartMs !== null)
       ? BigInt(object.windowStartMs)
       : 0n;
-    message.threshold = object.threshold ?? 0;
+    message.percent = object.percent ?? 0;
     message.mode = object.mode ?? "";
     message.limitNanodollars = (object.limitNanodollars !== undefined && object.limitNanodollars !== null)
       ? BigInt(object.limitNanodollars)
@@ -393,6 +420,7 @@ export const ThresholdCrossed: MessageFns<ThresholdCrossed> = {
     message.crossedAtMs = (object.crossedAtMs !== undefined && object.crossedAtMs !== null)
       ? BigInt(object.crossedAtMs)
       : 0n;
+    message.previousPercent = object.previousPercent ?? 0;
     return message;
   },
 };
