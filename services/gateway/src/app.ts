@@ -52,7 +52,8 @@ import { HoldClosings } from "./spend/hold-closings";
 import { grpcLedgerPort } from "./spend/ledger-port";
 import { SpendLeases } from "./spend/spend-leases";
 
-export { createOrganisation, ensureOperatorOrganisation, type CreatedOrganisation } from "./organisations/organisation-creation";
+export { createOrganisation, ensureOperatorOrganisation, operatorOrganisationExists, type CreatedOrganisation } from "./organisations/organisation-creation";
+export { listOrganisations, mintManagementKey, type OrganisationSummary } from "./organisations/operator-recovery";
 export { requireCaller, type Authenticate, type AuthenticateOptions } from "./auth/authenticate";
 export type { Caller, CallerKey } from "./auth/caller";
 export type { CredentialSource, DispatchCredential } from "./provider-keys/dispatch-credential";
