@@ -16,6 +16,7 @@ import type { UpstreamTimeouts } from "./dispatch/upstream-client";
 import { createRecentGenerations } from "./generation/recent-generations";
 import { generationRoutes } from "./generation/routes";
 import { healthRoutes } from "./health/health-routes";
+import { Drain } from "./shutdown/drain";
 import { cspReportRoute } from "./meta/csp-report-route";
 import { loopbackHostOf, MCP_PATH, mcpRoutes } from "./mcp/mcp-route";
 import { SelfCalls } from "./rate-limits/self-calls";
@@ -82,6 +83,7 @@ export const GATEWAY_SCHEMA = "gateway";
 export const GATEWAY_MIGRATIONS_DIR = join(__dirname, "..", "migrations");
 /** How long shutdown waits for pending settlements to reach the ledger. */
 const CLOSINGS_FLUSH_MS = 5_000;
+const DEFAULT_DRAIN_GRACE_MS = 20_000;
 /** How long start waits for the rate limits' Redis connection before counting in memory meanwhile. */
 const RATE_LIMIT_REDIS_WAIT_MS = 2_000;
 /** A rate-limit count Redis has not answered by then is counted in memory (the insurance limiter). */
@@ -134,6 +136,11 @@ export interface GatewayDeps {
   upstreamTimeouts?: Partial<UpstreamTimeouts>;
   /** Quiet time after which a waiting stream gets a keepalive comment. Default 5 s. */
   keepaliveMs?: number;
+  /**
+   * On close, how long requests in flight (streams included) may take to finish before they are cut
+   * with `router.gateway_shutdown` (GATEWAY_DRAIN_GRACE_MS). Default 20 s.
+   */
+  drainGraceMs?: number;
   /** Hard lifetime spend ceiling of a key issued through OAuth PKCE, USD. Default 10. */
   pkceKeyLimitUsd?: number;
   /** Lifetime of a key issued through OAuth PKCE, days from its exchange. Default 30. */
@@ -206,7 +213,16 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
 
   const app = createHttpApp({ log: deps.log, ownBodyPaths: [MCP_PATH] });
   app.use(metrics.httpMiddleware());
-  app.use(healthRoutes({ db: deps.db, log: deps.log, version: deps.version, rateLimiting: () => rateLimits.health() }));
+  const drain = new Drain();
+  app.use(
+    healthRoutes({
+      db: deps.db,
+      log: deps.log,
+      version: deps.version,
+      rateLimiting: () => rateLimits.health(),
+      draining: () => drain.isDraining,
+    }),
+  );
   const ledgerPort = grpcLedgerPort(deps.ledger, { deadlineMs: grpcDeadlineMs });
   const closings = new HoldClosings({ send: (batch) => ledgerPort.closeHolds(batch), log: deps.log });
   metrics.watchClosings(() => closings.size);
@@ -240,6 +256,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     providerBaseUrls: deps.providerBaseUrls,
     keepaliveMs: deps.keepaliveMs,
     metrics,
+    drain,
   });
   app.use(
     keyRoutes({
@@ -341,7 +358,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   finishApp(app, deps.log);
 
   // The chat route is the hot path: Node serves it directly; express serves every other route.
-  const server = await listen(routeAhead({ method: "POST", path: CHAT_COMPLETIONS_PATH, listener: chat }, app), deps.port, deps.host);
+  const server = await listen(drain.track(routeAhead({ method: "POST", path: CHAT_COMPLETIONS_PATH, listener: chat }, app)), deps.port, deps.host);
   self.url = `http://${loopbackHostOf(deps.host)}:${server.port}`;
   publicUrl ||= `http://127.0.0.1:${server.port}`;
   deps.log.info({ port: server.port, publicUrl }, "gateway.http.listening");
@@ -361,6 +378,15 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     port: server.port,
     metricsPort: admin?.port,
     async close() {
+      // Drain: no new connections, readiness fails, requests in flight finish (or are cut at the end
+      // of the grace), and the settlements and events they leave are handed on, before any channel closes.
+      server.server.close();
+      server.server.closeIdleConnections();
+      const idleSweep = setInterval(() => server.server.closeIdleConnections(), 200);
+      const inFlight = drain.inFlight;
+      const { cut } = await drain.run(deps.drainGraceMs ?? DEFAULT_DRAIN_GRACE_MS);
+      clearInterval(idleSweep);
+      deps.log.info({ inFlight, cut }, "gateway.drained");
       await Promise.all([server.close(), admin?.close()]);
       // Unspent lease parts go back, and served requests' spend reaches the ledger, before the process goes.
       leases?.close();
