@@ -1,3 +1,4 @@
+import { startTracing } from "@router/tracing";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startActivity } from "@router/activity";
@@ -25,6 +26,8 @@ async function main(): Promise<void> {
     log.warn({ provider, missing }, "gateway.sign_in.provider_incomplete");
   }
   installProcessHandlers(log);
+  // One provider for every service of the process; off unless the OTEL_* settings ask for traces.
+  const tracing = startTracing({ serviceName: "router", version: VERSION });
 
   const { secrets, generated } = resolveSecrets(process.env, config.ROUTER_DATA_DIR, { allowGenerated: true });
   const embeddedPg = config.DATABASE_URL ? null : await EmbeddedPostgres.open(join(config.ROUTER_DATA_DIR, "pg"));
@@ -112,6 +115,7 @@ async function main(): Promise<void> {
     await routingSvc.close();
     await bus.close();
     await embeddedPg?.close();
+    await tracing.shutdown();
   });
 }
 

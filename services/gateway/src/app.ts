@@ -1,3 +1,5 @@
+import type { IncomingMessage } from "node:http";
+import { tracedListener } from "@router/tracing";
 import { join } from "node:path";
 import Redis from "ioredis";
 import type { EventBus } from "@router/bus";
@@ -358,7 +360,10 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   finishApp(app, deps.log);
 
   // The chat route is the hot path: Node serves it directly; express serves every other route.
-  const server = await listen(drain.track(routeAhead({ method: "POST", path: CHAT_COMPLETIONS_PATH, listener: chat }, app)), deps.port, deps.host);
+  const root = routeAhead({ method: "POST", path: CHAT_COMPLETIONS_PATH, listener: chat }, app);
+  // Spans are named by the path without ids or queries: only the chat path and the first segments.
+  const spanRoute = (req: IncomingMessage) => (req.url ?? "").split("?")[0]?.split("/").slice(0, 3).join("/") ?? "";
+  const server = await listen(drain.track(tracedListener(root, spanRoute)), deps.port, deps.host);
   self.url = `http://${loopbackHostOf(deps.host)}:${server.port}`;
   publicUrl ||= `http://127.0.0.1:${server.port}`;
   deps.log.info({ port: server.port, publicUrl }, "gateway.http.listening");

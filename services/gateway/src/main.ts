@@ -1,3 +1,4 @@
+import { startTracing } from "@router/tracing";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { busConfigOf, createBus } from "@router/bus";
@@ -14,6 +15,8 @@ async function main(): Promise<void> {
   const config = loadConfig(gatewayConfigSchema, process.env);
   const log = createLogger({ level: config.LOG_LEVEL, base: { service: "gateway" } });
   installProcessHandlers(log);
+  // Off unless the standard OTEL_* settings ask for traces.
+  const tracing = startTracing({ serviceName: "router-gateway" });
   for (const { provider, missing } of incompleteSignInProviders(config)) {
     log.warn({ provider, missing }, "gateway.sign_in.provider_incomplete");
   }
@@ -91,6 +94,7 @@ async function main(): Promise<void> {
     ledgerClient.close();
     await bus.close();
     await store.close();
+    await tracing.shutdown();
   });
 }
 

@@ -1,3 +1,4 @@
+import { startTracing } from "@router/tracing";
 import { ConfigError, loadConfig } from "@router/config";
 import { openServiceDb } from "@router/db";
 import { createLogger, installProcessHandlers, stopOnSignals } from "@router/logging";
@@ -9,6 +10,8 @@ async function main(): Promise<void> {
   const config = loadConfig(ledgerConfigSchema);
   const log = createLogger({ level: config.LOG_LEVEL, base: { service: "ledger" } });
   installProcessHandlers(log);
+  // Off unless the standard OTEL_* settings ask for traces.
+  const tracing = startTracing({ serviceName: "router-ledger" });
 
   const store = await openServiceDb({ databaseUrl: config.DATABASE_URL, dataDir: config.ROUTER_DATA_DIR, schema: "ledger" });
   log.info({ database: store.describe }, "ledger.stores");
@@ -31,6 +34,7 @@ async function main(): Promise<void> {
   stopOnSignals(log, "ledger", async () => {
     await ledger.close();
     await store.close();
+    await tracing.shutdown();
   });
 }
 
