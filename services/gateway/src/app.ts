@@ -16,6 +16,9 @@ import type { UpstreamTimeouts } from "./dispatch/upstream-client";
 import { createRecentGenerations } from "./generation/recent-generations";
 import { generationRoutes } from "./generation/routes";
 import { healthRoutes } from "./health/health-routes";
+import { cspReportRoute } from "./meta/csp-report-route";
+import { regionRoute, type RegionHeaders } from "./meta/region-route";
+import { uptimeRoute } from "./status/uptime-route";
 import { keyRoutes } from "./keys/key-routes";
 import { findKeyByHash } from "./keys/key-store";
 import { GatewayMetrics } from "./metrics";
@@ -61,10 +64,13 @@ export {
   signInEnvironment,
   incompleteSignInProviders,
   signInOptionsOf,
+  regionEnvironment,
+  regionOptionsOf,
   upstreamEnvironment,
   upstreamOptionsOf,
 } from "./config";
 export type { OAuthProviders } from "./sign-in/oauth-providers";
+export { recordProbe } from "./status/uptime-store";
 export type { RateLimitOverrides } from "./rate-limits/limits";
 
 /** The Postgres schema the gateway owns. */
@@ -133,6 +139,8 @@ export interface GatewayDeps {
   oauthProviders?: OAuthProviders;
   /** Whether wallet sign-in (Sign-In with Ethereum) is offered (GATEWAY_WALLET_SIGNIN). Default true. */
   walletSignIn?: boolean;
+  /** Trusted edge headers naming the caller's country and subdivision (GATEWAY_REGION_HEADER...); none by default. */
+  regionHeaders?: RegionHeaders;
   version: string;
   /**
    * Port of the admin listener serving only `GET /metrics` (0 picks one). Unset: no metrics
@@ -293,6 +301,9 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       publicLimit: rateLimits.publicRateLimit("wallet_challenge"),
     }),
   );
+  app.use(uptimeRoute({ db: deps.db, clock: deps.clock, publicLimit: rateLimits.publicRateLimit("uptime") }));
+  app.use(regionRoute({ headers: deps.regionHeaders ?? {}, publicLimit: rateLimits.publicRateLimit("region") }));
+  app.use(cspReportRoute({ log: deps.log, publicLimit: rateLimits.publicRateLimit("csp_report") }));
   // Answers generations this gateway just served; any other id falls through to the proxy.
   app.use(generationRoutes({ authenticate: inference, recent }));
   app.use(
