@@ -6,6 +6,7 @@ import { runCatalogImport } from "./commands/catalog-import";
 import { runEventsTail } from "./commands/events-tail";
 import { runMigrate } from "./commands/migrate";
 import { runOrgCreate } from "./commands/org-create";
+import { runKeyCreate, runOrgList } from "./commands/org-recovery";
 import { runProbe } from "./commands/probe";
 import { Stores } from "./stores";
 
@@ -15,6 +16,9 @@ Usage: npm run router -- <command>
 
 Commands:
   org create --name <name> [--operator]   Create an organisation; prints its management key once
+  org list                                List every organisation (id, name, operator, members, keys)
+  key create --org <org_id> [--name <n>]  Mint a new management key for an existing organisation
+                                          (a lost operator key); printed once
   catalog import [<file>]                 Import the model catalog (default: the bundled catalog)
   migrate                                 Apply every service's database migrations
   events tail <topic>                     Print events on a bus topic as JSON lines (redis or kafka bus)
@@ -23,7 +27,8 @@ Commands:
                                           GET /v1/status/uptime (needs DATABASE_URL; one per region)
 
 Settings come from the environment, as for the services: DATABASE_URL (unset: the embedded store
-under ROUTER_DATA_DIR, default ./.data), ROUTER_BUS, REDIS_URL, KAFKA_BROKERS, ROUTER_KEY_PEPPER.`;
+under ROUTER_DATA_DIR, default ./.data, which only one process may hold: stop \`npm start\` first),
+ROUTER_BUS, REDIS_URL, KAFKA_BROKERS, ROUTER_KEY_PEPPER.`;
 
 async function main(argv: string[]): Promise<number> {
   const { positionals, values } = parseArgs({
@@ -38,6 +43,7 @@ async function main(argv: string[]): Promise<number> {
       interval: { type: "string", default: "60" },
       "timeout-ms": { type: "string", default: "10000" },
       once: { type: "boolean", default: false },
+      org: { type: "string" },
     },
   });
   const [group, action, arg] = positionals;
@@ -52,6 +58,8 @@ async function main(argv: string[]): Promise<number> {
     if (group === "org" && action === "create") {
       return await runOrgCreate(stores, config, { name: values.name, operator: values.operator ?? false });
     }
+    if (group === "org" && action === "list") return await runOrgList(stores);
+    if (group === "key" && action === "create") return await runKeyCreate(stores, config, { org: values.org, name: values.name });
     if (group === "catalog" && action === "import") return await runCatalogImport(stores, arg);
     if (group === "migrate") return await runMigrate(stores);
     if (group === "events" && action === "tail") return await runEventsTail(config, log, arg);

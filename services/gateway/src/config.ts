@@ -19,12 +19,14 @@ export const upstreamEnvironment = {
   GATEWAY_UPSTREAM_STREAM_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1).max(3_600_000).default(DEFAULT_TIMEOUTS.streamHeadersMs),
   GATEWAY_UPSTREAM_IDLE_TIMEOUT_MS: z.coerce.number().int().min(1).max(3_600_000).default(DEFAULT_TIMEOUTS.idleMs),
   GATEWAY_STREAM_KEEPALIVE_MS: z.coerce.number().int().min(100).max(600_000).default(DEFAULT_KEEPALIVE_MS),
+  // How long a stopping gateway lets requests in flight finish (keep below the pod's termination grace).
+  GATEWAY_DRAIN_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(20_000),
 };
 
 type UpstreamEnv = { [K in keyof typeof upstreamEnvironment]: z.infer<(typeof upstreamEnvironment)[K]> };
 
 /** The `startGateway` options the upstream settings give. */
-export function upstreamOptionsOf(config: UpstreamEnv): { upstreamTimeouts: UpstreamTimeouts; keepaliveMs: number } {
+export function upstreamOptionsOf(config: UpstreamEnv): { upstreamTimeouts: UpstreamTimeouts; keepaliveMs: number; drainGraceMs: number } {
   return {
     upstreamTimeouts: {
       connectMs: config.GATEWAY_UPSTREAM_CONNECT_TIMEOUT_MS,
@@ -33,6 +35,7 @@ export function upstreamOptionsOf(config: UpstreamEnv): { upstreamTimeouts: Upst
       idleMs: config.GATEWAY_UPSTREAM_IDLE_TIMEOUT_MS,
     },
     keepaliveMs: config.GATEWAY_STREAM_KEEPALIVE_MS,
+    drainGraceMs: config.GATEWAY_DRAIN_GRACE_MS,
   };
 }
 

@@ -140,6 +140,7 @@ export async function startHarness(label: string, opts: HarnessOptions = {}): Pr
       oauthProviders: opts.oauthProviders,
       walletSignIn: opts.walletSignIn,
       regionHeaders: opts.regionHeaders,
+      drainGraceMs: 1_000,
     });
     gateways.push(g);
     return g;

@@ -12,6 +12,8 @@ export interface HealthDeps {
    * `{store: "memory", shared: false}` without Redis.
    */
   rateLimiting: () => { store: "memory" | "redis"; shared: boolean };
+  /** True once the gateway is stopping: readiness fails at once so the load balancer stops sending. */
+  draining?: () => boolean;
 }
 
 /**
@@ -32,7 +34,15 @@ export function healthRoutes(deps: HealthDeps): Router {
       res.status(500).json({ status: "error", ...body });
     }
   };
-  router.get(["/health", "/readyz"], databaseCheck);
+  // Two routes, not one with a path list: the metrics label each by its own pattern.
+  router.get("/health", databaseCheck);
+  router.get("/readyz", async (req: Request, res: Response) => {
+    if (deps.draining?.()) {
+      res.status(503).json({ status: "draining", version: deps.version, rate_limiting: deps.rateLimiting() });
+      return;
+    }
+    await databaseCheck(req, res);
+  });
   router.get("/livez", (_req: Request, res: Response) => {
     res.json({ status: "ok", version: deps.version });
   });
