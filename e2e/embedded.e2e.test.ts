@@ -69,6 +69,15 @@ describe("the one-process default (npm start)", () => {
       const rows = (await mgmt.get("/v1/activity")).json.data as Array<{ id: string }> | undefined;
       return rows?.some((r) => r.id === res.json.id);
     }, { what: "the activity row" });
+
+    // Embedded PGlite offers no cursor: the export pages through the month by keyset instead.
+    const csv = await fetch(`${base}/v1/activity/export`, { headers: { authorization: `Bearer ${key}` } });
+    expect(csv.status).toBe(200);
+    const lines = (await csv.text()).trim().split("\n");
+    expect(lines[0]).toMatch(/^created_at,request_id,client,key,/);
+    expect(lines.slice(1).map((l) => l.split(",")[1])).toEqual([res.json.id]);
+    const summary = await mgmt.get("/v1/activity/summary?days=2");
+    expect(summary.json.data.current.requests).toBe(1);
   }, 90_000);
 
   it("keeps its state across a restart and does not print a new key", async () => {

@@ -119,6 +119,18 @@ describe("forwarding to the services that own a route", () => {
     expect(res.body.error.code).toBe("permission_denied");
   });
 
+  it("never forwards an inference key to stored content, and forwards a management key with its identity", async () => {
+    const forwarded = seen.length;
+    const refused = await call(h.url, "GET", "/v1/generation/gen-abc/content", { key: inference.key });
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.code).toBe("permission_denied");
+    expect(seen.length).toBe(forwarded);
+
+    const allowed = await call(h.url, "GET", "/v1/generation/gen-abc/content", { key: mgmt });
+    expect(allowed.status).toBe(200);
+    expect(allowed.body).toMatchObject({ url: "/v1/generation/gen-abc/content", identity: { orgId, credential: "management" } });
+  });
+
   it("serves the public catalog routes without a key", async () => {
     for (const path of ["/v1/models?limit=2", "/v1/models/openai/gpt-4o/endpoints", "/v1/providers"]) {
       const res = await call(h.url, "GET", path);
