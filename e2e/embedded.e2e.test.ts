@@ -65,6 +65,11 @@ describe("the one-process default (npm start)", () => {
       const rows = (await mgmt.get("/v1/activity")).json.data as Array<{ id: string }> | undefined;
       return rows?.some((r) => r.id === res.json.id);
     }, { what: "the activity row" });
+    // The reports service counts it too, in the same process on the in-process bus.
+    const workspace = ((await mgmt.get("/v1/workspaces")).json.data as Array<{ id: string }>)[0]?.id ?? "";
+    await waitFor(async () => (await mgmt.get(`/v1/reports/workspaces/${workspace}`)).json.data?.totals?.requests === 1, {
+      what: "the request in the workspace's report",
+    });
   }, 90_000);
 
   it("keeps its state across a restart and does not print a new key", async () => {

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import type { EventBus } from "@router/bus";
 import { migrate, type Db } from "@router/db";
-import { createHttpApp, finishApp, listen, metricsRoute, requireIdentity } from "@router/http-kit";
+import { startInternalHttp } from "@router/http-kit";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
 import { brandingRoutes } from "./branding/branding-routes";
@@ -46,18 +46,14 @@ export async function startReports(deps: ReportsDeps): Promise<RunningReports> {
   const metrics = new ReportsMetrics({ defaultMetrics: deps.defaultMetrics });
   const subscription = await subscribeRollups(deps.bus, { db: deps.db, log, clock: deps.clock, metrics });
 
-  const app = createHttpApp({ log });
-  app.get("/health", (_req, res) => {
-    res.json({ status: "ok" });
-  });
-  // Before the identity check: the scraper signs nothing, and this port is internal.
-  app.get("/metrics", metricsRoute(metrics.registry));
-  app.use(requireIdentity(deps.internalSecret));
-  app.use(brandingRoutes({ db: deps.db, clock: deps.clock }));
-  app.use(reportRoutes({ db: deps.db, clock: deps.clock, metrics }));
-  finishApp(app, log);
-
-  const server = await listen(app, deps.httpPort, deps.host ?? "127.0.0.1").catch(async (err: unknown) => {
+  const server = await startInternalHttp({
+    log,
+    registry: metrics.registry,
+    internalSecret: deps.internalSecret,
+    routes: [brandingRoutes({ db: deps.db, clock: deps.clock }), reportRoutes({ db: deps.db, clock: deps.clock, metrics })],
+    port: deps.httpPort,
+    host: deps.host,
+  }).catch(async (err: unknown) => {
     await subscription.close();
     throw err;
   });

@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { checkLogo } from "./brand-logo";
 
-// C0 controls, DEL and C1 controls; the footer may break lines (\n), nothing else may.
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
-const CONTROL_BUT_LINE_FEED = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
+// Control characters (C0, DEL, C1); the footer may break lines (\n), nothing else may.
+const CONTROL = /\p{Cc}/u;
+const CONTROL_BUT_LINE_FEED = /(?!\n)\p{Cc}/u;
 
 /** Absent, null or blank all clear a field (spec: "an absent or empty one clears it"). */
 const clearable = z
