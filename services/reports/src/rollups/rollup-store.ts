@@ -70,8 +70,8 @@ export async function countRequests(q: Queryable, requests: CountedRequest[], no
   return new Set(rows.map((r) => r.request_id));
 }
 
-/** One stored rollup row of a workspace's month, as pg (strings) or PGlite (numbers) return it. */
-export type RollupRow = { dimension: "model" | "agent" | "day"; key: string } & Record<RollupCounter, string | number>;
+/** One stored rollup row of a workspace's month, its counters as decimal text. */
+export type RollupRow = { dimension: "model" | "agent" | "day"; key: string } & Record<RollupCounter, string>;
 
 /** Every rollup row of one workspace's month, and the name the workspace carried on its latest request then. */
 export async function readMonth(
@@ -80,7 +80,9 @@ export async function readMonth(
 ): Promise<{ rows: RollupRow[]; nameInMonth: string | null }> {
   const params = [where.orgId, where.workspaceId, where.month];
   const { rows } = await q.query<RollupRow>(
-    `SELECT dimension, key, ${ROLLUP_COUNTERS.join(", ")} FROM rollups WHERE org_id = $1 AND workspace_id = $2 AND month = $3`,
+    // As text: PGlite returns bigint as a JS number, which is inexact past 2^53 (9M USD in nanodollars).
+    `SELECT dimension, key, ${ROLLUP_COUNTERS.map((c) => `${c}::text AS ${c}`).join(", ")}
+     FROM rollups WHERE org_id = $1 AND workspace_id = $2 AND month = $3`,
     params,
   );
   const named = await q.query<{ name: string }>(
