@@ -78,6 +78,11 @@ describe("the one-process default (npm start)", () => {
     expect(lines.slice(1).map((l) => l.split(",")[1])).toEqual([res.json.id]);
     const summary = await mgmt.get("/v1/activity/summary?days=2");
     expect(summary.json.data.current.requests).toBe(1);
+    // The reports service counts it too, in the same process on the in-process bus.
+    const workspace = ((await mgmt.get("/v1/workspaces")).json.data as Array<{ id: string }>)[0]?.id ?? "";
+    await waitFor(async () => (await mgmt.get(`/v1/reports/workspaces/${workspace}`)).json.data?.totals?.requests === 1, {
+      what: "the request in the workspace's report",
+    });
   }, 90_000);
 
   it("keeps its state across a restart and does not print a new key", async () => {

@@ -63,6 +63,9 @@ const ROUTES: Array<{ method: string; path: string; body?: unknown; needs: Permi
   { method: "GET", path: "/v1/generation/gen-missing/content", needs: "usage:read" },
   { method: "GET", path: "/v1/routing/defaults", needs: "read" },
   { method: "PUT", path: "/v1/routing/defaults", body: { default_model: 7 }, needs: "org:write" },
+  { method: "GET", path: "/v1/reports/branding", needs: "read" },
+  { method: "PUT", path: "/v1/reports/branding", body: { brand_name: 7 }, needs: "config:write" },
+  { method: "GET", path: "/v1/reports/workspaces/ws_missing", needs: "usage:read" },
 ];
 
 describe("people, sessions and roles through the separate-process stack", () => {

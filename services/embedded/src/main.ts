@@ -11,12 +11,13 @@ import { startLedger } from "@router/ledger";
 import { createLogger, installProcessHandlers, stopOnSignals } from "@router/logging";
 import { systemClock } from "@router/money";
 import { ledger, routing } from "@router/proto";
+import { startReports } from "@router/reports";
 import { startRouting } from "@router/routing";
 import { loadEmbeddedConfig } from "./config";
 
 const VERSION = (JSON.parse(readFileSync(join(__dirname, "..", "package.json"), "utf8")) as { version: string }).version;
 
-/** Runs gateway, routing, ledger and activity in this one process on embedded defaults. */
+/** Runs gateway, routing, ledger, activity and reports in this one process on embedded defaults. */
 async function main(): Promise<void> {
   const config = loadEmbeddedConfig(process.env);
   // Each service logs through a child carrying its own name; the runner's own lines say "router".
@@ -72,6 +73,14 @@ async function main(): Promise<void> {
     httpPort: 0,
     internalSecret: secrets.ROUTER_INTERNAL_SECRET,
   });
+  const reportsSvc = await startReports({
+    db: openDb("reports"),
+    bus,
+    log: root.child({ service: "reports" }),
+    clock,
+    httpPort: 0,
+    internalSecret: secrets.ROUTER_INTERNAL_SECRET,
+  });
   const gatewayDb = openDb("gateway");
   const gateway = await startGateway({
     db: gatewayDb,
@@ -86,6 +95,7 @@ async function main(): Promise<void> {
     ledger: new ledger.LedgerServiceClient(`127.0.0.1:${ledgerSvc.grpcPort}`, insecure(), CLIENT_OPTIONS),
     activityUrl: `http://127.0.0.1:${activitySvc.httpPort}`,
     routingUrl: `http://127.0.0.1:${routingSvc.httpPort}`,
+    reportsUrl: `http://127.0.0.1:${reportsSvc.httpPort}`,
     providerBaseUrls: providerBaseUrls(process.env),
     redisUrl: config.REDIS_URL,
     grpcDeadlineMs: config.GRPC_DEADLINE_MS,
@@ -110,6 +120,7 @@ async function main(): Promise<void> {
 
   stopOnSignals(log, "router.embedded", async () => {
     await gateway.close();
+    await reportsSvc.close();
     await activitySvc.close();
     await ledgerSvc.close();
     await routingSvc.close();
