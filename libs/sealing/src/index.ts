@@ -93,3 +93,22 @@ export class SecretSealer {
     }
   }
 }
+
+const PACKED_PARTS = ["ciphertext", "iv", "tag", "wrappedKey", "wrappedKeyIv", "wrappedKeyTag"] as const;
+
+/**
+ * A sealed secret as one text value (`v<kek version>.` and six base64url parts), for stores that
+ * keep it in a single column.
+ */
+export function packSealed(sealed: SealedSecret): string {
+  return [`v${sealed.kekVersion}`, ...PACKED_PARTS.map((p) => sealed[p].toString("base64url"))].join(".");
+}
+
+/** Reads what `packSealed` wrote; throws on anything else. */
+export function unpackSealed(text: string): SealedSecret {
+  const [version, ...parts] = text.split(".");
+  if (!version || !/^v\d+$/.test(version) || parts.length !== PACKED_PARTS.length) throw new Error("not a packed sealed secret");
+  const buffers = parts.map((p) => Buffer.from(p, "base64url"));
+  const [ciphertext, iv, tag, wrappedKey, wrappedKeyIv, wrappedKeyTag] = buffers as [Buffer, Buffer, Buffer, Buffer, Buffer, Buffer];
+  return { ciphertext, iv, tag, wrappedKey, wrappedKeyIv, wrappedKeyTag, kekVersion: Number(version.slice(1)) };
+}

@@ -1,4 +1,4 @@
-import { SecretSealer } from "@router/sealing";
+import { packSealed, SecretSealer, unpackSealed } from "@router/sealing";
 
 const PURPOSE = { salt: "router-test", info: "things/kek/v1" };
 
@@ -22,5 +22,18 @@ describe("secret sealing", () => {
     const b = sealer.seal("same", "c");
     expect(a.ciphertext.equals(b.ciphertext)).toBe(false);
     expect(a.wrappedKey.equals(b.wrappedKey)).toBe(false);
+  });
+});
+
+describe("packed sealed secrets", () => {
+  it("round-trip through one text value and still open", () => {
+    const sealer = new SecretSealer("master", PURPOSE);
+    const packed = packSealed(sealer.seal("whsec_abc", "org_a/ch_1"));
+    expect(packed).toMatch(/^v1(\.[A-Za-z0-9_-]+){6}$/);
+    expect(sealer.open(unpackSealed(packed), "org_a/ch_1")).toBe("whsec_abc");
+  });
+
+  it("refuses text that is not a packed secret", () => {
+    expect(() => unpackSealed("whsec_plain")).toThrow("not a packed sealed secret");
   });
 });
