@@ -18,7 +18,7 @@ import { smtpEmailSender } from "./sending/email";
 
 export { CONSUMER_GROUP } from "./events/consumer-deps";
 export { thresholdToAnnounce } from "./events/threshold-matching";
-export { DEFAULT_CHAT_HOOK_HOST } from "./config";
+export { DEFAULT_CHAT_HOOK_HOST, alertsEnvironment, checkAlertsEnvironment } from "./config";
 
 export interface AlertsDeps {
   db: Db;

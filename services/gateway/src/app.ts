@@ -99,6 +99,8 @@ export interface GatewayDeps {
   routing: routing.RoutingServiceClient;
   ledger: ledger.LedgerServiceClient;
   activityUrl: string;
+  /** The alerts service: alert channels, test alerts and the delivery log are forwarded there. */
+  alertsUrl: string;
   routingUrl: string;
   /** `ROUTER_PROVIDER_<SLUG>_BASE_URL` overrides, by lower-case slug. */
   providerBaseUrls: Record<string, string>;
@@ -303,6 +305,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       proxy,
       internalSecret: deps.secrets.ROUTER_INTERNAL_SECRET,
       activityUrl: deps.activityUrl,
+      alertsUrl: deps.alertsUrl,
       routingUrl: deps.routingUrl,
       catalogLimit: rateLimits.publicRateLimit("catalog"),
       exportLimit: rateLimits.credentialRateLimit("activity_export"),

@@ -77,6 +77,7 @@ export interface Harness {
 
 export interface HarnessOptions {
   activityUrl?: string;
+  alertsUrl?: string;
   routingUrl?: string;
   redisUrl?: string;
   /** Starts the admin metrics listener on this port (0 picks one). */
@@ -122,6 +123,7 @@ export async function startHarness(label: string, opts: HarnessOptions = {}): Pr
       routing: routingClient,
       ledger: ledgerClient,
       activityUrl: opts.activityUrl ?? "http://127.0.0.1:1",
+      alertsUrl: opts.alertsUrl ?? "http://127.0.0.1:1",
       routingUrl: opts.routingUrl ?? "http://127.0.0.1:1",
       providerBaseUrls: {},
       redisUrl: opts.redisUrl,
