@@ -6,6 +6,7 @@ import { runCatalogImport } from "./commands/catalog-import";
 import { runEventsTail } from "./commands/events-tail";
 import { runMigrate } from "./commands/migrate";
 import { runOrgCreate } from "./commands/org-create";
+import { runProbe } from "./commands/probe";
 import { Stores } from "./stores";
 
 const USAGE = `Router operator CLI
@@ -17,6 +18,9 @@ Commands:
   catalog import [<file>]                 Import the model catalog (default: the bundled catalog)
   migrate                                 Apply every service's database migrations
   events tail <topic>                     Print events on a bus topic as JSON lines (redis or kafka bus)
+  probe --url <gateway> --region <name>   Call <gateway>/health every minute and record it for
+        [--interval <s>] [--timeout-ms <ms>] [--once]
+                                          GET /v1/status/uptime (needs DATABASE_URL; one per region)
 
 Settings come from the environment, as for the services: DATABASE_URL (unset: the embedded store
 under ROUTER_DATA_DIR, default ./.data), ROUTER_BUS, REDIS_URL, KAFKA_BROKERS, ROUTER_KEY_PEPPER.`;
@@ -25,7 +29,16 @@ async function main(argv: string[]): Promise<number> {
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { name: { type: "string" }, operator: { type: "boolean", default: false }, help: { type: "boolean" } },
+    options: {
+      name: { type: "string" },
+      operator: { type: "boolean", default: false },
+      help: { type: "boolean" },
+      url: { type: "string" },
+      region: { type: "string" },
+      interval: { type: "string", default: "60" },
+      "timeout-ms": { type: "string", default: "10000" },
+      once: { type: "boolean", default: false },
+    },
   });
   const [group, action, arg] = positionals;
   if (values.help || !group) {
@@ -42,6 +55,21 @@ async function main(argv: string[]): Promise<number> {
     if (group === "catalog" && action === "import") return await runCatalogImport(stores, arg);
     if (group === "migrate") return await runMigrate(stores);
     if (group === "events" && action === "tail") return await runEventsTail(config, log, arg);
+    if (group === "probe") {
+      const intervalSeconds = Number(values.interval);
+      const timeoutMs = Number(values["timeout-ms"]);
+      if (!Number.isInteger(intervalSeconds) || intervalSeconds < 1 || intervalSeconds > 3600) {
+        process.stderr.write("--interval: whole seconds from 1 to 3600\n");
+        return 2;
+      }
+      if (!Number.isInteger(timeoutMs) || timeoutMs < 100 || timeoutMs > 60_000) {
+        process.stderr.write("--timeout-ms: whole milliseconds from 100 to 60000\n");
+        return 2;
+      }
+      const stop = new AbortController();
+      for (const sig of ["SIGINT", "SIGTERM"] as const) process.once(sig, () => stop.abort());
+      return await runProbe(stores, log, { url: values.url, region: values.region, intervalSeconds, timeoutMs, once: values.once ?? false }, stop.signal);
+    }
     process.stderr.write(`unknown command: ${positionals.join(" ")}\n\n${USAGE}\n`);
     return 2;
   } finally {

@@ -1,6 +1,6 @@
 import { env, loadConfig, z } from "@router/config";
 import { alertsEnvironment, checkAlertsEnvironment } from "@router/alerts";
-import { pkceEnvironment, rateLimitEnvironment, signInEnvironment, upstreamEnvironment } from "@router/gateway";
+import { pkceEnvironment, rateLimitEnvironment, regionEnvironment, signInEnvironment, upstreamEnvironment } from "@router/gateway";
 import { outboundEnvironment } from "@router/outbound";
 
 /**
@@ -30,6 +30,7 @@ export const embeddedConfigSchema = z.object({
   ...rateLimitEnvironment,
   /** Identity providers and wallet sign-in, as the standalone gateway takes them. */
   ...signInEnvironment,
+  ...regionEnvironment,
   /** Alert channels' chat host and mail server, as the standalone alerts service takes them. */
   ...alertsEnvironment,
   /** Outbound delivery tuning (and the test-only overrides), as the standalone alerts service takes them. */

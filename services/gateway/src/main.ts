@@ -8,7 +8,7 @@ import { createLogger, installProcessHandlers, stopOnSignals } from "@router/log
 import { systemClock } from "@router/money";
 import { ledger, routing } from "@router/proto";
 import { ensureOperatorOrganisation, GATEWAY_SCHEMA, migrateGateway, startGateway } from "./app";
-import { gatewayConfigSchema, gatewaySecrets, pkceOptionsOf, rateLimitOptionsOf, incompleteSignInProviders, signInOptionsOf, upstreamOptionsOf } from "./config";
+import { gatewayConfigSchema, gatewaySecrets, pkceOptionsOf, rateLimitOptionsOf, incompleteSignInProviders, regionOptionsOf, signInOptionsOf, upstreamOptionsOf } from "./config";
 
 async function main(): Promise<void> {
   const config = loadConfig(gatewayConfigSchema, process.env);
@@ -67,6 +67,7 @@ async function main(): Promise<void> {
     ...upstreamOptionsOf(config),
     ...pkceOptionsOf(config),
     ...signInOptionsOf(config),
+    ...regionOptionsOf(config),
     ...rateLimitOptionsOf(config),
     version,
     metricsPort: config.GATEWAY_METRICS_PORT,
