@@ -57,6 +57,8 @@ describe("the one-process default (npm start)", () => {
 
     const mgmt = gatewayClient(base, key);
     expect((await mgmt.post("/v1/provider-keys", { provider: "openai", api_key: "sk-embedded-0001" })).status).toBe(201);
+    // The alerts service runs in the same process, behind the same gateway.
+    expect((await mgmt.post("/v1/alerts/channels", { kind: "chat", target: "https://hooks.slack.com/services/T0/B0/embedded" })).status).toBe(201);
     const inference = gatewayClient(base, (await mgmt.post("/v1/keys", { name: "local" })).json.data.key as string);
     fake.script({ text: "Embedded hello." });
     const res = await inference.post("/v1/chat/completions", {
@@ -94,6 +96,8 @@ describe("the one-process default (npm start)", () => {
     const keys = await gatewayClient(`http://127.0.0.1:${port}`, key).get("/v1/keys");
     expect(keys.status).toBe(200);
     expect((keys.json.data as Array<{ name: string }>).map((k) => k.name)).toContain("local");
+    const channels = await gatewayClient(`http://127.0.0.1:${port}`, key).get("/v1/alerts/channels");
+    expect(channels.json).toMatchObject({ data: [{ kind: "chat", target: "https://hooks.slack.com/services/T0/B0/embedded" }], email_available: false });
   }, 90_000);
 
   it("owns its data directory: a CLI command or a second server on it is refused and prints no key", async () => {

@@ -8,3 +8,4 @@ export * from "./event-stream";
 export * from "./bad-chat-requests";
 export * from "./ordered-catalog";
 export * from "./browser";
+export * from "./https-receiver";

@@ -1,5 +1,7 @@
 import { env, loadConfig, z } from "@router/config";
+import { alertsEnvironment, checkAlertsEnvironment } from "@router/alerts";
 import { pkceEnvironment, rateLimitEnvironment, regionEnvironment, signInEnvironment, upstreamEnvironment } from "@router/gateway";
+import { outboundEnvironment } from "@router/outbound";
 
 /**
  * The one-process default. Every setting is optional: with none, the stack runs on embedded PGlite,
@@ -29,7 +31,11 @@ export const embeddedConfigSchema = z.object({
   /** Identity providers and wallet sign-in, as the standalone gateway takes them. */
   ...signInEnvironment,
   ...regionEnvironment,
-});
+  /** Alert channels' chat host and mail server, as the standalone alerts service takes them. */
+  ...alertsEnvironment,
+  /** Outbound delivery tuning (and the test-only overrides), as the standalone alerts service takes them. */
+  ...outboundEnvironment,
+}).superRefine(checkAlertsEnvironment);
 
 export type EmbeddedConfig = z.infer<typeof embeddedConfigSchema>;
 

@@ -2,6 +2,7 @@ import { startTracing } from "@router/tracing";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startActivity } from "@router/activity";
+import { startAlerts } from "@router/alerts";
 import { createBus, type EventBus } from "@router/bus";
 import { providerBaseUrls, resolveSecrets } from "@router/config";
 import { createPostgresDb, EmbeddedPostgres, type Db } from "@router/db";
@@ -10,6 +11,7 @@ import { CLIENT_OPTIONS, insecure } from "@router/grpc-kit";
 import { startLedger } from "@router/ledger";
 import { createLogger, installProcessHandlers, stopOnSignals } from "@router/logging";
 import { systemClock } from "@router/money";
+import { outboundOptionsOf } from "@router/outbound";
 import { ledger, routing } from "@router/proto";
 import { startReports } from "@router/reports";
 import { startRouting } from "@router/routing";
@@ -17,7 +19,7 @@ import { loadEmbeddedConfig } from "./config";
 
 const VERSION = (JSON.parse(readFileSync(join(__dirname, "..", "package.json"), "utf8")) as { version: string }).version;
 
-/** Runs gateway, routing, ledger, activity and reports in this one process on embedded defaults. */
+/** Runs gateway, routing, ledger, activity, reports and alerts in this one process on embedded defaults. */
 async function main(): Promise<void> {
   const config = loadEmbeddedConfig(process.env);
   // Each service logs through a child carrying its own name; the runner's own lines say "router".
@@ -81,6 +83,19 @@ async function main(): Promise<void> {
     httpPort: 0,
     internalSecret: secrets.ROUTER_INTERNAL_SECRET,
   });
+  const alertsLog = root.child({ service: "alerts" });
+  const alertsSvc = await startAlerts({
+    db: openDb("alerts"),
+    bus,
+    log: alertsLog,
+    clock,
+    httpPort: 0,
+    internalSecret: secrets.ROUTER_INTERNAL_SECRET,
+    masterKey: secrets.ROUTER_MASTER_KEY,
+    outbound: outboundOptionsOf(config, { log: alertsLog }),
+    chatHookHost: config.ALERTS_CHAT_HOOK_HOST,
+    email: config.ALERTS_SMTP_URL && config.ALERTS_EMAIL_FROM ? { smtpUrl: config.ALERTS_SMTP_URL, from: config.ALERTS_EMAIL_FROM } : undefined,
+  });
   const gatewayDb = openDb("gateway");
   const gateway = await startGateway({
     db: gatewayDb,
@@ -94,6 +109,7 @@ async function main(): Promise<void> {
     routing: new routing.RoutingServiceClient(`127.0.0.1:${routingSvc.grpcPort}`, insecure(), CLIENT_OPTIONS),
     ledger: new ledger.LedgerServiceClient(`127.0.0.1:${ledgerSvc.grpcPort}`, insecure(), CLIENT_OPTIONS),
     activityUrl: `http://127.0.0.1:${activitySvc.httpPort}`,
+    alertsUrl: `http://127.0.0.1:${alertsSvc.httpPort}`,
     routingUrl: `http://127.0.0.1:${routingSvc.httpPort}`,
     reportsUrl: `http://127.0.0.1:${reportsSvc.httpPort}`,
     providerBaseUrls: providerBaseUrls(process.env),
@@ -121,6 +137,7 @@ async function main(): Promise<void> {
   stopOnSignals(log, "router.embedded", async () => {
     await gateway.close();
     await reportsSvc.close();
+    await alertsSvc.close();
     await activitySvc.close();
     await ledgerSvc.close();
     await routingSvc.close();

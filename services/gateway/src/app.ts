@@ -112,6 +112,8 @@ export interface GatewayDeps {
   routing: routing.RoutingServiceClient;
   ledger: ledger.LedgerServiceClient;
   activityUrl: string;
+  /** The alerts service: alert channels, test alerts and the delivery log are forwarded there. */
+  alertsUrl: string;
   routingUrl: string;
   reportsUrl: string;
   /** `ROUTER_PROVIDER_<SLUG>_BASE_URL` overrides, by lower-case slug. */
@@ -353,6 +355,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       proxy,
       internalSecret: deps.secrets.ROUTER_INTERNAL_SECRET,
       activityUrl: deps.activityUrl,
+      alertsUrl: deps.alertsUrl,
       routingUrl: deps.routingUrl,
       reportsUrl: deps.reportsUrl,
       catalogLimit: rateLimits.publicRateLimit("catalog"),

@@ -214,6 +214,7 @@ export const gatewayConfigSchema = z.object({
   ROUTING_HTTP_URL: z.string().url().default("http://127.0.0.1:8082"),
   ACTIVITY_HTTP_URL: z.string().url().default("http://127.0.0.1:8083"),
   REPORTS_HTTP_URL: z.string().url().default("http://127.0.0.1:8089"),
+  ALERTS_HTTP_URL: z.string().url().default("http://127.0.0.1:8084"),
   ROUTER_DATA_DIR: z.string().default("./.data"),
   // Where people reach this deployment: invitation links and sign-in redirects. Unset: http://127.0.0.1:<PORT>.
   ROUTER_PUBLIC_URL: z.string().url().optional(),

@@ -72,6 +72,7 @@ async function main(): Promise<void> {
     routing: routingClient,
     ledger: ledgerClient,
     activityUrl: config.ACTIVITY_HTTP_URL,
+    alertsUrl: config.ALERTS_HTTP_URL,
     routingUrl: config.ROUTING_HTTP_URL,
     reportsUrl: config.REPORTS_HTTP_URL,
     providerBaseUrls: baseUrls,

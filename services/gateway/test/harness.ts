@@ -77,6 +77,7 @@ export interface Harness {
 
 export interface HarnessOptions {
   activityUrl?: string;
+  alertsUrl?: string;
   routingUrl?: string;
   reportsUrl?: string;
   redisUrl?: string;
@@ -127,6 +128,7 @@ export async function startHarness(label: string, opts: HarnessOptions = {}): Pr
       routing: routingClient,
       ledger: ledgerClient,
       activityUrl: opts.activityUrl ?? "http://127.0.0.1:1",
+      alertsUrl: opts.alertsUrl ?? "http://127.0.0.1:1",
       routingUrl: opts.routingUrl ?? "http://127.0.0.1:1",
       reportsUrl: opts.reportsUrl ?? "http://127.0.0.1:1",
       providerBaseUrls: {},

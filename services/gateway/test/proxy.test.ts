@@ -34,6 +34,7 @@ async function startUpstream(secret: () => string): Promise<RunningHttpServer> {
   app.get(["/v1/models", "/v1/models/*rest", "/v1/providers"], echo);
   app.all("/v1/routing/defaults", verify, echo);
   app.all(["/v1/reports/branding", "/v1/reports/workspaces/*rest"], verify, echo);
+  app.all(["/v1/alerts/channels", "/v1/alerts/channels/*rest", "/v1/alerts/deliveries"], verify, echo);
   return listen(finishApp(app, silentLog), 0);
 }
 
@@ -41,7 +42,7 @@ beforeAll(async () => {
   let internalSecret = "";
   upstream = await startUpstream(() => internalSecret);
   const url = `http://127.0.0.1:${upstream.port}`;
-  h = await startHarness("gwproxy", { activityUrl: url, routingUrl: url, reportsUrl: url });
+  h = await startHarness("gwproxy", { activityUrl: url, routingUrl: url, reportsUrl: url, alertsUrl: url });
   internalSecret = h.secrets.ROUTER_INTERNAL_SECRET;
   const org = await newOrganisation(h);
   mgmt = org.managementKey;
@@ -84,6 +85,17 @@ describe("forwarding to the services that own a route", () => {
 
     const none = await call(h.url, "GET", "/v1/activity", { key: mgmt });
     expect(none.body.identity.workspace).toBeUndefined();
+  });
+
+  it("forwards alert channels, tests and deliveries to alerts, but not the runaway service's alert routes", async () => {
+    const add = await call(h.url, "POST", "/v1/alerts/channels", { key: mgmt, body: { kind: "webhook" } });
+    expect(add.status).toBe(201);
+    expect(add.body).toMatchObject({ url: "/v1/alerts/channels", body: { kind: "webhook" }, identity: { orgId, role: "owner" } });
+    expect((await call(h.url, "POST", "/v1/alerts/channels/ch_1/test", { key: mgmt })).body.url).toBe("/v1/alerts/channels/ch_1/test");
+    expect((await call(h.url, "DELETE", "/v1/alerts/channels/ch_1", { key: mgmt })).body.method).toBe("DELETE");
+    expect((await call(h.url, "GET", "/v1/alerts/deliveries", { key: mgmt })).body.url).toBe("/v1/alerts/deliveries");
+    expect((await call(h.url, "GET", "/v1/alerts/deliveries", { key: inference.key })).status).toBe(403);
+    expect((await call(h.url, "GET", "/v1/alerts/settings", { key: mgmt })).headers.get("x-upstream")).toBeNull();
   });
 
   it("never passes the caller's bearer key on", async () => {

@@ -1,5 +1,6 @@
 import { migrate } from "@router/db";
 import { ACTIVITY_MIGRATIONS_DIR } from "@router/activity";
+import { ALERTS_MIGRATIONS_DIR } from "@router/alerts";
 import { GATEWAY_MIGRATIONS_DIR } from "@router/gateway";
 import { LEDGER_MIGRATIONS_DIR } from "@router/ledger";
 import { REPORTS_MIGRATIONS_DIR } from "@router/reports";
@@ -12,6 +13,7 @@ const SERVICES: Array<[schema: string, dir: string]> = [
   ["ledger", LEDGER_MIGRATIONS_DIR],
   ["activity", ACTIVITY_MIGRATIONS_DIR],
   ["reports", REPORTS_MIGRATIONS_DIR],
+  ["alerts", ALERTS_MIGRATIONS_DIR],
 ];
 
 /** `migrate`: applies each service's migrations to its own schema (services also do this on start). */

@@ -1,0 +1,56 @@
+import { busConfigOf, createBus } from "@router/bus";
+import { loadConfig, resolveSecrets } from "@router/config";
+import { openServiceDb } from "@router/db";
+import { createLogger, installProcessHandlers, stopOnSignals } from "@router/logging";
+import { systemClock } from "@router/money";
+import { outboundOptionsOf } from "@router/outbound";
+import { startAlerts } from "./app";
+import { alertsConfigSchema, type AlertsConfig } from "./config";
+
+/**
+ * The internal secret (verifies the gateway's identity header) and the master key (seals signing
+ * secrets), from the environment when set; otherwise the embedded default shares the generated
+ * ones kept under ROUTER_DATA_DIR.
+ */
+function secretsOf(cfg: AlertsConfig): { internalSecret: string; masterKey: string } {
+  const { ROUTER_INTERNAL_SECRET, ROUTER_MASTER_KEY } = process.env;
+  if (ROUTER_INTERNAL_SECRET && ROUTER_MASTER_KEY) return { internalSecret: ROUTER_INTERNAL_SECRET, masterKey: ROUTER_MASTER_KEY };
+  const { secrets } = resolveSecrets(process.env, cfg.ROUTER_DATA_DIR, { allowGenerated: cfg.DATABASE_URL === undefined });
+  return { internalSecret: secrets.ROUTER_INTERNAL_SECRET, masterKey: secrets.ROUTER_MASTER_KEY };
+}
+
+async function main(): Promise<void> {
+  const cfg = loadConfig(alertsConfigSchema);
+  const log = createLogger({ level: cfg.LOG_LEVEL, base: { service: "alerts" } });
+  installProcessHandlers(log);
+  const { internalSecret, masterKey } = secretsOf(cfg);
+
+  const store = await openServiceDb({ databaseUrl: cfg.DATABASE_URL, dataDir: cfg.ROUTER_DATA_DIR, schema: "alerts" });
+  const bus = await createBus(busConfigOf(cfg, { clientId: "alerts", dataDir: cfg.ROUTER_DATA_DIR, log }));
+  const running = await startAlerts({
+    db: store.db,
+    bus,
+    log,
+    clock: systemClock,
+    httpPort: cfg.ALERTS_HTTP_PORT,
+    host: cfg.ALERTS_HOST,
+    internalSecret,
+    masterKey,
+    outbound: outboundOptionsOf(cfg, { log }),
+    chatHookHost: cfg.ALERTS_CHAT_HOOK_HOST,
+    email: cfg.ALERTS_SMTP_URL && cfg.ALERTS_EMAIL_FROM ? { smtpUrl: cfg.ALERTS_SMTP_URL, from: cfg.ALERTS_EMAIL_FROM } : undefined,
+    pruneIntervalMs: cfg.ALERTS_PRUNE_INTERVAL_MS,
+  });
+  log.info({ httpPort: running.httpPort, bus: cfg.ROUTER_BUS, database: store.describe }, "alerts.listening");
+
+  stopOnSignals(log, "alerts", async () => {
+    await running.close();
+    await bus.close();
+    await store.close();
+  });
+}
+
+main().catch((err: unknown) => {
+  createLogger({ base: { service: "alerts" } }).fatal({ err }, "alerts.start_failed");
+  process.exit(1);
+});
