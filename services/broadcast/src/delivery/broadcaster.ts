@@ -1,0 +1,103 @@
+import type { Db } from "@router/db";
+import type { Logger } from "@router/logging";
+import type { Clock } from "@router/money";
+import type { DeliveryOutcome, Outbound, OutboundMessage } from "@router/outbound";
+import type { events } from "@router/proto";
+import type { DestinationSecrets } from "../destinations/destination-secrets";
+import { recordAttempt, type DestinationRow } from "../destinations/destination-store";
+import type { BroadcastMetrics } from "../metrics";
+import { webhookBody } from "../records/request-record";
+import { otlpTraceBody } from "../records/request-span";
+
+export interface BroadcasterDeps {
+  db: Db;
+  secrets: DestinationSecrets;
+  /** Safe delivery to external targets (address checks, retries, bounded queue). */
+  outbound: Pick<Outbound, "deliver">;
+  clock: Clock;
+  log: Logger;
+  metrics: BroadcastMetrics;
+}
+
+interface Options {
+  /** The test operation's synthetic record, marked as such in the body. */
+  test: boolean;
+}
+
+/**
+ * Turns one completed request into what a destination receives (a signed webhook record or an
+ * OTLP span with the destination's header), hands it to the outbound queue, and records how it
+ * ended on the destination.
+ */
+export class Broadcaster {
+  private readonly pending = new Set<Promise<void>>();
+
+  constructor(private readonly deps: BroadcasterDeps) {}
+
+  /**
+   * Queues the delivery and returns at once: the caller (the event consumer) never waits for a
+   * receiver. The outcome is recorded on the destination when the delivery ends.
+   */
+  enqueue(destination: DestinationRow, event: events.RequestCompleted): void {
+    const done = this.send(destination, event, { test: false }).then(
+      () => undefined,
+      (err: unknown) => {
+        this.deps.log.error({ err, destinationId: destination.id }, "broadcast.delivery.record_failed");
+      },
+    );
+    this.pending.add(done);
+    void done.finally(() => this.pending.delete(done));
+  }
+
+  /** Delivers now and answers with the outcome (the test operation); recorded like any delivery. */
+  async sendNow(destination: DestinationRow, event: events.RequestCompleted): Promise<DeliveryOutcome> {
+    return this.send(destination, event, { test: true });
+  }
+
+  /** Resolves once every queued delivery has ended and been recorded (shutdown, tests). */
+  async idle(): Promise<void> {
+    while (this.pending.size > 0) await Promise.all([...this.pending]);
+  }
+
+  private async send(destination: DestinationRow, event: events.RequestCompleted, opts: Options): Promise<DeliveryOutcome> {
+    const attemptedAt = this.deps.clock.now();
+    const message = this.messageFor(destination, event, opts);
+    const outcome = "error" in message ? unopenable(message.error) : await this.deps.outbound.deliver(message);
+    this.deps.metrics.delivered(destination.kind, outcome);
+    await recordAttempt(this.deps.db, destination.id, {
+      attemptedAt,
+      succeeded: outcome.status === "sent",
+      httpStatus: outcome.httpStatus,
+      error: outcome.error,
+    });
+    this.deps.log.debug(
+      { destinationId: destination.id, kind: destination.kind, requestId: event.requestId, status: outcome.status, httpStatus: outcome.httpStatus },
+      "broadcast.delivery.finished",
+    );
+    return outcome;
+  }
+
+  private messageFor(d: DestinationRow, event: events.RequestCompleted, opts: Options): OutboundMessage | { error: string } {
+    const where = { orgId: d.org_id, destinationId: d.id };
+    try {
+      if (d.kind === "webhook") {
+        if (!d.signing_secret_sealed) return { error: "the destination has no signing secret" };
+        const signingSecret = this.deps.secrets.open(d.signing_secret_sealed, { ...where, slot: "signing_secret" });
+        return { url: d.url, body: webhookBody(event, opts), signingSecret };
+      }
+      const headers: Record<string, string> = {};
+      if (d.header_name !== null && d.header_value_sealed !== null) {
+        headers[d.header_name] = this.deps.secrets.open(d.header_value_sealed, { ...where, slot: "header_value" });
+      }
+      return { url: d.url, body: otlpTraceBody(event, opts), contentType: "application/json", headers };
+    } catch (err) {
+      // A row sealed under another master key (or altered) cannot be delivered; the cause stays in the log.
+      this.deps.log.error({ err, destinationId: d.id }, "broadcast.destination.secret_unopenable");
+      return { error: "the destination's stored secret cannot be opened (was ROUTER_MASTER_KEY changed?)" };
+    }
+  }
+}
+
+function unopenable(error: string): DeliveryOutcome {
+  return { status: "failed", httpStatus: null, error, attempts: 0, durationMs: 0 };
+}
