@@ -4,7 +4,7 @@ import { migrate, type Db } from "@router/db";
 import { createHttpApp, finishApp, listen, metricsRoute, requireIdentity } from "@router/http-kit";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
-import { AllowedHosts, Outbound, type OutboundOptions } from "@router/outbound";
+import { AllowedHosts, Outbound, type OutboundOptions, type OutboundStats } from "@router/outbound";
 import { pruneHandledEvents } from "./consumer/handled-events";
 import { subscribeRequestCompleted } from "./consumer/consumer";
 import { Broadcaster } from "./delivery/broadcaster";
@@ -55,9 +55,16 @@ export async function startBroadcast(deps: BroadcastDeps): Promise<RunningBroadc
   const { log } = deps;
   await migrate(deps.db, BROADCAST_MIGRATIONS_DIR);
   const outbound = new Outbound({ ...deps.outbound, log, clock: deps.clock });
-  const metrics = new BroadcastMetrics({ defaultMetrics: deps.defaultMetrics, outboundStats: () => outbound.stats() });
+  const metrics: BroadcastMetrics = new BroadcastMetrics({
+    defaultMetrics: deps.defaultMetrics,
+    // Waiting: in the destinations' lanes and in the shared outbound queue.
+    queueStats: (): OutboundStats => {
+      const shared = outbound.stats();
+      return { queued: shared.queued + broadcaster.waiting(), running: shared.running };
+    },
+  });
   const secrets = new DestinationSecrets(deps.masterKey);
-  const broadcaster = new Broadcaster({ db: deps.db, secrets, outbound, clock: deps.clock, log, metrics });
+  const broadcaster: Broadcaster = new Broadcaster({ db: deps.db, secrets, outbound, clock: deps.clock, log, metrics });
 
   const retentionMs = deps.dedupeRetentionMs ?? DEFAULT_RETENTION_MS;
   const prune = () =>

@@ -14,7 +14,7 @@ export class BroadcastMetrics {
   private readonly deliveries: Counter<"kind" | "status">;
   private readonly deliverySeconds: Histogram<"kind">;
 
-  constructor(opts: { defaultMetrics?: boolean; outboundStats?: () => OutboundStats } = {}) {
+  constructor(opts: { defaultMetrics?: boolean; queueStats?: () => OutboundStats } = {}) {
     this.registry = createMetricsRegistry("broadcast", opts);
     this.eventsConsumed = new Counter({
       name: "broadcast_events_consumed_total",
@@ -41,11 +41,11 @@ export class BroadcastMetrics {
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers: [this.registry],
     });
-    const stats = opts.outboundStats;
+    const stats = opts.queueStats;
     if (stats) {
       new Gauge({
         name: "broadcast_queue_depth",
-        help: "Deliveries waiting in the bounded outbound queue.",
+        help: "Deliveries waiting: in the per-destination lanes and the shared outbound queue.",
         registers: [this.registry],
         collect() {
           this.set(stats().queued);

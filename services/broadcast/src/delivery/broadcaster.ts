@@ -1,3 +1,4 @@
+import fastq from "fastq";
 import type { Db } from "@router/db";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
@@ -17,6 +18,15 @@ export interface BroadcasterDeps {
   clock: Clock;
   log: Logger;
   metrics: BroadcastMetrics;
+  /** Deliveries in flight at once to one destination. Default 2. */
+  perDestinationConcurrency?: number;
+  /** Deliveries waiting for one destination; past it they are skipped. Default 100. */
+  perDestinationQueueLimit?: number;
+}
+
+interface Job {
+  destination: DestinationRow;
+  event: events.RequestCompleted;
 }
 
 interface Options {
@@ -30,23 +40,43 @@ interface Options {
  * ended on the destination.
  */
 export class Broadcaster {
-  private readonly pending = new Set<Promise<void>>();
+  /**
+   * One small queue per destination in front of the shared outbound queue, so a receiver that
+   * hangs holds at most its own few slots and other destinations keep being served. A lane is
+   * dropped once it is empty.
+   */
+  private readonly lanes = new Map<string, fastq.queueAsPromised<Job, void>>();
+  private readonly concurrency: number;
+  private readonly queueLimit: number;
+  /** Destinations whose lane overflowed since it was last empty (warned about once). */
+  private readonly backlogged = new Set<string>();
 
-  constructor(private readonly deps: BroadcasterDeps) {}
+  constructor(private readonly deps: BroadcasterDeps) {
+    this.concurrency = deps.perDestinationConcurrency ?? 2;
+    this.queueLimit = deps.perDestinationQueueLimit ?? 100;
+  }
 
   /**
    * Queues the delivery and returns at once: the caller (the event consumer) never waits for a
-   * receiver. The outcome is recorded on the destination when the delivery ends.
+   * receiver. The outcome is recorded on the destination when the delivery ends. A destination
+   * whose lane is full (its receiver is far behind) skips the delivery: counted, not recorded on
+   * the row, whose last error already says why the receiver is behind.
    */
   enqueue(destination: DestinationRow, event: events.RequestCompleted): void {
-    const done = this.send(destination, event, { test: false }).then(
-      () => undefined,
-      (err: unknown) => {
-        this.deps.log.error({ err, destinationId: destination.id }, "broadcast.delivery.record_failed");
-      },
-    );
-    this.pending.add(done);
-    void done.finally(() => this.pending.delete(done));
+    const lane = this.laneOf(destination.id);
+    if (lane.length() >= this.queueLimit) {
+      this.deps.metrics.delivered(destination.kind, { status: "skipped", httpStatus: null, error: null, attempts: 0, durationMs: 0 });
+      // Once per backlog, not once per skipped request: a dead receiver would flood the log.
+      if (!this.backlogged.has(destination.id)) {
+        this.backlogged.add(destination.id);
+        this.deps.log.warn({ destinationId: destination.id, waiting: lane.length() }, "broadcast.delivery.lane_full");
+      }
+      return;
+    }
+    // Not awaited on purpose (the consumer never waits for a receiver); the catch handles its failure.
+    void lane.push({ destination, event }).catch((err: unknown) => {
+      this.deps.log.error({ err, destinationId: destination.id }, "broadcast.delivery.record_failed");
+    });
   }
 
   /** Delivers now and answers with the outcome (the test operation); recorded like any delivery. */
@@ -54,9 +84,36 @@ export class Broadcaster {
     return this.send(destination, event, { test: true });
   }
 
+  /** Deliveries waiting in the destinations' lanes. */
+  waiting(): number {
+    let n = 0;
+    for (const lane of this.lanes.values()) n += lane.length();
+    return n;
+  }
+
   /** Resolves once every queued delivery has ended and been recorded (shutdown, tests). */
   async idle(): Promise<void> {
-    while (this.pending.size > 0) await Promise.all([...this.pending]);
+    for (;;) {
+      for (const [id, lane] of this.lanes) if (lane.idle()) this.lanes.delete(id);
+      if (this.lanes.size === 0) return;
+      await Promise.all([...this.lanes.values()].map((lane) => lane.drained()));
+    }
+  }
+
+  private laneOf(destinationId: string): fastq.queueAsPromised<Job, void> {
+    let lane = this.lanes.get(destinationId);
+    if (!lane) {
+      const created = fastq.promise(async (job: Job) => {
+        await this.send(job.destination, job.event, { test: false });
+      }, this.concurrency);
+      created.drain = () => {
+        if (this.lanes.get(destinationId) === created) this.lanes.delete(destinationId);
+        this.backlogged.delete(destinationId);
+      };
+      this.lanes.set(destinationId, created);
+      lane = created;
+    }
+    return lane;
   }
 
   private async send(destination: DestinationRow, event: events.RequestCompleted, opts: Options): Promise<DeliveryOutcome> {
