@@ -1,5 +1,6 @@
 import { env, loadConfig, z } from "@router/config";
 import { pkceEnvironment, rateLimitEnvironment, signInEnvironment, upstreamEnvironment } from "@router/gateway";
+import { outboundEnvironment } from "@router/outbound";
 
 /**
  * The one-process default. Every setting is optional: with none, the stack runs on embedded PGlite,
@@ -28,6 +29,8 @@ export const embeddedConfigSchema = z.object({
   ...rateLimitEnvironment,
   /** Identity providers and wallet sign-in, as the standalone gateway takes them. */
   ...signInEnvironment,
+  /** Deliveries to saved URLs (broadcast destinations): timeouts, retries, queue; test-only overrides. */
+  ...outboundEnvironment,
 });
 
 export type EmbeddedConfig = z.infer<typeof embeddedConfigSchema>;

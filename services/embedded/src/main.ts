@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startActivity } from "@router/activity";
+import { startBroadcast } from "@router/broadcast";
 import { createBus, type EventBus } from "@router/bus";
 import { providerBaseUrls, resolveSecrets } from "@router/config";
 import { createPostgresDb, EmbeddedPostgres, type Db } from "@router/db";
@@ -9,13 +10,14 @@ import { CLIENT_OPTIONS, insecure } from "@router/grpc-kit";
 import { startLedger } from "@router/ledger";
 import { createLogger, installProcessHandlers, stopOnSignals } from "@router/logging";
 import { systemClock } from "@router/money";
+import { outboundOptionsOf } from "@router/outbound";
 import { ledger, routing } from "@router/proto";
 import { startRouting } from "@router/routing";
 import { loadEmbeddedConfig } from "./config";
 
 const VERSION = (JSON.parse(readFileSync(join(__dirname, "..", "package.json"), "utf8")) as { version: string }).version;
 
-/** Runs gateway, routing, ledger and activity in this one process on embedded defaults. */
+/** Runs gateway, routing, ledger, activity and broadcast in this one process on embedded defaults. */
 async function main(): Promise<void> {
   const config = loadEmbeddedConfig(process.env);
   // Each service logs through a child carrying its own name; the runner's own lines say "router".
@@ -69,6 +71,19 @@ async function main(): Promise<void> {
     httpPort: 0,
     internalSecret: secrets.ROUTER_INTERNAL_SECRET,
   });
+  const { log: _outboundLog, clock: _outboundClock, ...outbound } = outboundOptionsOf(config, { log });
+  const broadcastSvc = await startBroadcast({
+    db: openDb("broadcast"),
+    bus,
+    log: root.child({ service: "broadcast" }),
+    clock,
+    httpPort: 0,
+    internalSecret: secrets.ROUTER_INTERNAL_SECRET,
+    masterKey: secrets.ROUTER_MASTER_KEY,
+    outbound,
+    // One process: the Node process metrics are the gateway's to export.
+    defaultMetrics: false,
+  });
   const gatewayDb = openDb("gateway");
   const gateway = await startGateway({
     db: gatewayDb,
@@ -83,6 +98,7 @@ async function main(): Promise<void> {
     ledger: new ledger.LedgerServiceClient(`127.0.0.1:${ledgerSvc.grpcPort}`, insecure(), CLIENT_OPTIONS),
     activityUrl: `http://127.0.0.1:${activitySvc.httpPort}`,
     routingUrl: `http://127.0.0.1:${routingSvc.httpPort}`,
+    broadcastUrl: `http://127.0.0.1:${broadcastSvc.httpPort}`,
     providerBaseUrls: providerBaseUrls(process.env),
     redisUrl: config.REDIS_URL,
     grpcDeadlineMs: config.GRPC_DEADLINE_MS,
@@ -107,6 +123,7 @@ async function main(): Promise<void> {
   stopOnSignals(log, "router.embedded", async () => {
     await gateway.close();
     await activitySvc.close();
+    await broadcastSvc.close();
     await ledgerSvc.close();
     await routingSvc.close();
     await bus.close();

@@ -100,6 +100,7 @@ export interface GatewayDeps {
   ledger: ledger.LedgerServiceClient;
   activityUrl: string;
   routingUrl: string;
+  broadcastUrl: string;
   /** `ROUTER_PROVIDER_<SLUG>_BASE_URL` overrides, by lower-case slug. */
   providerBaseUrls: Record<string, string>;
   /** Set when rate limits and caches are shared through Redis. */
@@ -304,6 +305,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       internalSecret: deps.secrets.ROUTER_INTERNAL_SECRET,
       activityUrl: deps.activityUrl,
       routingUrl: deps.routingUrl,
+      broadcastUrl: deps.broadcastUrl,
       catalogLimit: rateLimits.publicRateLimit("catalog"),
       exportLimit: rateLimits.credentialRateLimit("activity_export"),
     }),

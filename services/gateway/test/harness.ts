@@ -78,6 +78,7 @@ export interface Harness {
 export interface HarnessOptions {
   activityUrl?: string;
   routingUrl?: string;
+  broadcastUrl?: string;
   redisUrl?: string;
   /** Starts the admin metrics listener on this port (0 picks one). */
   metricsPort?: number;
@@ -123,6 +124,7 @@ export async function startHarness(label: string, opts: HarnessOptions = {}): Pr
       ledger: ledgerClient,
       activityUrl: opts.activityUrl ?? "http://127.0.0.1:1",
       routingUrl: opts.routingUrl ?? "http://127.0.0.1:1",
+      broadcastUrl: opts.broadcastUrl ?? "http://127.0.0.1:1",
       providerBaseUrls: {},
       redisUrl: opts.redisUrl,
       rateLimits: opts.rateLimits,
