@@ -67,5 +67,7 @@ describe("docker-compose.yml", () => {
     expect(gw?.environment?.ROUTING_GRPC_ADDR).toBe("routing:50051");
     expect(gw?.environment?.LEDGER_GRPC_ADDR).toBe("ledger:50052");
     expect(gw?.environment?.ACTIVITY_HTTP_URL).toBe("http://activity:8083");
+    expect(Object.keys(gw?.depends_on ?? {})).toContain("broadcast");
+    expect(gw?.environment?.BROADCAST_HTTP_URL).toBe("http://broadcast:8086");
   });
 });
