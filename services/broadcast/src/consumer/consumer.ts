@@ -19,30 +19,23 @@ export interface ConsumerDeps {
   metrics: BroadcastMetrics;
 }
 
-/** Thrown for an event this consumer can never use; the bus retries it, then dead-letters it. */
-export class UnusableEventError extends Error {
-  constructor(reason: string, options?: { cause?: unknown }) {
-    super(reason, options);
-    this.name = "UnusableEventError";
-  }
-}
-
-function decode(event: IncomingEvent, log: Logger): events.RequestCompleted {
-  const where = { eventId: event.id, topic: event.topic, attempt: event.attempt };
-  let decoded: events.RequestCompleted;
+/**
+ * The event, or a throw (logged with its event id, never the payload: opaque bytes that could hold
+ * anything) so the bus retries it and then dead-letters it.
+ */
+function decode(event: IncomingEvent, deps: ConsumerDeps): events.RequestCompleted {
+  let reason: string;
   try {
-    decoded = events.RequestCompleted.decode(event.payload);
+    const decoded = events.RequestCompleted.decode(event.payload);
+    // Without them a request can be neither claimed nor addressed to an organisation's destinations.
+    if (decoded.requestId !== "" && decoded.orgId !== "") return decoded;
+    reason = "it lacks request_id or org_id";
   } catch (err) {
-    // The payload stays out of the log: opaque bytes that could hold anything.
-    log.error({ ...where, reason: err instanceof Error ? err.message : String(err) }, "broadcast.event.undecodable");
-    throw new UnusableEventError("request.completed payload cannot be decoded", { cause: err });
+    reason = err instanceof Error ? err.message : String(err);
   }
-  const missing = (["requestId", "orgId", "status"] as const).filter((f) => decoded[f] === "");
-  if (missing.length > 0) {
-    log.error({ ...where, missing }, "broadcast.event.undecodable");
-    throw new UnusableEventError(`request.completed payload lacks ${missing.join(", ")}`);
-  }
-  return decoded;
+  deps.log.error({ eventId: event.id, attempt: event.attempt, reason }, "broadcast.event.undecodable");
+  deps.metrics.consumed("undecodable");
+  throw new Error(`request.completed payload cannot be used: ${reason}`);
 }
 
 /**
@@ -53,15 +46,7 @@ function decode(event: IncomingEvent, log: Logger): events.RequestCompleted {
  */
 export function requestsCompletedHandler(deps: ConsumerDeps): BatchHandler {
   return async (delivered) => {
-    const completed: events.RequestCompleted[] = [];
-    for (const event of delivered) {
-      try {
-        completed.push(decode(event, deps.log));
-      } catch (err) {
-        deps.metrics.consumed("undecodable");
-        throw err;
-      }
-    }
+    const completed = delivered.map((event) => decode(event, deps));
     const refs = completed.map((c, i) => ({ eventId: delivered[i]?.id ?? "", requestId: c.requestId, orgId: c.orgId }));
     const { fresh, destinations } = await claimEvents(deps.db, refs, deps.clock.now());
     completed.forEach((c, i) => {
