@@ -1,5 +1,6 @@
 import { migrate } from "@router/db";
 import { ACTIVITY_MIGRATIONS_DIR } from "@router/activity";
+import { BROADCAST_MIGRATIONS_DIR } from "@router/broadcast";
 import { GATEWAY_MIGRATIONS_DIR } from "@router/gateway";
 import { LEDGER_MIGRATIONS_DIR } from "@router/ledger";
 import { ROUTING_MIGRATIONS_DIR } from "@router/routing";
@@ -10,6 +11,7 @@ const SERVICES: Array<[schema: string, dir: string]> = [
   ["routing", ROUTING_MIGRATIONS_DIR],
   ["ledger", LEDGER_MIGRATIONS_DIR],
   ["activity", ACTIVITY_MIGRATIONS_DIR],
+  ["broadcast", BROADCAST_MIGRATIONS_DIR],
 ];
 
 /** `migrate`: applies each service's migrations to its own schema (services also do this on start). */
