@@ -3,6 +3,7 @@ import { ManualClock } from "@router/money";
 import { SIGNATURE_HEADER, verifySignature } from "@router/outbound";
 import { waitFor, type ReceivedRequest } from "@router/testkit";
 import { REQUEST_COMPLETED_TOPIC } from "../src/app";
+import { pruneHandledEvents } from "../src/consumer/handled-events";
 import { isSampled } from "../src/records/sampling";
 import { servedRequest } from "./broadcast-fixtures";
 import { startBroadcastHarness, type BroadcastHarness } from "./broadcast-harness";
@@ -57,6 +58,9 @@ test("delivers a signed webhook record and an OTLP span with its header, and rec
   expect(spans.map((s) => s.name)).toEqual(["chat openai/gpt-4o-mini"]);
   expect(spans[0]?.attributes.map((a) => a.key)).toEqual(expect.arrayContaining(["gen_ai.request.model", "gen_ai.usage.input_tokens", "router.run.id"]));
 
+  const metrics = await (await fetch(`${h.base}/metrics`)).text();
+  expect(metrics).toMatch(/broadcast_deliveries_total\{kind="webhook",status="sent",service="broadcast"\} [1-9]/);
+  expect(metrics).toMatch(/broadcast_deliveries_total\{kind="otlp",status="sent",service="broadcast"\} [1-9]/);
   for (const id of [hook.id, traces.id]) {
     expect(await destination("org_both", id)).toMatchObject({
       last_attempt_at: NOW.toISOString(),
@@ -102,6 +106,16 @@ test("sends each destination the requests its sample rate picks, the same ones o
   expect(half.length).toBeGreaterThan(0);
   expect(half.length).toBeLessThan(sent.length);
   expect(tenth.every((id) => half.includes(id))).toBe(true);
+});
+
+test("forgets handled events after the retention, and only those", async () => {
+  await h.db.query("INSERT INTO handled_events (event_id, request_id, handled_at) VALUES ('evt-old', 'gen-old', $1), ('evt-new', 'gen-new', $2)", [
+    new Date("2026-11-01T00:00:00.000Z"),
+    new Date("2026-11-20T00:00:00.000Z"),
+  ]);
+  expect(await pruneHandledEvents(h.db, new Date("2026-11-14T10:00:00.000Z"))).toBe(1);
+  const { rows } = await h.db.query<{ event_id: string }>("SELECT event_id FROM handled_events WHERE event_id IN ('evt-old', 'evt-new')");
+  expect(rows.map((r) => r.event_id)).toEqual(["evt-new"]);
 });
 
 test("a paused destination receives nothing until it is resumed", async () => {
