@@ -1,5 +1,5 @@
 import { env, loadConfig, z } from "@router/config";
-import { pkceEnvironment, rateLimitEnvironment, signInEnvironment, upstreamEnvironment } from "@router/gateway";
+import { pkceEnvironment, rateLimitEnvironment, regionEnvironment, signInEnvironment, upstreamEnvironment } from "@router/gateway";
 import { outboundEnvironment } from "@router/outbound";
 
 /**
@@ -29,6 +29,7 @@ export const embeddedConfigSchema = z.object({
   ...rateLimitEnvironment,
   /** Identity providers and wallet sign-in, as the standalone gateway takes them. */
   ...signInEnvironment,
+  ...regionEnvironment,
   /** Deliveries to saved URLs (broadcast destinations): timeouts, retries, queue; test-only overrides. */
   ...outboundEnvironment,
 });

@@ -3,6 +3,7 @@ import { env, resolveSecrets, z, type SecretName, type Secrets } from "@router/c
 import { DEFAULT_KEEPALIVE_MS } from "./chat/sse-response";
 import { DEFAULT_TIMEOUTS, type UpstreamTimeouts } from "./dispatch/upstream-client";
 import type { OAuthProviders } from "./sign-in/oauth-providers";
+import type { RegionHeaders } from "./meta/region-route";
 import { DEFAULT_PKCE_KEY_DAYS, DEFAULT_PKCE_KEY_LIMIT_USD } from "./pkce/pkce-routes";
 import { trustedProxies } from "./rate-limits/client-address";
 import { DAY, LIMIT_NAMES, MINUTE, type LimitName, type RateLimitOverrides, type RateWindow } from "./rate-limits/limits";
@@ -184,6 +185,16 @@ export function incompleteSignInProviders(config: SignInEnv): Array<{ provider: 
   ];
 }
 
+/** The edge headers `GET /v1/region` trusts; the one-process runner reads them too. */
+export const regionEnvironment = {
+  GATEWAY_REGION_HEADER: z.string().regex(/^[A-Za-z0-9-]+$/, "a header name").optional(),
+  GATEWAY_SUBDIVISION_HEADER: z.string().regex(/^[A-Za-z0-9-]+$/, "a header name").optional(),
+};
+
+export function regionOptionsOf(config: z.infer<z.ZodObject<typeof regionEnvironment>>): { regionHeaders: RegionHeaders } {
+  return { regionHeaders: { region: config.GATEWAY_REGION_HEADER, subdivision: config.GATEWAY_SUBDIVISION_HEADER } };
+}
+
 /** Every environment variable the gateway reads (README lists them with their meaning). */
 export const gatewayConfigSchema = z.object({
   PORT: env.port(8080),
@@ -213,6 +224,7 @@ export const gatewayConfigSchema = z.object({
   ...pkceEnvironment,
   ...rateLimitEnvironment,
   ...signInEnvironment,
+  ...regionEnvironment,
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   NODE_ENV: z.string().optional(),
 }).superRefine(checkBusEnvironment);
