@@ -46,24 +46,24 @@ function decode(event: IncomingEvent, deps: ConsumerDeps): events.RequestComplet
  */
 export function requestsCompletedHandler(deps: ConsumerDeps): BatchHandler {
   return async (delivered) => {
-    const completed = delivered.map((event) => decode(event, deps));
-    const refs = completed.map((c, i) => ({ eventId: delivered[i]?.id ?? "", requestId: c.requestId, orgId: c.orgId }));
+    const completed = delivered.map((event) => ({ eventId: event.id, request: decode(event, deps) }));
+    const refs = completed.map(({ eventId, request }) => ({ eventId, requestId: request.requestId, orgId: request.orgId }));
     const { fresh, destinations } = await claimEvents(deps.db, refs, deps.clock.now());
-    completed.forEach((c, i) => {
-      // An event twice in one batch was claimed once: the first copy is the new one.
-      const isNew = fresh.delete(refs[i]?.eventId ?? "");
-      const targets = destinations.get(c.orgId) ?? [];
+    for (const { eventId, request } of completed) {
+      const targets = destinations.get(request.orgId) ?? [];
       if (targets.length === 0) {
         deps.metrics.consumed("no_destination");
-        return;
+        continue;
       }
+      // An event twice in one batch was claimed once: the first copy is the new one.
+      const isNew = fresh.delete(eventId);
       deps.metrics.consumed(isNew ? "new" : "duplicate");
-      if (!isNew) return;
+      if (!isNew) continue;
       for (const destination of targets) {
-        if (isSampled(c.requestId, destination.sample_rate)) deps.broadcaster.enqueue(destination, c);
+        if (isSampled(request.requestId, destination.sample_rate)) deps.broadcaster.enqueue(destination, request);
         else deps.metrics.notSampled(destination.kind);
       }
-    });
+    }
   };
 }
 

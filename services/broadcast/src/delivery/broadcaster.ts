@@ -121,12 +121,16 @@ export class Broadcaster {
     const message = this.messageFor(destination, event, opts);
     const outcome = "error" in message ? unopenable(message.error) : await this.deps.outbound.deliver(message);
     this.deps.metrics.delivered(destination.kind, outcome);
-    await recordAttempt(this.deps.db, destination.id, {
-      attemptedAt,
-      succeeded: outcome.status === "sent",
-      httpStatus: outcome.httpStatus,
-      error: outcome.error,
-    });
+    // A delivery never attempted (the shared queue full, the service stopping) says nothing about
+    // the receiver: counted, not written over what the last real attempt found.
+    if (outcome.status !== "skipped") {
+      await recordAttempt(this.deps.db, destination.id, {
+        attemptedAt,
+        succeeded: outcome.status === "sent",
+        httpStatus: outcome.httpStatus,
+        error: outcome.error,
+      });
+    }
     this.deps.log.debug(
       { destinationId: destination.id, kind: destination.kind, requestId: event.requestId, status: outcome.status, httpStatus: outcome.httpStatus },
       "broadcast.delivery.finished",
