@@ -34,7 +34,7 @@ describe("the operator CLI", () => {
 
   it("applies every service's migrations", async () => {
     const rows = await cli("migrate");
-    expect(rows.map((r) => r.schema)).toEqual(["gateway", "routing", "ledger", "activity", "reports", "alerts"]);
+    expect(rows.map((r) => r.schema)).toEqual(["gateway", "routing", "ledger", "activity", "reports", "alerts", "broadcast"]);
   });
 
   it("creates an organisation and prints its management key once", async () => {

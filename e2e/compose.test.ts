@@ -68,5 +68,7 @@ describe("docker-compose.yml", () => {
     expect(gw?.environment?.LEDGER_GRPC_ADDR).toBe("ledger:50052");
     expect(gw?.environment?.ACTIVITY_HTTP_URL).toBe("http://activity:8083");
     expect(gw?.environment?.REPORTS_HTTP_URL).toBe("http://reports:8089");
+    expect(Object.keys(gw?.depends_on ?? {})).toContain("broadcast");
+    expect(gw?.environment?.BROADCAST_HTTP_URL).toBe("http://broadcast:8086");
   });
 });

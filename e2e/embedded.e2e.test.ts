@@ -3,7 +3,18 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { promisify } from "node:util";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort, gatewayClient, httpReady, startFakeOpenAi, startNodeProcess, waitFor, type ChildService, type FakeUpstream } from "@router/testkit";
+import {
+  freePort,
+  gatewayClient,
+  httpReady,
+  startFakeOpenAi,
+  startHttpsReceiver,
+  startNodeProcess,
+  waitFor,
+  type ChildService,
+  type FakeUpstream,
+  type HttpsReceiver,
+} from "@router/testkit";
 
 const MAIN = join(__dirname, "..", "services", "embedded", "dist", "main.js");
 const CLI = join(__dirname, "..", "services", "cli", "dist", "main.js");
@@ -16,6 +27,7 @@ const KEY_LINE = /^\s+(rt-mgmt-\S+)\s*$/m;
  */
 describe("the one-process default (npm start)", () => {
   let fake: FakeUpstream;
+  let receiver: HttpsReceiver;
   let dataDir: string;
   let port: number;
   let proc: ChildService | null = null;
@@ -30,6 +42,9 @@ describe("the one-process default (npm start)", () => {
         ROUTER_PROVIDER_OPENAI_BASE_URL: fake.url,
         LOG_LEVEL: "warn",
         METRICS_PORT: "0",
+        // Test only: broadcast may deliver to the loopback receiver and trust its certificate.
+        ROUTER_OUTBOUND_ALLOW_HOSTS: "127.0.0.1",
+        ROUTER_OUTBOUND_CA_FILE: receiver.caFile,
       },
       () => httpReady(`http://127.0.0.1:${port}/health`),
       60_000,
@@ -37,6 +52,7 @@ describe("the one-process default (npm start)", () => {
 
   beforeAll(async () => {
     fake = await startFakeOpenAi();
+    receiver = await startHttpsReceiver();
     dataDir = mkdtempSync(join(tmpdir(), "router-embedded-"));
     port = await freePort();
   });
@@ -44,6 +60,7 @@ describe("the one-process default (npm start)", () => {
   afterAll(async () => {
     await proc?.stop();
     await fake.close();
+    await receiver.close();
     rmSync(dataDir, { recursive: true, force: true });
   });
 
@@ -60,6 +77,7 @@ describe("the one-process default (npm start)", () => {
     // The alerts service runs in the same process, behind the same gateway.
     expect((await mgmt.post("/v1/alerts/channels", { kind: "chat", target: "https://hooks.slack.com/services/T0/B0/embedded" })).status).toBe(201);
     const inference = gatewayClient(base, (await mgmt.post("/v1/keys", { name: "local" })).json.data.key as string);
+    expect((await mgmt.post("/v1/broadcast/destinations", { kind: "webhook", url: `${receiver.url}/hook` })).status).toBe(201);
     fake.script({ text: "Embedded hello." });
     const res = await inference.post("/v1/chat/completions", {
       model: "openai/gpt-4o-mini",
@@ -85,6 +103,8 @@ describe("the one-process default (npm start)", () => {
     await waitFor(async () => (await mgmt.get(`/v1/reports/workspaces/${workspace}`)).json.data?.totals?.requests === 1, {
       what: "the request in the workspace's report",
     });
+    const delivered = await waitFor(() => receiver.requests.find((r) => r.path === "/hook"), { what: "the broadcast webhook" });
+    expect(JSON.parse(delivered.body)).toMatchObject({ type: "request.completed", request: { id: res.json.id } });
   }, 90_000);
 
   it("keeps its state across a restart and does not print a new key", async () => {

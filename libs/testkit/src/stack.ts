@@ -38,6 +38,9 @@ export interface Stack {
  * Starts routing, ledger, activity, alerts and gateway as separate Node processes on a fresh Postgres
  * database, the real Redis and the Redis Streams bus (namespaced so parallel runs never share
  * streams), with provider base URLs pointed at fake upstreams.
+ * Starts routing, ledger, activity, broadcast and gateway as separate Node processes on a fresh
+ * Postgres database, the real Redis and the Redis Streams bus (namespaced so parallel runs never
+ * share streams), with provider base URLs pointed at fake upstreams.
  */
 export async function startStack(opts: {
   providerBaseUrls: Record<string, string>;
@@ -53,6 +56,7 @@ export async function startStack(opts: {
   const activityHttp = await freePort();
   const reportsHttp = await freePort();
   const alertsHttp = await freePort();
+  const broadcastHttp = await freePort();
   const env: Record<string, string> = {
     DATABASE_URL: db.url,
     REDIS_URL: TEST_REDIS_URL,
@@ -72,12 +76,14 @@ export async function startStack(opts: {
     ACTIVITY_HTTP_PORT: String(activityHttp),
     REPORTS_HTTP_PORT: String(reportsHttp),
     ALERTS_HTTP_PORT: String(alertsHttp),
+    BROADCAST_HTTP_PORT: String(broadcastHttp),
     ROUTING_GRPC_ADDR: `127.0.0.1:${routingGrpc}`,
     LEDGER_GRPC_ADDR: `127.0.0.1:${ledgerGrpc}`,
     ROUTING_HTTP_URL: `http://127.0.0.1:${routingHttp}`,
     ACTIVITY_HTTP_URL: `http://127.0.0.1:${activityHttp}`,
     REPORTS_HTTP_URL: `http://127.0.0.1:${reportsHttp}`,
     ALERTS_HTTP_URL: `http://127.0.0.1:${alertsHttp}`,
+    BROADCAST_HTTP_URL: `http://127.0.0.1:${broadcastHttp}`,
     // Any free port: parallel stacks must never contend for the default metrics ports.
     GATEWAY_METRICS_PORT: "0",
     LEDGER_METRICS_PORT: "0",
@@ -104,6 +110,17 @@ export async function startStack(opts: {
         startNodeProcess("alerts", main("alerts"), env, () => tcpReady(alertsHttp), 20_000, opts.nodeArgs),
       ])),
     );
+    // Settled, not Promise.all: when one fails to start, the ones that did start are stopped too
+    // (otherwise they outlive the test run and keep jest from exiting).
+    const started = await Promise.allSettled([
+      startNodeProcess("routing", main("routing"), env, () => httpReady(`http://127.0.0.1:${routingHttp}/v1/providers`), 20_000, opts.nodeArgs),
+      startNodeProcess("ledger", main("ledger"), env, () => tcpReady(ledgerGrpc), 20_000, opts.nodeArgs),
+      startNodeProcess("activity", main("activity"), env, () => tcpReady(activityHttp), 20_000, opts.nodeArgs),
+      startNodeProcess("broadcast", main("broadcast"), env, () => httpReady(`http://127.0.0.1:${broadcastHttp}/health`), 20_000, opts.nodeArgs),
+    ]);
+    for (const s of started) if (s.status === "fulfilled") services.push(s.value);
+    const failed = started.find((s) => s.status === "rejected");
+    if (failed) throw failed.reason;
     services.push(await startNodeProcess("gateway", main("gateway"), env, () => httpReady(`http://127.0.0.1:${gatewayPort}/health`), 20_000, gatewayNodeArgs));
   } catch (err) {
     await stopAll();

@@ -33,7 +33,7 @@ export const embeddedConfigSchema = z.object({
   ...regionEnvironment,
   /** Alert channels' chat host and mail server, as the standalone alerts service takes them. */
   ...alertsEnvironment,
-  /** Outbound delivery tuning (and the test-only overrides), as the standalone alerts service takes them. */
+  /** Outbound delivery tuning (and the test-only overrides), as the standalone alerts and broadcast services take them. */
   ...outboundEnvironment,
 }).superRefine(checkAlertsEnvironment);
 

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startActivity } from "@router/activity";
 import { startAlerts } from "@router/alerts";
+import { startBroadcast } from "@router/broadcast";
 import { createBus, type EventBus } from "@router/bus";
 import { providerBaseUrls, resolveSecrets } from "@router/config";
 import { createPostgresDb, EmbeddedPostgres, type Db } from "@router/db";
@@ -19,7 +20,7 @@ import { loadEmbeddedConfig } from "./config";
 
 const VERSION = (JSON.parse(readFileSync(join(__dirname, "..", "package.json"), "utf8")) as { version: string }).version;
 
-/** Runs gateway, routing, ledger, activity, reports and alerts in this one process on embedded defaults. */
+/** Runs gateway, routing, ledger, activity, reports, alerts and broadcast in this one process on embedded defaults. */
 async function main(): Promise<void> {
   const config = loadEmbeddedConfig(process.env);
   // Each service logs through a child carrying its own name; the runner's own lines say "router".
@@ -96,6 +97,19 @@ async function main(): Promise<void> {
     chatHookHost: config.ALERTS_CHAT_HOOK_HOST,
     email: config.ALERTS_SMTP_URL && config.ALERTS_EMAIL_FROM ? { smtpUrl: config.ALERTS_SMTP_URL, from: config.ALERTS_EMAIL_FROM } : undefined,
   });
+  const { log: _outboundLog, clock: _outboundClock, ...outbound } = outboundOptionsOf(config, { log });
+  const broadcastSvc = await startBroadcast({
+    db: openDb("broadcast"),
+    bus,
+    log: root.child({ service: "broadcast" }),
+    clock,
+    httpPort: 0,
+    internalSecret: secrets.ROUTER_INTERNAL_SECRET,
+    masterKey: secrets.ROUTER_MASTER_KEY,
+    outbound,
+    // One process: the Node process metrics are the gateway's to export.
+    defaultMetrics: false,
+  });
   const gatewayDb = openDb("gateway");
   const gateway = await startGateway({
     db: gatewayDb,
@@ -112,6 +126,7 @@ async function main(): Promise<void> {
     alertsUrl: `http://127.0.0.1:${alertsSvc.httpPort}`,
     routingUrl: `http://127.0.0.1:${routingSvc.httpPort}`,
     reportsUrl: `http://127.0.0.1:${reportsSvc.httpPort}`,
+    broadcastUrl: `http://127.0.0.1:${broadcastSvc.httpPort}`,
     providerBaseUrls: providerBaseUrls(process.env),
     redisUrl: config.REDIS_URL,
     grpcDeadlineMs: config.GRPC_DEADLINE_MS,
@@ -139,6 +154,7 @@ async function main(): Promise<void> {
     await reportsSvc.close();
     await alertsSvc.close();
     await activitySvc.close();
+    await broadcastSvc.close();
     await ledgerSvc.close();
     await routingSvc.close();
     await bus.close();

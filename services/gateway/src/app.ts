@@ -116,6 +116,7 @@ export interface GatewayDeps {
   alertsUrl: string;
   routingUrl: string;
   reportsUrl: string;
+  broadcastUrl: string;
   /** `ROUTER_PROVIDER_<SLUG>_BASE_URL` overrides, by lower-case slug. */
   providerBaseUrls: Record<string, string>;
   /** Set when rate limits and caches are shared through Redis. */
@@ -358,6 +359,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       alertsUrl: deps.alertsUrl,
       routingUrl: deps.routingUrl,
       reportsUrl: deps.reportsUrl,
+      broadcastUrl: deps.broadcastUrl,
       catalogLimit: rateLimits.publicRateLimit("catalog"),
       exportLimit: rateLimits.credentialRateLimit("activity_export"),
     }),

@@ -215,6 +215,7 @@ export const gatewayConfigSchema = z.object({
   ACTIVITY_HTTP_URL: z.string().url().default("http://127.0.0.1:8083"),
   REPORTS_HTTP_URL: z.string().url().default("http://127.0.0.1:8089"),
   ALERTS_HTTP_URL: z.string().url().default("http://127.0.0.1:8084"),
+  BROADCAST_HTTP_URL: z.string().url().default("http://127.0.0.1:8086"),
   ROUTER_DATA_DIR: z.string().default("./.data"),
   // Where people reach this deployment: invitation links and sign-in redirects. Unset: http://127.0.0.1:<PORT>.
   ROUTER_PUBLIC_URL: z.string().url().optional(),

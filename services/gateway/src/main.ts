@@ -75,6 +75,7 @@ async function main(): Promise<void> {
     alertsUrl: config.ALERTS_HTTP_URL,
     routingUrl: config.ROUTING_HTTP_URL,
     reportsUrl: config.REPORTS_HTTP_URL,
+    broadcastUrl: config.BROADCAST_HTTP_URL,
     providerBaseUrls: baseUrls,
     redisUrl: config.REDIS_URL,
     grpcDeadlineMs: config.GRPC_DEADLINE_MS,

@@ -80,6 +80,7 @@ export interface HarnessOptions {
   alertsUrl?: string;
   routingUrl?: string;
   reportsUrl?: string;
+  broadcastUrl?: string;
   redisUrl?: string;
   /** Starts the admin metrics listener on this port (0 picks one). */
   metricsPort?: number;
@@ -131,6 +132,7 @@ export async function startHarness(label: string, opts: HarnessOptions = {}): Pr
       alertsUrl: opts.alertsUrl ?? "http://127.0.0.1:1",
       routingUrl: opts.routingUrl ?? "http://127.0.0.1:1",
       reportsUrl: opts.reportsUrl ?? "http://127.0.0.1:1",
+      broadcastUrl: opts.broadcastUrl ?? "http://127.0.0.1:1",
       providerBaseUrls: {},
       redisUrl: opts.redisUrl,
       rateLimits: opts.rateLimits,

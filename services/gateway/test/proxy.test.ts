@@ -35,6 +35,7 @@ async function startUpstream(secret: () => string): Promise<RunningHttpServer> {
   app.all("/v1/routing/defaults", verify, echo);
   app.all(["/v1/reports/branding", "/v1/reports/workspaces/*rest"], verify, echo);
   app.all(["/v1/alerts/channels", "/v1/alerts/channels/*rest", "/v1/alerts/deliveries"], verify, echo);
+  app.all(["/v1/broadcast/destinations", "/v1/broadcast/destinations/*rest"], verify, echo);
   return listen(finishApp(app, silentLog), 0);
 }
 
@@ -42,7 +43,7 @@ beforeAll(async () => {
   let internalSecret = "";
   upstream = await startUpstream(() => internalSecret);
   const url = `http://127.0.0.1:${upstream.port}`;
-  h = await startHarness("gwproxy", { activityUrl: url, routingUrl: url, reportsUrl: url, alertsUrl: url });
+  h = await startHarness("gwproxy", { activityUrl: url, routingUrl: url, reportsUrl: url, alertsUrl: url, broadcastUrl: url });
   internalSecret = h.secrets.ROUTER_INTERNAL_SECRET;
   const org = await newOrganisation(h);
   mgmt = org.managementKey;
@@ -123,6 +124,18 @@ describe("forwarding to the services that own a route", () => {
     const res = await call(h.url, "GET", "/v1/generation?id=gen-abc", { key: inference.key });
     expect(res.status).toBe(200);
     expect(res.body.identity).toMatchObject({ orgId, credential: "inference", keyHash: inference.hash, keyName: "app key" });
+  });
+
+  it("forwards broadcast destinations and their test operation for a management caller", async () => {
+    const list = await call(h.url, "GET", "/v1/broadcast/destinations", { key: mgmt });
+    expect(list.status).toBe(200);
+    expect(list.body).toMatchObject({ method: "GET", url: "/v1/broadcast/destinations", identity: { orgId, credential: "management" } });
+    const test = await call(h.url, "POST", "/v1/broadcast/destinations/dst_abc/test", { key: mgmt, body: {} });
+    expect(test.body).toMatchObject({ method: "POST", url: "/v1/broadcast/destinations/dst_abc/test" });
+    const patch = await call(h.url, "PATCH", "/v1/broadcast/destinations/dst_abc", { key: mgmt, body: { disabled: true } });
+    expect(patch.body).toMatchObject({ method: "PATCH", body: { disabled: true } });
+    expect((await call(h.url, "GET", "/v1/broadcast/destinations")).status).toBe(401);
+    expect((await call(h.url, "GET", "/v1/broadcast/destinations", { key: inference.key })).status).toBe(403);
   });
 
   it("refuses activity without a key, and the generation record for a management key", async () => {

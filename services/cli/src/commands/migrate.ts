@@ -1,6 +1,7 @@
 import { migrate } from "@router/db";
 import { ACTIVITY_MIGRATIONS_DIR } from "@router/activity";
 import { ALERTS_MIGRATIONS_DIR } from "@router/alerts";
+import { BROADCAST_MIGRATIONS_DIR } from "@router/broadcast";
 import { GATEWAY_MIGRATIONS_DIR } from "@router/gateway";
 import { LEDGER_MIGRATIONS_DIR } from "@router/ledger";
 import { REPORTS_MIGRATIONS_DIR } from "@router/reports";
@@ -14,6 +15,7 @@ const SERVICES: Array<[schema: string, dir: string]> = [
   ["activity", ACTIVITY_MIGRATIONS_DIR],
   ["reports", REPORTS_MIGRATIONS_DIR],
   ["alerts", ALERTS_MIGRATIONS_DIR],
+  ["broadcast", BROADCAST_MIGRATIONS_DIR],
 ];
 
 /** `migrate`: applies each service's migrations to its own schema (services also do this on start). */

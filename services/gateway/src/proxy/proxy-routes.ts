@@ -20,6 +20,7 @@ export interface ProxyRoutesDeps {
   alertsUrl: string;
   routingUrl: string;
   reportsUrl: string;
+  broadcastUrl: string;
   /** Per-client-address limit on the public catalog routes. */
   catalogLimit: RequestHandler;
   /** Per-credential limit on the CSV export, after the management authentication (and its limit). */
@@ -44,8 +45,8 @@ export function keyIdentity(caller: Caller): Identity {
 /**
  * Routes other services own, forwarded after authentication with the signed identity header:
  * activity (usage, CSV export, generation records), routing's account defaults, reports (branding
- * and client reports), alerts (channels, test alerts, deliveries), and the public catalog (routing).
- * The gateway only authenticates management callers here (every role may
+ * and client reports), alerts (channels, test alerts, deliveries), broadcast destinations, and the
+ * public catalog (routing). The gateway only authenticates management callers here (every role may
  * read); the owning service checks the role against the permission table.
  */
 export function proxyRoutes(deps: ProxyRoutesDeps): Router {
@@ -54,6 +55,7 @@ export function proxyRoutes(deps: ProxyRoutesDeps): Router {
   const routing: UpstreamTarget = { service: "routing", baseUrl: deps.routingUrl };
   const reports: UpstreamTarget = { service: "reports", baseUrl: deps.reportsUrl };
   const alerts: UpstreamTarget = { service: "alerts", baseUrl: deps.alertsUrl };
+  const broadcast: UpstreamTarget = { service: "broadcast", baseUrl: deps.broadcastUrl };
 
   // Signed with the wall clock, not the injected one: the receiving process checks its age.
   const forwardAs = (target: UpstreamTarget, identityOf: (res: Response) => Identity): RequestHandler =>
@@ -87,6 +89,7 @@ export function proxyRoutes(deps: ProxyRoutesDeps): Router {
   router.get("/v1/reports/workspaces/:id", management, namedWorkspace(deps.db, { param: "id" }), orgName, forwardAs(reports, asPrincipal));
   // Alert channels, test alerts and the delivery log; /v1/alerts/settings and /runaway belong to runaway.
   router.all(["/v1/alerts/channels", "/v1/alerts/channels/*rest", "/v1/alerts/deliveries"], management, forwardAs(alerts, asPrincipal));
+  router.all(["/v1/broadcast/destinations", "/v1/broadcast/destinations/*rest"], management, forwardAs(broadcast, asPrincipal));
 
   router.get(["/v1/models", "/v1/models/*rest", "/v1/providers"], deps.catalogLimit, open(routing));
   return router;

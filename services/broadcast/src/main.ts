@@ -1,0 +1,55 @@
+import { busConfigOf, createBus } from "@router/bus";
+import { loadConfig, resolveSecrets } from "@router/config";
+import { openServiceDb } from "@router/db";
+import { createLogger, installProcessHandlers, stopOnSignals } from "@router/logging";
+import { systemClock } from "@router/money";
+import { outboundOptionsOf } from "@router/outbound";
+import { startBroadcast } from "./app";
+import { broadcastConfigSchema, type BroadcastConfig } from "./config";
+
+/**
+ * The two secrets this service uses. Taken from the environment when both are set, so a deployment
+ * need not hand it the key pepper; otherwise the embedded default shares the generated ones kept
+ * under ROUTER_DATA_DIR.
+ */
+function processSecrets(cfg: BroadcastConfig): { internalSecret: string; masterKey: string } {
+  const { ROUTER_INTERNAL_SECRET: internalSecret, ROUTER_MASTER_KEY: masterKey } = process.env;
+  if (internalSecret && masterKey) return { internalSecret, masterKey };
+  const { secrets } = resolveSecrets(process.env, cfg.ROUTER_DATA_DIR, { allowGenerated: cfg.DATABASE_URL === undefined });
+  return { internalSecret: secrets.ROUTER_INTERNAL_SECRET, masterKey: secrets.ROUTER_MASTER_KEY };
+}
+
+async function main(): Promise<void> {
+  const cfg = loadConfig(broadcastConfigSchema);
+  const log = createLogger({ level: cfg.LOG_LEVEL, base: { service: "broadcast" } });
+  installProcessHandlers(log);
+  const { internalSecret, masterKey } = processSecrets(cfg);
+
+  const store = await openServiceDb({ databaseUrl: cfg.DATABASE_URL, dataDir: cfg.ROUTER_DATA_DIR, schema: "broadcast" });
+  const bus = await createBus(busConfigOf(cfg, { clientId: "broadcast", dataDir: cfg.ROUTER_DATA_DIR, log }));
+  const { log: _log, clock: _clock, ...outbound } = outboundOptionsOf(cfg, { log });
+  const running = await startBroadcast({
+    db: store.db,
+    bus,
+    log,
+    clock: systemClock,
+    httpPort: cfg.BROADCAST_HTTP_PORT,
+    host: cfg.BROADCAST_HOST,
+    internalSecret,
+    masterKey,
+    outbound,
+    dedupeRetentionMs: cfg.BROADCAST_DEDUPE_RETENTION_HOURS * 60 * 60 * 1000,
+  });
+  log.info({ httpPort: running.httpPort, bus: cfg.ROUTER_BUS, database: store.describe }, "broadcast.listening");
+
+  stopOnSignals(log, "broadcast", async () => {
+    await running.close();
+    await bus.close();
+    await store.close();
+  });
+}
+
+main().catch((err: unknown) => {
+  createLogger({ base: { service: "broadcast" } }).fatal({ err }, "broadcast.start_failed");
+  process.exit(1);
+});
