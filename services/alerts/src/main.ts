@@ -1,3 +1,4 @@
+import { startTracing } from "@router/tracing";
 import { busConfigOf, createBus } from "@router/bus";
 import { loadConfig, resolveSecrets } from "@router/config";
 import { openServiceDb } from "@router/db";
@@ -23,6 +24,8 @@ async function main(): Promise<void> {
   const cfg = loadConfig(alertsConfigSchema);
   const log = createLogger({ level: cfg.LOG_LEVEL, base: { service: "alerts" } });
   installProcessHandlers(log);
+  // Off unless the standard OTEL_* settings ask for traces.
+  const tracing = startTracing({ serviceName: "router-alerts" });
   const { internalSecret, masterKey } = secretsOf(cfg);
 
   const store = await openServiceDb({ databaseUrl: cfg.DATABASE_URL, dataDir: cfg.ROUTER_DATA_DIR, schema: "alerts" });
@@ -47,6 +50,7 @@ async function main(): Promise<void> {
     await running.close();
     await bus.close();
     await store.close();
+    await tracing.shutdown();
   });
 }
 
