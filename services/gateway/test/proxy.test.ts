@@ -33,6 +33,7 @@ async function startUpstream(secret: () => string): Promise<RunningHttpServer> {
   app.all(["/v1/activity", "/v1/activity/*rest", "/v1/generation", "/v1/generation/*rest"], verify, echo);
   app.get(["/v1/models", "/v1/models/*rest", "/v1/providers"], echo);
   app.all("/v1/routing/defaults", verify, echo);
+  app.all(["/v1/presets", "/v1/presets/*rest"], verify, echo);
   return listen(finishApp(app, silentLog), 0);
 }
 
@@ -151,6 +152,27 @@ describe("forwarding to the services that own a route", () => {
       expect(res.body.error.code).toBe("permission_denied");
     }
     expect((await call(h.url, "GET", "/v1/routing/defaults")).status).toBe(401);
+    expect(seen.length).toBe(before);
+  });
+
+  it("forwards every preset route to routing with the signed identity, and refuses an inference key", async () => {
+    const calls: Array<[string, string, unknown]> = [
+      ["GET", "/v1/presets", undefined],
+      ["POST", "/v1/presets", { slug: "fast", name: "Fast", body: { temperature: 0.2 } }],
+      ["GET", "/v1/presets/fast", undefined],
+      ["POST", "/v1/presets/fast/versions", { body: { temperature: 0.3 } }],
+      ["POST", "/v1/presets/fast/revert", { version: 1 }],
+      ["DELETE", "/v1/presets/fast", undefined],
+    ];
+    for (const [method, path, body] of calls) {
+      const res = await call(h.url, method, path, { key: mgmt, body });
+      expect(res.status).toBe(method === "POST" ? 201 : 200);
+      expect(res.body).toMatchObject({ method, url: path, identity: { orgId, credential: "management", role: "owner" } });
+      if (body) expect(res.body.body).toEqual(body);
+    }
+    const before = seen.length;
+    const refused = await call(h.url, "GET", "/v1/presets", { key: inference.key });
+    expect(refused.status).toBe(403);
     expect(seen.length).toBe(before);
   });
 

@@ -192,6 +192,8 @@ export const chatBodySchema = z.object({
   session_id: z.string().min(1).max(256).optional(),
   prompt_cache_key: z.string().min(1).max(256).optional(),
   routing_stability: z.enum(["adaptive", "sticky", "pinned"]).optional(),
+  // Seeds routing's weighted draw, so an order can be replayed (not the sampling `seed`).
+  routing_seed: z.string().min(1).max(128).optional(),
   run_id: z.string().min(1).max(128).optional(),
   usage: z.object({ include: z.boolean().optional() }).optional(),
 });

@@ -40,7 +40,7 @@ export function keyIdentity(caller: Caller): Identity {
 
 /**
  * Routes other services own, forwarded after authentication with the signed identity header:
- * activity (usage, CSV export, generation records), routing's account defaults, and the public
+ * activity (usage, CSV export, generation records), routing's account defaults and presets, and the public
  * catalog (routing). The gateway only authenticates management callers here (every role may
  * read); the owning service checks the role against the permission table.
  */
@@ -73,6 +73,7 @@ export function proxyRoutes(deps: ProxyRoutesDeps): Router {
   router.get("/v1/generation", deps.authenticate({ allow: ["inference"] }), forwardAs(activity, asInferenceKey));
   router.get("/v1/generation/:id/content", management, forwardAs(activity, asPrincipal));
   router.all("/v1/routing/defaults", management, forwardAs(routing, asPrincipal));
+  router.all(["/v1/presets", "/v1/presets/*rest"], management, forwardAs(routing, asPrincipal));
 
   router.get(["/v1/models", "/v1/models/*rest", "/v1/providers"], deps.catalogLimit, open(routing));
   return router;
