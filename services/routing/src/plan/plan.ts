@@ -155,7 +155,7 @@ function hoistPin(
   sticky: routing.Sticky,
 ): RankedEndpoint | null {
   const pin = sticky.pins.find((p) => p.modelId === modelId);
-  if (!pin || !inputs.sticky) return null;
+  if (!pin || !inputs.sticky || inputs.sticky.mode === "adaptive") return null;
   const at = ranked.findIndex((r) => r.endpoint.id === pin.endpointId);
   if (at < 0) {
     pin.notHoistedReason = "not_in_cascade";
