@@ -23,6 +23,13 @@ import { MAX_PIN_IDLE_MS, MemoryPinStore, RedisPinStore, type PinStore } from ".
 
 export { importCatalog, type ImportResult } from "./catalog/import";
 export { BUNDLED_CATALOG_FILE } from "./catalog/catalog-file";
+// For the in-service Plan benchmark (bench/src/plan.ts): the pure computation and what it reads.
+export { plan } from "./plan/plan";
+export { CatalogSnapshot } from "./catalog/catalog-snapshot";
+export { HealthSnapshot } from "./health/health-snapshot";
+export { MemoryPinStore } from "./sticky/pin-store";
+export { stickyKeyOf } from "./sticky/sticky-key";
+export { applyPreset } from "./presets/preset-merge";
 
 /** This service's SQL migrations (schema `routing`). */
 export const ROUTING_MIGRATIONS_DIR = join(__dirname, "..", "migrations");
