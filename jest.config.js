@@ -1,5 +1,5 @@
 /** @type {import('jest').Config} */
-const libs = "errors|access|proto|grpc-kit|config|logging|money|http-kit|db|bus|loading-cache|testkit";
+const libs = "errors|request-settings|access|proto|grpc-kit|config|logging|money|http-kit|db|bus|loading-cache|testkit";
 const services = "gateway|routing|ledger|activity";
 module.exports = {
   testEnvironment: "node",

@@ -1,8 +1,8 @@
+import { SORTS } from "@router/request-settings";
 import { priceKey, type RankedEndpoint } from "../catalog/catalog-snapshot";
 import type { HealthSnapshot } from "../health/health-snapshot";
 import { weightedOrder } from "./seeded-draw";
 
-export const SORTS = ["price", "throughput", "latency"] as const;
 export type Sort = (typeof SORTS)[number];
 
 export function isSort(value: string | null | undefined): value is Sort {

@@ -1,58 +1,30 @@
 import { invalid } from "@router/errors";
 import { fromZod } from "@router/http-kit";
+import { providerPreferencesSchema, reasoningSchema, ROUTING_STABILITIES, samplingSettings, tokenCount } from "@router/request-settings";
 import { z } from "zod";
 import type { CatalogSnapshot } from "../catalog/catalog-snapshot";
 import { resolveModel } from "../plan/model-resolution";
-import { SORTS } from "../plan/ranking";
 import { PRESET_PREFIX } from "./preset-reference";
 
 /*
  * A preset's settings (spec doc 1, "Preset"): the request fields a preset may fill in, with the
- * bounds the chat route puts on them. Anything else a whole request body carries (messages, tools,
- * stream, ...) is dropped and named in `dropped`.
+ * bounds the chat route puts on them (@router/request-settings). Anything else a whole request
+ * body carries (messages, tools, stream, ...) is dropped and named in `dropped`.
  */
-
-const slugList = z.array(z.string().min(1).max(128)).max(64);
-const usdPerMillion = z.number().min(0).max(1_000_000);
-
-const ProviderPreferences = z.object({
-  order: slugList.optional(),
-  only: slugList.optional(),
-  ignore: slugList.optional(),
-  allow_fallbacks: z.boolean().optional(),
-  require_parameters: z.boolean().optional(),
-  data_collection: z.enum(["allow", "deny"]).optional(),
-  zdr: z.boolean().optional(),
-  sort: z.enum(SORTS).optional(),
-  quantizations: slugList.optional(),
-  max_price: z.object({ prompt: usdPerMillion.optional(), completion: usdPerMillion.optional() }).optional(),
-});
-
-const Reasoning = z
-  .object({
-    effort: z.enum(["low", "medium", "high"]).optional(),
-    max_tokens: z.number().int().min(1).max(10_000_000).optional(),
-    exclude: z.boolean().optional(),
-    enabled: z.boolean().optional(),
-  })
-  .refine((r) => r.effort === undefined || r.max_tokens === undefined, { message: "give either effort or max_tokens, not both" });
 
 const modelId = z.string().trim().min(1).max(256);
 
 export const PresetSettings = z.object({
   model: modelId.optional(),
   models: z.array(modelId).max(16).optional(),
-  temperature: z.number().min(0).max(2).optional(),
-  top_p: z.number().min(0).max(1).optional(),
-  top_k: z.number().int().min(0).optional(),
-  max_tokens: z.number().int().min(1).max(10_000_000).optional(),
-  seed: z.number().int().min(Number.MIN_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER).optional(),
-  provider: ProviderPreferences.optional(),
-  reasoning: Reasoning.optional(),
-  routing_stability: z.enum(["adaptive", "sticky", "pinned"]).optional(),
+  ...samplingSettings,
+  max_tokens: tokenCount.optional(),
+  provider: providerPreferencesSchema.optional(),
+  reasoning: reasoningSchema.optional(),
+  routing_stability: z.enum(ROUTING_STABILITIES).optional(),
 });
 export type PresetSettings = z.infer<typeof PresetSettings>;
-export type PresetProvider = z.infer<typeof ProviderPreferences>;
+export type PresetProvider = z.infer<typeof providerPreferencesSchema>;
 
 export const SETTING_FIELDS: readonly string[] = Object.keys(PresetSettings.shape);
 

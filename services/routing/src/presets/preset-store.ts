@@ -38,7 +38,7 @@ interface VersionRecord {
 }
 
 // Bodies were validated before they were stored; jsonb arrives parsed from pg and PGlite alike.
-const settingsOf = (body: unknown): PresetSettings => (typeof body === "object" && body !== null ? (body as PresetSettings) : {});
+const settingsOf = (body: unknown): PresetSettings => (typeof body === "object" && body !== null ? body : {});
 
 const CURRENT = `
   SELECT p.slug, p.name, p.description, p.current_version AS version, v.body, p.created_at, p.updated_at
