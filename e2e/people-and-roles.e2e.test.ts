@@ -57,6 +57,12 @@ const ROUTES: Array<{ method: string; path: string; body?: unknown; needs: Permi
   { method: "GET", path: "/v1/activity/requests/gen-missing", needs: "usage:read" },
   { method: "GET", path: "/v1/routing/defaults", needs: "read" },
   { method: "PUT", path: "/v1/routing/defaults", body: { default_model: 7 }, needs: "org:write" },
+  { method: "GET", path: "/v1/presets", needs: "read" },
+  { method: "POST", path: "/v1/presets", body: { slug: "Not A Slug" }, needs: "config:write" },
+  { method: "GET", path: "/v1/presets/missing", needs: "read" },
+  { method: "POST", path: "/v1/presets/missing/versions", body: { body: {} }, needs: "config:write" },
+  { method: "POST", path: "/v1/presets/missing/revert", body: { version: 1 }, needs: "config:write" },
+  { method: "DELETE", path: "/v1/presets/missing", needs: "config:write" },
 ];
 
 describe("people, sessions and roles through the separate-process stack", () => {

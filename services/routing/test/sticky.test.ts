@@ -1,8 +1,9 @@
 import Redis from "ioredis";
-import { createBus, type EventBus } from "@router/bus";
+import { createBus, type EventBus, type IncomingEvent } from "@router/bus";
 import { ManualClock } from "@router/money";
 import { events, routing, TOPICS } from "@router/proto";
 import { TEST_REDIS_URL, uniqueName, waitFor } from "@router/testkit";
+import { requestsCompletedHandler } from "../src/health/health-consumer";
 import { MemoryPinStore, RedisPinStore, type PinStore } from "../src/sticky/pin-store";
 import { stickyKeyOf } from "../src/sticky/sticky-key";
 import { fixtureCatalog } from "./catalog-fixture";
@@ -100,6 +101,36 @@ describe("sticky pins written from completed requests", () => {
       what: "the events to be consumed",
     });
     expect((await planFor()).sticky?.pins).toEqual([]);
+  });
+});
+
+describe("a pin that cannot be written", () => {
+  it("is logged, and the event's health counts are still recorded (nothing goes to the dead-letter topic)", async () => {
+    const h = await startHarness({ catalog: fixtureCatalog() });
+    try {
+      const failing: PinStore = { read: () => Promise.resolve(new Map()), record: () => Promise.reject(new Error("redis away")), close: () => undefined };
+      const handle = requestsCompletedHandler({ db: h.db, log: silentLog, clock: h.clock, pins: failing });
+      const ref = (await h.plan({ orgId: ORG, model: "acme/one", byokProviders: ALL, sessionId: "c" })).sticky?.pinRef ?? "";
+      const payload = events.RequestCompleted.encode(
+        events.RequestCompleted.fromPartial({
+          requestId: "gen-p",
+          orgId: ORG,
+          status: "complete",
+          createdAtMs: BigInt(h.clock.now().getTime()),
+          servedModel: "acme/one",
+          endpointId: "ep_beta_one",
+          stickyPin: ref,
+          attempts: [{ attempt: 1, status: "ok", endpointId: "ep_beta_one", startedAtMs: BigInt(h.clock.now().getTime()) }],
+        }),
+      ).finish();
+      const delivery: IncomingEvent = { id: "gen-p", topic: TOPICS.requestCompleted, key: ORG, type: TOPICS.requestCompleted, payload, headers: {}, attempt: 1 };
+
+      await expect(handle([delivery])).resolves.toBeUndefined();
+      const { rows } = await h.db.query("SELECT attempts FROM endpoint_health_buckets WHERE endpoint_id = 'ep_beta_one'");
+      expect(rows).toEqual([{ attempts: 1 }]);
+    } finally {
+      await h.close();
+    }
   });
 });
 

@@ -27,7 +27,8 @@ export interface HealthConsumerDeps {
  * The handler for consecutive `router.request.completed.v1` deliveries: their attempts become
  * bucket counts, recorded with the event ids in one statement; then each sticky request's serving
  * endpoint is pinned (a redelivery pins again, harmlessly: a pin never goes back to an older
- * request's endpoint). An undecodable payload throws, so the bus retries each event of the batch
+ * request's endpoint; a pin that cannot be written is logged, not retried: pins are a preference,
+ * and the health counts must not go to the dead-letter topic for them). An undecodable payload throws, so the bus retries each event of the batch
  * alone and then moves that one to the dead-letter topic.
  */
 export function requestsCompletedHandler(deps: HealthConsumerDeps): BatchHandler {
@@ -36,18 +37,25 @@ export function requestsCompletedHandler(deps: HealthConsumerDeps): BatchHandler
     const decoded = delivered.map((event) => ({ id: event.id, completed: decode(event, deps) }));
     const batch = decoded.map(({ id, completed }) => ({ eventId: id, increments: healthIncrements(completed, now) }));
     const counted = await recordHealth(deps.db, batch, now);
-    if (deps.pins) {
-      for (const { completed } of decoded) {
-        const pin = pinOfServed(completed);
-        if (pin) await deps.pins.record(pin);
-      }
-    }
+    if (deps.pins) await recordPins(deps.pins, decoded.map((d) => d.completed), deps.log);
     for (const { eventId, increments } of batch) {
       const duplicate = !counted.has(eventId);
       deps.metrics?.consumed(duplicate ? "duplicate" : "recorded");
       deps.log.debug({ eventId, endpoints: increments.length, duplicate }, "routing.health.event_recorded");
     }
   };
+}
+
+async function recordPins(pins: PinStore, completed: events.RequestCompleted[], log: Logger): Promise<void> {
+  for (const c of completed) {
+    const pin = pinOfServed(c);
+    if (!pin) continue;
+    try {
+      await pins.record(pin);
+    } catch (err) {
+      log.warn({ err, requestId: c.requestId }, "routing.sticky.pin_failed");
+    }
+  }
 }
 
 /** The handler for one delivery: a batch of one. */

@@ -148,7 +148,11 @@ export interface PlanResponse {
     | undefined;
   /** Endpoints of the chain's models that a filter removed, each with the first constraint that did. */
   refused: RefusedEndpoint[];
-  /** The sort that ordered each model's endpoints ("price", "throughput", "latency"); empty: the draw. */
+  /**
+   * The request-wide sort ("price", "throughput", "latency": the account's locked sort, the
+   * request's `provider.sort`, or the account's default sort); empty: the weighted draw. A `:floor`
+   * or `:nitro` model is sorted by its own variant unless the account locks its sort.
+   */
   sort: string;
 }
 
