@@ -46,6 +46,9 @@ up: ## Run every service with Kafka, Postgres and Redis (needs a Docker engine)
 bench: build ## Measure the gateway's added latency and memory against the fake upstream
 	node bench/dist/overhead.js
 
+bench-plan: build ## Routing's Plan computation in process for a model with 50 endpoints (p50/p90/p99)
+	node bench/dist/plan.js
+
 bench-management: build ## A management read authenticated with a key and with a dashboard session, side by side
 	node bench/dist/management-read.js
 
@@ -55,4 +58,4 @@ lint: ## Lint the protobuf contracts, type-check everything (tests included) and
 	npx tsc -p tsconfig.test.json
 	npx eslint --max-warnings 0 .
 
-.PHONY: help install proto proto-check asyncapi build typecheck-tests eslint services test start up bench bench-management lint
+.PHONY: help install proto proto-check asyncapi build typecheck-tests eslint services test start up bench bench-plan bench-management lint

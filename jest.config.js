@@ -1,5 +1,5 @@
 /** @type {import('jest').Config} */
-const libs = "errors|access|proto|grpc-kit|config|logging|money|http-kit|db|tracing|bus|loading-cache|testkit|sealing|outbound";
+const libs = "errors|request-settings|access|proto|grpc-kit|config|logging|money|http-kit|db|tracing|bus|loading-cache|testkit|sealing|outbound";
 const services = "gateway|routing|ledger|activity|reports|alerts|broadcast";
 module.exports = {
   testEnvironment: "node",

@@ -58,6 +58,8 @@ describe("chat completions through the separate-process stack", () => {
       const res = await mgmt.post("/v1/provider-keys", { provider, api_key: key });
       expect(res.status).toBe(201);
     }
+    // Routing's default ranking is a weighted draw; the price sort makes the ordered catalog's order the order tried.
+    expect((await mgmt.put("/v1/routing/defaults", { default_sort: "price" })).status).toBe(200);
     const created = await mgmt.post("/v1/keys", { name: "app" });
     expect(created.status).toBe(201);
     inferenceKey = created.json.data.key as string;

@@ -14,7 +14,7 @@ import {
 /**
  * The chat route's failover, stream, cancellation, metadata, header and generation semantics
  * through the separate-process stack. The organisation holds keys for groq, together and
- * fireworks, which serve several open models; routing puts the cheapest endpoint first, and the
+ * fireworks, which serve several open models; the organisation ranks by price (its default sort), and the
  * catalog these tests start routing with prices each model's endpoints in the order below, so each
  * test uses a model of its own and knows which provider is asked first.
  *
@@ -69,6 +69,8 @@ describe("failover, streams and request semantics through the separate-process s
     ]) {
       expect((await mgmt.post("/v1/provider-keys", { provider, api_key: key })).status).toBe(201);
     }
+    // Routing's default ranking is a weighted draw; the price sort makes the ordered catalog's order the order tried.
+    expect((await mgmt.put("/v1/routing/defaults", { default_sort: "price" })).status).toBe(200);
     inferenceKey = (await mgmt.post("/v1/keys", { name: "app" })).json.data.key as string;
     inference = gatewayClient(stack.gatewayUrl, inferenceKey);
   }, 90_000);

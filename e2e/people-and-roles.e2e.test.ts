@@ -66,6 +66,12 @@ const ROUTES: Array<{ method: string; path: string; body?: unknown; needs: Permi
   { method: "GET", path: "/v1/reports/branding", needs: "read" },
   { method: "PUT", path: "/v1/reports/branding", body: { brand_name: 7 }, needs: "config:write" },
   { method: "GET", path: "/v1/reports/workspaces/ws_missing", needs: "usage:read" },
+  { method: "GET", path: "/v1/presets", needs: "read" },
+  { method: "POST", path: "/v1/presets", body: { slug: "Not A Slug" }, needs: "config:write" },
+  { method: "GET", path: "/v1/presets/missing", needs: "read" },
+  { method: "POST", path: "/v1/presets/missing/versions", body: { body: {} }, needs: "config:write" },
+  { method: "POST", path: "/v1/presets/missing/revert", body: { version: 1 }, needs: "config:write" },
+  { method: "DELETE", path: "/v1/presets/missing", needs: "config:write" },
 ];
 
 describe("people, sessions and roles through the separate-process stack", () => {

@@ -13,8 +13,9 @@ interface CatalogEndpoint {
 
 /**
  * Writes a copy of the bundled catalog in which each listed model's endpoints are priced by their
- * place in `order` (first cheapest), so routing, which puts the cheapest first, asks the providers
- * in the order the test states rather than in the order today's list prices happen to give. A
+ * place in `order` (first cheapest), so routing under the price sort (a request's `provider.sort`
+ * or the account's `default_sort`; its default is a weighted draw) asks the providers in the order
+ * the test states rather than in the order today's list prices happen to give. A
  * listed provider that has no endpoint for the model fails loudly. Answers the file's path.
  */
 export function writeOrderedCatalog(order: Record<string, string[]>): string {

@@ -66,6 +66,7 @@ async function main(): Promise<void> {
     httpPort: 0,
     grpcPort: 0,
     internalSecret: secrets.ROUTER_INTERNAL_SECRET,
+    redisUrl: config.REDIS_URL,
   });
   const ledgerSvc = await startLedger({ db: openDb("ledger"), log: root.child({ service: "ledger" }), clock, grpcPort: 0 });
   const activitySvc = await startActivity({

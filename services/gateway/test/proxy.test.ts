@@ -36,6 +36,7 @@ async function startUpstream(secret: () => string): Promise<RunningHttpServer> {
   app.all(["/v1/reports/branding", "/v1/reports/workspaces/*rest"], verify, echo);
   app.all(["/v1/alerts/channels", "/v1/alerts/channels/*rest", "/v1/alerts/deliveries"], verify, echo);
   app.all(["/v1/broadcast/destinations", "/v1/broadcast/destinations/*rest"], verify, echo);
+  app.all(["/v1/presets", "/v1/presets/*rest"], verify, echo);
   return listen(finishApp(app, silentLog), 0);
 }
 
@@ -222,6 +223,27 @@ describe("forwarding to the services that own a route", () => {
     const byInferenceKey = await call(h.url, "GET", `/v1/reports/workspaces/${org.workspaceId}`, { key: inference.key });
     expect(byInferenceKey.status).toBe(403);
     expect(seen.length).toBe(forwarded);
+  });
+
+  it("forwards every preset route to routing with the signed identity, and refuses an inference key", async () => {
+    const calls: Array<[string, string, unknown]> = [
+      ["GET", "/v1/presets", undefined],
+      ["POST", "/v1/presets", { slug: "fast", name: "Fast", body: { temperature: 0.2 } }],
+      ["GET", "/v1/presets/fast", undefined],
+      ["POST", "/v1/presets/fast/versions", { body: { temperature: 0.3 } }],
+      ["POST", "/v1/presets/fast/revert", { version: 1 }],
+      ["DELETE", "/v1/presets/fast", undefined],
+    ];
+    for (const [method, path, body] of calls) {
+      const res = await call(h.url, method, path, { key: mgmt, body });
+      expect(res.status).toBe(method === "POST" ? 201 : 200);
+      expect(res.body).toMatchObject({ method, url: path, identity: { orgId, credential: "management", role: "owner" } });
+      if (body) expect(res.body.body).toEqual(body);
+    }
+    const before = seen.length;
+    const refused = await call(h.url, "GET", "/v1/presets", { key: inference.key });
+    expect(refused.status).toBe(403);
+    expect(seen.length).toBe(before);
   });
 
   it("answers 503 naming the service when it cannot be reached", async () => {

@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import Redis from "ioredis";
 import type { EventBus, Subscription } from "@router/bus";
 import { migrate, type Db } from "@router/db";
 import { startGrpcServer } from "@router/grpc-kit";
@@ -16,9 +17,19 @@ import { HealthCache } from "./health/health-cache";
 import { subscribeEndpointHealth } from "./health/health-consumer";
 import { RoutingMetrics } from "./metrics";
 import { routingGrpcService } from "./plan/plan-service";
+import { PresetCache } from "./presets/preset-cache";
+import { presetRoutes } from "./presets/preset-routes";
+import { MAX_PIN_IDLE_MS, MemoryPinStore, RedisPinStore, type PinStore } from "./sticky/pin-store";
 
 export { importCatalog, type ImportResult } from "./catalog/import";
 export { BUNDLED_CATALOG_FILE } from "./catalog/catalog-file";
+// For the in-service Plan benchmark (bench/src/plan.ts): the pure computation and what it reads.
+export { plan } from "./plan/plan";
+export { CatalogSnapshot } from "./catalog/catalog-snapshot";
+export { HealthSnapshot } from "./health/health-snapshot";
+export { MemoryPinStore } from "./sticky/pin-store";
+export { stickyKeyOf } from "./sticky/sticky-key";
+export { applyPreset } from "./presets/preset-merge";
 
 /** This service's SQL migrations (schema `routing`). */
 export const ROUTING_MIGRATIONS_DIR = join(__dirname, "..", "migrations");
@@ -55,6 +66,17 @@ export interface RoutingDeps {
   internalSecret?: string;
   /** How often an organisation's routing defaults are re-read while Plan uses them; default 5 s. */
   defaultsRefreshMs?: number;
+  /**
+   * `REDIS_URL`. With it, sticky pins live in Redis (shared by every routing replica) and a preset
+   * write evicts the preset on every replica through pub/sub; without it, both stay in this process.
+   */
+  redisUrl?: string;
+  /** Prefix of the sticky pins' Redis keys; default `router:sticky:`. */
+  stickyKeyPrefix?: string;
+  /** How long a sticky key's pins outlive its last use; default and most one hour. */
+  stickyIdleTtlMs?: number;
+  /** How often a preset in use is re-read in the background (a missed eviction's bound); default 5 s. */
+  presetRefreshMs?: number;
 }
 
 export interface RunningRouting {
@@ -70,7 +92,7 @@ export async function migrateRouting(db: Db): Promise<string[]> {
 /**
  * Runs migrations, imports the catalog file when the catalog has never been imported, loads the
  * catalog and endpoint health into memory, subscribes to completed requests when a bus is given and
- * starts the HTTP routes (catalog; routing defaults when given the internal secret) and the gRPC
+ * starts the HTTP routes (catalog; routing defaults and presets when given the internal secret) and the gRPC
  * RoutingService.
  */
 export async function startRouting(deps: RoutingDeps): Promise<RunningRouting> {
@@ -97,6 +119,15 @@ export async function startRouting(deps: RoutingDeps): Promise<RunningRouting> {
   });
 
   const defaults = new DefaultsCache({ db, clock, log, refreshMs: deps.defaultsRefreshMs });
+  // Pins and preset evictions give up quickly: a pin is a preference, and a missed eviction is
+  // caught by the presets' background refresh.
+  const redis = deps.redisUrl ? new Redis(deps.redisUrl, { maxRetriesPerRequest: 1, commandTimeout: 500 }) : undefined;
+  redis?.on("error", (err: unknown) => log.warn({ err }, "routing.redis.error"));
+  const idleTtlMs = Math.min(deps.stickyIdleTtlMs ?? MAX_PIN_IDLE_MS, MAX_PIN_IDLE_MS);
+  const pins: PinStore = redis
+    ? new RedisPinStore(redis, { idleTtlMs, keyPrefix: deps.stickyKeyPrefix })
+    : new MemoryPinStore(clock, { idleTtlMs });
+  const presets = new PresetCache({ db, clock, log, redis, refreshMs: deps.presetRefreshMs });
 
   const metrics = new RoutingMetrics();
   const app = createHttpApp({ log });
@@ -108,6 +139,7 @@ export async function startRouting(deps: RoutingDeps): Promise<RunningRouting> {
   app.use(catalogRoutes(cache, health));
   if (deps.internalSecret) {
     app.use(defaultsRoutes({ db, catalog: cache, defaults, clock, internalSecret: deps.internalSecret }));
+    app.use(presetRoutes({ db, catalog: cache, presets, clock, internalSecret: deps.internalSecret }));
   }
   finishApp(app, log);
 
@@ -120,11 +152,14 @@ export async function startRouting(deps: RoutingDeps): Promise<RunningRouting> {
     cache.close();
     await health.close();
     await defaults.close();
+    presets.close();
+    pins.close();
   };
   try {
     http = await listen(app, deps.httpPort, deps.host);
-    grpc = await startGrpcServer([routingGrpcService({ catalog: cache, health, defaults }, log, metrics)], { port: deps.grpcPort, host: deps.host, log });
-    if (deps.bus) subscription = await subscribeEndpointHealth(deps.bus, { db, log, clock, metrics });
+    const sources = { catalog: cache, health, defaults, presets, pins, log };
+    grpc = await startGrpcServer([routingGrpcService(sources, log, metrics)], { port: deps.grpcPort, host: deps.host, log });
+    if (deps.bus) subscription = await subscribeEndpointHealth(deps.bus, { db, log, clock, metrics, pins });
   } catch (err) {
     await close();
     throw err;

@@ -17,6 +17,8 @@ export const RoutingConfig = z
      * DATABASE_URL; embedded, the one generated under ROUTER_DATA_DIR is shared.
      */
     ROUTER_INTERNAL_SECRET: z.string().optional(),
+    /** How long a sticky key's pins outlive its last use, in seconds (at most an hour). */
+    ROUTING_STICKY_IDLE_TTL_SECONDS: z.coerce.number().int().min(1).max(3600).default(3600),
     /** Catalog file imported on first start; defaults to the bundled catalog. */
     ROUTING_CATALOG_FILE: z.string().optional(),
     LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),

@@ -43,6 +43,8 @@ async function main(): Promise<void> {
     catalogFile: config.ROUTING_CATALOG_FILE,
     providerBaseUrls: providerBaseUrls(process.env),
     internalSecret: secret,
+    redisUrl: config.REDIS_URL,
+    stickyIdleTtlMs: config.ROUTING_STICKY_IDLE_TTL_SECONDS * 1000,
   });
 
   stopOnSignals(log, "routing", async () => {

@@ -1,5 +1,5 @@
 import { createBus, type EventBus, type IncomingEvent } from "@router/bus";
-import { events, type routing } from "@router/proto";
+import { events, routing } from "@router/proto";
 import { uniqueName, waitFor } from "@router/testkit";
 import { requestsCompletedHandler } from "../src/health/health-consumer";
 import { fixtureCatalog } from "./catalog-fixture";
@@ -7,6 +7,8 @@ import { silentLog, startHarness, type Harness } from "./routing-harness";
 
 const TOPIC = "router.request.completed.v1";
 const ALL = ["alpha", "beta", "gamma", "local"];
+// The price sort keeps the expected orders deterministic; the draw has tests of its own.
+const BY_PRICE = routing.ProviderPreferences.fromPartial({ sort: "price" });
 const MINUTE = 60_000;
 
 const route = (res: routing.PlanResponse) => res.cascade.map((c) => c.providerSlug);
@@ -159,14 +161,14 @@ describe("endpoint health learned from router.request.completed.v1", () => {
   });
 
   it("moves an endpoint failing at least half of 5 recent attempts after its model's healthy ones", async () => {
-    expect(route(await h.plan({ model: "acme/one", byokProviders: ALL }))).toEqual(["gamma", "alpha", "beta"]);
+    expect(route(await h.plan({ model: "acme/one", byokProviders: ALL, provider: BY_PRICE }))).toEqual(["gamma", "alpha", "beta"]);
 
     for (let i = 1; i <= 5; i += 1) {
       await complete(`gen-${i}`, i <= 2 ? [{ endpointId: "ep_gamma_one", ttftMs: 90 }] : [failing("ep_gamma_one")]);
     }
 
     await waitFor(
-      async () => route(await h.plan({ model: "acme/one", byokProviders: ALL })).join() === "alpha,beta,gamma",
+      async () => route(await h.plan({ model: "acme/one", byokProviders: ALL, provider: BY_PRICE })).join() === "alpha,beta,gamma",
       { what: "gamma to be demoted" },
     );
   });
@@ -174,14 +176,14 @@ describe("endpoint health learned from router.request.completed.v1", () => {
   it("restores a demoted endpoint once its failures are older than 15 minutes", async () => {
     for (let i = 1; i <= 5; i += 1) await complete(`gen-${i}`, [failing("ep_gamma_one")]);
     await waitFor(
-      async () => route(await h.plan({ model: "acme/one", byokProviders: ALL })).join() === "alpha,beta,gamma",
+      async () => route(await h.plan({ model: "acme/one", byokProviders: ALL, provider: BY_PRICE })).join() === "alpha,beta,gamma",
       { what: "gamma to be demoted" },
     );
 
     h.clock.advance(15 * MINUTE);
 
     await waitFor(
-      async () => route(await h.plan({ model: "acme/one", byokProviders: ALL })).join() === "gamma,alpha,beta",
+      async () => route(await h.plan({ model: "acme/one", byokProviders: ALL, provider: BY_PRICE })).join() === "gamma,alpha,beta",
       { what: "gamma to be restored" },
     );
   });
@@ -190,7 +192,7 @@ describe("endpoint health learned from router.request.completed.v1", () => {
     for (let i = 1; i <= 4; i += 1) await complete(`gen-${i}`, [failing("ep_gamma_one")]);
     await waitFor(async () => (await uptimeOf("ep_gamma_one")) === 0, { what: "the failures to reach the snapshot" });
 
-    expect(route(await h.plan({ model: "acme/one", byokProviders: ALL }))).toEqual(["gamma", "alpha", "beta"]);
+    expect(route(await h.plan({ model: "acme/one", byokProviders: ALL, provider: BY_PRICE }))).toEqual(["gamma", "alpha", "beta"]);
   });
 
   it("reports uptime and mean time to first token over the last 24 hours on the endpoints route", async () => {

@@ -62,6 +62,29 @@ describe("healthIncrements", () => {
   });
 });
 
+describe("throughput increments", () => {
+  it("counts the completion tokens and generating time of the attempt that served, and nothing for the others", () => {
+    const incs = healthIncrements(
+      events.RequestCompleted.fromPartial({
+        requestId: "gen-2",
+        createdAtMs: at("2025-11-01T12:07:00.000Z"),
+        endpointId: "ep_b",
+        usage: { completionTokens: 300 },
+        attempts: [
+          { endpointId: "ep_a", status: "error", httpStatus: 503, durationMs: 50 },
+          { endpointId: "ep_b", status: "ok", durationMs: 1600, ttftMs: 100 },
+        ],
+      }),
+      NOW,
+    );
+
+    expect(incs.map((i) => [i.endpointId, i.outputTokens, i.generationMs])).toEqual([
+      ["ep_a", 0, 0],
+      ["ep_b", 300, 1500],
+    ]);
+  });
+});
+
 describe("HealthSnapshot", () => {
   const row = (endpointId: string, recentAttempts: number, recentFailures: number) => ({
     endpointId,
@@ -71,13 +94,28 @@ describe("HealthSnapshot", () => {
     dayFailures: recentFailures,
     dayTtftSumMs: 0,
     dayTtftCount: 0,
+    dayOutputTokens: 0,
+    dayGenerationMs: 0,
   });
 
   it("calls an endpoint degraded at a 50% recent failure rate over at least 5 attempts", () => {
     const snapshot = new HealthSnapshot([row("ep_half", 10, 5), row("ep_few", 4, 4), row("ep_fine", 10, 4)]);
 
     expect(["ep_half", "ep_few", "ep_fine", "ep_unknown"].map((id) => snapshot.isDegraded(id))).toEqual([true, false, false, false]);
-    expect(snapshot.of("ep_fine")).toEqual({ uptime: 0.6, latencyMs: null });
-    expect(snapshot.of("ep_unknown")).toEqual({ uptime: null, latencyMs: null });
+    expect(snapshot.of("ep_fine")).toEqual({ uptime: 0.6, latencyMs: null, throughput: null });
+    expect(snapshot.of("ep_unknown")).toEqual({ uptime: null, latencyMs: null, throughput: null });
+  });
+
+  it("smooths the recent failure rate by one phantom success, and measures throughput in tokens per second", () => {
+    const snapshot = new HealthSnapshot([
+      row("ep_one_failure", 1, 1),
+      row("ep_mostly_failing", 9, 9),
+      { ...row("ep_fast", 4, 0), dayOutputTokens: 1000, dayGenerationMs: 4000 },
+    ]);
+
+    expect(snapshot.recentFailureRate("ep_one_failure")).toBe(0.5);
+    expect(snapshot.recentFailureRate("ep_mostly_failing")).toBe(0.9);
+    expect(snapshot.recentFailureRate("ep_fast")).toBe(0);
+    expect(snapshot.of("ep_fast").throughput).toBe(250);
   });
 });

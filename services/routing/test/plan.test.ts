@@ -13,6 +13,8 @@ import { plan } from "../src/plan/plan";
 import { silentLog, startHarness, type Harness } from "./routing-harness";
 
 const ALL = ["alpha", "beta", "gamma", "local"];
+// The price sort keeps the expected orders deterministic; the draw has tests of its own (ranking.test.ts).
+const BY_PRICE = routing.ProviderPreferences.fromPartial({ sort: "price" });
 
 const route = (res: routing.PlanResponse) => res.cascade.map((c) => `${c.modelRank}:${c.modelId}@${c.providerSlug}`);
 
@@ -25,8 +27,8 @@ describe("RoutingService.Plan over the fixture catalog", () => {
     await h.close();
   });
 
-  it("routes a single model directly to its endpoints, cheapest first", async () => {
-    const res = await h.plan({ orgId: "org_1", model: "acme/one", byokProviders: ALL });
+  it("routes a single model directly to its endpoints, cheapest first under the price sort", async () => {
+    const res = await h.plan({ orgId: "org_1", model: "acme/one", byokProviders: ALL, provider: BY_PRICE });
 
     expect(res.strategy).toBe("direct");
     expect(res.refusal).toBeUndefined();
@@ -34,7 +36,7 @@ describe("RoutingService.Plan over the fixture catalog", () => {
   });
 
   it("returns everything the gateway needs to dispatch and price a candidate", async () => {
-    const res = await h.plan({ model: "acme/one", byokProviders: ["alpha", "beta"] });
+    const res = await h.plan({ model: "acme/one", byokProviders: ["alpha", "beta"], provider: BY_PRICE });
     const [alpha, beta] = res.cascade;
 
     expect(alpha).toEqual({
@@ -55,6 +57,7 @@ describe("RoutingService.Plan over the fixture catalog", () => {
       quantization: "",
       modelRank: 1,
       supportedParameters: ["max_tokens", "temperature"],
+      pinned: false,
     });
     expect(alpha!.price!.priceVersionId).toBeGreaterThan(0n);
     expect(beta).toMatchObject({ apiFamily: "anthropic", price: { cachedPromptPerMillion: 0n } });
@@ -99,10 +102,20 @@ describe("RoutingService.Plan over the fixture catalog", () => {
     expect(res.cascade.map((c) => c.endpointId)).toEqual(["ep_alpha_five-free"]);
   });
 
-  it("splits off a variant suffix when no row has the full id", async () => {
-    for (const variant of ["nitro", "floor", "exacto", "free"]) {
+  it("splits off a variant suffix when no row has the full id, and applies it", async () => {
+    for (const variant of ["nitro", "floor"]) {
       const res = await h.plan({ model: `acme/one:${variant}`, byokProviders: ["alpha"] });
       expect(route(res)).toEqual(["1:acme/one@alpha"]);
+    }
+    // acme/one's alpha endpoint is neither free nor lists tools.
+    for (const variant of ["free", "exacto"]) {
+      const res = await h.plan({ model: `acme/one:${variant}`, byokProviders: ["alpha"] });
+      // Together the two constraints emptied the set.
+      expect(res.refusal).toMatchObject({ code: "no_route", unsatisfiedFilters: ["byok_credential", `variant:${variant}`] });
+      // Credentials are checked first: the other hosts are refused for the credential, alpha for the variant.
+      expect(res.refused.map((r) => `${r.providerSlug}:${r.constraint}`).sort()).toEqual(
+        ["alpha:variant:" + variant, "beta:byok_credential", "gamma:byok_credential"],
+      );
     }
   });
 
@@ -226,7 +239,7 @@ describe("the catalog behind Plan", () => {
     catalog.endpoints.find((e) => e.id === "ep_beta_one")!.supported_parameters = [];
     await importCatalog(h.db, catalog, h.clock);
 
-    const before = await h.plan({ model: "acme/one", byokProviders: ["alpha", "beta"] });
+    const before = await h.plan({ model: "acme/one", byokProviders: ["alpha", "beta"], provider: BY_PRICE });
     expect(before.cascade.map((c) => [c.providerSlug, c.supportedParameters])).toEqual([
       ["alpha", ["max_tokens", "tools", "tool_choice"]],
       ["beta", []],
@@ -286,7 +299,7 @@ describe("Plan over the bundled catalog", () => {
   });
 
   it("offers Llama 3.3 70B from the credentialed hosts, cheapest first", async () => {
-    const res = await h.plan({ model: "meta-llama/llama-3.3-70b-instruct", byokProviders: ["together", "fireworks", "groq"] });
+    const res = await h.plan({ model: "meta-llama/llama-3.3-70b-instruct", byokProviders: ["together", "fireworks", "groq"], provider: BY_PRICE });
     expect(res.cascade.map((c) => c.providerSlug)).toEqual(["groq", "together", "fireworks"]);
     expect(res.cascade[0]).toMatchObject({ baseUrl: "https://api.groq.com/openai/v1", upstreamModel: "llama-3.3-70b-versatile" });
   });
@@ -316,10 +329,11 @@ describe("Plan over the bundled catalog", () => {
       models: ["deepseek/deepseek-chat", "openai/gpt-4o"],
       byokProviders: ["groq", "together", "fireworks", "deepseek", "openai"],
     });
+    for (let i = 0; i < 2000; i += 1) plan(req, { catalog: snapshot, seed: `warm${i}` });
     const start = process.hrtime.bigint();
-    for (let i = 0; i < 1000; i += 1) plan(req, snapshot);
+    for (let i = 0; i < 1000; i += 1) plan(req, { catalog: snapshot, seed: `s${i}` });
     const perCallUs = Number(process.hrtime.bigint() - start) / 1000 / 1000;
-    expect(perCallUs).toBeLessThan(100);
+    expect(perCallUs).toBeLessThan(300);
   });
 
   it("stays in well under a millisecond while endpoints are demoted for recent failures", async () => {
@@ -332,19 +346,23 @@ describe("Plan over the bundled catalog", () => {
       dayFailures: 9,
       dayTtftSumMs: 0,
       dayTtftCount: 0,
+      dayOutputTokens: 0,
+      dayGenerationMs: 0,
     }));
     const health = new HealthSnapshot(failing);
     const req = routing.PlanRequest.fromPartial({
       model: "meta-llama/llama-3.3-70b-instruct",
       models: ["deepseek/deepseek-chat", "openai/gpt-4o"],
       byokProviders: ["groq", "together", "fireworks", "deepseek", "openai"],
+      provider: BY_PRICE,
     });
 
-    expect(plan(req, snapshot, health).cascade.slice(0, 3).map((c) => c.providerSlug)).toEqual(["fireworks", "groq", "together"]);
+    expect(plan(req, { catalog: snapshot, health, seed: "s" }).cascade.slice(0, 3).map((c) => c.providerSlug)).toEqual(["fireworks", "groq", "together"]);
+    for (let i = 0; i < 2000; i += 1) plan(req, { catalog: snapshot, health, seed: `warm${i}` });
     const start = process.hrtime.bigint();
-    for (let i = 0; i < 1000; i += 1) plan(req, snapshot, health);
+    for (let i = 0; i < 1000; i += 1) plan(req, { catalog: snapshot, health, seed: `s${i}` });
     const perCallUs = Number(process.hrtime.bigint() - start) / 1000 / 1000;
-    expect(perCallUs).toBeLessThan(100);
+    expect(perCallUs).toBeLessThan(300);
   });
 });
 

@@ -1,5 +1,7 @@
 import { DomainError } from "@router/errors";
 import type { DispatchCredential } from "../provider-keys/dispatch-credential";
+import { planRequestOf } from "../routing/plan-request";
+import { withPresetParams } from "../routing/preset-params";
 import { SpendAdmission } from "../spend/spend-admission";
 import { worstCaseCost } from "../spend/worst-case";
 import type { ChatContext } from "./chat-context";
@@ -23,21 +25,23 @@ export interface Admitted {
 export class ChatAdmission {
   private readonly spend: SpendAdmission;
 
-  constructor(private readonly deps: Pick<ChatDeps, "credentials" | "routing" | "ledger" | "leases">) {
+  constructor(
+    private readonly deps: Pick<ChatDeps, "credentials" | "routing" | "ledger" | "leases">,
+    /** Endpoints whose circuit is open in this gateway, for routing's sticky hoist. */
+    private readonly openCircuits: () => string[] = () => [],
+  ) {
     this.spend = new SpendAdmission(deps.ledger, deps.leases);
   }
 
   async admit(ctx: ChatContext): Promise<Admitted> {
-    const { caller, request } = ctx;
+    const { caller } = ctx;
     const credentials = await this.deps.credentials.enabledFor(caller.orgId);
-    const plan = await this.deps.routing.plan({
-      orgId: caller.orgId,
-      model: request.model ?? "",
-      models: request.models ?? [],
-      byokProviders: [...new Set(credentials.map((c) => c.providerSlug))],
-      accountFallbackModels: [],
-    });
+    const byokProviders = [...new Set(credentials.map((c) => c.providerSlug))];
+    const plan = await this.deps.routing.plan(planRequestOf(ctx, byokProviders, this.openCircuits()));
     ctx.plan = plan;
+    // A named preset's sampling settings count in the worst case and go upstream.
+    ctx.request = withPresetParams(ctx.request, plan.preset);
+    const { request } = ctx;
     const decision = await this.spend.admit({
       requestId: ctx.id,
       orgId: caller.orgId,

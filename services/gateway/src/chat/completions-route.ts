@@ -60,7 +60,7 @@ class ChatCompletions {
   ) {
     this.baseUrls = deps.providerBaseUrls ?? {};
     this.allows = (c, m) => deps.credentials.allows(c, m);
-    this.admission = new ChatAdmission(deps);
+    this.admission = new ChatAdmission(deps, () => upstream.breakers.openEndpoints());
     this.finishing = new Finishing(deps);
     this.json = new JsonResponder(upstream, this.finishing);
     this.streams = new StreamResponder(upstream, this.finishing, deps.keepaliveMs ?? DEFAULT_KEEPALIVE_MS);
@@ -99,7 +99,8 @@ class ChatCompletions {
       candidates: ctx.plan?.cascade ?? [],
       credentials: admitted.credentials,
       allows: this.allows,
-      request,
+      // With a preset's settings filled in by admission.
+      request: ctx.request,
       vendorBeta: headers.vendorBeta,
       providerBaseUrls: this.baseUrls,
       signal: abort.signal,

@@ -18,6 +18,8 @@ export interface RequestOutcome {
   headers: RouterHeaders;
   requestedModel: string;
   sessionId: string | null;
+  /** Routing's sticky-pin reference for the request (empty when none): routing pins what served. */
+  stickyPin: string;
   runId: string | null;
   streamed: boolean;
   status: "complete" | "error" | "refused" | "cancelled";
@@ -54,6 +56,7 @@ export function outcomeOf(ctx: ChatContext, o: OutcomeFacts): RequestOutcome {
     headers: ctx.headers,
     requestedModel: ctx.request.model ?? "",
     sessionId: ctx.request.session_id ?? ctx.headers.sessionId,
+    stickyPin: ctx.plan?.sticky?.pinRef ?? "",
     runId: ctx.request.run_id ?? null,
     streamed: ctx.request.stream === true,
     status: o.status,
@@ -114,6 +117,7 @@ export function completedEvent(o: RequestOutcome): events.RequestCompleted {
     userAgent: orEmpty(o.headers.userAgent),
     agent: orEmpty(o.headers.agent),
     sessionId: orEmpty(o.sessionId),
+    stickyPin: o.stickyPin,
     runId: orEmpty(o.runId),
     appHidden: o.headers.appHidden,
     appCategories: o.headers.appCategories,

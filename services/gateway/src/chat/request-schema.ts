@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { invalid } from "@router/errors";
 import { parseInput } from "@router/http-kit";
+import { providerPreferencesSchema, reasoningSchema, ROUTING_STABILITIES, samplingSettings, tokenCount } from "@router/request-settings";
 
 /**
  * The body of `POST /v1/chat/completions` (the OpenAI-compatible chat format plus the router's
@@ -132,36 +133,6 @@ const responseFormatSchema = z.discriminatedUnion("type", [
   }),
 ]);
 
-const reasoningSchema = z
-  .object({
-    effort: z.enum(["low", "medium", "high"]).optional(),
-    max_tokens: z.number().int().min(1).optional(),
-    exclude: z.boolean().optional(),
-    enabled: z.boolean().optional(),
-  })
-  .refine((r) => r.effort === undefined || r.max_tokens === undefined, {
-    message: "give either effort or max_tokens, not both",
-  });
-
-const slugList = z.array(z.string().min(1)).max(64);
-
-const providerPreferencesSchema = z.object({
-  order: slugList.optional(),
-  only: slugList.optional(),
-  ignore: slugList.optional(),
-  allow_fallbacks: z.boolean().optional(),
-  require_parameters: z.boolean().optional(),
-  data_collection: z.enum(["allow", "deny"]).optional(),
-  zdr: z.boolean().optional(),
-  sort: z.enum(["price", "throughput", "latency"]).optional(),
-  quantizations: slugList.optional(),
-  max_price: z
-    .object({ prompt: z.number().min(0).optional(), completion: z.number().min(0).optional() })
-    .optional(),
-});
-
-const tokenCount = z.number().int().min(1).max(10_000_000);
-
 export const chatBodySchema = z.object({
   model: z.string().min(1).max(256).optional(),
   models: z.array(z.string().min(1).max(256)).max(16).optional(),
@@ -171,16 +142,16 @@ export const chatBodySchema = z.object({
   stream_options: z.object({ include_usage: z.boolean().optional() }).optional(),
   max_tokens: tokenCount.optional(),
   max_completion_tokens: tokenCount.optional(),
-  temperature: z.number().min(0).max(2).optional(),
-  top_p: z.number().min(0).max(1).optional(),
-  top_k: z.number().int().min(0).optional(),
+  temperature: samplingSettings.temperature,
+  top_p: samplingSettings.top_p,
+  top_k: samplingSettings.top_k,
   frequency_penalty: z.number().min(-2).max(2).optional(),
   presence_penalty: z.number().min(-2).max(2).optional(),
   stop: z
     .union([z.string(), z.array(z.string()).max(16)], { error: "expected a string or an array of at most 16 strings" })
     .nullable()
     .optional(),
-  seed: z.number().int().min(Number.MIN_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER).optional(),
+  seed: samplingSettings.seed,
   tools: z.array(toolSchema).max(128).optional(),
   tool_choice: toolChoiceSchema.optional(),
   parallel_tool_calls: z.boolean().optional(),
@@ -191,7 +162,9 @@ export const chatBodySchema = z.object({
   provider: providerPreferencesSchema.optional(),
   session_id: z.string().min(1).max(256).optional(),
   prompt_cache_key: z.string().min(1).max(256).optional(),
-  routing_stability: z.enum(["adaptive", "sticky", "pinned"]).optional(),
+  routing_stability: z.enum(ROUTING_STABILITIES).optional(),
+  // Seeds routing's weighted draw, so an order can be replayed (not the sampling `seed`).
+  routing_seed: z.string().min(1).max(128).optional(),
   run_id: z.string().min(1).max(128).optional(),
   usage: z.object({ include: z.boolean().optional() }).optional(),
 });

@@ -25,6 +25,12 @@ export function routerMetadata(m: MetadataInput): Record<string, unknown> {
     strategy: m.plan.strategy || (m.models.length ? "fallback" : "direct"),
     cascade_size: m.plan.cascade.length,
     beyond_fallback_depth: m.plan.beyondFallbackDepth,
+    unresolved_models: m.plan.unresolvedModels,
+    ordering: m.plan.ordering || "deterministic",
+    sort: m.plan.sort || null,
+    routing_seed: m.plan.routingSeed || null,
+    preset: m.plan.preset ? { reference: `@preset/${m.plan.preset.slug}`, version: m.plan.preset.version } : null,
+    sticky: stickyMetadata(m.plan.sticky),
     served: s
       ? {
           model: s.modelId,
@@ -65,6 +71,20 @@ export function routerMetadata(m: MetadataInput): Record<string, unknown> {
       reason: k.reason,
     })),
     routing_overhead_ms: m.routingOverheadMs,
+  };
+}
+
+function stickyMetadata(sticky: routing.Sticky | undefined): Record<string, unknown> | null {
+  if (!sticky?.mode) return null;
+  return {
+    mode: sticky.mode,
+    source: sticky.source,
+    pins: sticky.pins.map((p) => ({
+      model: p.modelId,
+      endpoint_id: p.endpointId,
+      hoisted: p.hoisted,
+      not_hoisted_reason: p.notHoistedReason || null,
+    })),
   };
 }
 

@@ -23,7 +23,8 @@ export interface PlannedAttempt {
  * Endpoints whose circuit is open are skipped and listed as such, until the plan is exhausted with
  * nothing served: then they are tried in order after all (a load balancer's panic mode), because an
  * open circuit only says the endpoint failed recently, and a request with nothing left to try would
- * fail without asking anyone.
+ * fail without asking anyone. An endpoint routing hoisted as a `pinned` sticky pin is tried in its
+ * place even while its circuit is open: the request asked to stay on it regardless.
  */
 export class CascadeWalk implements Iterable<PlannedAttempt> {
   private readonly rules: Array<(p: PlannedAttempt) => "same_endpoint" | "fallback_policy" | null> = [];
@@ -58,7 +59,8 @@ export class CascadeWalk implements Iterable<PlannedAttempt> {
     for (const p of this.plan) {
       const ruling = this.ruling(p);
       if (ruling === null) {
-        if (this.circuitOpen(p.candidate.endpointId)) {
+        if (p.candidate.pinned && this.circuitOpen(p.candidate.endpointId)) yield { ...p, circuitOpen: true };
+        else if (this.circuitOpen(p.candidate.endpointId)) {
           const skip: Skip = { candidate: p.candidate, reason: "circuit_open" };
           this.skipped.push(skip);
           open.push({ p, skip });

@@ -31,6 +31,7 @@ export type CircuitListener = (endpointId: string, open: boolean) => void;
  */
 export class EndpointBreakers {
   private readonly breakers = new Map<string, CircuitBreaker<[Action], unknown>>();
+  private readonly open = new Set<string>();
   private readonly options: BreakerOptions;
 
   constructor(
@@ -52,10 +53,14 @@ export class EndpointBreakers {
         errorFilter: (err: unknown) => !(err instanceof AttemptFailure) || !err.countsAgainstEndpoint,
       });
       const listener = this.onChange;
-      if (listener) {
-        b.on("open", () => listener(endpointId, true));
-        b.on("close", () => listener(endpointId, false));
-      }
+      b.on("open", () => {
+        this.open.add(endpointId);
+        listener?.(endpointId, true);
+      });
+      b.on("close", () => {
+        this.open.delete(endpointId);
+        listener?.(endpointId, false);
+      });
       this.breakers.set(endpointId, b);
     }
     return b;
@@ -65,6 +70,11 @@ export class EndpointBreakers {
   isOpen(endpointId: string): boolean {
     const b = this.breakers.get(endpointId);
     return b ? b.opened : false;
+  }
+
+  /** Endpoints whose circuit is open or half-open (routing leaves a `sticky` pin on them in place). */
+  openEndpoints(): string[] {
+    return this.open.size === 0 ? [] : [...this.open];
   }
 
   /**
@@ -90,6 +100,7 @@ export class EndpointBreakers {
   shutdown(): void {
     for (const b of this.breakers.values()) b.shutdown();
     this.breakers.clear();
+    this.open.clear();
   }
 }
 

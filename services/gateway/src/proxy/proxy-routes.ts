@@ -44,9 +44,9 @@ export function keyIdentity(caller: Caller): Identity {
 
 /**
  * Routes other services own, forwarded after authentication with the signed identity header:
- * activity (usage, CSV export, generation records), routing's account defaults, reports (branding
- * and client reports), alerts (channels, test alerts, deliveries), broadcast destinations, and the
- * public catalog (routing). The gateway only authenticates management callers here (every role may
+ * activity (usage, CSV export, generation records), routing's account defaults and presets, reports
+ * (branding and client reports), alerts (channels, test alerts, deliveries), broadcast destinations,
+ * and the public catalog (routing). The gateway only authenticates management callers here (every role may
  * read); the owning service checks the role against the permission table.
  */
 export function proxyRoutes(deps: ProxyRoutesDeps): Router {
@@ -90,6 +90,7 @@ export function proxyRoutes(deps: ProxyRoutesDeps): Router {
   // Alert channels, test alerts and the delivery log; /v1/alerts/settings and /runaway belong to runaway.
   router.all(["/v1/alerts/channels", "/v1/alerts/channels/*rest", "/v1/alerts/deliveries"], management, forwardAs(alerts, asPrincipal));
   router.all(["/v1/broadcast/destinations", "/v1/broadcast/destinations/*rest"], management, forwardAs(broadcast, asPrincipal));
+  router.all(["/v1/presets", "/v1/presets/*rest"], management, forwardAs(routing, asPrincipal));
 
   router.get(["/v1/models", "/v1/models/*rest", "/v1/providers"], deps.catalogLimit, open(routing));
   return router;

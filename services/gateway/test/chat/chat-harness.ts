@@ -5,7 +5,7 @@ import { createBus, type EventBus, type Subscription } from "@router/bus";
 import { createPostgresDb, type Db } from "@router/db";
 import { DomainError } from "@router/errors";
 import { callUnary, CLIENT_OPTIONS, insecure } from "@router/grpc-kit";
-import { createHttpApp, finishApp, listen, routeAhead, type RunningHttpServer } from "@router/http-kit";
+import { createHttpApp, finishApp, IDENTITY_HEADER, listen, routeAhead, signIdentity, type RunningHttpServer } from "@router/http-kit";
 import { createLogger } from "@router/logging";
 import { fromUsd, ManualClock } from "@router/money";
 import { events, ledger, routing } from "@router/proto";
@@ -151,6 +151,8 @@ export interface ChatHarness {
   keyUsage(caller: Caller): Promise<bigint>;
   /** Upstream requests received by every fake. */
   upstreamCalls(): number;
+  /** Calls a routing management route (presets, defaults) as the organisation's owner. */
+  manageRouting(method: string, path: string, body?: unknown, orgId?: string): Promise<Reply>;
   dispatcher: UpstreamDispatcher;
   close(): Promise<void>;
 }
@@ -172,7 +174,8 @@ export async function startChatHarness(
   const ledgerDb: Db = createPostgresDb({ url: database.url, schema: "ledger" });
   const catalogFile = join(mkdtempSync(join(tmpdir(), "chat-catalog-")), "catalog.json");
   writeFileSync(catalogFile, JSON.stringify(testCatalog()));
-  const routingSvc = await startRouting({ db: routingDb, log: silent, clock, httpPort: 0, grpcPort: 0, catalogFile });
+  const internalSecret = uniqueName("secret");
+  const routingSvc = await startRouting({ db: routingDb, log: silent, clock, httpPort: 0, grpcPort: 0, catalogFile, internalSecret });
   const ledgerSvc = await startLedger({ db: ledgerDb, log: silent, clock, grpcPort: 0 });
   const routingClient = new routing.RoutingServiceClient(`127.0.0.1:${routingSvc.grpcPort}`, insecure(), CLIENT_OPTIONS);
   const ledgerClient = new ledger.LedgerServiceClient(`127.0.0.1:${ledgerSvc.grpcPort}`, insecure(), CLIENT_OPTIONS);
@@ -299,12 +302,34 @@ export async function startChatHarness(
   const server: RunningHttpServer = await listen(routeAhead({ method: "POST", path: CHAT_COMPLETIONS_PATH, listener: chat }, app), 0);
   const url = `http://127.0.0.1:${server.port}`;
 
-  const request = (body: unknown, o: { token?: string; headers?: Record<string, string> } = {}) =>
-    fetch(`${url}/v1/chat/completions`, {
+  const manageRouting = async (method: string, path: string, body?: unknown, org = orgId): Promise<Reply> => {
+    const identity = { orgId: org, credential: "management" as const, keyHash: "f".repeat(64), keyName: "harness", workspaceId: null, role: "owner" as const, userId: null, operator: false };
+    const res = await fetch(`http://127.0.0.1:${routingSvc.httpPort}${path}`, {
+      method,
+      headers: { [IDENTITY_HEADER]: await signIdentity(identity, internalSecret), ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
+  };
+  // Routing's default is a weighted random draw; these tests expect the cheapest endpoint first, so
+  // each organisation ranks by price (the draw has tests of its own in routing).
+  const priceSorted = new Map<string, Promise<unknown>>();
+  const sortByPrice = (token: string | undefined) => {
+    const org = callers.get(token ?? DEFAULT_TOKEN)?.orgId;
+    if (!org) return Promise.resolve();
+    if (!priceSorted.has(org)) priceSorted.set(org, manageRouting("PUT", "/v1/routing/defaults", { default_sort: "price" }, org));
+    return priceSorted.get(org);
+  };
+
+  const request = async (body: unknown, o: { token?: string; headers?: Record<string, string> } = {}) => {
+    await sortByPrice(o.token);
+    return fetch(`${url}/v1/chat/completions`, {
       method: "POST",
       headers: { "content-type": "application/json", authorization: `Bearer ${o.token ?? DEFAULT_TOKEN}`, ...o.headers },
       body: typeof body === "string" ? body : JSON.stringify(body),
     });
+  };
 
   return {
     url,
@@ -353,6 +378,7 @@ export async function startChatHarness(
       return res.usage[0]?.usedNanodollars ?? 0n;
     },
     upstreamCalls: () => Object.values(fakes).reduce((n, f) => n + f.requests.length, 0),
+    manageRouting,
     async close() {
       await server.close();
       leases?.close();

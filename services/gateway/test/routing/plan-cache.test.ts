@@ -1,24 +1,22 @@
 import { ManualClock } from "@router/money";
-import type { routing } from "@router/proto";
+import { routing } from "@router/proto";
 import { cachedRoutingPort } from "../../src/routing/plan-cache";
 import type { RoutingPort } from "../../src/routing/routing-port";
 
-const request = (over: Partial<routing.PlanRequest> = {}): routing.PlanRequest => ({
-  orgId: "org_a",
-  model: "openai/gpt-4o-mini",
-  models: [],
-  byokProviders: ["openai", "groq"],
-  accountFallbackModels: [],
-  ...over,
-});
+const request = (over: Partial<routing.PlanRequest> = {}): routing.PlanRequest =>
+  routing.PlanRequest.fromPartial({ orgId: "org_a", model: "openai/gpt-4o-mini", byokProviders: ["openai", "groq"], ...over });
 
+/** Answers `answer-<n>` for the n-th call; `sampled` orders when the request names that model. */
 function countingPort(): RoutingPort & { calls: routing.PlanRequest[] } {
   const calls: routing.PlanRequest[] = [];
   return {
     calls,
     plan: async (req) => {
       calls.push(req);
-      return { cascade: [], strategy: `answer-${calls.length}`, beyondFallbackDepth: 0, unresolvedModels: [] };
+      return routing.PlanResponse.fromPartial({
+        strategy: `answer-${calls.length}`,
+        ordering: req.model === "sampled" ? "sampled" : "deterministic",
+      });
     },
   };
 }
@@ -66,7 +64,34 @@ describe("the gateway's plan cache", () => {
     await cached.plan(request({ model: "openai/gpt-4o" }));
     await cached.plan(request({ models: ["openai/gpt-4o"] }));
     await cached.plan(request({ byokProviders: ["openai"] }));
-    expect(port.calls).toHaveLength(5);
+    await cached.plan(request({ routingSeed: "s1" }));
+    await cached.plan(request({ provider: { sort: "latency", maxPricePromptPerMillion: 5n } as routing.ProviderPreferences }));
+    await cached.plan(request({ openCircuits: ["ep_x"] }));
+    expect(port.calls).toHaveLength(8);
+  });
+
+  it("hands the full request to routing, large prices included", async () => {
+    const port = countingPort();
+    const cached = cachedRoutingPort(port, new ManualClock(), { ttlMs: 1000 });
+    const req = request({ provider: routing.ProviderPreferences.fromPartial({ sort: "price", maxPricePromptPerMillion: 12_000_000_000n }) });
+    await cached.plan(req);
+    // Only the order of the providers is normalised.
+    expect(port.calls[0]).toEqual({ ...req, byokProviders: ["groq", "openai"] });
+  });
+
+  it("never reuses a weighted draw: each sampled plan is asked for afresh", async () => {
+    const { port, cached } = cachedOneSecond();
+    const answers = [await cached.plan(request({ model: "sampled" })), await cached.plan(request({ model: "sampled" }))];
+    expect(port.calls).toHaveLength(2);
+    expect(answers.map((a) => a.strategy)).toEqual(["answer-1", "answer-2"]);
+  });
+
+  it("asks routing every time for a request with a sticky key, whose pins move as requests are served", async () => {
+    const { port, cached } = cachedOneSecond();
+    for (const key of [{ sessionId: "s" }, { sessionId: "s" }, { promptCacheKey: "p" }, { headerSessionId: "h" }]) {
+      await cached.plan(request(key));
+    }
+    expect(port.calls).toHaveLength(4);
   });
 
   it("does not keep a failed call", async () => {
@@ -74,7 +99,7 @@ describe("the gateway's plan cache", () => {
     const port: RoutingPort = {
       plan: async () => {
         if (fail) throw new Error("routing down");
-        return { cascade: [], strategy: "ok", beyondFallbackDepth: 0, unresolvedModels: [] };
+        return routing.PlanResponse.fromPartial({ strategy: "ok" });
       },
     };
     const cached = cachedRoutingPort(port, new ManualClock(), { ttlMs: 1000 });

@@ -4,6 +4,8 @@ import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
 import { events, TOPICS } from "@router/proto";
 import type { RoutingMetrics } from "../metrics";
+import type { PinStore } from "../sticky/pin-store";
+import { pinOfServed } from "../sticky/served-pin";
 import { healthIncrements } from "./health-increments";
 import { recordHealth } from "./health-store";
 
@@ -17,24 +19,43 @@ export interface HealthConsumerDeps {
   clock: Clock;
   /** Counts each delivery by result; none when omitted. */
   metrics?: RoutingMetrics;
+  /** Where the endpoint that served a sticky request is pinned; no pins are written when omitted. */
+  pins?: PinStore;
 }
 
 /**
  * The handler for consecutive `router.request.completed.v1` deliveries: their attempts become
- * bucket counts, recorded with the event ids in one statement. An undecodable payload throws, so
- * the bus retries each event of the batch alone and then moves that one to the dead-letter topic.
+ * bucket counts, recorded with the event ids in one statement; then each sticky request's serving
+ * endpoint is pinned (a redelivery pins again, harmlessly: a pin never goes back to an older
+ * request's endpoint; a pin that cannot be written is logged, not retried: pins are a preference,
+ * and the health counts must not go to the dead-letter topic for them). An undecodable payload throws, so the bus retries each event of the batch
+ * alone and then moves that one to the dead-letter topic.
  */
 export function requestsCompletedHandler(deps: HealthConsumerDeps): BatchHandler {
   return async (delivered) => {
     const now = deps.clock.now();
-    const batch = delivered.map((event) => ({ eventId: event.id, increments: healthIncrements(decode(event, deps), now) }));
+    const decoded = delivered.map((event) => ({ id: event.id, completed: decode(event, deps) }));
+    const batch = decoded.map(({ id, completed }) => ({ eventId: id, increments: healthIncrements(completed, now) }));
     const counted = await recordHealth(deps.db, batch, now);
+    if (deps.pins) await recordPins(deps.pins, decoded.map((d) => d.completed), deps.log);
     for (const { eventId, increments } of batch) {
       const duplicate = !counted.has(eventId);
       deps.metrics?.consumed(duplicate ? "duplicate" : "recorded");
       deps.log.debug({ eventId, endpoints: increments.length, duplicate }, "routing.health.event_recorded");
     }
   };
+}
+
+async function recordPins(pins: PinStore, completed: events.RequestCompleted[], log: Logger): Promise<void> {
+  for (const c of completed) {
+    const pin = pinOfServed(c);
+    if (!pin) continue;
+    try {
+      await pins.record(pin);
+    } catch (err) {
+      log.warn({ err, requestId: c.requestId }, "routing.sticky.pin_failed");
+    }
+  }
 }
 
 /** The handler for one delivery: a batch of one. */

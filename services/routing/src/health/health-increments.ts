@@ -12,6 +12,10 @@ export interface BucketIncrement {
   durationCount: number;
   ttftSumMs: number;
   ttftCount: number;
+  /** Completion tokens of the attempt that served the request (throughput). */
+  outputTokens: number;
+  /** The time that attempt spent generating: after its first token when measured, else all of it. */
+  generationMs: number;
 }
 
 /**
@@ -24,6 +28,7 @@ export function healthIncrements(completed: events.RequestCompleted, now: Date):
   const nowMs = now.getTime();
   const oldest = windowStart(now, DAY_BUCKETS).getTime();
   const byKey = new Map<string, BucketIncrement>();
+  const servedBy = servingAttempt(completed);
   for (const attempt of completed.attempts) {
     const outcome = outcomeOf(attempt);
     if (outcome === "ignored" || attempt.endpointId === "") continue;
@@ -33,7 +38,18 @@ export function healthIncrements(completed: events.RequestCompleted, now: Date):
     const key = `${attempt.endpointId}\u0000${bucketStartMs}`;
     let inc = byKey.get(key);
     if (!inc) {
-      inc = { endpointId: attempt.endpointId, bucketStartMs, attempts: 0, failures: 0, durationSumMs: 0, durationCount: 0, ttftSumMs: 0, ttftCount: 0 };
+      inc = {
+        endpointId: attempt.endpointId,
+        bucketStartMs,
+        attempts: 0,
+        failures: 0,
+        durationSumMs: 0,
+        durationCount: 0,
+        ttftSumMs: 0,
+        ttftCount: 0,
+        outputTokens: 0,
+        generationMs: 0,
+      };
       byKey.set(key, inc);
     }
     inc.attempts += 1;
@@ -46,8 +62,27 @@ export function healthIncrements(completed: events.RequestCompleted, now: Date):
       inc.ttftSumMs += attempt.ttftMs;
       inc.ttftCount += 1;
     }
+    if (attempt === servedBy) {
+      const tokens = completed.usage?.completionTokens ?? 0;
+      const generationMs = (attempt.durationMs ?? 0) - (attempt.ttftMs ?? 0);
+      // Both or neither: a throughput needs tokens over a time.
+      if (tokens > 0 && generationMs > 0) {
+        inc.outputTokens += tokens;
+        inc.generationMs += generationMs;
+      }
+    }
   }
   return [...byKey.values()].sort((a, b) =>
     a.endpointId !== b.endpointId ? (a.endpointId < b.endpointId ? -1 : 1) : a.bucketStartMs - b.bucketStartMs,
   );
+}
+
+// The last ok attempt on the endpoint the request names as served: the one whose usage the event carries.
+function servingAttempt(completed: events.RequestCompleted): events.UpstreamAttempt | undefined {
+  if (!completed.endpointId) return undefined;
+  for (let i = completed.attempts.length - 1; i >= 0; i -= 1) {
+    const a = completed.attempts[i];
+    if (a && a.status === "ok" && a.endpointId === completed.endpointId) return a;
+  }
+  return undefined;
 }

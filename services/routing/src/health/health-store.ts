@@ -11,6 +11,9 @@ export interface EndpointHealthRow {
   dayFailures: number;
   dayTtftSumMs: number;
   dayTtftCount: number;
+  /** Completion tokens and generating time of serving attempts over the last 24 h. */
+  dayOutputTokens: number;
+  dayGenerationMs: number;
 }
 
 /**
@@ -48,11 +51,14 @@ export async function recordHealth(q: Queryable, batch: EventIncrements[], now: 
        ON CONFLICT (event_id) DO NOTHING RETURNING event_id
      ), counted AS (
        INSERT INTO endpoint_health_buckets
-         (endpoint_id, bucket_start, attempts, failures, duration_sum_ms, duration_count, ttft_sum_ms, ttft_count)
+         (endpoint_id, bucket_start, attempts, failures, duration_sum_ms, duration_count, ttft_sum_ms, ttft_count,
+          output_tokens_sum, generation_ms_sum)
        SELECT i.endpoint_id, i.bucket_start, sum(i.attempts), sum(i.failures), sum(i.duration_sum_ms),
-         sum(i.duration_count), sum(i.ttft_sum_ms), sum(i.ttft_count)
-       FROM unnest($3::text[], $4::text[], $5::timestamptz[], $6::int[], $7::int[], $8::bigint[], $9::int[], $10::bigint[], $11::int[])
-         AS i(event_id, endpoint_id, bucket_start, attempts, failures, duration_sum_ms, duration_count, ttft_sum_ms, ttft_count)
+         sum(i.duration_count), sum(i.ttft_sum_ms), sum(i.ttft_count), sum(i.output_tokens), sum(i.generation_ms)
+       FROM unnest($3::text[], $4::text[], $5::timestamptz[], $6::int[], $7::int[], $8::bigint[], $9::int[], $10::bigint[], $11::int[],
+                   $12::bigint[], $13::bigint[])
+         AS i(event_id, endpoint_id, bucket_start, attempts, failures, duration_sum_ms, duration_count, ttft_sum_ms, ttft_count,
+              output_tokens, generation_ms)
        JOIN first USING (event_id)
        GROUP BY i.endpoint_id, i.bucket_start
        ORDER BY i.endpoint_id, i.bucket_start
@@ -62,7 +68,9 @@ export async function recordHealth(q: Queryable, batch: EventIncrements[], now: 
          duration_sum_ms = endpoint_health_buckets.duration_sum_ms + EXCLUDED.duration_sum_ms,
          duration_count  = endpoint_health_buckets.duration_count + EXCLUDED.duration_count,
          ttft_sum_ms     = endpoint_health_buckets.ttft_sum_ms + EXCLUDED.ttft_sum_ms,
-         ttft_count      = endpoint_health_buckets.ttft_count + EXCLUDED.ttft_count
+         ttft_count      = endpoint_health_buckets.ttft_count + EXCLUDED.ttft_count,
+         output_tokens_sum = endpoint_health_buckets.output_tokens_sum + EXCLUDED.output_tokens_sum,
+         generation_ms_sum = endpoint_health_buckets.generation_ms_sum + EXCLUDED.generation_ms_sum
        RETURNING 1
      )
      SELECT event_id FROM first`,
@@ -78,6 +86,8 @@ export async function recordHealth(q: Queryable, batch: EventIncrements[], now: 
       col("durationCount"),
       col("ttftSumMs"),
       col("ttftCount"),
+      col("outputTokens"),
+      col("generationMs"),
     ],
     { prepare: true },
   );
@@ -92,6 +102,8 @@ interface RawRow {
   day_failures: unknown;
   ttft_sum_ms: unknown;
   ttft_count: unknown;
+  output_tokens: unknown;
+  generation_ms: unknown;
 }
 
 // float8 comes back as a number from both pg and PGlite; a FILTER over no rows gives null.
@@ -106,7 +118,9 @@ export async function loadHealth(db: Queryable, now: Date): Promise<EndpointHeal
             sum(attempts)::float8    AS day_attempts,
             sum(failures)::float8    AS day_failures,
             sum(ttft_sum_ms)::float8 AS ttft_sum_ms,
-            sum(ttft_count)::float8  AS ttft_count
+            sum(ttft_count)::float8  AS ttft_count,
+            sum(output_tokens_sum)::float8 AS output_tokens,
+            sum(generation_ms_sum)::float8 AS generation_ms
        FROM endpoint_health_buckets
       WHERE bucket_start >= $1
       GROUP BY endpoint_id`,
@@ -120,6 +134,8 @@ export async function loadHealth(db: Queryable, now: Date): Promise<EndpointHeal
     dayFailures: num(r.day_failures),
     dayTtftSumMs: num(r.ttft_sum_ms),
     dayTtftCount: num(r.ttft_count),
+    dayOutputTokens: num(r.output_tokens),
+    dayGenerationMs: num(r.generation_ms),
   }));
 }
 

@@ -1,7 +1,6 @@
 import type { CatalogSnapshot } from "../catalog/catalog-snapshot";
-
-export const VARIANTS = ["free", "nitro", "floor", "exacto"] as const;
-export type Variant = (typeof VARIANTS)[number];
+import type { Variant } from "./variants";
+import { VARIANTS } from "./variants";
 
 export interface ResolvedModel {
   /** The catalog row the entry names. */
@@ -10,16 +9,24 @@ export interface ResolvedModel {
   variant: Variant | null;
   /** True for a `~author/family` alias. */
   alias: boolean;
+  /**
+   * For a listed row whose id ends in a variant suffix (`author/slug:free`): the base row with the
+   * suffix split off as a variant, used when the listed row cannot serve the request.
+   */
+  alternate?: ResolvedModel;
 }
 
 const SUFFIX = new RegExp(`^(.+):(${VARIANTS.join("|")})$`);
 
 /**
  * Resolves one chain entry against the catalog, or null when it names nothing:
- * - an exact catalog id always means that row (some free tiers are rows named `author/slug:free`);
+ * - an id the catalog lists always means that row first (some free tiers are rows named
+ *   `author/slug:free`); its suffix still applies as a variant, and when the row cannot serve the
+ *   request, Plan tries the base row with the suffix split off (`alternate`);
  * - otherwise a variant suffix is split off and the rest looked up;
  * - `~author/family` means the row `author/family-latest` when the catalog has it, never a guess.
- * Presets (`@preset/...`) are not resolved here yet.
+ * Presets (`@preset/...`) are resolved before the chain is built (see presets/preset-merge.ts);
+ * an entry that still names one here names no model.
  */
 export function resolveModel(entry: string, catalog: CatalogSnapshot): ResolvedModel | null {
   if (entry.startsWith("~")) {
@@ -28,7 +35,7 @@ export function resolveModel(entry: string, catalog: CatalogSnapshot): ResolvedM
   }
   const suffix = SUFFIX.exec(entry);
   const variant = (suffix?.[2] as Variant | undefined) ?? null;
-  if (catalog.model(entry)) return { modelId: entry, variant, alias: false };
-  if (suffix?.[1] && catalog.model(suffix[1])) return { modelId: suffix[1], variant, alias: false };
-  return null;
+  const base = suffix?.[1] && catalog.model(suffix[1]) ? { modelId: suffix[1], variant, alias: false } : undefined;
+  if (catalog.model(entry)) return base ? { modelId: entry, variant, alias: false, alternate: base } : { modelId: entry, variant, alias: false };
+  return base ?? null;
 }

@@ -1,31 +1,22 @@
 import type { Logger } from "@router/logging";
 import { routing } from "@router/proto";
 import { unaryHandler, type GrpcService } from "@router/grpc-kit";
-import type { CatalogCache } from "../catalog/catalog-cache";
-import type { DefaultsCache } from "../defaults/defaults-cache";
-import { NEVER_SET } from "../defaults/routing-defaults";
-import type { HealthCache } from "../health/health-cache";
 import type { RoutingMetrics } from "../metrics";
-import { plan } from "./plan";
+import { planRequest, type PlanSources } from "./planner";
 
-export interface PlanSources {
-  catalog: CatalogCache;
-  health: HealthCache;
-  defaults: DefaultsCache;
-}
+export type { PlanSources } from "./planner";
 
 /**
- * `router.routing.v1.RoutingService` over the in-memory catalog, health and account defaults: the
- * database is read only for an organisation's first Plan and then every few seconds per
- * organisation in the background, never once per call.
+ * `router.routing.v1.RoutingService` over the in-memory catalog, health, account defaults and
+ * presets: the database is read only for an organisation's (or a preset's) first Plan and then in
+ * the background, never once per call; a sticky key's pins cost one Redis round trip.
  */
 export function routingGrpcService(sources: PlanSources, log: Logger, metrics?: RoutingMetrics): GrpcService {
   const implementation: routing.RoutingServiceServer = {
     plan: unaryHandler(async (req: routing.PlanRequest) => {
       const done = metrics?.planDuration.startTimer();
       try {
-        const account = req.orgId ? await sources.defaults.get(req.orgId) : NEVER_SET;
-        return plan(req, sources.catalog.snapshot(), sources.health.snapshot(), account);
+        return await planRequest(req, sources);
       } finally {
         done?.();
       }

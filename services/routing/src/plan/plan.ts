@@ -2,35 +2,58 @@ import type { routing } from "@router/proto";
 import type { CatalogSnapshot, RankedEndpoint } from "../catalog/catalog-snapshot";
 import { NEVER_SET, type RoutingDefaults } from "../defaults/routing-defaults";
 import { HealthSnapshot } from "../health/health-snapshot";
+import { pinRefOf, type StickyKey } from "../sticky/sticky-key";
+import { BYOK_CREDENTIAL, filterStages, passing, type FilterStage } from "./filter-stages";
 import { resolveModel, type ResolvedModel } from "./model-resolution";
+import { isSort, rankEndpoints, type Sort } from "./ranking";
+import { seededRandom } from "./seeded-draw";
+import { VARIANT_RULES } from "./variants";
 
 /** Models tried for one request: the request's `model`, its `models`, then account fallbacks. */
 export const FALLBACK_DEPTH = 3;
 
+/** What a plan is computed over besides the request; all in memory. */
+export interface PlanInputs {
+  catalog: CatalogSnapshot;
+  health?: HealthSnapshot;
+  /** The account's routing defaults; null when they could not be read. */
+  account?: RoutingDefaults | null;
+  /** Seeds the weighted draw: the request's `routing_seed`, or a fresh one the caller drew. */
+  seed: string;
+  /** The request's sticky key, and the pins held for it (model id to endpoint id). */
+  sticky?: StickyKey | null;
+  pins?: ReadonlyMap<string, string>;
+  /** The preset the request named, already merged into the request. */
+  preset?: routing.PresetApplied;
+}
+
 /**
- * Turns a request's model chain into the ordered cascade of endpoints the gateway may dispatch
- * to. Pure and synchronous over in-memory snapshots: this is the hot path.
+ * Turns a request (a preset already merged in) into the ordered cascade of endpoints the gateway
+ * may dispatch to. Pure and synchronous over in-memory snapshots: this is the hot path.
  *
- * The chain is the request's `model` and `models` (or, when it names none, the account's default
- * model), then the account's fallback models, then any `account_fallback_models` the request
- * carries; repeated and blank entries dropped, cut to three distinct models. `account` is null
- * when the account's defaults could not be read.
- *
- * Order within a model is cheapest first, then provider slug (see `priceKey`), except that
- * endpoints failing recently (`HealthSnapshot.isDegraded`) go after the model's healthy ones, in
- * the same relative order: a demotion, never a removal, so a model served only by failing
- * endpoints is still tried.
+ * 1. Chain: the request's `model` and `models` (or, when it names none, the account's default
+ *    model), then the account's fallback models, then any `account_fallback_models` the request
+ *    carries; repeated and blank entries dropped. Entries resolve to catalog rows (variants,
+ *    `~` aliases); unknown ones go to `unresolved_models` and take no place.
+ * 2. Each model's endpoints pass the filter stages (filter-stages.ts); each one removed is
+ *    recorded in `refused` with the first constraint that removed it.
+ * 3. The first three distinct models (the fallback depth) are ranked (ranking.ts): by the sort
+ *    that applies (the account's locked sort, a `:floor`/`:nitro` variant, the request's
+ *    `provider.sort`, the account's default sort) or else by the weighted draw seeded by `seed`.
+ * 4. Sticky: a model's pinned endpoint is moved to the front of its endpoints (`sticky` while the
+ *    asking gateway's circuit for it is closed, `pinned` regardless; `adaptive` reads no pins).
+ * 5. The endpoints of later models are counted in `beyond_fallback_depth`.
  */
-export function plan(
-  req: routing.PlanRequest,
-  catalog: CatalogSnapshot,
-  health: HealthSnapshot = EMPTY_HEALTH,
-  account: RoutingDefaults | null = NEVER_SET,
-): routing.PlanResponse {
+export function plan(req: routing.PlanRequest, inputs: PlanInputs): routing.PlanResponse {
+  const { catalog } = inputs;
+  const health = inputs.health ?? EMPTY_HEALTH;
+  const account = inputs.account === undefined ? NEVER_SET : inputs.account;
+  const answer = newAnswer(inputs);
+
   let requested = distinctEntries([req.model, ...req.models]);
   if (requested.length === 0) {
     if (account === null) {
-      return refuse("direct", [], {
+      return refuse(answer, {
         httpStatus: 503,
         code: "router.routing_unavailable",
         message: "model: the account default model cannot be read right now; name a model or retry",
@@ -38,7 +61,7 @@ export function plan(
       });
     }
     if (!account.defaultModel) {
-      return refuse("direct", [], {
+      return refuse(answer, {
         httpStatus: 400,
         code: "invalid_request",
         message: "model: required; name a model (or a models chain) or set an account default model",
@@ -48,37 +71,111 @@ export function plan(
     requested = [account.defaultModel];
   }
   const chain = distinctEntries([...requested, ...(account?.fallbackModels ?? []), ...req.accountFallbackModels]);
+  answer.strategy = strategyOf(requested, catalog);
 
-  const { resolved, unresolved } = resolveChain(chain, catalog);
-  const strategy = strategyOf(requested, catalog);
-  if (resolved.length === 0) {
-    return refuse(strategy, unresolved, {
-      httpStatus: 404,
-      code: "model_not_found",
-      message: `model not found: ${unresolved.join(", ")}`,
-      unsatisfiedFilters: [],
-    });
+  const stages = filterStages(req);
+  const { models, unresolved } = resolveChain(chain, catalog, stages);
+  answer.unresolvedModels = unresolved;
+  if (models.length === 0) {
+    return refuse(answer, { httpStatus: 404, code: "model_not_found", message: `model not found: ${unresolved.join(", ")}`, unsatisfiedFilters: [] });
   }
 
-  const byok = new Set(req.byokProviders);
-  const cascade: routing.Candidate[] = [];
-  let beyondFallbackDepth = 0;
-  resolved.forEach((model, index) => {
-    const usable = healthyFirst(
-      catalog.endpointsOf(model.modelId).filter((r) => byok.has(r.provider.slug)),
-      health,
-    );
-    if (index >= FALLBACK_DEPTH) beyondFallbackDepth += usable.length;
-    else for (const r of usable) cascade.push(candidate(r, index + 1));
+  const requestSort = sortOf(req, account);
+  answer.sort = requestSort ?? "";
+  const openCircuits = new Set(req.openCircuits);
+  let random: (() => number) | undefined;
+  const draw = () => (random ??= seededRandom(inputs.seed))();
+  let sampled = false;
+
+  models.forEach((model, index) => {
+    const usable = passing(catalog.endpointsOf(model.modelId), model, stages, index < FALLBACK_DEPTH ? answer.refused : null);
+    if (index >= FALLBACK_DEPTH) {
+      answer.beyondFallbackDepth += usable.length;
+      return;
+    }
+    const sort = (account?.lockSort ? null : variantSort(model)) ?? requestSort;
+    if (sort === null && usable.length >= 2) sampled = true;
+    const ranked = rankEndpoints(usable, sort, health, draw);
+    const hoisted = hoistPin(ranked, model.modelId, inputs, openCircuits, answer.sticky);
+    for (const r of ranked) answer.cascade.push(candidate(r, index + 1, r === hoisted && inputs.sticky?.mode === "pinned"));
   });
+  answer.ordering = sampled ? "sampled" : "deterministic";
+  markPinsOutsideTheCascade(answer.sticky);
 
-  if (cascade.length === 0) {
-    return refuse(strategy, unresolved, noCredentialRefusal(resolved.slice(0, FALLBACK_DEPTH), catalog), beyondFallbackDepth);
-  }
-  return { cascade, refusal: undefined, strategy, beyondFallbackDepth, unresolvedModels: unresolved };
+  if (answer.cascade.length === 0) return refuse(answer, noRouteRefusal(models.slice(0, FALLBACK_DEPTH), answer.refused, catalog));
+  return answer;
 }
 
 const EMPTY_HEALTH = HealthSnapshot.empty();
+
+function newAnswer(inputs: PlanInputs): routing.PlanResponse & { sticky: routing.Sticky } {
+  const key = inputs.sticky ?? null;
+  return {
+    cascade: [],
+    refusal: undefined,
+    strategy: "direct",
+    beyondFallbackDepth: 0,
+    unresolvedModels: [],
+    ordering: "deterministic",
+    routingSeed: inputs.seed,
+    sticky: {
+      mode: key?.mode ?? "",
+      source: key?.source ?? "",
+      pins: [...(inputs.pins ?? [])].map(([modelId, endpointId]) => ({ modelId, endpointId, hoisted: false, notHoistedReason: "" })),
+      pinRef: key ? pinRefOf(key) : "",
+    },
+    preset: inputs.preset,
+    refused: [],
+    sort: "",
+  };
+}
+
+/**
+ * The sort for the request as a whole: the account's default sort when it is locked, else the
+ * request's `provider.sort`, else the account's default sort; null means the weighted draw.
+ */
+function sortOf(req: routing.PlanRequest, account: RoutingDefaults | null): Sort | null {
+  const own = req.provider?.sort;
+  if (account?.lockSort) return account.defaultSort;
+  if (isSort(own)) return own;
+  return account?.defaultSort ?? null;
+}
+
+// `:floor` and `:nitro` are sorts of their own model; a locked account sort overrides them too.
+function variantSort(model: ResolvedModel): Sort | null {
+  return model.variant ? (VARIANT_RULES[model.variant].sort ?? null) : null;
+}
+
+/** Moves the model's pinned endpoint to the front of `ranked`; answers it when it did. */
+function hoistPin(
+  ranked: RankedEndpoint[],
+  modelId: string,
+  inputs: PlanInputs,
+  openCircuits: ReadonlySet<string>,
+  sticky: routing.Sticky,
+): RankedEndpoint | null {
+  const pin = sticky.pins.find((p) => p.modelId === modelId);
+  if (!pin || !inputs.sticky || inputs.sticky.mode === "adaptive") return null;
+  const at = ranked.findIndex((r) => r.endpoint.id === pin.endpointId);
+  if (at < 0) {
+    pin.notHoistedReason = "not_in_cascade";
+    return null;
+  }
+  if (inputs.sticky.mode === "sticky" && openCircuits.has(pin.endpointId)) {
+    pin.notHoistedReason = "circuit_open";
+    return null;
+  }
+  const [hoisted] = ranked.splice(at, 1);
+  if (!hoisted) return null;
+  ranked.unshift(hoisted);
+  pin.hoisted = true;
+  return hoisted;
+}
+
+// A pin for a model that did not take part (another model, or past the depth) was not hoisted.
+function markPinsOutsideTheCascade(sticky: routing.Sticky): void {
+  for (const pin of sticky.pins) if (!pin.hoisted && !pin.notHoistedReason) pin.notHoistedReason = "not_in_cascade";
+}
 
 // Describes what the request asked for; the account's fallbacks are a safety net behind it and do
 // not turn a single-model request into a "fallback" one.
@@ -86,15 +183,6 @@ function strategyOf(requested: string[], catalog: CatalogSnapshot): string {
   if (requested.length > 1) return "fallback";
   const only = requested[0];
   return only !== undefined && resolveModel(only, catalog)?.alias ? "latest" : "direct";
-}
-
-// A stable partition keeps the price order inside both groups.
-function healthyFirst(endpoints: RankedEndpoint[], health: HealthSnapshot): RankedEndpoint[] {
-  if (!health.anyDegraded) return endpoints;
-  const healthy: RankedEndpoint[] = [];
-  const degraded: RankedEndpoint[] = [];
-  for (const r of endpoints) (health.isDegraded(r.endpoint.id) ? degraded : healthy).push(r);
-  return degraded.length === 0 ? endpoints : healthy.concat(degraded);
 }
 
 function distinctEntries(entries: string[]): string[] {
@@ -106,19 +194,32 @@ function distinctEntries(entries: string[]): string[] {
   return out;
 }
 
-// Distinct models count toward the depth; an entry that names nothing takes no slot.
-function resolveChain(chain: string[], catalog: CatalogSnapshot): { resolved: ResolvedModel[]; unresolved: string[] } {
-  const resolved: ResolvedModel[] = [];
+/**
+ * Resolves the chain to distinct models. A listed row named with a variant suffix that cannot
+ * serve the request (nothing of it passes the filters) gives way to its base row with the suffix
+ * as a variant. An entry that names nothing takes no slot.
+ */
+function resolveChain(
+  chain: string[],
+  catalog: CatalogSnapshot,
+  stages: readonly FilterStage[],
+): { models: ResolvedModel[]; unresolved: string[] } {
+  const models: ResolvedModel[] = [];
   const unresolved: string[] = [];
   for (const entry of chain) {
-    const model = resolveModel(entry, catalog);
-    if (!model) unresolved.push(entry);
-    else if (!resolved.some((r) => r.modelId === model.modelId)) resolved.push(model);
+    let model = resolveModel(entry, catalog);
+    if (!model) {
+      unresolved.push(entry);
+      continue;
+    }
+    const alternate = model.alternate;
+    if (alternate && passing(catalog.endpointsOf(model.modelId), model, stages, null).length === 0) model = alternate;
+    if (!models.some((m) => m.modelId === model.modelId)) models.push(model);
   }
-  return { resolved, unresolved };
+  return { models, unresolved };
 }
 
-function candidate(r: RankedEndpoint, modelRank: number): routing.Candidate {
+function candidate(r: RankedEndpoint, modelRank: number, pinned: boolean): routing.Candidate {
   const { endpoint, provider } = r;
   return {
     modelId: endpoint.modelId,
@@ -139,11 +240,26 @@ function candidate(r: RankedEndpoint, modelRank: number): routing.Candidate {
     modelRank,
     // The snapshot's own array, not a copy: read-only by contract and shared per catalog revision.
     supportedParameters: endpoint.supportedParameters,
+    pinned,
   };
 }
 
-function noCredentialRefusal(models: ResolvedModel[], catalog: CatalogSnapshot): routing.Refusal {
+/** Why nothing is left: the constraints that removed the endpoints of the models within the depth. */
+function noRouteRefusal(models: ResolvedModel[], refused: routing.RefusedEndpoint[], catalog: CatalogSnapshot): routing.Refusal {
   const ids = models.map((m) => m.modelId);
+  const subject = ids.length === 1 ? ids[0] : ids.join(", ");
+  const constraints = [...new Set(refused.map((r) => r.constraint))];
+  if (constraints.length === 0) {
+    return { httpStatus: 404, code: "no_route", message: `no provider currently serves ${subject}`, unsatisfiedFilters: [BYOK_CREDENTIAL] };
+  }
+  if (constraints.length > 1 || constraints[0] !== BYOK_CREDENTIAL) {
+    return {
+      httpStatus: 404,
+      code: "no_route",
+      message: `no endpoint serving ${subject} passes: ${constraints.join(", ")}`,
+      unsatisfiedFilters: constraints,
+    };
+  }
   const providers: string[] = [];
   for (const id of ids) {
     for (const { provider } of catalog.endpointsOf(id)) {
@@ -151,20 +267,13 @@ function noCredentialRefusal(models: ResolvedModel[], catalog: CatalogSnapshot):
       if (!providers.includes(label)) providers.push(label);
     }
   }
-  const subject = ids.length === 1 ? ids[0] : ids.join(", ");
   const message =
-    providers.length === 0
-      ? `no provider currently serves ${subject}`
-      : `no enabled provider credential can serve ${subject}: add a provider key for one of the providers ` +
-        `serving ${ids.length === 1 ? "it" : "them"}: ${providers.join(", ")}`;
-  return { httpStatus: 404, code: "no_route", message, unsatisfiedFilters: ["byok_credential"] };
+    `no enabled provider credential can serve ${subject}: add a provider key for one of the providers ` +
+    `serving ${ids.length === 1 ? "it" : "them"}: ${providers.join(", ")}`;
+  return { httpStatus: 404, code: "no_route", message, unsatisfiedFilters: [BYOK_CREDENTIAL] };
 }
 
-function refuse(
-  strategy: string,
-  unresolvedModels: string[],
-  refusal: routing.Refusal,
-  beyondFallbackDepth = 0,
-): routing.PlanResponse {
-  return { cascade: [], refusal, strategy, beyondFallbackDepth, unresolvedModels };
+/** A refusal keeps what routing learnt (strategy, unresolved and refused endpoints), with no cascade. */
+function refuse(answer: routing.PlanResponse, refusal: routing.Refusal): routing.PlanResponse {
+  return { ...answer, cascade: [], refusal };
 }

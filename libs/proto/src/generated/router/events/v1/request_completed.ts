@@ -62,6 +62,11 @@ export interface RequestCompleted {
    * heading); workspaces are renamed, so consumers keep the name they last saw.
    */
   workspaceName: string;
+  /**
+   * Routing's opaque sticky-pin reference from Plan (`Sticky.pin_ref`): routing pins the endpoint
+   * that served under it. Empty when the request asked for no sticky routing.
+   */
+  stickyPin: string;
 }
 
 export interface TokenUsage {
@@ -144,6 +149,7 @@ function createBaseRequestCompleted(): RequestCompleted {
     runId: "",
     keyClass: "",
     workspaceName: "",
+    stickyPin: "",
   };
 }
 
@@ -284,6 +290,9 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
     }
     if (message.workspaceName !== "") {
       writer.uint32(322).string(message.workspaceName);
+    }
+    if (message.stickyPin !== "") {
+      writer.uint32(330).string(message.stickyPin);
     }
     return writer;
   },
@@ -631,6 +640,14 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
             message.workspaceName = reader.string();
             continue;
           }
+          case 41: {
+            if (tag !== 330) {
+              break;
+            }
+
+            message.stickyPin = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -819,6 +836,11 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
         : isSet(object.workspace_name)
         ? globalThis.String(object.workspace_name)
         : "",
+      stickyPin: isSet(object.stickyPin)
+        ? globalThis.String(object.stickyPin)
+        : isSet(object.sticky_pin)
+        ? globalThis.String(object.sticky_pin)
+        : "",
     };
   },
 
@@ -944,6 +966,9 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
     if (message.workspaceName !== "") {
       obj.workspaceName = message.workspaceName;
     }
+    if (message.stickyPin !== "") {
+      obj.stickyPin = message.stickyPin;
+    }
     return obj;
   },
 
@@ -1001,6 +1026,7 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
     message.runId = object.runId ?? "";
     message.keyClass = object.keyClass ?? "";
     message.workspaceName = object.workspaceName ?? "";
+    message.stickyPin = object.stickyPin ?? "";
     return message;
   },
 };

@@ -33,6 +33,48 @@ export interface PlanRequest {
   byokProviders: string[];
   /** Account fallback models, appended after `models` within the fallback depth. */
   accountFallbackModels: string[];
+  /** The request's `provider` preferences (its `sort` orders the cascade; the filters come later). */
+  provider?:
+    | ProviderPreferences
+    | undefined;
+  /**
+   * Sticky-routing keys as the request carries them; routing picks `session_id`, else
+   * `prompt_cache_key`, else the `X-Session-Id` header.
+   */
+  sessionId: string;
+  promptCacheKey: string;
+  headerSessionId: string;
+  /** "adaptive", "sticky", "pinned" or empty (the default for the request). */
+  routingStability: string;
+  /** Seeds the weighted draw; empty: routing draws a fresh seed and echoes it. */
+  routingSeed: string;
+  /**
+   * Endpoints whose circuit breaker is open in the asking gateway: a `sticky` pin on one of them is
+   * not hoisted.
+   */
+  openCircuits: string[];
+}
+
+/** The `provider` object of a chat request (routing preferences and constraints). */
+export interface ProviderPreferences {
+  order: string[];
+  only: string[];
+  ignore: string[];
+  allowFallbacks?: boolean | undefined;
+  requireParameters?:
+    | boolean
+    | undefined;
+  /** "allow" or "deny"; empty when not set. */
+  dataCollection: string;
+  zdr?:
+    | boolean
+    | undefined;
+  /** "price", "throughput", "latency"; empty when not set. */
+  sort: string;
+  quantizations: string[];
+  /** Nanodollars per million tokens; absent when not set. */
+  maxPricePromptPerMillion?: bigint | undefined;
+  maxPriceCompletionPerMillion?: bigint | undefined;
 }
 
 export interface Price {
@@ -66,6 +108,11 @@ export interface Candidate {
    * fields the endpoint does not list. Empty means unknown, so nothing is dropped.
    */
   supportedParameters: string[];
+  /**
+   * Hoisted as the request's `pinned` sticky endpoint: the gateway tries it even while its circuit
+   * is open.
+   */
+  pinned: boolean;
 }
 
 export interface Refusal {
@@ -85,10 +132,89 @@ export interface PlanResponse {
   strategy: string;
   beyondFallbackDepth: number;
   unresolvedModels: string[];
+  /**
+   * "sampled" (a weighted random draw) or "deterministic" (an explicit or account sort, a
+   * `:floor` or `:nitro` variant, or fewer than two endpoints to order).
+   */
+  ordering: string;
+  /** The seed the draw used (the request's `routing_seed` or a fresh one), so it can be replayed. */
+  routingSeed: string;
+  sticky?:
+    | Sticky
+    | undefined;
+  /** Set when the request named `@preset/<slug>[@<version>]`. */
+  preset?:
+    | PresetApplied
+    | undefined;
+  /** Endpoints of the chain's models that a filter removed, each with the first constraint that did. */
+  refused: RefusedEndpoint[];
+  /**
+   * The request-wide sort ("price", "throughput", "latency": the account's locked sort, the
+   * request's `provider.sort`, or the account's default sort); empty: the weighted draw. A `:floor`
+   * or `:nitro` model is sorted by its own variant unless the account locks its sort.
+   */
+  sort: string;
+}
+
+export interface Sticky {
+  /** "adaptive", "sticky" or "pinned"; empty when the request carries no sticky key. */
+  mode: string;
+  /** Where the key came from: "session_id", "prompt_cache_key" or "x_session_id". */
+  source: string;
+  /** The pins held for this key, one per model, and what became of each. */
+  pins: StickyPin[];
+  /**
+   * Opaque; the gateway copies it into router.request.completed.v1 (`sticky_pin`) so that routing
+   * pins the endpoint that served. Empty: nothing is pinned (`adaptive`, or no key).
+   */
+  pinRef: string;
+}
+
+export interface StickyPin {
+  modelId: string;
+  endpointId: string;
+  /** Moved to the front of its model's endpoints. */
+  hoisted: boolean;
+  /**
+   * Why it was not: "circuit_open" (sticky, and the asking gateway's breaker is open) or
+   * "not_in_cascade" (the endpoint no longer passes the filters, or its model is past the depth).
+   */
+  notHoistedReason: string;
+}
+
+export interface PresetApplied {
+  slug: string;
+  version: number;
+  /**
+   * The preset's settings that apply outside routing (temperature, top_p, top_k, max_tokens, seed,
+   * reasoning), as a JSON object; the gateway fills in those the request does not set.
+   */
+  paramsJson: string;
+}
+
+export interface RefusedEndpoint {
+  modelId: string;
+  providerSlug: string;
+  endpointId: string;
+  /** The first constraint that removed it, e.g. "byok_credential", "variant:free". */
+  constraint: string;
 }
 
 function createBasePlanRequest(): PlanRequest {
-  return { orgId: "", model: "", models: [], byokProviders: [], accountFallbackModels: [] };
+  return {
+    orgId: "",
+    model: "",
+    models: [],
+    byokProviders: [],
+    accountFallbackModels: [],
+    provider: undefined,
+    sessionId: "",
+    promptCacheKey: "",
+    headerSessionId: "",
+    routingStability: "",
+    routingSeed: "",
+    openCircuits: [],
+  };
 }
 
 export const PlanRequest: MessageFns<PlanRequest> = {
@@ -107,6 +233,27 @@ export const PlanRequest: MessageFns<PlanRequest> = {
     }
     for (const v of message.accountFallbackModels) {
       writer.uint32(42).string(v!);
+    }
+    if (message.provider !== undefined) {
+      ProviderPreferences.encode(message.provider, writer.uint32(50).fork()).join();
+    }
+    if (message.sessionId !== "") {
+      writer.uint32(58).string(message.sessionId);
+    }
+    if (message.promptCacheKey !== "") {
+      writer.uint32(66).string(message.promptCacheKey);
+    }
+    if (message.headerSessionId !== "") {
+      writer.uint32(74).string(message.headerSessionId);
+    }
+    if (message.routingStability !== "") {
+      writer.uint32(82).string(message.routingStability);
+    }
+    if (message.routingSeed !== "") {
+      writer.uint32(90).string(message.routingSeed);
+    }
+    for (const v of message.openCircuits) {
+      writer.uint32(98).string(v!);
     }
     return writer;
   },
@@ -164,6 +311,62 @@ export const PlanRequest: MessageFns<PlanRequest> = {
             message.accountFallbackModels.push(reader.string());
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.provider = ProviderPreferences.decode(reader, reader.uint32());
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.promptCacheKey = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.headerSessionId = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.routingStability = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.routingSeed = reader.string();
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.openCircuits.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -195,6 +398,37 @@ export const PlanRequest: MessageFns<PlanRequest> = {
         : globalThis.Array.isArray(object?.account_fallback_models)
         ? object.account_fallback_models.map((e: any) => globalThis.String(e))
         : [],
+      provider: isSet(object.provider) ? ProviderPreferences.fromJSON(object.provider) : undefined,
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : "",
+      promptCacheKey: isSet(object.promptCacheKey)
+        ? globalThis.String(object.promptCacheKey)
+        : isSet(object.prompt_cache_key)
+        ? globalThis.String(object.prompt_cache_key)
+        : "",
+      headerSessionId: isSet(object.headerSessionId)
+        ? globalThis.String(object.headerSessionId)
+        : isSet(object.header_session_id)
+        ? globalThis.String(object.header_session_id)
+        : "",
+      routingStability: isSet(object.routingStability)
+        ? globalThis.String(object.routingStability)
+        : isSet(object.routing_stability)
+        ? globalThis.String(object.routing_stability)
+        : "",
+      routingSeed: isSet(object.routingSeed)
+        ? globalThis.String(object.routingSeed)
+        : isSet(object.routing_seed)
+        ? globalThis.String(object.routing_seed)
+        : "",
+      openCircuits: globalThis.Array.isArray(object?.openCircuits)
+        ? object.openCircuits.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.open_circuits)
+        ? object.open_circuits.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -215,6 +449,27 @@ export const PlanRequest: MessageFns<PlanRequest> = {
     if (message.accountFallbackModels?.length) {
       obj.accountFallbackModels = message.accountFallbackModels;
     }
+    if (message.provider !== undefined) {
+      obj.provider = ProviderPreferences.toJSON(message.provider);
+    }
+    if (message.sessionId !== "") {
+      obj.sessionId = message.sessionId;
+    }
+    if (message.promptCacheKey !== "") {
+      obj.promptCacheKey = message.promptCacheKey;
+    }
+    if (message.headerSessionId !== "") {
+      obj.headerSessionId = message.headerSessionId;
+    }
+    if (message.routingStability !== "") {
+      obj.routingStability = message.routingStability;
+    }
+    if (message.routingSeed !== "") {
+      obj.routingSeed = message.routingSeed;
+    }
+    if (message.openCircuits?.length) {
+      obj.openCircuits = message.openCircuits;
+    }
     return obj;
   },
 
@@ -228,6 +483,292 @@ export const PlanRequest: MessageFns<PlanRequest> = {
     message.models = object.models?.map((e) => e) || [];
     message.byokProviders = object.byokProviders?.map((e) => e) || [];
     message.accountFallbackModels = object.accountFallbackModels?.map((e) => e) || [];
+    message.provider = (object.provider !== undefined && object.provider !== null)
+      ? ProviderPreferences.fromPartial(object.provider)
+      : undefined;
+    message.sessionId = object.sessionId ?? "";
+    message.promptCacheKey = object.promptCacheKey ?? "";
+    message.headerSessionId = object.headerSessionId ?? "";
+    message.routingStability = object.routingStability ?? "";
+    message.routingSeed = object.routingSeed ?? "";
+    message.openCircuits = object.openCircuits?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseProviderPreferences(): ProviderPreferences {
+  return {
+    order: [],
+    only: [],
+    ignore: [],
+    allowFallbacks: undefined,
+    requireParameters: undefined,
+    dataCollection: "",
+    zdr: undefined,
+    sort: "",
+    quantizations: [],
+    maxPricePromptPerMillion: undefined,
+    maxPriceCompletionPerMillion: undefined,
+  };
+}
+
+export const ProviderPreferences: MessageFns<ProviderPreferences> = {
+  encode(message: ProviderPreferences, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.order) {
+      writer.uint32(10).string(v!);
+    }
+    for (const v of message.only) {
+      writer.uint32(18).string(v!);
+    }
+    for (const v of message.ignore) {
+      writer.uint32(26).string(v!);
+    }
+    if (message.allowFallbacks !== undefined) {
+      writer.uint32(32).bool(message.allowFallbacks);
+    }
+    if (message.requireParameters !== undefined) {
+      writer.uint32(40).bool(message.requireParameters);
+    }
+    if (message.dataCollection !== "") {
+      writer.uint32(50).string(message.dataCollection);
+    }
+    if (message.zdr !== undefined) {
+      writer.uint32(56).bool(message.zdr);
+    }
+    if (message.sort !== "") {
+      writer.uint32(66).string(message.sort);
+    }
+    for (const v of message.quantizations) {
+      writer.uint32(74).string(v!);
+    }
+    if (message.maxPricePromptPerMillion !== undefined) {
+      if (BigInt.asIntN(64, message.maxPricePromptPerMillion) !== message.maxPricePromptPerMillion) {
+        throw new globalThis.Error("value provided for field message.maxPricePromptPerMillion of type int64 too large");
+      }
+      writer.uint32(80).int64(message.maxPricePromptPerMillion);
+    }
+    if (message.maxPriceCompletionPerMillion !== undefined) {
+      if (BigInt.asIntN(64, message.maxPriceCompletionPerMillion) !== message.maxPriceCompletionPerMillion) {
+        throw new globalThis.Error(
+          "value provided for field message.maxPriceCompletionPerMillion of type int64 too large",
+        );
+      }
+      writer.uint32(88).int64(message.maxPriceCompletionPerMillion);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ProviderPreferences {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseProviderPreferences();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.order.push(reader.string());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.only.push(reader.string());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.ignore.push(reader.string());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.allowFallbacks = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.requireParameters = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.dataCollection = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.zdr = reader.bool();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.sort = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.quantizations.push(reader.string());
+            continue;
+          }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.maxPricePromptPerMillion = reader.int64() as bigint;
+            continue;
+          }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.maxPriceCompletionPerMillion = reader.int64() as bigint;
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ProviderPreferences {
+    return {
+      order: globalThis.Array.isArray(object?.order) ? object.order.map((e: any) => globalThis.String(e)) : [],
+      only: globalThis.Array.isArray(object?.only) ? object.only.map((e: any) => globalThis.String(e)) : [],
+      ignore: globalThis.Array.isArray(object?.ignore) ? object.ignore.map((e: any) => globalThis.String(e)) : [],
+      allowFallbacks: isSet(object.allowFallbacks)
+        ? globalThis.Boolean(object.allowFallbacks)
+        : isSet(object.allow_fallbacks)
+        ? globalThis.Boolean(object.allow_fallbacks)
+        : undefined,
+      requireParameters: isSet(object.requireParameters)
+        ? globalThis.Boolean(object.requireParameters)
+        : isSet(object.require_parameters)
+        ? globalThis.Boolean(object.require_parameters)
+        : undefined,
+      dataCollection: isSet(object.dataCollection)
+        ? globalThis.String(object.dataCollection)
+        : isSet(object.data_collection)
+        ? globalThis.String(object.data_collection)
+        : "",
+      zdr: isSet(object.zdr) ? globalThis.Boolean(object.zdr) : undefined,
+      sort: isSet(object.sort) ? globalThis.String(object.sort) : "",
+      quantizations: globalThis.Array.isArray(object?.quantizations)
+        ? object.quantizations.map((e: any) => globalThis.String(e))
+        : [],
+      maxPricePromptPerMillion: isSet(object.maxPricePromptPerMillion)
+        ? BigInt(object.maxPricePromptPerMillion)
+        : isSet(object.max_price_prompt_per_million)
+        ? BigInt(object.max_price_prompt_per_million)
+        : undefined,
+      maxPriceCompletionPerMillion: isSet(object.maxPriceCompletionPerMillion)
+        ? BigInt(object.maxPriceCompletionPerMillion)
+        : isSet(object.max_price_completion_per_million)
+        ? BigInt(object.max_price_completion_per_million)
+        : undefined,
+    };
+  },
+
+  toJSON(message: ProviderPreferences): unknown {
+    const obj: any = {};
+    if (message.order?.length) {
+      obj.order = message.order;
+    }
+    if (message.only?.length) {
+      obj.only = message.only;
+    }
+    if (message.ignore?.length) {
+      obj.ignore = message.ignore;
+    }
+    if (message.allowFallbacks !== undefined) {
+      obj.allowFallbacks = message.allowFallbacks;
+    }
+    if (message.requireParameters !== undefined) {
+      obj.requireParameters = message.requireParameters;
+    }
+    if (message.dataCollection !== "") {
+      obj.dataCollection = message.dataCollection;
+    }
+    if (message.zdr !== undefined) {
+      obj.zdr = message.zdr;
+    }
+    if (message.sort !== "") {
+      obj.sort = message.sort;
+    }
+    if (message.quantizations?.length) {
+      obj.quantizations = message.quantizations;
+    }
+    if (message.maxPricePromptPerMillion !== undefined) {
+      obj.maxPricePromptPerMillion = message.maxPricePromptPerMillion.toString();
+    }
+    if (message.maxPriceCompletionPerMillion !== undefined) {
+      obj.maxPriceCompletionPerMillion = message.maxPriceCompletionPerMillion.toString();
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ProviderPreferences>, I>>(base?: I): ProviderPreferences {
+    return ProviderPreferences.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ProviderPreferences>, I>>(object: I): ProviderPreferences {
+    const message = createBaseProviderPreferences();
+    message.order = object.order?.map((e) => e) || [];
+    message.only = object.only?.map((e) => e) || [];
+    message.ignore = object.ignore?.map((e) => e) || [];
+    message.allowFallbacks = object.allowFallbacks ?? undefined;
+    message.requireParameters = object.requireParameters ?? undefined;
+    message.dataCollection = object.dataCollection ?? "";
+    message.zdr = object.zdr ?? undefined;
+    message.sort = object.sort ?? "";
+    message.quantizations = object.quantizations?.map((e) => e) || [];
+    message.maxPricePromptPerMillion =
+      (object.maxPricePromptPerMillion !== undefined && object.maxPricePromptPerMillion !== null)
+        ? BigInt(object.maxPricePromptPerMillion)
+        : undefined;
+    message.maxPriceCompletionPerMillion =
+      (object.maxPriceCompletionPerMillion !== undefined && object.maxPriceCompletionPerMillion !== null)
+        ? BigInt(object.maxPriceCompletionPerMillion)
+        : undefined;
     return message;
   },
 };
@@ -400,6 +941,7 @@ function createBaseCandidate(): Candidate {
     quantization: "",
     modelRank: 0,
     supportedParameters: [],
+    pinned: false,
   };
 }
 
@@ -440,6 +982,9 @@ export const Candidate: MessageFns<Candidate> = {
     }
     for (const v of message.supportedParameters) {
       writer.uint32(98).string(v!);
+    }
+    if (message.pinned !== false) {
+      writer.uint32(104).bool(message.pinned);
     }
     return writer;
   },
@@ -553,6 +1098,14 @@ export const Candidate: MessageFns<Candidate> = {
             message.supportedParameters.push(reader.string());
             continue;
           }
+          case 13: {
+            if (tag !== 104) {
+              break;
+            }
+
+            message.pinned = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -619,6 +1172,7 @@ export const Candidate: MessageFns<Candidate> = {
         : globalThis.Array.isArray(object?.supported_parameters)
         ? object.supported_parameters.map((e: any) => globalThis.String(e))
         : [],
+      pinned: isSet(object.pinned) ? globalThis.Boolean(object.pinned) : false,
     };
   },
 
@@ -660,6 +1214,9 @@ export const Candidate: MessageFns<Candidate> = {
     if (message.supportedParameters?.length) {
       obj.supportedParameters = message.supportedParameters;
     }
+    if (message.pinned !== false) {
+      obj.pinned = message.pinned;
+    }
     return obj;
   },
 
@@ -680,6 +1237,7 @@ export const Candidate: MessageFns<Candidate> = {
     message.quantization = object.quantization ?? "";
     message.modelRank = object.modelRank ?? 0;
     message.supportedParameters = object.supportedParameters?.map((e) => e) || [];
+    message.pinned = object.pinned ?? false;
     return message;
   },
 };
@@ -810,7 +1368,19 @@ export const Refusal: MessageFns<Refusal> = {
 };
 
 function createBasePlanResponse(): PlanResponse {
-  return { cascade: [], refusal: undefined, strategy: "", beyondFallbackDepth: 0, unresolvedModels: [] };
+  return {
+    cascade: [],
+    refusal: undefined,
+    strategy: "",
+    beyondFallbackDepth: 0,
+    unresolvedModels: [],
+    ordering: "",
+    routingSeed: "",
+    sticky: undefined,
+    preset: undefined,
+    refused: [],
+    sort: "",
+  };
 }
 
 export const PlanResponse: MessageFns<PlanResponse> = {
@@ -829,6 +1399,24 @@ export const PlanResponse: MessageFns<PlanResponse> = {
     }
     for (const v of message.unresolvedModels) {
       writer.uint32(42).string(v!);
+    }
+    if (message.ordering !== "") {
+      writer.uint32(50).string(message.ordering);
+    }
+    if (message.routingSeed !== "") {
+      writer.uint32(58).string(message.routingSeed);
+    }
+    if (message.sticky !== undefined) {
+      Sticky.encode(message.sticky, writer.uint32(66).fork()).join();
+    }
+    if (message.preset !== undefined) {
+      PresetApplied.encode(message.preset, writer.uint32(74).fork()).join();
+    }
+    for (const v of message.refused) {
+      RefusedEndpoint.encode(v!, writer.uint32(82).fork()).join();
+    }
+    if (message.sort !== "") {
+      writer.uint32(90).string(message.sort);
     }
     return writer;
   },
@@ -886,6 +1474,54 @@ export const PlanResponse: MessageFns<PlanResponse> = {
             message.unresolvedModels.push(reader.string());
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.ordering = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.routingSeed = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.sticky = Sticky.decode(reader, reader.uint32());
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.preset = PresetApplied.decode(reader, reader.uint32());
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.refused.push(RefusedEndpoint.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.sort = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -913,6 +1549,18 @@ export const PlanResponse: MessageFns<PlanResponse> = {
         : globalThis.Array.isArray(object?.unresolved_models)
         ? object.unresolved_models.map((e: any) => globalThis.String(e))
         : [],
+      ordering: isSet(object.ordering) ? globalThis.String(object.ordering) : "",
+      routingSeed: isSet(object.routingSeed)
+        ? globalThis.String(object.routingSeed)
+        : isSet(object.routing_seed)
+        ? globalThis.String(object.routing_seed)
+        : "",
+      sticky: isSet(object.sticky) ? Sticky.fromJSON(object.sticky) : undefined,
+      preset: isSet(object.preset) ? PresetApplied.fromJSON(object.preset) : undefined,
+      refused: globalThis.Array.isArray(object?.refused)
+        ? object.refused.map((e: any) => RefusedEndpoint.fromJSON(e))
+        : [],
+      sort: isSet(object.sort) ? globalThis.String(object.sort) : "",
     };
   },
 
@@ -933,6 +1581,24 @@ export const PlanResponse: MessageFns<PlanResponse> = {
     if (message.unresolvedModels?.length) {
       obj.unresolvedModels = message.unresolvedModels;
     }
+    if (message.ordering !== "") {
+      obj.ordering = message.ordering;
+    }
+    if (message.routingSeed !== "") {
+      obj.routingSeed = message.routingSeed;
+    }
+    if (message.sticky !== undefined) {
+      obj.sticky = Sticky.toJSON(message.sticky);
+    }
+    if (message.preset !== undefined) {
+      obj.preset = PresetApplied.toJSON(message.preset);
+    }
+    if (message.refused?.length) {
+      obj.refused = message.refused.map((e) => RefusedEndpoint.toJSON(e));
+    }
+    if (message.sort !== "") {
+      obj.sort = message.sort;
+    }
     return obj;
   },
 
@@ -948,6 +1614,500 @@ export const PlanResponse: MessageFns<PlanResponse> = {
     message.strategy = object.strategy ?? "";
     message.beyondFallbackDepth = object.beyondFallbackDepth ?? 0;
     message.unresolvedModels = object.unresolvedModels?.map((e) => e) || [];
+    message.ordering = object.ordering ?? "";
+    message.routingSeed = object.routingSeed ?? "";
+    message.sticky = (object.sticky !== undefined && object.sticky !== null)
+      ? Sticky.fromPartial(object.sticky)
+      : undefined;
+    message.preset = (object.preset !== undefined && object.preset !== null)
+      ? PresetApplied.fromPartial(object.preset)
+      : undefined;
+    message.refused = object.refused?.map((e) => RefusedEndpoint.fromPartial(e)) || [];
+    message.sort = object.sort ?? "";
+    return message;
+  },
+};
+
+function createBaseSticky(): Sticky {
+  return { mode: "", source: "", pins: [], pinRef: "" };
+}
+
+export const Sticky: MessageFns<Sticky> = {
+  encode(message: Sticky, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.mode !== "") {
+      writer.uint32(10).string(message.mode);
+    }
+    if (message.source !== "") {
+      writer.uint32(18).string(message.source);
+    }
+    for (const v of message.pins) {
+      StickyPin.encode(v!, writer.uint32(26).fork()).join();
+    }
+    if (message.pinRef !== "") {
+      writer.uint32(34).string(message.pinRef);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Sticky {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSticky();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.mode = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.source = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.pins.push(StickyPin.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.pinRef = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Sticky {
+    return {
+      mode: isSet(object.mode) ? globalThis.String(object.mode) : "",
+      source: isSet(object.source) ? globalThis.String(object.source) : "",
+      pins: globalThis.Array.isArray(object?.pins) ? object.pins.map((e: any) => StickyPin.fromJSON(e)) : [],
+      pinRef: isSet(object.pinRef)
+        ? globalThis.String(object.pinRef)
+        : isSet(object.pin_ref)
+        ? globalThis.String(object.pin_ref)
+        : "",
+    };
+  },
+
+  toJSON(message: Sticky): unknown {
+    const obj: any = {};
+    if (message.mode !== "") {
+      obj.mode = message.mode;
+    }
+    if (message.source !== "") {
+      obj.source = message.source;
+    }
+    if (message.pins?.length) {
+      obj.pins = message.pins.map((e) => StickyPin.toJSON(e));
+    }
+    if (message.pinRef !== "") {
+      obj.pinRef = message.pinRef;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Sticky>, I>>(base?: I): Sticky {
+    return Sticky.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Sticky>, I>>(object: I): Sticky {
+    const message = createBaseSticky();
+    message.mode = object.mode ?? "";
+    message.source = object.source ?? "";
+    message.pins = object.pins?.map((e) => StickyPin.fromPartial(e)) || [];
+    message.pinRef = object.pinRef ?? "";
+    return message;
+  },
+};
+
+function createBaseStickyPin(): StickyPin {
+  return { modelId: "", endpointId: "", hoisted: false, notHoistedReason: "" };
+}
+
+export const StickyPin: MessageFns<StickyPin> = {
+  encode(message: StickyPin, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.modelId !== "") {
+      writer.uint32(10).string(message.modelId);
+    }
+    if (message.endpointId !== "") {
+      writer.uint32(18).string(message.endpointId);
+    }
+    if (message.hoisted !== false) {
+      writer.uint32(24).bool(message.hoisted);
+    }
+    if (message.notHoistedReason !== "") {
+      writer.uint32(34).string(message.notHoistedReason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): StickyPin {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseStickyPin();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.modelId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.endpointId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.hoisted = reader.bool();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.notHoistedReason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): StickyPin {
+    return {
+      modelId: isSet(object.modelId)
+        ? globalThis.String(object.modelId)
+        : isSet(object.model_id)
+        ? globalThis.String(object.model_id)
+        : "",
+      endpointId: isSet(object.endpointId)
+        ? globalThis.String(object.endpointId)
+        : isSet(object.endpoint_id)
+        ? globalThis.String(object.endpoint_id)
+        : "",
+      hoisted: isSet(object.hoisted) ? globalThis.Boolean(object.hoisted) : false,
+      notHoistedReason: isSet(object.notHoistedReason)
+        ? globalThis.String(object.notHoistedReason)
+        : isSet(object.not_hoisted_reason)
+        ? globalThis.String(object.not_hoisted_reason)
+        : "",
+    };
+  },
+
+  toJSON(message: StickyPin): unknown {
+    const obj: any = {};
+    if (message.modelId !== "") {
+      obj.modelId = message.modelId;
+    }
+    if (message.endpointId !== "") {
+      obj.endpointId = message.endpointId;
+    }
+    if (message.hoisted !== false) {
+      obj.hoisted = message.hoisted;
+    }
+    if (message.notHoistedReason !== "") {
+      obj.notHoistedReason = message.notHoistedReason;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<StickyPin>, I>>(base?: I): StickyPin {
+    return StickyPin.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<StickyPin>, I>>(object: I): StickyPin {
+    const message = createBaseStickyPin();
+    message.modelId = object.modelId ?? "";
+    message.endpointId = object.endpointId ?? "";
+    message.hoisted = object.hoisted ?? false;
+    message.notHoistedReason = object.notHoistedReason ?? "";
+    return message;
+  },
+};
+
+function createBasePresetApplied(): PresetApplied {
+  return { slug: "", version: 0, paramsJson: "" };
+}
+
+export const PresetApplied: MessageFns<PresetApplied> = {
+  encode(message: PresetApplied, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.slug !== "") {
+      writer.uint32(10).string(message.slug);
+    }
+    if (message.version !== 0) {
+      writer.uint32(16).int32(message.version);
+    }
+    if (message.paramsJson !== "") {
+      writer.uint32(26).string(message.paramsJson);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PresetApplied {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePresetApplied();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.slug = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.version = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.paramsJson = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PresetApplied {
+    return {
+      slug: isSet(object.slug) ? globalThis.String(object.slug) : "",
+      version: isSet(object.version) ? globalThis.Number(object.version) : 0,
+      paramsJson: isSet(object.paramsJson)
+        ? globalThis.String(object.paramsJson)
+        : isSet(object.params_json)
+        ? globalThis.String(object.params_json)
+        : "",
+    };
+  },
+
+  toJSON(message: PresetApplied): unknown {
+    const obj: any = {};
+    if (message.slug !== "") {
+      obj.slug = message.slug;
+    }
+    if (message.version !== 0) {
+      obj.version = Math.round(message.version);
+    }
+    if (message.paramsJson !== "") {
+      obj.paramsJson = message.paramsJson;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<PresetApplied>, I>>(base?: I): PresetApplied {
+    return PresetApplied.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<PresetApplied>, I>>(object: I): PresetApplied {
+    const message = createBasePresetApplied();
+    message.slug = object.slug ?? "";
+    message.version = object.version ?? 0;
+    message.paramsJson = object.paramsJson ?? "";
+    return message;
+  },
+};
+
+function createBaseRefusedEndpoint(): RefusedEndpoint {
+  return { modelId: "", providerSlug: "", endpointId: "", constraint: "" };
+}
+
+export const RefusedEndpoint: MessageFns<RefusedEndpoint> = {
+  encode(message: RefusedEndpoint, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.modelId !== "") {
+      writer.uint32(10).string(message.modelId);
+    }
+    if (message.providerSlug !== "") {
+      writer.uint32(18).string(message.providerSlug);
+    }
+    if (message.endpointId !== "") {
+      writer.uint32(26).string(message.endpointId);
+    }
+    if (message.constraint !== "") {
+      writer.uint32(34).string(message.constraint);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RefusedEndpoint {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRefusedEndpoint();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.modelId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.providerSlug = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.endpointId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.constraint = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RefusedEndpoint {
+    return {
+      modelId: isSet(object.modelId)
+        ? globalThis.String(object.modelId)
+        : isSet(object.model_id)
+        ? globalThis.String(object.model_id)
+        : "",
+      providerSlug: isSet(object.providerSlug)
+        ? globalThis.String(object.providerSlug)
+        : isSet(object.provider_slug)
+        ? globalThis.String(object.provider_slug)
+        : "",
+      endpointId: isSet(object.endpointId)
+        ? globalThis.String(object.endpointId)
+        : isSet(object.endpoint_id)
+        ? globalThis.String(object.endpoint_id)
+        : "",
+      constraint: isSet(object.constraint) ? globalThis.String(object.constraint) : "",
+    };
+  },
+
+  toJSON(message: RefusedEndpoint): unknown {
+    const obj: any = {};
+    if (message.modelId !== "") {
+      obj.modelId = message.modelId;
+    }
+    if (message.providerSlug !== "") {
+      obj.providerSlug = message.providerSlug;
+    }
+    if (message.endpointId !== "") {
+      obj.endpointId = message.endpointId;
+    }
+    if (message.constraint !== "") {
+      obj.constraint = message.constraint;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RefusedEndpoint>, I>>(base?: I): RefusedEndpoint {
+    return RefusedEndpoint.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RefusedEndpoint>, I>>(object: I): RefusedEndpoint {
+    const message = createBaseRefusedEndpoint();
+    message.modelId = object.modelId ?? "";
+    message.providerSlug = object.providerSlug ?? "";
+    message.endpointId = object.endpointId ?? "";
+    message.constraint = object.constraint ?? "";
     return message;
   },
 };
