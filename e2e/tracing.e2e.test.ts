@@ -87,7 +87,8 @@ describe("tracing across the services", () => {
       { timeoutMs: 20_000, what: "the trace reaching activity" },
     );
     const services = new Set(trace.inTrace.map((s) => s.service));
-    expect([...services].sort()).toEqual(["router-activity", "router-gateway", "router-ledger", "router-routing"]);
+    // Every consumer of the event joins the trace too (reports, broadcast...); these four at least.
+    expect([...services]).toEqual(expect.arrayContaining(["router-activity", "router-gateway", "router-ledger", "router-routing"]));
     const byId = new Map(trace.inTrace.map((s) => [s.spanId, s]));
     // Every span but the HTTP one has its parent in the same trace: one tree, no orphans.
     for (const s of trace.inTrace) {
