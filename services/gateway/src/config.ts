@@ -184,6 +184,9 @@ export function incompleteSignInProviders(config: SignInEnv): Array<{ provider: 
   ];
 }
 
+/** Where the runaway service listens unless told otherwise (its RUNAWAY_HTTP_PORT default). */
+export const DEFAULT_RUNAWAY_HTTP_URL = "http://127.0.0.1:8089";
+
 /** Every environment variable the gateway reads (README lists them with their meaning). */
 export const gatewayConfigSchema = z.object({
   PORT: env.port(8080),
@@ -199,6 +202,7 @@ export const gatewayConfigSchema = z.object({
   LEDGER_GRPC_ADDR: z.string().default("127.0.0.1:50052"),
   ROUTING_HTTP_URL: z.string().url().default("http://127.0.0.1:8082"),
   ACTIVITY_HTTP_URL: z.string().url().default("http://127.0.0.1:8083"),
+  RUNAWAY_HTTP_URL: z.string().url().default(DEFAULT_RUNAWAY_HTTP_URL),
   ROUTER_DATA_DIR: z.string().default("./.data"),
   // Where people reach this deployment: invitation links and sign-in redirects. Unset: http://127.0.0.1:<PORT>.
   ROUTER_PUBLIC_URL: z.string().url().optional(),

@@ -57,6 +57,7 @@ async function main(): Promise<void> {
     routing: routingClient,
     ledger: ledgerClient,
     activityUrl: config.ACTIVITY_HTTP_URL,
+    runawayUrl: config.RUNAWAY_HTTP_URL,
     routingUrl: config.ROUTING_HTTP_URL,
     providerBaseUrls: baseUrls,
     redisUrl: config.REDIS_URL,

@@ -78,6 +78,9 @@ export interface Harness {
 export interface HarnessOptions {
   activityUrl?: string;
   routingUrl?: string;
+  runawayUrl?: string;
+  /** The process secrets; fresh ones by default. */
+  secrets?: Secrets;
   redisUrl?: string;
   /** Starts the admin metrics listener on this port (0 picks one). */
   metricsPort?: number;
@@ -100,7 +103,7 @@ export async function startHarness(label: string, opts: HarnessOptions = {}): Pr
   const testDb = await createTestDatabase(label);
   const db = createPostgresDb({ url: testDb.url, schema: "gateway" });
   const clock = new ManualClock(new Date("2026-11-21T10:00:00.000Z"));
-  const secrets = testSecrets();
+  const secrets = opts.secrets ?? testSecrets();
   const fakeLedger = new FakeLedger();
   const ledgerAddr = await fakeLedger.start();
   const ledgerClient = new ledger.LedgerServiceClient(ledgerAddr, insecure(), CLIENT_OPTIONS);
@@ -123,6 +126,7 @@ export async function startHarness(label: string, opts: HarnessOptions = {}): Pr
       ledger: ledgerClient,
       activityUrl: opts.activityUrl ?? "http://127.0.0.1:1",
       routingUrl: opts.routingUrl ?? "http://127.0.0.1:1",
+      runawayUrl: opts.runawayUrl ?? "http://127.0.0.1:1",
       providerBaseUrls: {},
       redisUrl: opts.redisUrl,
       rateLimits: opts.rateLimits,

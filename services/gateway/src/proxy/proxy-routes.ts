@@ -17,6 +17,7 @@ export interface ProxyRoutesDeps {
   internalSecret: string;
   activityUrl: string;
   routingUrl: string;
+  runawayUrl: string;
   /** Per-client-address limit on the public catalog routes. */
   catalogLimit: RequestHandler;
   /** Per-credential limit on the CSV export, after the management authentication (and its limit). */
@@ -40,14 +41,15 @@ export function keyIdentity(caller: Caller): Identity {
 
 /**
  * Routes other services own, forwarded after authentication with the signed identity header:
- * activity (usage, CSV export, generation records), routing's account defaults, and the public
- * catalog (routing). The gateway only authenticates management callers here (every role may
+ * activity (usage, CSV export, generation records), routing's account defaults, runaway's
+ * settings, and the public catalog (routing). The gateway only authenticates management callers here (every role may
  * read); the owning service checks the role against the permission table.
  */
 export function proxyRoutes(deps: ProxyRoutesDeps): Router {
   const router = Router();
   const activity: UpstreamTarget = { service: "activity", baseUrl: deps.activityUrl };
   const routing: UpstreamTarget = { service: "routing", baseUrl: deps.routingUrl };
+  const runaway: UpstreamTarget = { service: "runaway", baseUrl: deps.runawayUrl };
 
   // Signed with the wall clock, not the injected one: the receiving process checks its age.
   const forwardAs = (target: UpstreamTarget, identityOf: (res: Response) => Identity): RequestHandler =>
@@ -73,6 +75,8 @@ export function proxyRoutes(deps: ProxyRoutesDeps): Router {
   router.get("/v1/generation", deps.authenticate({ allow: ["inference"] }), forwardAs(activity, asInferenceKey));
   router.get("/v1/generation/:id/content", management, forwardAs(activity, asPrincipal));
   router.all("/v1/routing/defaults", management, forwardAs(routing, asPrincipal));
+  // What a runaway flag does; the flag list itself adds key state (runaway/runaway-flag-routes.ts).
+  router.all("/v1/alerts/settings", management, forwardAs(runaway, asPrincipal));
 
   router.get(["/v1/models", "/v1/models/*rest", "/v1/providers"], deps.catalogLimit, open(routing));
   return router;
