@@ -34,7 +34,7 @@ export interface Stack {
 }
 
 /**
- * Starts routing, ledger, activity and gateway as separate Node processes on a fresh Postgres
+ * Starts routing, ledger, activity, runaway and gateway as separate Node processes on a fresh Postgres
  * database, the real Redis and the Redis Streams bus (namespaced so parallel runs never share
  * streams), with provider base URLs pointed at fake upstreams.
  */
@@ -50,6 +50,7 @@ export async function startStack(opts: {
   const routingGrpc = await freePort();
   const ledgerGrpc = await freePort();
   const activityHttp = await freePort();
+  const runawayHttp = await freePort();
   const env: Record<string, string> = {
     DATABASE_URL: db.url,
     REDIS_URL: TEST_REDIS_URL,
@@ -67,10 +68,12 @@ export async function startStack(opts: {
     ROUTING_GRPC_PORT: String(routingGrpc),
     LEDGER_GRPC_PORT: String(ledgerGrpc),
     ACTIVITY_HTTP_PORT: String(activityHttp),
+    RUNAWAY_HTTP_PORT: String(runawayHttp),
     ROUTING_GRPC_ADDR: `127.0.0.1:${routingGrpc}`,
     LEDGER_GRPC_ADDR: `127.0.0.1:${ledgerGrpc}`,
     ROUTING_HTTP_URL: `http://127.0.0.1:${routingHttp}`,
     ACTIVITY_HTTP_URL: `http://127.0.0.1:${activityHttp}`,
+    RUNAWAY_HTTP_URL: `http://127.0.0.1:${runawayHttp}`,
     // Any free port: parallel stacks must never contend for the default metrics ports.
     GATEWAY_METRICS_PORT: "0",
     LEDGER_METRICS_PORT: "0",
@@ -93,6 +96,7 @@ export async function startStack(opts: {
         startNodeProcess("routing", main("routing"), env, () => httpReady(`http://127.0.0.1:${routingHttp}/v1/providers`), 20_000, opts.nodeArgs),
         startNodeProcess("ledger", main("ledger"), env, () => tcpReady(ledgerGrpc), 20_000, opts.nodeArgs),
         startNodeProcess("activity", main("activity"), env, () => tcpReady(activityHttp), 20_000, opts.nodeArgs),
+        startNodeProcess("runaway", main("runaway"), env, () => httpReady(`http://127.0.0.1:${runawayHttp}/health`), 20_000, opts.nodeArgs),
       ])),
     );
     services.push(await startNodeProcess("gateway", main("gateway"), env, () => httpReady(`http://127.0.0.1:${gatewayPort}/health`), 20_000, gatewayNodeArgs));

@@ -11,11 +11,12 @@ import { createLogger, installProcessHandlers, stopOnSignals } from "@router/log
 import { systemClock } from "@router/money";
 import { ledger, routing } from "@router/proto";
 import { startRouting } from "@router/routing";
+import { startRunaway } from "@router/runaway";
 import { loadEmbeddedConfig } from "./config";
 
 const VERSION = (JSON.parse(readFileSync(join(__dirname, "..", "package.json"), "utf8")) as { version: string }).version;
 
-/** Runs gateway, routing, ledger and activity in this one process on embedded defaults. */
+/** Runs gateway, routing, ledger, activity and runaway in this one process on embedded defaults. */
 async function main(): Promise<void> {
   const config = loadEmbeddedConfig(process.env);
   // Each service logs through a child carrying its own name; the runner's own lines say "router".
@@ -69,6 +70,14 @@ async function main(): Promise<void> {
     httpPort: 0,
     internalSecret: secrets.ROUTER_INTERNAL_SECRET,
   });
+  const runawaySvc = await startRunaway({
+    db: openDb("runaway"),
+    bus,
+    log: root.child({ service: "runaway" }),
+    clock,
+    httpPort: 0,
+    internalSecret: secrets.ROUTER_INTERNAL_SECRET,
+  });
   const gatewayDb = openDb("gateway");
   const gateway = await startGateway({
     db: gatewayDb,
@@ -82,6 +91,7 @@ async function main(): Promise<void> {
     routing: new routing.RoutingServiceClient(`127.0.0.1:${routingSvc.grpcPort}`, insecure(), CLIENT_OPTIONS),
     ledger: new ledger.LedgerServiceClient(`127.0.0.1:${ledgerSvc.grpcPort}`, insecure(), CLIENT_OPTIONS),
     activityUrl: `http://127.0.0.1:${activitySvc.httpPort}`,
+    runawayUrl: `http://127.0.0.1:${runawaySvc.httpPort}`,
     routingUrl: `http://127.0.0.1:${routingSvc.httpPort}`,
     providerBaseUrls: providerBaseUrls(process.env),
     redisUrl: config.REDIS_URL,
@@ -106,6 +116,7 @@ async function main(): Promise<void> {
 
   stopOnSignals(log, "router.embedded", async () => {
     await gateway.close();
+    await runawaySvc.close();
     await activitySvc.close();
     await ledgerSvc.close();
     await routingSvc.close();
