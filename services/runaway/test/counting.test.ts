@@ -40,7 +40,10 @@ async function buckets(orgId: string): Promise<BucketRow[]> {
 async function drain(orgId: string): Promise<void> {
   const marker = completion(clock.now(), { orgId, keyHash: "f".repeat(64), usd: 0 });
   await publishCompletions(h.bus, [marker]);
-  await waitFor(async () => (await buckets(orgId)).some((b) => b.subject === "f".repeat(64)), { what: "the marker" });
+  await waitFor(
+    async () => (await h.db.query("SELECT 1 FROM counted_requests WHERE request_id = $1", [marker.requestId])).rowCount === 1,
+    { what: "the marker" },
+  );
 }
 
 const scrape = async () => (await fetch(`${h.base}/metrics`)).text();

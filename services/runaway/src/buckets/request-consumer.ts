@@ -17,14 +17,7 @@ export interface RequestConsumerDeps {
   metrics?: RunawayMetrics;
 }
 
-/** Thrown for an event this consumer can never count; the bus retries it, then dead-letters it. */
-export class UnusableEventError extends Error {
-  constructor(reason: string, options?: { cause?: unknown }) {
-    super(reason, options);
-    this.name = "UnusableEventError";
-  }
-}
-
+/** Decodes what the rule needs; throws for an event that can never be counted (the bus retries it, then dead-letters it). */
 function decode(event: IncomingEvent, log: Logger): CountedRequest {
   const where = { eventId: event.id, topic: event.topic, attempt: event.attempt };
   let e: events.RequestCompleted;
@@ -33,12 +26,12 @@ function decode(event: IncomingEvent, log: Logger): CountedRequest {
   } catch (err) {
     // The payload stays out of the log: opaque bytes that could hold anything.
     log.error({ ...where, reason: err instanceof Error ? err.message : String(err) }, "runaway.event.undecodable");
-    throw new UnusableEventError("request.completed payload cannot be decoded", { cause: err });
+    throw new Error("request.completed payload cannot be decoded", { cause: err });
   }
   const missing = (["requestId", "orgId"] as const).filter((f) => e[f] === "");
   if (missing.length > 0) {
     log.error({ ...where, missing }, "runaway.event.undecodable");
-    throw new UnusableEventError(`request.completed payload lacks ${missing.join(", ")}`);
+    throw new Error(`request.completed payload lacks ${missing.join(", ")}`);
   }
   return {
     requestId: e.requestId,
