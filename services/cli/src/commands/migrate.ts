@@ -3,6 +3,7 @@ import { ACTIVITY_MIGRATIONS_DIR } from "@router/activity";
 import { GATEWAY_MIGRATIONS_DIR } from "@router/gateway";
 import { LEDGER_MIGRATIONS_DIR } from "@router/ledger";
 import { ROUTING_MIGRATIONS_DIR } from "@router/routing";
+import { RUNAWAY_MIGRATIONS_DIR } from "@router/runaway";
 import type { Stores } from "../stores";
 
 const SERVICES: Array<[schema: string, dir: string]> = [
@@ -10,6 +11,7 @@ const SERVICES: Array<[schema: string, dir: string]> = [
   ["routing", ROUTING_MIGRATIONS_DIR],
   ["ledger", LEDGER_MIGRATIONS_DIR],
   ["activity", ACTIVITY_MIGRATIONS_DIR],
+  ["runaway", RUNAWAY_MIGRATIONS_DIR],
 ];
 
 /** `migrate`: applies each service's migrations to its own schema (services also do this on start). */
