@@ -57,6 +57,9 @@ const ROUTES: Array<{ method: string; path: string; body?: unknown; needs: Permi
   { method: "GET", path: "/v1/activity/requests/gen-missing", needs: "usage:read" },
   { method: "GET", path: "/v1/routing/defaults", needs: "read" },
   { method: "PUT", path: "/v1/routing/defaults", body: { default_model: 7 }, needs: "org:write" },
+  { method: "GET", path: "/v1/alerts/runaway", needs: "read" },
+  { method: "GET", path: "/v1/alerts/settings", needs: "read" },
+  { method: "PUT", path: "/v1/alerts/settings", body: { runaway_action: "halt" }, needs: "config:write" },
 ];
 
 describe("people, sessions and roles through the separate-process stack", () => {
