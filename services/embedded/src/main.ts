@@ -4,7 +4,7 @@ import { startActivity } from "@router/activity";
 import { createBus, type EventBus } from "@router/bus";
 import { providerBaseUrls, resolveSecrets } from "@router/config";
 import { createPostgresDb, EmbeddedPostgres, type Db } from "@router/db";
-import { ensureOperatorOrganisation, pkceOptionsOf, rateLimitOptionsOf, incompleteSignInProviders, signInOptionsOf, startGateway, upstreamOptionsOf } from "@router/gateway";
+import { ensureOperatorOrganisation, pkceOptionsOf, rateLimitOptionsOf, incompleteSignInProviders, regionOptionsOf, signInOptionsOf, startGateway, upstreamOptionsOf } from "@router/gateway";
 import { CLIENT_OPTIONS, insecure } from "@router/grpc-kit";
 import { startLedger } from "@router/ledger";
 import { createLogger, installProcessHandlers, stopOnSignals } from "@router/logging";
@@ -102,6 +102,7 @@ async function main(): Promise<void> {
     ...pkceOptionsOf(config),
     ...rateLimitOptionsOf(config),
     ...signInOptionsOf(config),
+    ...regionOptionsOf(config),
     version: VERSION,
   });
 
