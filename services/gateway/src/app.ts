@@ -114,7 +114,7 @@ export interface GatewayDeps {
   ledger: ledger.LedgerServiceClient;
   activityUrl: string;
   routingUrl: string;
-  /** The runaway service's HTTP address (flags and their settings). Default `http://127.0.0.1:8089`. */
+  /** The runaway service's HTTP address (flags and their settings). Default `http://127.0.0.1:8087`. */
   runawayUrl?: string;
   /** `ROUTER_PROVIDER_<SLUG>_BASE_URL` overrides, by lower-case slug. */
   providerBaseUrls: Record<string, string>;

@@ -189,7 +189,7 @@ export function incompleteSignInProviders(config: SignInEnv): Array<{ provider: 
 }
 
 /** Where the runaway service listens unless told otherwise (its RUNAWAY_HTTP_PORT default). */
-export const DEFAULT_RUNAWAY_HTTP_URL = "http://127.0.0.1:8089";
+export const DEFAULT_RUNAWAY_HTTP_URL = "http://127.0.0.1:8087";
 
 /** The edge headers `GET /v1/region` trusts; the one-process runner reads them too. */
 export const regionEnvironment = {

@@ -9,7 +9,7 @@ export const runawayConfigSchema = z
     /** Embedded state: PGlite files, generated secrets, the bus outbox. */
     ROUTER_DATA_DIR: z.string().default(".data"),
     ...busEnvironment,
-    RUNAWAY_HTTP_PORT: env.port(8089),
+    RUNAWAY_HTTP_PORT: env.port(8087),
     /** Internal port: loopback unless the deployment puts it on a private network. */
     RUNAWAY_HOST: z.string().default("127.0.0.1"),
     /** Time between sweeps; the spec's five minutes. Lowered only by tests. */
