@@ -34,7 +34,7 @@ describe("the operator CLI", () => {
 
   it("applies every service's migrations", async () => {
     const rows = await cli("migrate");
-    expect(rows.map((r) => r.schema)).toEqual(["gateway", "routing", "ledger", "activity", "reports", "alerts", "broadcast"]);
+    expect(rows.map((r) => r.schema)).toEqual(["gateway", "routing", "ledger", "activity", "reports", "alerts", "broadcast", "runaway"]);
   });
 
   it("creates an organisation and prints its management key once", async () => {

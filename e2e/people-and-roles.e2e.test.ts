@@ -72,6 +72,9 @@ const ROUTES: Array<{ method: string; path: string; body?: unknown; needs: Permi
   { method: "POST", path: "/v1/presets/missing/versions", body: { body: {} }, needs: "config:write" },
   { method: "POST", path: "/v1/presets/missing/revert", body: { version: 1 }, needs: "config:write" },
   { method: "DELETE", path: "/v1/presets/missing", needs: "config:write" },
+  { method: "GET", path: "/v1/alerts/runaway", needs: "read" },
+  { method: "GET", path: "/v1/alerts/settings", needs: "read" },
+  { method: "PUT", path: "/v1/alerts/settings", body: { runaway_action: "halt" }, needs: "config:write" },
 ];
 
 describe("people, sessions and roles through the separate-process stack", () => {

@@ -36,6 +36,7 @@ export interface Stack {
 /**
  * Starts routing, ledger, activity, reports and gateway as separate Node processes on a fresh Postgres
  * Starts routing, ledger, activity, alerts and gateway as separate Node processes on a fresh Postgres
+ * Starts routing, ledger, activity, runaway and gateway as separate Node processes on a fresh Postgres
  * database, the real Redis and the Redis Streams bus (namespaced so parallel runs never share
  * streams), with provider base URLs pointed at fake upstreams.
  * Starts routing, ledger, activity, broadcast and gateway as separate Node processes on a fresh
@@ -57,6 +58,7 @@ export async function startStack(opts: {
   const reportsHttp = await freePort();
   const alertsHttp = await freePort();
   const broadcastHttp = await freePort();
+  const runawayHttp = await freePort();
   const env: Record<string, string> = {
     DATABASE_URL: db.url,
     REDIS_URL: TEST_REDIS_URL,
@@ -77,6 +79,7 @@ export async function startStack(opts: {
     REPORTS_HTTP_PORT: String(reportsHttp),
     ALERTS_HTTP_PORT: String(alertsHttp),
     BROADCAST_HTTP_PORT: String(broadcastHttp),
+    RUNAWAY_HTTP_PORT: String(runawayHttp),
     ROUTING_GRPC_ADDR: `127.0.0.1:${routingGrpc}`,
     LEDGER_GRPC_ADDR: `127.0.0.1:${ledgerGrpc}`,
     ROUTING_HTTP_URL: `http://127.0.0.1:${routingHttp}`,
@@ -84,6 +87,7 @@ export async function startStack(opts: {
     REPORTS_HTTP_URL: `http://127.0.0.1:${reportsHttp}`,
     ALERTS_HTTP_URL: `http://127.0.0.1:${alertsHttp}`,
     BROADCAST_HTTP_URL: `http://127.0.0.1:${broadcastHttp}`,
+    RUNAWAY_HTTP_URL: `http://127.0.0.1:${runawayHttp}`,
     // Any free port: parallel stacks must never contend for the default metrics ports.
     GATEWAY_METRICS_PORT: "0",
     LEDGER_METRICS_PORT: "0",
@@ -108,6 +112,7 @@ export async function startStack(opts: {
         startNodeProcess("activity", main("activity"), env, () => tcpReady(activityHttp), 20_000, opts.nodeArgs),
         startNodeProcess("reports", main("reports"), env, () => tcpReady(reportsHttp), 20_000, opts.nodeArgs),
         startNodeProcess("alerts", main("alerts"), env, () => tcpReady(alertsHttp), 20_000, opts.nodeArgs),
+        startNodeProcess("runaway", main("runaway"), env, () => httpReady(`http://127.0.0.1:${runawayHttp}/health`), 20_000, opts.nodeArgs),
       ])),
     );
     // Settled, not Promise.all: when one fails to start, the ones that did start are stopped too

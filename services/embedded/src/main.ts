@@ -16,11 +16,12 @@ import { outboundOptionsOf } from "@router/outbound";
 import { ledger, routing } from "@router/proto";
 import { startReports } from "@router/reports";
 import { startRouting } from "@router/routing";
+import { startRunaway } from "@router/runaway";
 import { loadEmbeddedConfig } from "./config";
 
 const VERSION = (JSON.parse(readFileSync(join(__dirname, "..", "package.json"), "utf8")) as { version: string }).version;
 
-/** Runs gateway, routing, ledger, activity, reports, alerts and broadcast in this one process on embedded defaults. */
+/** Runs gateway, routing, ledger, activity, reports, alerts, broadcast and runaway in this one process on embedded defaults. */
 async function main(): Promise<void> {
   const config = loadEmbeddedConfig(process.env);
   // Each service logs through a child carrying its own name; the runner's own lines say "router".
@@ -85,6 +86,14 @@ async function main(): Promise<void> {
     httpPort: 0,
     internalSecret: secrets.ROUTER_INTERNAL_SECRET,
   });
+  const runawaySvc = await startRunaway({
+    db: openDb("runaway"),
+    bus,
+    log: root.child({ service: "runaway" }),
+    clock,
+    httpPort: 0,
+    internalSecret: secrets.ROUTER_INTERNAL_SECRET,
+  });
   const alertsLog = root.child({ service: "alerts" });
   const alertsSvc = await startAlerts({
     db: openDb("alerts"),
@@ -125,6 +134,7 @@ async function main(): Promise<void> {
     ledger: new ledger.LedgerServiceClient(`127.0.0.1:${ledgerSvc.grpcPort}`, insecure(), CLIENT_OPTIONS),
     activityUrl: `http://127.0.0.1:${activitySvc.httpPort}`,
     alertsUrl: `http://127.0.0.1:${alertsSvc.httpPort}`,
+    runawayUrl: `http://127.0.0.1:${runawaySvc.httpPort}`,
     routingUrl: `http://127.0.0.1:${routingSvc.httpPort}`,
     reportsUrl: `http://127.0.0.1:${reportsSvc.httpPort}`,
     broadcastUrl: `http://127.0.0.1:${broadcastSvc.httpPort}`,
@@ -154,6 +164,7 @@ async function main(): Promise<void> {
     await gateway.close();
     await reportsSvc.close();
     await alertsSvc.close();
+    await runawaySvc.close();
     await activitySvc.close();
     await broadcastSvc.close();
     await ledgerSvc.close();

@@ -41,6 +41,8 @@ import { oauthRoutes } from "./sign-in/oauth-routes";
 import { signInMethodsRoute } from "./sign-in/sign-in-methods";
 import { walletRoutes } from "./sign-in/wallet-routes";
 import { proxyRoutes } from "./proxy/proxy-routes";
+import { runawayFlagRoutes } from "./runaway/runaway-flag-routes";
+import { subscribeRunawayFlags } from "./runaway/runaway-pauses";
 import { trustedProxies } from "./rate-limits/client-address";
 import { limitTable, type RateLimitOverrides } from "./rate-limits/limits";
 import { GatewayRateLimits } from "./rate-limits/rate-limit-middleware";
@@ -49,6 +51,7 @@ import { SessionDirectory } from "./sessions/session-directory";
 import { SessionIssuer } from "./sessions/session-issuer";
 import { sessionRoutes } from "./sessions/session-routes";
 import { UpstreamProxy } from "./proxy/upstream-proxy";
+import { DEFAULT_RUNAWAY_HTTP_URL } from "./config";
 import { cachedRoutingPort } from "./routing/plan-cache";
 import { grpcRoutingPort } from "./routing/routing-port";
 import { HoldClosings } from "./spend/hold-closings";
@@ -117,6 +120,8 @@ export interface GatewayDeps {
   routingUrl: string;
   reportsUrl: string;
   broadcastUrl: string;
+  /** The runaway service's HTTP address (flags and their settings). Default `http://127.0.0.1:8087`. */
+  runawayUrl?: string;
   /** `ROUTER_PROVIDER_<SLUG>_BASE_URL` overrides, by lower-case slug. */
   providerBaseUrls: Record<string, string>;
   /** Set when rate limits and caches are shared through Redis. */
@@ -178,8 +183,15 @@ export interface RunningGateway {
 export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   await migrateGateway(deps.db);
   const grpcDeadlineMs = deps.grpcDeadlineMs ?? 1000;
+  const runawayUrl = deps.runawayUrl ?? DEFAULT_RUNAWAY_HTTP_URL;
   const pepper = deps.secrets.ROUTER_KEY_PEPPER;
-  const authCache = new AuthCache((hash) => findKeyByHash(deps.db, hash), deps.clock);
+  // One connection for the recent-generations copy that lets any instance answer GET /v1/generation,
+  // and for the evictions of changed keys and sessions that reach every replica at once.
+  const redis = deps.redisUrl ? new Redis(deps.redisUrl, { maxRetriesPerRequest: 1 }) : undefined;
+  redis?.on("error", (err: unknown) => deps.log.warn({ err }, "gateway.redis.error"));
+  const authCache = new AuthCache((hash) => findKeyByHash(deps.db, hash), deps.clock, {
+    shared: redis ? { redis, log: deps.log } : undefined,
+  });
   const authDeps = { cache: authCache, pepper, clock: deps.clock };
   const authenticate = createAuthenticator(authDeps);
   const metrics = new GatewayMetrics();
@@ -188,9 +200,6 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const credentials = new StoredCredentialSource({ db: deps.db, sealer, clock: deps.clock, log: deps.log });
   const proxy = new UpstreamProxy(deps.log);
   const upstream = new UpstreamDispatcher({ timeouts: deps.upstreamTimeouts, onCircuitChange: metrics.circuitChanged });
-  // One connection for the recent-generations copy that lets any instance answer GET /v1/generation.
-  const redis = deps.redisUrl ? new Redis(deps.redisUrl, { maxRetriesPerRequest: 1 }) : undefined;
-  redis?.on("error", (err: unknown) => deps.log.warn({ err }, "gateway.redis.error"));
   const recent = createRecentGenerations({ redis, log: deps.log });
   const inference = authenticate({ allow: ["inference"] });
   const csrfSecret = deps.secrets.ROUTER_INTERNAL_SECRET;
@@ -348,6 +357,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   app.use(cspReportRoute({ log: deps.log, publicLimit: rateLimits.publicRateLimit("csp_report") }));
   // Answers generations this gateway just served; any other id falls through to the proxy.
   app.use(generationRoutes({ authenticate: inference, recent }));
+  app.use(runawayFlagRoutes({ db: deps.db, manage, proxy, internalSecret: deps.secrets.ROUTER_INTERNAL_SECRET, runawayUrl }));
   app.use(
     proxyRoutes({
       db: deps.db,
@@ -360,17 +370,30 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       routingUrl: deps.routingUrl,
       reportsUrl: deps.reportsUrl,
       broadcastUrl: deps.broadcastUrl,
+      runawayUrl,
       catalogLimit: rateLimits.publicRateLimit("catalog"),
       exportLimit: rateLimits.credentialRateLimit("activity_export"),
     }),
   );
   finishApp(app, deps.log);
+  // A runaway flag that pauses a key reaches one replica (the group is shared); that one pauses the
+  // key and evicts it from every replica's auth cache.
+  const runawayFlags = await subscribeRunawayFlags(deps.bus, {
+    db: deps.db,
+    log: deps.log,
+    clock: deps.clock,
+    authCache,
+    onFlag: metrics.runawayFlagHandled,
+  });
 
   // The chat route is the hot path: Node serves it directly; express serves every other route.
   const root = routeAhead({ method: "POST", path: CHAT_COMPLETIONS_PATH, listener: chat }, app);
   // Spans are named by the path without ids or queries: only the chat path and the first segments.
   const spanRoute = (req: IncomingMessage) => (req.url ?? "").split("?")[0]?.split("/").slice(0, 3).join("/") ?? "";
-  const server = await listen(drain.track(tracedListener(root, spanRoute)), deps.port, deps.host);
+  const server = await listen(drain.track(tracedListener(root, spanRoute)), deps.port, deps.host).catch(async (err: unknown) => {
+    await runawayFlags.close();
+    throw err;
+  });
   self.url = `http://${loopbackHostOf(deps.host)}:${server.port}`;
   publicUrl ||= `http://127.0.0.1:${server.port}`;
   deps.log.info({ port: server.port, publicUrl }, "gateway.http.listening");
@@ -399,12 +422,13 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       const { cut } = await drain.run(deps.drainGraceMs ?? DEFAULT_DRAIN_GRACE_MS);
       clearInterval(idleSweep);
       deps.log.info({ inFlight, cut }, "gateway.drained");
-      await Promise.all([server.close(), admin?.close()]);
+      await Promise.all([server.close(), admin?.close(), runawayFlags.close()]);
       // Unspent lease parts go back, and served requests' spend reaches the ledger, before the process goes.
       leases?.close();
       await closings.flush(CLOSINGS_FLUSH_MS);
       await Promise.all([proxy.close(), credentials.close(), upstream.close()]);
       sessions.close();
+      authCache.close();
       rateLimitStore.close();
       redis?.disconnect();
       rateLimitRedis?.disconnect();

@@ -188,6 +188,9 @@ export function incompleteSignInProviders(config: SignInEnv): Array<{ provider: 
   ];
 }
 
+/** Where the runaway service listens unless told otherwise (its RUNAWAY_HTTP_PORT default). */
+export const DEFAULT_RUNAWAY_HTTP_URL = "http://127.0.0.1:8087";
+
 /** The edge headers `GET /v1/region` trusts; the one-process runner reads them too. */
 export const regionEnvironment = {
   GATEWAY_REGION_HEADER: z.string().regex(/^[A-Za-z0-9-]+$/, "a header name").optional(),
@@ -216,6 +219,7 @@ export const gatewayConfigSchema = z.object({
   REPORTS_HTTP_URL: z.string().url().default("http://127.0.0.1:8089"),
   ALERTS_HTTP_URL: z.string().url().default("http://127.0.0.1:8084"),
   BROADCAST_HTTP_URL: z.string().url().default("http://127.0.0.1:8086"),
+  RUNAWAY_HTTP_URL: z.string().url().default(DEFAULT_RUNAWAY_HTTP_URL),
   ROUTER_DATA_DIR: z.string().default("./.data"),
   // Where people reach this deployment: invitation links and sign-in redirects. Unset: http://127.0.0.1:<PORT>.
   ROUTER_PUBLIC_URL: z.string().url().optional(),

@@ -73,6 +73,7 @@ async function main(): Promise<void> {
     ledger: ledgerClient,
     activityUrl: config.ACTIVITY_HTTP_URL,
     alertsUrl: config.ALERTS_HTTP_URL,
+    runawayUrl: config.RUNAWAY_HTTP_URL,
     routingUrl: config.ROUTING_HTTP_URL,
     reportsUrl: config.REPORTS_HTTP_URL,
     broadcastUrl: config.BROADCAST_HTTP_URL,

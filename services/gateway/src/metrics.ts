@@ -27,6 +27,7 @@ export class GatewayMetrics {
   private readonly leaseAdmissions: Counter;
   private readonly leaseCalls: Counter<"outcome">;
   private readonly rateLimitRefusals: Counter<"limit">;
+  private readonly runawayFlags: Counter<"result">;
   private authCacheStats: (() => LoadingCacheStats) | undefined;
   private closingsPending: (() => number) | undefined;
 
@@ -98,6 +99,12 @@ export class GatewayMetrics {
       name: "gateway_rate_limit_refusals_total",
       help: "Requests refused with 429 rate_limited, by limit name (management, catalog, activity_export, auth_exchange, ...).",
       labelNames: ["limit"],
+      registers,
+    });
+    this.runawayFlags = new Counter({
+      name: "gateway_runaway_flags_total",
+      help: "Runaway flags received: paused (a key paused), unchanged (revoked, unknown or already paused), duplicate (applied before) or alert (nothing to pause).",
+      labelNames: ["result"],
       registers,
     });
     // Read from the cache's own counters at scrape time: nothing is added to the lookup path.
@@ -186,6 +193,11 @@ export class GatewayMetrics {
   /** A request was refused by the rate limit `limit` (wired as GatewayRateLimits' `onRefused`). */
   readonly rateLimited = (limit: string): void => {
     this.rateLimitRefusals.inc({ limit });
+  };
+
+  /** A runaway flag was handled (wired as the runaway consumer's `onFlag`). */
+  readonly runawayFlagHandled = (result: "paused" | "unchanged" | "duplicate" | "alert"): void => {
+    this.runawayFlags.inc({ result });
   };
 
   /** Reports the settlements and releases waiting for the ledger, read at scrape time. */

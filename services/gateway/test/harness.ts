@@ -81,6 +81,9 @@ export interface HarnessOptions {
   routingUrl?: string;
   reportsUrl?: string;
   broadcastUrl?: string;
+  runawayUrl?: string;
+  /** The process secrets; fresh ones by default. */
+  secrets?: Secrets;
   redisUrl?: string;
   /** Starts the admin metrics listener on this port (0 picks one). */
   metricsPort?: number;
@@ -107,7 +110,7 @@ export async function startHarness(label: string, opts: HarnessOptions = {}): Pr
   const testDb = await createTestDatabase(label);
   const db = createPostgresDb({ url: testDb.url, schema: "gateway" });
   const clock = new ManualClock(new Date("2026-11-21T10:00:00.000Z"));
-  const secrets = testSecrets();
+  const secrets = opts.secrets ?? testSecrets();
   const fakeLedger = new FakeLedger();
   const ledgerAddr = await fakeLedger.start();
   const ledgerClient = new ledger.LedgerServiceClient(ledgerAddr, insecure(), CLIENT_OPTIONS);
@@ -133,6 +136,7 @@ export async function startHarness(label: string, opts: HarnessOptions = {}): Pr
       routingUrl: opts.routingUrl ?? "http://127.0.0.1:1",
       reportsUrl: opts.reportsUrl ?? "http://127.0.0.1:1",
       broadcastUrl: opts.broadcastUrl ?? "http://127.0.0.1:1",
+      runawayUrl: opts.runawayUrl ?? "http://127.0.0.1:1",
       providerBaseUrls: {},
       redisUrl: opts.redisUrl,
       rateLimits: opts.rateLimits,

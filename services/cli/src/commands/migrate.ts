@@ -6,6 +6,7 @@ import { GATEWAY_MIGRATIONS_DIR } from "@router/gateway";
 import { LEDGER_MIGRATIONS_DIR } from "@router/ledger";
 import { REPORTS_MIGRATIONS_DIR } from "@router/reports";
 import { ROUTING_MIGRATIONS_DIR } from "@router/routing";
+import { RUNAWAY_MIGRATIONS_DIR } from "@router/runaway";
 import type { Stores } from "../stores";
 
 const SERVICES: Array<[schema: string, dir: string]> = [
@@ -16,6 +17,7 @@ const SERVICES: Array<[schema: string, dir: string]> = [
   ["reports", REPORTS_MIGRATIONS_DIR],
   ["alerts", ALERTS_MIGRATIONS_DIR],
   ["broadcast", BROADCAST_MIGRATIONS_DIR],
+  ["runaway", RUNAWAY_MIGRATIONS_DIR],
 ];
 
 /** `migrate`: applies each service's migrations to its own schema (services also do this on start). */

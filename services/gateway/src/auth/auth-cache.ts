@@ -1,17 +1,49 @@
+import type Redis from "ioredis";
+import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
 import type { StoredKey } from "../keys/key-store";
 import { LoadingCache } from "@router/loading-cache";
+import { EvictionChannel } from "../replicas/eviction-channel";
 
 /** The spec's bound: no instance serves a key's state older than this. */
 export const AUTH_CACHE_TTL_MS = 10_000;
 
+/** Redis channel on which a replica that changed keys (paused, resumed, revoked) tells the others. */
+export const KEYS_CHANGED_CHANNEL = "router:gateway:keys-changed";
+
+export interface AuthCacheOptions {
+  ttlMs?: number;
+  /** Shared Redis: `evict` then reaches every replica at once, not within the TTL. */
+  shared?: { redis: Redis; log: Logger };
+}
+
 /**
- * Key lookups by hash. The instance that changes a key invalidates its entry at once; other
- * instances see the change when their entry expires. Unknown hashes are cached too: a freshly
- * minted key has a hash nobody could have looked up before, so a negative entry never hides it.
+ * Key lookups by hash. The instance that changes a key evicts its entry at once, and with shared
+ * Redis every other instance too; an instance that missed the message sees the change when its
+ * entry expires. Unknown hashes are cached too: a freshly minted key has a hash nobody could have
+ * looked up before, so a negative entry never hides it.
  */
 export class AuthCache extends LoadingCache<StoredKey | null> {
-  constructor(load: (hash: string) => Promise<StoredKey | null>, clock: Clock, opts: { ttlMs?: number } = {}) {
+  private readonly evictions: EvictionChannel | undefined;
+
+  constructor(load: (hash: string) => Promise<StoredKey | null>, clock: Clock, opts: AuthCacheOptions = {}) {
     super(load, clock, { ttlMs: opts.ttlMs ?? AUTH_CACHE_TTL_MS, maxEntries: 50_000 });
+    if (opts.shared) {
+      this.evictions = new EvictionChannel({
+        ...opts.shared,
+        channel: KEYS_CHANGED_CHANNEL,
+        evictLocal: (hash) => this.invalidate(hash),
+      });
+    }
+  }
+
+  /** Forgets keys that changed, here and on every replica sharing Redis. */
+  async evict(hashes: readonly string[]): Promise<void> {
+    if (this.evictions) return this.evictions.evict(hashes);
+    for (const hash of hashes) this.invalidate(hash);
+  }
+
+  close(): void {
+    this.evictions?.close();
   }
 }

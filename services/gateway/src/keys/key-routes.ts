@@ -149,7 +149,7 @@ export function keyRoutes(deps: KeyRoutesDeps): Router {
       paused: body.paused,
     };
     const updated = await updateKey(deps.db, orgId, hash, changes, deps.clock.now());
-    deps.authCache.invalidate(hash);
+    await deps.authCache.evict([hash]);
     // Revoked between the read above and the update: revocation wins.
     if (!updated) throw new DomainError("conflict", "key is revoked; it can no longer be changed");
     res.json({ data: patchedKey(updated) });
@@ -164,7 +164,7 @@ export function keyRoutes(deps: KeyRoutesDeps): Router {
       const found = await revokeKey(q, orgId, hash, now);
       return { revoked: found, sessions: found ? await endSessionsOfKey(q, hash, now) : [] };
     });
-    deps.authCache.invalidate(hash);
+    await deps.authCache.evict([hash]);
     await deps.sessions.forget(sessions);
     if (!revoked) throw notFound("key");
     res.json({ data: { deleted: true } });

@@ -204,3 +204,13 @@ export async function revokeKey(q: Queryable, orgId: string, hash: string, now: 
   );
   return r.rowCount > 0;
 }
+
+/** Which of `hashes` are keys of the organisation that are paused right now (revoked keys are not). */
+export async function pausedKeysAmong(q: Queryable, orgId: string, hashes: readonly string[]): Promise<Set<string>> {
+  if (hashes.length === 0) return new Set();
+  const r = await q.query<{ hash: string }>(
+    "SELECT hash FROM keys WHERE org_id = $1 AND hash = ANY($2) AND paused AND NOT disabled",
+    [orgId, hashes],
+  );
+  return new Set(r.rows.map((row) => row.hash));
+}

@@ -21,6 +21,7 @@ export interface ProxyRoutesDeps {
   routingUrl: string;
   reportsUrl: string;
   broadcastUrl: string;
+  runawayUrl: string;
   /** Per-client-address limit on the public catalog routes. */
   catalogLimit: RequestHandler;
   /** Per-credential limit on the CSV export, after the management authentication (and its limit). */
@@ -46,7 +47,7 @@ export function keyIdentity(caller: Caller): Identity {
  * Routes other services own, forwarded after authentication with the signed identity header:
  * activity (usage, CSV export, generation records), routing's account defaults and presets, reports
  * (branding and client reports), alerts (channels, test alerts, deliveries), broadcast destinations,
- * and the public catalog (routing). The gateway only authenticates management callers here (every role may
+ * runaway's settings, and the public catalog (routing). The gateway only authenticates management callers here (every role may
  * read); the owning service checks the role against the permission table.
  */
 export function proxyRoutes(deps: ProxyRoutesDeps): Router {
@@ -56,6 +57,7 @@ export function proxyRoutes(deps: ProxyRoutesDeps): Router {
   const reports: UpstreamTarget = { service: "reports", baseUrl: deps.reportsUrl };
   const alerts: UpstreamTarget = { service: "alerts", baseUrl: deps.alertsUrl };
   const broadcast: UpstreamTarget = { service: "broadcast", baseUrl: deps.broadcastUrl };
+  const runaway: UpstreamTarget = { service: "runaway", baseUrl: deps.runawayUrl };
 
   // Signed with the wall clock, not the injected one: the receiving process checks its age.
   const forwardAs = (target: UpstreamTarget, identityOf: (res: Response) => Identity): RequestHandler =>
@@ -91,6 +93,8 @@ export function proxyRoutes(deps: ProxyRoutesDeps): Router {
   router.all(["/v1/alerts/channels", "/v1/alerts/channels/*rest", "/v1/alerts/deliveries"], management, forwardAs(alerts, asPrincipal));
   router.all(["/v1/broadcast/destinations", "/v1/broadcast/destinations/*rest"], management, forwardAs(broadcast, asPrincipal));
   router.all(["/v1/presets", "/v1/presets/*rest"], management, forwardAs(routing, asPrincipal));
+  // What a runaway flag does; the flag list itself adds key state (runaway/runaway-flag-routes.ts).
+  router.all("/v1/alerts/settings", management, forwardAs(runaway, asPrincipal));
 
   router.get(["/v1/models", "/v1/models/*rest", "/v1/providers"], deps.catalogLimit, open(routing));
   return router;

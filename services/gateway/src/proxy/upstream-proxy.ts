@@ -49,6 +49,10 @@ function copyResponseHeaders(headers: IncomingHttpHeaders, res: Response): void 
   }
 }
 
+function unavailable(target: UpstreamTarget, cause: unknown): DomainError {
+  return new DomainError(`router.${target.service}_unavailable`, `the ${target.service} service is unavailable`, { status: 503, cause });
+}
+
 /**
  * Forwards requests to internal services over one keep-alive connection pool and streams the
  * answer back as it arrives (CSV exports are large). An unreachable or silent service is a 503
@@ -67,39 +71,18 @@ export class UpstreamProxy {
   }
 
   async forward(req: Request, res: Response, target: UpstreamTarget, identity: string | null): Promise<void> {
-    const headers: Record<string, string> = {};
-    for (const name of FORWARDED_REQUEST_HEADERS) {
-      const value = req.header(name);
-      if (value !== undefined) headers[name] = value;
-    }
-    if (typeof req.body === "object" && req.body !== null && req.readableEnded) headers["content-type"] = "application/json";
-    if (identity) headers[IDENTITY_HEADER] = identity;
-    if (req.ip) headers["x-forwarded-for"] = req.ip;
-    headers["x-forwarded-proto"] = req.protocol;
-
     const abort = new AbortController();
     const onClose = () => {
       if (!res.writableFinished) abort.abort();
     };
     res.on("close", onClose);
-    const url = `${target.baseUrl.replace(/\/+$/, "")}${req.originalUrl}`;
     let upstream: Awaited<ReturnType<typeof request>>;
     try {
-      upstream = await request(url, {
-        method: req.method as "GET",
-        headers,
-        body: requestBody(req),
-        dispatcher: this.agent,
-        signal: abort.signal,
-      });
+      upstream = await this.send(req, target, identity, abort.signal);
     } catch (err) {
       res.off("close", onClose);
       if (abort.signal.aborted) return;
-      this.log.warn({ err, service: target.service, path: req.path }, "gateway.proxy.upstream_failed");
-      throw new DomainError(`router.${target.service}_unavailable`, `the ${target.service} service is unavailable`, {
-        status: 503,
-        cause: err,
-      });
+      throw err;
     }
     res.status(upstream.statusCode);
     copyResponseHeaders(upstream.headers, res);
@@ -111,6 +94,39 @@ export class UpstreamProxy {
       res.destroy();
     } finally {
       res.off("close", onClose);
+    }
+  }
+
+  /**
+   * Sends the request as `forward` does and reads the whole answer as JSON, for a route that adds to
+   * what the owner answers. An answer that is not JSON is a 503 like an unreachable owner.
+   */
+  async fetchJson(req: Request, target: UpstreamTarget, identity: string): Promise<{ status: number; body: unknown }> {
+    const upstream = await this.send(req, target, identity);
+    try {
+      return { status: upstream.statusCode, body: await upstream.body.json() };
+    } catch (err) {
+      this.log.warn({ err, service: target.service, path: req.path }, "gateway.proxy.upstream_failed");
+      throw unavailable(target, err);
+    }
+  }
+
+  private async send(req: Request, target: UpstreamTarget, identity: string | null, signal?: AbortSignal) {
+    const headers: Record<string, string> = {};
+    for (const name of FORWARDED_REQUEST_HEADERS) {
+      const value = req.header(name);
+      if (value !== undefined) headers[name] = value;
+    }
+    if (typeof req.body === "object" && req.body !== null && req.readableEnded) headers["content-type"] = "application/json";
+    if (identity) headers[IDENTITY_HEADER] = identity;
+    if (req.ip) headers["x-forwarded-for"] = req.ip;
+    headers["x-forwarded-proto"] = req.protocol;
+    const url = `${target.baseUrl.replace(/\/+$/, "")}${req.originalUrl}`;
+    try {
+      return await request(url, { method: req.method as "GET", headers, body: requestBody(req), dispatcher: this.agent, signal });
+    } catch (err) {
+      if (!signal?.aborted) this.log.warn({ err, service: target.service, path: req.path }, "gateway.proxy.upstream_failed");
+      throw unavailable(target, err);
     }
   }
 

@@ -3,6 +3,7 @@ import type { Db } from "@router/db";
 import { LoadingCache } from "@router/loading-cache";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
+import { EvictionChannel } from "../replicas/eviction-channel";
 import { findSession, type StoredSession } from "./session-store";
 
 /** The same bound as keys: no instance serves a session's state older than this. */
@@ -27,23 +28,19 @@ export interface SessionDirectoryDeps {
  */
 export class SessionDirectory {
   private readonly cache: LoadingCache<StoredSession | null>;
-  private readonly subscriber: Redis | undefined;
+  private readonly evictions: EvictionChannel;
 
-  constructor(private readonly deps: SessionDirectoryDeps) {
+  constructor(deps: SessionDirectoryDeps) {
     this.cache = new LoadingCache((hash) => findSession(deps.db, hash), deps.clock, {
       ttlMs: deps.ttlMs ?? SESSION_CACHE_TTL_MS,
       maxEntries: 50_000,
     });
-    if (deps.redis) {
-      this.subscriber = deps.redis.duplicate();
-      this.subscriber.on("error", (err: unknown) => deps.log.warn({ err }, "gateway.sessions.subscriber_error"));
-      this.subscriber.on("message", (_channel: string, message: string) => {
-        for (const hash of message.split(",")) if (hash) this.cache.invalidate(hash);
-      });
-      this.subscriber.subscribe(SESSIONS_ENDED_CHANNEL).catch((err: unknown) => {
-        deps.log.warn({ err }, "gateway.sessions.subscribe_failed");
-      });
-    }
+    this.evictions = new EvictionChannel({
+      redis: deps.redis,
+      channel: SESSIONS_ENDED_CHANNEL,
+      log: deps.log,
+      evictLocal: (hash) => this.cache.invalidate(hash),
+    });
   }
 
   get(tokenHash: string): Promise<StoredSession | null> {
@@ -51,16 +48,8 @@ export class SessionDirectory {
   }
 
   /** Forgets sessions that ended or changed, here and on every replica sharing Redis. */
-  async evict(tokenHashes: readonly string[]): Promise<void> {
-    if (tokenHashes.length === 0) return;
-    for (const hash of tokenHashes) this.cache.invalidate(hash);
-    if (!this.deps.redis) return;
-    try {
-      await this.deps.redis.publish(SESSIONS_ENDED_CHANNEL, tokenHashes.join(","));
-    } catch (err) {
-      // The other replicas still drop these sessions when their entries expire.
-      this.deps.log.warn({ err, sessions: tokenHashes.length }, "gateway.sessions.publish_failed");
-    }
+  evict(tokenHashes: readonly string[]): Promise<void> {
+    return this.evictions.evict(tokenHashes);
   }
 
   stats() {
@@ -68,6 +57,6 @@ export class SessionDirectory {
   }
 
   close(): void {
-    this.subscriber?.disconnect();
+    this.evictions.close();
   }
 }

@@ -1,0 +1,54 @@
+import { busConfigOf, createBus } from "@router/bus";
+import { loadConfig, resolveSecrets } from "@router/config";
+import { openServiceDb } from "@router/db";
+import { createLogger, installProcessHandlers, stopOnSignals } from "@router/logging";
+import { fromUsd, systemClock } from "@router/money";
+import { startRunaway } from "./app";
+import { runawayConfigSchema, type RunawayConfig } from "./config";
+
+/**
+ * Only the internal secret matters here. Taken from the environment when set; otherwise the
+ * embedded default shares the generated one kept under ROUTER_DATA_DIR.
+ */
+function internalSecret(cfg: RunawayConfig): string {
+  const fromEnv = process.env.ROUTER_INTERNAL_SECRET;
+  if (fromEnv) return fromEnv;
+  const { secrets } = resolveSecrets(process.env, cfg.ROUTER_DATA_DIR, { allowGenerated: cfg.DATABASE_URL === undefined });
+  return secrets.ROUTER_INTERNAL_SECRET;
+}
+
+async function main(): Promise<void> {
+  const cfg = loadConfig(runawayConfigSchema);
+  const log = createLogger({ level: cfg.LOG_LEVEL, base: { service: "runaway" } });
+  installProcessHandlers(log);
+  const secret = internalSecret(cfg);
+
+  const store = await openServiceDb({ databaseUrl: cfg.DATABASE_URL, dataDir: cfg.ROUTER_DATA_DIR, schema: "runaway" });
+  const bus = await createBus(busConfigOf(cfg, { clientId: "runaway", dataDir: cfg.ROUTER_DATA_DIR, log }));
+  const running = await startRunaway({
+    db: store.db,
+    bus,
+    log,
+    clock: systemClock,
+    httpPort: cfg.RUNAWAY_HTTP_PORT,
+    host: cfg.RUNAWAY_HOST,
+    internalSecret: secret,
+    sweepIntervalMs: cfg.RUNAWAY_SWEEP_INTERVAL_MS,
+    floors: { minSpendNanos: fromUsd(cfg.RUNAWAY_MIN_SPEND_USD), minRequests: BigInt(cfg.RUNAWAY_MIN_REQUESTS) },
+  });
+  log.info(
+    { httpPort: running.httpPort, bus: cfg.ROUTER_BUS, database: store.describe, sweepIntervalMs: cfg.RUNAWAY_SWEEP_INTERVAL_MS },
+    "runaway.listening",
+  );
+
+  stopOnSignals(log, "runaway", async () => {
+    await running.close();
+    await bus.close();
+    await store.close();
+  });
+}
+
+main().catch((err: unknown) => {
+  createLogger({ base: { service: "runaway" } }).fatal({ err }, "runaway.start_failed");
+  process.exit(1);
+});
