@@ -87,7 +87,7 @@ export async function agentBudgetsOf(q: Queryable, orgId: string, agents: string
  */
 export function putWorkspaceBudget(db: Db, orgId: string, b: WorkspaceBudget, now: Date): Promise<void> {
   return db.tx(async (q) => {
-    await lockSubject(q, `workspace\u0000${orgId}\u0000${b.workspaceId}`);
+    await lockSubject(q, `workspace/${orgId}/${b.workspaceId}`);
     const current = await workspaceBudgetsOf(q, orgId, [b.workspaceId]);
     checkNarrowerIsSmaller(b, current);
     const before = current.find((c) => c.window === b.window);
@@ -120,7 +120,7 @@ export async function deleteWorkspaceBudget(db: Db, orgId: string, workspaceId: 
 export function putAgentBudget(db: Db, orgId: string, b: AgentBudget, now: Date): Promise<void> {
   const scope = b.workspaceId ?? "";
   return db.tx(async (q) => {
-    await lockSubject(q, `agent\u0000${orgId}\u0000${scope}\u0000${b.agent}`);
+    await lockSubject(q, `agent/${orgId}/${scope}/${b.agent}`);
     const current = (await agentBudgetsOf(q, orgId, [b.agent])).filter((c) => (c.workspaceId ?? "") === scope);
     checkNarrowerIsSmaller(b, current);
     const before = current.find((c) => c.window === b.window);
