@@ -60,7 +60,15 @@ async function main(): Promise<void> {
     grpcPort: 0,
     internalSecret: secrets.ROUTER_INTERNAL_SECRET,
   });
-  const ledgerSvc = await startLedger({ db: openDb("ledger"), log: root.child({ service: "ledger" }), clock, grpcPort: 0 });
+  const ledgerSvc = await startLedger({
+    db: openDb("ledger"),
+    bus,
+    log: root.child({ service: "ledger" }),
+    clock,
+    grpcPort: 0,
+    httpPort: 0,
+    internalSecret: secrets.ROUTER_INTERNAL_SECRET,
+  });
   const activitySvc = await startActivity({
     db: openDb("activity"),
     bus,
@@ -83,6 +91,7 @@ async function main(): Promise<void> {
     ledger: new ledger.LedgerServiceClient(`127.0.0.1:${ledgerSvc.grpcPort}`, insecure(), CLIENT_OPTIONS),
     activityUrl: `http://127.0.0.1:${activitySvc.httpPort}`,
     routingUrl: `http://127.0.0.1:${routingSvc.httpPort}`,
+    ledgerUrl: `http://127.0.0.1:${ledgerSvc.httpPort ?? 0}`,
     providerBaseUrls: providerBaseUrls(process.env),
     redisUrl: config.REDIS_URL,
     grpcDeadlineMs: config.GRPC_DEADLINE_MS,

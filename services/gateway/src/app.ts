@@ -100,6 +100,8 @@ export interface GatewayDeps {
   ledger: ledger.LedgerServiceClient;
   activityUrl: string;
   routingUrl: string;
+  /** The ledger's management routes (workspace budgets, agents). */
+  ledgerUrl: string;
   /** `ROUTER_PROVIDER_<SLUG>_BASE_URL` overrides, by lower-case slug. */
   providerBaseUrls: Record<string, string>;
   /** Set when rate limits and caches are shared through Redis. */
@@ -255,7 +257,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     }),
   );
   app.use(organisationRoutes({ db: deps.db, manage }));
-  app.use(workspaceRoutes({ db: deps.db, manage, clock: deps.clock }));
+  app.use(workspaceRoutes({ db: deps.db, manage, clock: deps.clock, ledger: deps.ledger, grpcDeadlineMs }));
   app.use(memberRoutes({ db: deps.db, manage, clock: deps.clock, authCache, issuer }));
   app.use(
     invitationRoutes({
@@ -304,6 +306,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       internalSecret: deps.secrets.ROUTER_INTERNAL_SECRET,
       activityUrl: deps.activityUrl,
       routingUrl: deps.routingUrl,
+      ledgerUrl: deps.ledgerUrl,
       catalogLimit: rateLimits.publicRateLimit("catalog"),
       exportLimit: rateLimits.credentialRateLimit("activity_export"),
     }),

@@ -58,6 +58,7 @@ async function main(): Promise<void> {
     ledger: ledgerClient,
     activityUrl: config.ACTIVITY_HTTP_URL,
     routingUrl: config.ROUTING_HTTP_URL,
+    ledgerUrl: config.LEDGER_HTTP_URL,
     providerBaseUrls: baseUrls,
     redisUrl: config.REDIS_URL,
     grpcDeadlineMs: config.GRPC_DEADLINE_MS,

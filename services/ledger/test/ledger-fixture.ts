@@ -133,6 +133,7 @@ export function keyCeiling(overrides: Partial<ledger.Ceiling> = {}): ledger.Ceil
     window: ledger.Window.WINDOW_DAILY,
     mode: ledger.LimitMode.LIMIT_MODE_HARD,
     includeByok: true,
+    subjectName: "",
     ...overrides,
   };
 }
