@@ -49,6 +49,7 @@ export async function startStack(opts: {
   const routingHttp = await freePort();
   const routingGrpc = await freePort();
   const ledgerGrpc = await freePort();
+  const ledgerHttp = await freePort();
   const activityHttp = await freePort();
   const env: Record<string, string> = {
     DATABASE_URL: db.url,
@@ -66,11 +67,13 @@ export async function startStack(opts: {
     ROUTING_HTTP_PORT: String(routingHttp),
     ROUTING_GRPC_PORT: String(routingGrpc),
     LEDGER_GRPC_PORT: String(ledgerGrpc),
+    LEDGER_HTTP_PORT: String(ledgerHttp),
     ACTIVITY_HTTP_PORT: String(activityHttp),
     ROUTING_GRPC_ADDR: `127.0.0.1:${routingGrpc}`,
     LEDGER_GRPC_ADDR: `127.0.0.1:${ledgerGrpc}`,
     ROUTING_HTTP_URL: `http://127.0.0.1:${routingHttp}`,
     ACTIVITY_HTTP_URL: `http://127.0.0.1:${activityHttp}`,
+    LEDGER_HTTP_URL: `http://127.0.0.1:${ledgerHttp}`,
     // Any free port: parallel stacks must never contend for the default metrics ports.
     GATEWAY_METRICS_PORT: "0",
     LEDGER_METRICS_PORT: "0",
@@ -91,7 +94,7 @@ export async function startStack(opts: {
     services.push(
       ...(await Promise.all([
         startNodeProcess("routing", main("routing"), env, () => httpReady(`http://127.0.0.1:${routingHttp}/v1/providers`), 20_000, opts.nodeArgs),
-        startNodeProcess("ledger", main("ledger"), env, () => tcpReady(ledgerGrpc), 20_000, opts.nodeArgs),
+        startNodeProcess("ledger", main("ledger"), env, () => tcpReady(ledgerHttp), 20_000, opts.nodeArgs),
         startNodeProcess("activity", main("activity"), env, () => tcpReady(activityHttp), 20_000, opts.nodeArgs),
       ])),
     );
