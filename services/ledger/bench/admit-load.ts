@@ -246,6 +246,7 @@ async function drive(target: LedgerUnderTest): Promise<{ warm: Run; run: Run; co
       window: ledger.Window.WINDOW_MONTHLY,
       mode: ledger.LimitMode.LIMIT_MODE_HARD,
       includeByok: true,
+      subjectName: "",
     }),
   );
   let sent = 0;
@@ -270,7 +271,7 @@ async function drive(target: LedgerUnderTest): Promise<{ warm: Run; run: Run; co
     const settle = async () => {
       await new Promise((resolve) => setTimeout(resolve, SETTLE_DELAY_MS));
       const s = process.hrtime.bigint();
-      const cost = { holdId: answer.holdId, listCostNanodollars: LIST_COST, billedCostNanodollars: 0n };
+      const cost = ledger.SettleRequest.fromPartial({ holdId: answer.holdId, listCostNanodollars: LIST_COST });
       await callUnary(client, client.settle, cost, call);
       run.settleMs.push(elapsedMs(s));
       run.settled++;

@@ -71,13 +71,17 @@ export function ledgerService(deps: LedgerServiceDeps): ledger.LedgerServiceServ
       nonNegative(req.listCostNanodollars, "list_cost_nanodollars");
       nonNegative(req.billedCostNanodollars, "billed_cost_nanodollars");
       const cost = { listCost: req.listCostNanodollars, billedCost: req.billedCostNanodollars };
+      const answered = deps.metrics?.startClosing();
       await settle(req.holdId, cost, finishedRequest(req, ""), deps);
+      answered?.();
       return {};
     }, deps.log),
 
     release: unaryHandler(async (req: ledger.ReleaseRequest): Promise<ledger.ReleaseResponse> => {
       nonNegative(req.keepNanodollars, "keep_nanodollars");
+      const answered = deps.metrics?.startClosing();
       await release(req.holdId, req.keepNanodollars, finishedRequest({ ...req, isByok: false }, ""), deps);
+      answered?.();
       return {};
     }, deps.log),
 
@@ -97,6 +101,7 @@ export function ledgerService(deps: LedgerServiceDeps): ledger.LedgerServiceServ
         nonNegative(r.keepNanodollars, `releases[${i}].keep_nanodollars`);
         return { r, request: finishedRequest({ ...r, isByok: false }, `releases[${i}].`) };
       });
+      const answered = deps.metrics?.startClosing();
       const unknown = await closeHolds(
         {
           spends: req.spends.map((s) => ({
@@ -115,6 +120,7 @@ export function ledgerService(deps: LedgerServiceDeps): ledger.LedgerServiceServ
         },
         deps,
       );
+      answered?.();
       return { unknownHoldIds: unknown };
     }, deps.log),
 
