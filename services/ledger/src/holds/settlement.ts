@@ -92,9 +92,9 @@ export async function closeHolds(
     ...batch.settlements.map(({ holdId, listCost, billedCost }): [string, Closing] => [holdId, { to: "settled", listCost, billedCost }]),
     ...batch.releases.map(({ holdId, keep }): [string, Closing] => [holdId, releasing(keep, deps)]),
   ].filter(([holdId]) => holdId !== "");
-  const finished = [
-    ...batch.settlements.map((s) => s.request && recordRequest(s.request, s.listCost, deps)),
-    ...batch.releases.map((r) => r.request && recordRequest(r.request, 0n, deps)),
+  const finished: Array<Promise<RecordingOutcome>> = [
+    ...batch.settlements.flatMap((s) => (s.request ? [recordRequest(s.request, s.listCost, deps)] : [])),
+    ...batch.releases.flatMap((r) => (r.request ? [recordRequest(r.request, 0n, deps)] : [])),
   ];
   // Pushed in this order, so the queue applies them in this order.
   const [outcomes] = await Promise.all([
