@@ -1,12 +1,13 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { createPostgresDb, type Db, type Queryable } from "@router/db";
+import { createPostgresDb } from "@router/db";
 import { callUnary, CLIENT_OPTIONS, insecure } from "@router/grpc-kit";
 import { startLedger } from "@router/ledger";
 import { createLogger } from "@router/logging";
 import { systemClock } from "@router/money";
 import { ledger } from "@router/proto";
 import { createTestDatabase, metricSample } from "@router/testkit";
+import { timedDb } from "./timed-db";
 
 /**
  * Load on one hot counter row: Admit at a fixed rate (open loop) on one key whose hard ceiling
@@ -94,41 +95,6 @@ const elapsedMs = (start: bigint) => Number(process.hrtime.bigint() - start) / 1
 
 const began = process.hrtime.bigint();
 const progress = (what: string) => process.stderr.write(`[${(elapsedMs(began) / 1000).toFixed(1)}s] ${what}\n`);
-
-/** The ledger's Db, timing each statement by its first words (a transaction counts once, whole). */
-function timedDb(db: Db): { db: Db; samples: Map<string, number[]> } {
-  const samples = new Map<string, number[]>();
-  const record = (label: string, start: bigint) => {
-    const list = samples.get(label) ?? [];
-    list.push(elapsedMs(start));
-    samples.set(label, list);
-  };
-  // A function call by its name, any other statement by its first words.
-  const labelOf = (sql: string) =>
-    /FROM\s+(\w+)\(/.exec(sql)?.[1] ?? sql.trim().split(/\s+/).slice(0, 3).join(" ").slice(0, 22);
-  const timed: Db = {
-    schema: db.schema,
-    engine: db.engine,
-    close: () => db.close(),
-    async query<R>(sql: string, params?: unknown[]) {
-      const start = process.hrtime.bigint();
-      try {
-        return await db.query<R>(sql, params);
-      } finally {
-        record(labelOf(sql), start);
-      }
-    },
-    async tx<T>(fn: (q: Queryable) => Promise<T>) {
-      const start = process.hrtime.bigint();
-      try {
-        return await db.tx(fn);
-      } finally {
-        record("transaction", start);
-      }
-    },
-  };
-  return { db: timed, samples };
-}
 
 /** Starts the ledger in this process on `url`; the measurements are taken here. */
 async function startLedgerHere(url: string): Promise<LedgerUnderTest> {

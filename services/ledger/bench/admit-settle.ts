@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { createPostgresDb, type Db, type Queryable } from "@router/db";
+import { createPostgresDb } from "@router/db";
 import { callUnary, CLIENT_OPTIONS, insecure } from "@router/grpc-kit";
 import { signIdentity } from "@router/http-kit";
 import { startLedger } from "@router/ledger";
@@ -7,6 +7,7 @@ import { createLogger } from "@router/logging";
 import { systemClock } from "@router/money";
 import { ledger } from "@router/proto";
 import { createTestDatabase, metricSample } from "@router/testkit";
+import { timedDb } from "./timed-db";
 
 /**
  * Admit + Settle of one request at a time, as the ledger itself times them, for three kinds of
@@ -63,36 +64,6 @@ function fromBuckets(buckets: Array<[string, number]>): string {
     return le === undefined || le === "+Inf" ? "+Inf" : String(Number(le) * 1000);
   };
   return `n=${total}  p50 <= ${bound(50)} ms, p90 <= ${bound(90)} ms, p99 <= ${bound(99)} ms`;
-}
-
-/** The ledger's Db, timing each statement by the function it calls (or its first words). */
-function timedDb(db: Db): { db: Db; samples: Map<string, number[]> } {
-  const samples = new Map<string, number[]>();
-  const labelOf = (sql: string) =>
-    /FROM\s+(\w+)\(/.exec(sql)?.[1] ?? sql.trim().split(/\s+/).slice(0, 3).join(" ").slice(0, 22);
-  const record = (label: string, start: bigint) => samples.set(label, [...(samples.get(label) ?? []), elapsedMs(start)]);
-  const timed: Db = {
-    schema: db.schema,
-    engine: db.engine,
-    close: () => db.close(),
-    async query<R>(sql: string, params?: unknown[], opts?: { prepare?: boolean }) {
-      const start = process.hrtime.bigint();
-      try {
-        return await db.query<R>(sql, params, opts);
-      } finally {
-        record(labelOf(sql), start);
-      }
-    },
-    async tx<T>(fn: (q: Queryable) => Promise<T>) {
-      const start = process.hrtime.bigint();
-      try {
-        return await db.tx(fn);
-      } finally {
-        record("transaction", start);
-      }
-    },
-  };
-  return { db: timed, samples };
 }
 
 const keyCeiling = (): ledger.Ceiling => ({
