@@ -35,10 +35,13 @@ const WORST_CASE = USD / 1000n;
 const LIST_COST = 12_345n;
 const ORG = "org_bench";
 const WORKSPACE = "ws_bench";
+/** A workspace of the same organisation without budgets. */
+const UNBUDGETED_WORKSPACE = "ws_free";
 
 interface Kind {
   label: string;
   ceilings: ledger.Ceiling[];
+  workspaceId: string;
   agent: string;
 }
 
@@ -123,9 +126,9 @@ async function main(): Promise<void> {
     await put("/v1/agents/budgeted/budgets/daily", { limit_usd: 100_000, workspace_id: WORKSPACE }, WORKSPACE);
 
     const kinds: Kind[] = [
-      { label: "nothing counts", ceilings: [], agent: "unbudgeted" },
-      { label: "key ceiling only", ceilings: [keyCeiling()], agent: "" },
-      { label: "key + workspace + 2 agent", ceilings: [keyCeiling()], agent: "budgeted" },
+      { label: "nothing counts", ceilings: [], workspaceId: UNBUDGETED_WORKSPACE, agent: "unbudgeted" },
+      { label: "key ceiling only", ceilings: [keyCeiling()], workspaceId: UNBUDGETED_WORKSPACE, agent: "" },
+      { label: "key + workspace + 2 agent", ceilings: [keyCeiling()], workspaceId: WORKSPACE, agent: "budgeted" },
     ];
     const scrape = async (name: string) => {
       const text = await (await fetch(`http://127.0.0.1:${app.metricsPort}/metrics`)).text();
@@ -145,7 +148,7 @@ async function main(): Promise<void> {
         const req = ledger.AdmitRequest.fromPartial({
           requestId,
           orgId: ORG,
-          workspaceId: WORKSPACE,
+          workspaceId: kind.workspaceId,
           agent: kind.agent,
           ceilings: kind.ceilings,
           worstCaseNanodollars: WORST_CASE,
@@ -164,7 +167,7 @@ async function main(): Promise<void> {
             listCostNanodollars: LIST_COST,
             orgId: ORG,
             requestId,
-            workspaceId: WORKSPACE,
+            workspaceId: kind.workspaceId,
             agent: kind.agent,
             isByok: true,
           }),
