@@ -19,6 +19,9 @@ proto-check: ## Fail when the generated protobuf code is stale
 	  echo "generated protobuf code is stale: run 'make proto' and commit the result"; rm -rf $$tmp; exit 1; fi; \
 	rm -rf $$tmp; echo "generated protobuf code is up to date"
 
+asyncapi: ## Regenerate docs/asyncapi.yaml from proto/router/events/v1 and the topic table (its test fails when stale)
+	ASYNCAPI_WRITE=1 npx jest libs/proto/test/asyncapi.test.ts
+
 build: ## Type-check and compile every library and service
 	npx tsc -b
 
@@ -52,4 +55,4 @@ lint: ## Lint the protobuf contracts, type-check everything (tests included) and
 	npx tsc -p tsconfig.test.json
 	npx eslint --max-warnings 0 .
 
-.PHONY: help install proto proto-check build typecheck-tests eslint services test start up bench bench-management lint
+.PHONY: help install proto proto-check asyncapi build typecheck-tests eslint services test start up bench bench-management lint

@@ -1,6 +1,6 @@
 /** @type {import('jest').Config} */
-const libs = "errors|access|proto|grpc-kit|config|logging|money|http-kit|db|bus|loading-cache|testkit";
-const services = "gateway|routing|ledger|activity";
+const libs = "errors|access|proto|grpc-kit|config|logging|money|http-kit|db|tracing|bus|loading-cache|testkit";
+const services = "gateway|routing|ledger|activity|reports";
 module.exports = {
   testEnvironment: "node",
   transform: {

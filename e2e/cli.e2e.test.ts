@@ -1,6 +1,9 @@
 import { execFile } from "node:child_process";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { createPostgresDb } from "@router/db";
 import { createTestDatabase, type TestDatabase } from "@router/testkit";
 
 const CLI = join(__dirname, "..", "services", "cli", "dist", "main.js");
@@ -31,7 +34,7 @@ describe("the operator CLI", () => {
 
   it("applies every service's migrations", async () => {
     const rows = await cli("migrate");
-    expect(rows.map((r) => r.schema)).toEqual(["gateway", "routing", "ledger", "activity"]);
+    expect(rows.map((r) => r.schema)).toEqual(["gateway", "routing", "ledger", "activity", "reports"]);
   });
 
   it("creates an organisation and prints its management key once", async () => {
@@ -45,5 +48,42 @@ describe("the operator CLI", () => {
       code: 2,
       stderr: expect.stringContaining("--name"),
     });
+  });
+
+  it("probes a gateway's /health and counts up and down per region and UTC day", async () => {
+    let healthy = true;
+    const server: Server = createServer((_req, res) => {
+      res.writeHead(healthy ? 200 : 500, { "content-type": "application/json" });
+      res.end(JSON.stringify({ status: healthy ? "ok" : "error" }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const probe = (...args: string[]) => run(process.execPath, [CLI, "probe", "--once", ...args], { env });
+      await probe("--url", url, "--region", "eu-west");
+      healthy = false;
+      await probe("--url", url, "--region", "eu-west");
+      await probe("--url", "http://127.0.0.1:1", "--region", "us-east", "--timeout-ms", "500");
+    } finally {
+      server.close();
+    }
+    const gw = createPostgresDb({ url: db.url, schema: "gateway" });
+    try {
+      const rows = await gw.query<{ region: string; probes: number; up: number }>("SELECT region, probes, up FROM uptime_days ORDER BY region");
+      expect(rows.rows).toEqual([
+        { region: "eu-west", probes: 2, up: 1 },
+        { region: "us-east", probes: 1, up: 0 },
+      ]);
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it.each([
+    [["probe", "--region", "eu-west"], "--url"],
+    [["probe", "--url", "http://127.0.0.1:1", "--region", "EU West"], "--region"],
+    [["probe", "--url", "http://127.0.0.1:1", "--region", "eu", "--interval", "0"], "--interval"],
+  ])("refuses %j naming %s", async (args, flag) => {
+    await expect(run(process.execPath, [CLI, ...args], { env })).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining(flag) });
   });
 });

@@ -1,9 +1,13 @@
+import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
+import { promisify } from "node:util";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort, gatewayClient, httpReady, startFakeOpenAi, startNodeProcess, waitFor, type ChildService, type FakeUpstream } from "@router/testkit";
 
 const MAIN = join(__dirname, "..", "services", "embedded", "dist", "main.js");
+const CLI = join(__dirname, "..", "services", "cli", "dist", "main.js");
+const run = promisify(execFile);
 const KEY_LINE = /^\s+(rt-mgmt-\S+)\s*$/m;
 
 /**
@@ -65,6 +69,20 @@ describe("the one-process default (npm start)", () => {
       const rows = (await mgmt.get("/v1/activity")).json.data as Array<{ id: string }> | undefined;
       return rows?.some((r) => r.id === res.json.id);
     }, { what: "the activity row" });
+
+    // Embedded PGlite offers no cursor: the export pages through the month by keyset instead.
+    const csv = await fetch(`${base}/v1/activity/export`, { headers: { authorization: `Bearer ${key}` } });
+    expect(csv.status).toBe(200);
+    const lines = (await csv.text()).trim().split("\n");
+    expect(lines[0]).toMatch(/^created_at,request_id,client,key,/);
+    expect(lines.slice(1).map((l) => l.split(",")[1])).toEqual([res.json.id]);
+    const summary = await mgmt.get("/v1/activity/summary?days=2");
+    expect(summary.json.data.current.requests).toBe(1);
+    // The reports service counts it too, in the same process on the in-process bus.
+    const workspace = ((await mgmt.get("/v1/workspaces")).json.data as Array<{ id: string }>)[0]?.id ?? "";
+    await waitFor(async () => (await mgmt.get(`/v1/reports/workspaces/${workspace}`)).json.data?.totals?.requests === 1, {
+      what: "the request in the workspace's report",
+    });
   }, 90_000);
 
   it("keeps its state across a restart and does not print a new key", async () => {
@@ -76,5 +94,43 @@ describe("the one-process default (npm start)", () => {
     const keys = await gatewayClient(`http://127.0.0.1:${port}`, key).get("/v1/keys");
     expect(keys.status).toBe(200);
     expect((keys.json.data as Array<{ name: string }>).map((k) => k.name)).toContain("local");
+  }, 90_000);
+
+  it("owns its data directory: a CLI command or a second server on it is refused and prints no key", async () => {
+    const env = { PATH: process.env.PATH ?? "", ROUTER_DATA_DIR: dataDir, LOG_LEVEL: "silent" };
+    const cli = run(process.execPath, [CLI, "org", "create", "--name", "Sneaky"], { env });
+    await expect(cli).rejects.toMatchObject({ code: 1, stdout: "", stderr: expect.stringMatching(/in use by process \d+/) });
+
+    const otherPort = await freePort();
+    const second = startNodeProcess(
+      "router-second",
+      MAIN,
+      { PORT: String(otherPort), ROUTER_DATA_DIR: dataDir, LOG_LEVEL: "warn", METRICS_PORT: "0" },
+      () => httpReady(`http://127.0.0.1:${otherPort}/health`),
+      15_000,
+    );
+    await expect(second).rejects.toThrow(/in use by process/);
+  }, 60_000);
+
+  it("lets an operator who lost the key list organisations and mint a new management key, once the server is stopped", async () => {
+    await proc?.stop();
+    proc = null;
+    const env = { PATH: process.env.PATH ?? "", ROUTER_DATA_DIR: dataDir, LOG_LEVEL: "silent" };
+    const listed = (await run(process.execPath, [CLI, "org", "list"], { env })).stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const operator = listed.find((o) => o.operator === true);
+    expect(operator).toMatchObject({ org_id: expect.stringMatching(/^org_/), name: "Operator", active_management_keys: 1 });
+    expect(JSON.stringify(listed)).not.toMatch(/rt-mgmt-/);
+
+    const minted = JSON.parse((await run(process.execPath, [CLI, "key", "create", "--org", operator.org_id], { env })).stdout.trim());
+    expect(minted.management_key).toMatch(/^rt-mgmt-/);
+    await expect(run(process.execPath, [CLI, "key", "create", "--org", "org_nope"], { env })).rejects.toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("--org"),
+    });
+
+    proc = await start();
+    const keys = await gatewayClient(`http://127.0.0.1:${port}`, minted.management_key as string).get("/v1/keys");
+    expect(keys.status).toBe(200);
+    expect((keys.json.data as Array<{ name: string }>).map((k) => k.name)).toContain("recovery management key");
   }, 90_000);
 });

@@ -9,12 +9,14 @@ import { Browser, gatewayClient, startStack, type Stack } from "@router/testkit"
  */
 
 type Role = "owner" | "admin" | "member" | "billing" | "readonly";
-type Permission = "read" | "usage:read" | "config:write" | "org:write" | "members:write";
+type Permission = "read" | "usage:read" | "usage:export" | "config:write" | "org:write" | "members:write";
 
 /** Spec document 3, "Roles", with the design's reading of admin and readonly. */
 const ALLOWED: Record<Permission, Role[]> = {
   read: ["owner", "admin", "member", "billing", "readonly"],
   "usage:read": ["owner", "admin", "member", "billing", "readonly"],
+  // Exports are Finance's ability (spec), with the owner's and admin's.
+  "usage:export": ["owner", "admin", "billing"],
   "config:write": ["owner", "admin", "member"],
   "org:write": ["owner", "admin"],
   "members:write": ["owner"],
@@ -55,8 +57,19 @@ const ROUTES: Array<{ method: string; path: string; body?: unknown; needs: Permi
   { method: "GET", path: "/v1/activity", needs: "usage:read" },
   { method: "GET", path: "/v1/activity/upstream", needs: "usage:read" },
   { method: "GET", path: "/v1/activity/requests/gen-missing", needs: "usage:read" },
+  { method: "GET", path: "/v1/activity/summary", needs: "usage:read" },
+  { method: "GET", path: "/v1/activity/conversations", needs: "usage:read" },
+  { method: "GET", path: "/v1/activity/export?month=2020-01", needs: "usage:export" },
+  { method: "GET", path: "/v1/generation/gen-missing/content", needs: "usage:read" },
   { method: "GET", path: "/v1/routing/defaults", needs: "read" },
   { method: "PUT", path: "/v1/routing/defaults", body: { default_model: 7 }, needs: "org:write" },
+  { method: "GET", path: "/v1/reports/branding", needs: "read" },
+  { method: "PUT", path: "/v1/reports/branding", body: { brand_name: 7 }, needs: "config:write" },
+  { method: "GET", path: "/v1/reports/workspaces/ws_missing", needs: "usage:read" },
+  { method: "GET", path: "/v1/workspaces/ws_missing/budgets", needs: "read" },
+  { method: "GET", path: "/v1/agents", needs: "read" },
+  { method: "PUT", path: "/v1/agents/matrix-agent/budgets/daily", body: { limit_usd: -1 }, needs: "config:write" },
+  { method: "DELETE", path: "/v1/agents/matrix-agent/budgets/daily", needs: "config:write" },
 ];
 
 describe("people, sessions and roles through the separate-process stack", () => {

@@ -23,6 +23,7 @@ export const ROLE_NAMES: Record<Role, string> = {
 export type Permission =
   | "read"
   | "usage:read"
+  | "usage:export"
   | "billing:read"
   | "billing:write"
   | "config:write"
@@ -35,16 +36,17 @@ export type Permission =
  * `owner`.
  */
 export const ROLE_PERMISSIONS: Record<Role, ReadonlySet<Permission>> = {
-  owner: new Set<Permission>(["read", "usage:read", "billing:read", "billing:write", "config:write", "org:write", "members:write"]),
-  admin: new Set<Permission>(["read", "usage:read", "billing:read", "billing:write", "config:write", "org:write"]),
+  owner: new Set<Permission>(["read", "usage:read", "usage:export", "billing:read", "billing:write", "config:write", "org:write", "members:write"]),
+  admin: new Set<Permission>(["read", "usage:read", "usage:export", "billing:read", "billing:write", "config:write", "org:write"]),
   member: new Set<Permission>(["read", "usage:read", "billing:read", "config:write"]),
-  billing: new Set<Permission>(["read", "usage:read", "billing:read", "billing:write"]),
+  billing: new Set<Permission>(["read", "usage:read", "usage:export", "billing:read", "billing:write"]),
   readonly: new Set<Permission>(["read", "usage:read"]),
 };
 
 const NEEDS: Record<Permission, string> = {
   read: "any role",
   "usage:read": "usage:read",
+  "usage:export": "usage:export (owner, admin or finance)",
   "billing:read": "billing:read (owner, admin, developer or finance)",
   "billing:write": "billing:write (owner, admin or finance)",
   "config:write": "config:write (owner, admin or developer)",

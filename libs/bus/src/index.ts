@@ -1,3 +1,4 @@
+import { traced } from "./traced";
 import { invalid } from "@router/errors";
 import { createMemoryBus } from "./memory/memory-bus";
 import { namespaced } from "./namespace";
@@ -31,7 +32,7 @@ export {
  */
 export async function createBus(config: BusConfig): Promise<EventBus> {
   const bus = await createAdapter(config);
-  return config.namespace ? namespaced(bus, config.namespace) : bus;
+  return traced(config.namespace ? namespaced(bus, config.namespace) : bus);
 }
 
 async function createAdapter(config: BusConfig): Promise<EventBus> {

@@ -24,6 +24,15 @@ export interface Db extends Queryable {
   close(): Promise<void>;
   /** "postgres" or "pglite". */
   readonly engine: "postgres" | "pglite";
+  /**
+   * Reads one query's rows through a server-side cursor, `batchSize` rows at a time, on a connection
+   * of its own (one statement, so one snapshot), for results too large to hold in memory. Stopping
+   * the iteration early closes the cursor and returns the connection.
+   *
+   * Postgres only: PGlite has a single session shared by every service of the process, so a cursor
+   * left open while a slow reader drains it would hold everyone else up. Callers page by keyset there.
+   */
+  cursor?<R = Record<string, unknown>>(sql: string, params: unknown[], batchSize: number): AsyncIterable<R[]>;
 }
 
 const SCHEMA_NAME = /^[a-z][a-z0-9_]{0,62}$/;

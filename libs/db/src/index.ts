@@ -3,3 +3,4 @@ export * from "./postgres";
 export * from "./pglite";
 export * from "./migrate";
 export * from "./service-db";
+export { DataDirInUseError, type DataDirOwner } from "./data-dir-lock";

@@ -1,4 +1,5 @@
 import { mkdirSync } from "node:fs";
+import { lockDataDir } from "./data-dir-lock";
 import { PGlite } from "@electric-sql/pglite";
 import { assertSchemaName, type Db, type Queryable } from "./db";
 
@@ -12,15 +13,32 @@ export class EmbeddedPostgres {
   private chain: Promise<unknown> = Promise.resolve();
   private currentSchema = "";
 
-  private constructor(pg: PGlite) {
+  private constructor(
+    pg: PGlite,
+    private readonly unlock: () => Promise<void>,
+  ) {
     this.pg = pg;
   }
 
+  /**
+   * Opens (or creates) the store in `dataDir`, or in memory for null. A directory is owned by one
+   * process (PGlite does not guard its files, and two writers corrupt them): a second opener is
+   * refused with `DataDirInUseError` naming the owner.
+   */
   static async open(dataDir: string | null): Promise<EmbeddedPostgres> {
-    if (dataDir) mkdirSync(dataDir, { recursive: true });
-    const pg = new PGlite(dataDir ?? undefined, { parsers: { 20: (v: string) => BigInt(v) } });
-    await pg.waitReady;
-    return new EmbeddedPostgres(pg);
+    let unlock = async () => undefined as void;
+    if (dataDir) {
+      mkdirSync(dataDir, { recursive: true });
+      unlock = await lockDataDir(dataDir);
+    }
+    try {
+      const pg = new PGlite(dataDir ?? undefined, { parsers: { 20: (v: string) => BigInt(v) } });
+      await pg.waitReady;
+      return new EmbeddedPostgres(pg, unlock);
+    } catch (err) {
+      await unlock();
+      throw err;
+    }
   }
 
   private serialise<T>(fn: () => Promise<T>): Promise<T> {
@@ -78,7 +96,8 @@ export class EmbeddedPostgres {
     };
   }
 
-  close(): Promise<void> {
-    return this.serialise(() => this.pg.close());
+  async close(): Promise<void> {
+    await this.serialise(() => this.pg.close());
+    await this.unlock();
   }
 }

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { Pool, types as pgTypes, type PoolClient } from "pg";
+import Cursor from "pg-cursor";
 import { assertSchemaName, type Db, type Queryable, type QueryOptions } from "./db";
 
 // int8 (money, counts) comes back as bigint instead of a lossy string or number.
@@ -70,8 +71,37 @@ export function createPostgresDb(opts: PostgresOptions): Db {
         client.release(broken);
       }
     },
+    cursor: <R>(sql: string, params: unknown[], batchSize: number) => cursorBatches<R>(pool, sql, params, batchSize),
     close: () => pool.end(),
   };
+}
+
+async function* cursorBatches<R>(pool: Pool, sql: string, params: unknown[], batchSize: number): AsyncGenerator<R[]> {
+  if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError("batchSize must be a whole number of at least 1");
+  const client = await pool.connect();
+  let broken = false;
+  try {
+    // The pool's type parsers reach plain queries only; a cursor takes them itself.
+    const cursor = client.query(new Cursor<R>(sql, params, { types: typeParsers }));
+    try {
+      for (;;) {
+        const rows = await cursor.read(batchSize);
+        if (rows.length === 0) return;
+        yield rows;
+      }
+    } finally {
+      // Also reached when the reader stops early (a client that went away): the portal is closed
+      // so the connection can be reused; one that cannot close it is dropped instead.
+      await cursor.close().catch(() => {
+        broken = true;
+      });
+    }
+  } catch (err) {
+    broken = true;
+    throw err;
+  } finally {
+    client.release(broken);
+  }
 }
 
 const statementNames = new Map<string, string>();

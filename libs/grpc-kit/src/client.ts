@@ -1,4 +1,5 @@
 import * as grpc from "@grpc/grpc-js";
+import { inSpan, SpanKind, traceHeaders, tracingEnabled } from "@router/tracing";
 import { fromGrpcError } from "./errors";
 
 type UnaryMethod<Req, Res> = (
@@ -18,10 +19,18 @@ export function callUnary<Req, Res>(
   request: Req,
   opts: { deadlineMs: number; service: string },
 ): Promise<Res> {
-  return new Promise<Res>((resolve, reject) => {
-    method.call(client, request, new grpc.Metadata(), { deadline: Date.now() + opts.deadlineMs }, (err, res) =>
-      err ? reject(fromGrpcError(err, opts.service)) : resolve(res),
-    );
+  const send = (metadata: grpc.Metadata) =>
+    new Promise<Res>((resolve, reject) => {
+      method.call(client, request, metadata, { deadline: Date.now() + opts.deadlineMs }, (err, res) =>
+        err ? reject(fromGrpcError(err, opts.service)) : resolve(res),
+      );
+    });
+  if (!tracingEnabled()) return send(new grpc.Metadata());
+  // Traced: a client span, its context carried to the server in the call's metadata.
+  return inSpan(`${opts.service}/${method.name || "call"}`, { kind: SpanKind.CLIENT, attributes: { "rpc.system": "grpc" } }, () => {
+    const metadata = new grpc.Metadata();
+    for (const [k, v] of Object.entries(traceHeaders())) metadata.set(k, v);
+    return send(metadata);
   });
 }
 

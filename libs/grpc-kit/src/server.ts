@@ -1,3 +1,4 @@
+import { contextFrom, inSpan, SpanKind, tracingEnabled } from "@router/tracing";
 import * as grpc from "@grpc/grpc-js";
 import { health } from "@router/proto";
 import type { Logger } from "@router/logging";
@@ -61,7 +62,14 @@ export function unaryHandler<Req, Res>(
   log: Logger,
 ): grpc.handleUnaryCall<Req, Res> {
   return (call, callback) => {
-    fn(call.request).then(
+    const handled = tracingEnabled()
+      ? inSpan(
+          call.getPath(),
+          { kind: SpanKind.SERVER, parent: contextFrom(call.metadata.getMap() as Record<string, string>), attributes: { "rpc.system": "grpc" } },
+          () => fn(call.request),
+        )
+      : fn(call.request);
+    handled.then(
       (res) => callback(null, res),
       (err: unknown) => {
         const mapped = toGrpcError(err);

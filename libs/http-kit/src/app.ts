@@ -9,6 +9,8 @@ export interface HttpAppOptions {
   log: Logger;
   /** JSON body limit; bodies past it get 413. */
   bodyLimit?: string;
+  /** Paths whose routes read their own body (a protocol with its own error for a malformed one). */
+  ownBodyPaths?: readonly string[];
 }
 
 const DEFAULT_BODY_LIMIT = "10mb";
@@ -25,7 +27,9 @@ export function createHttpApp(opts: HttpAppOptions): Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
-  app.use(jsonBodyParser(opts.bodyLimit));
+  const parseJson = jsonBodyParser(opts.bodyLimit);
+  const own = new Set(opts.ownBodyPaths ?? []);
+  app.use(own.size === 0 ? parseJson : (req, res, next) => (own.has(req.path) ? next() : parseJson(req, res, next)));
   return app;
 }
 

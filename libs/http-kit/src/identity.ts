@@ -20,6 +20,11 @@ export interface Identity {
    * its current name, which only the gateway holds.
    */
   workspace?: { id: string; name: string };
+  /**
+   * The organisation's current name, on routes that show it (report branding falls back to it);
+   * only the gateway holds it.
+   */
+  orgName?: string;
 }
 
 export const IDENTITY_HEADER = "x-router-identity";

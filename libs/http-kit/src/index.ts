@@ -2,3 +2,4 @@ export * from "./app";
 export * from "./envelope";
 export * from "./identity";
 export * from "./metrics";
+export * from "./internal-http";

@@ -29,6 +29,18 @@ export function toUsd(n: Nanodollars): number {
 }
 
 /**
+ * The exact decimal USD text of nanodollars, trailing zeros dropped ("0.0000045", "12", "-1.5"),
+ * for text formats such as CSV, where a JSON number could print in exponent form (4.5e-7).
+ */
+export function usdDecimal(n: Nanodollars): string {
+  const negative = n < 0n;
+  const abs = negative ? -n : n;
+  const frac = (abs % NANOS_PER_USD).toString().padStart(9, "0").replace(/0+$/, "");
+  const text = frac === "" ? `${abs / NANOS_PER_USD}` : `${abs / NANOS_PER_USD}.${frac}`;
+  return negative ? `-${text}` : text;
+}
+
+/**
  * Nanodollars from a USD amount given as a JSON number or decimal string. Rounds to the nearest
  * nanodollar via the decimal text, so 0.1 becomes exactly 100000000n rather than a float artefact.
  */

@@ -1,4 +1,4 @@
-import { costOfTokens, fromUsd, maxNanos, nanosString, toNanos, toUsd } from "@router/money";
+import { costOfTokens, fromUsd, maxNanos, nanosString, toNanos, toUsd, usdDecimal } from "@router/money";
 
 describe("costOfTokens", () => {
   it("charges a whole nanodollar for one token at one nanodollar per million", () => {
@@ -175,5 +175,24 @@ describe("nanodollar column and field helpers", () => {
   it("takes the largest amount, never below zero", () => {
     expect(maxNanos(3n, 9n, 4n)).toBe(9n);
     expect(maxNanos(-5n)).toBe(0n);
+  });
+});
+
+describe("usdDecimal", () => {
+  it.each([
+    [0n, "0"],
+    [450n, "0.00000045"],
+    [4_500n, "0.0000045"],
+    [1_500_000_000n, "1.5"],
+    [12_000_000_000n, "12"],
+    [123_456_789_012n, "123.456789012"],
+    [-1_500_000_000n, "-1.5"],
+    [-1n, "-0.000000001"],
+  ])("writes %p nanodollars as %p USD, exactly and never in exponent form", (nanos, text) => {
+    expect(usdDecimal(nanos)).toBe(text);
+  });
+
+  it("reads back through fromUsd to the same nanodollars", () => {
+    for (const n of [1n, 999_999_999n, 1_000_000_001n, 98_765_432_123_456_789n]) expect(fromUsd(usdDecimal(n))).toBe(n);
   });
 });

@@ -34,7 +34,7 @@ export interface Stack {
 }
 
 /**
- * Starts routing, ledger, activity and gateway as separate Node processes on a fresh Postgres
+ * Starts routing, ledger, activity, reports and gateway as separate Node processes on a fresh Postgres
  * database, the real Redis and the Redis Streams bus (namespaced so parallel runs never share
  * streams), with provider base URLs pointed at fake upstreams.
  */
@@ -51,6 +51,7 @@ export async function startStack(opts: {
   const ledgerGrpc = await freePort();
   const ledgerHttp = await freePort();
   const activityHttp = await freePort();
+  const reportsHttp = await freePort();
   const env: Record<string, string> = {
     DATABASE_URL: db.url,
     REDIS_URL: TEST_REDIS_URL,
@@ -69,11 +70,13 @@ export async function startStack(opts: {
     LEDGER_GRPC_PORT: String(ledgerGrpc),
     LEDGER_HTTP_PORT: String(ledgerHttp),
     ACTIVITY_HTTP_PORT: String(activityHttp),
+    REPORTS_HTTP_PORT: String(reportsHttp),
     ROUTING_GRPC_ADDR: `127.0.0.1:${routingGrpc}`,
     LEDGER_GRPC_ADDR: `127.0.0.1:${ledgerGrpc}`,
     ROUTING_HTTP_URL: `http://127.0.0.1:${routingHttp}`,
     ACTIVITY_HTTP_URL: `http://127.0.0.1:${activityHttp}`,
     LEDGER_HTTP_URL: `http://127.0.0.1:${ledgerHttp}`,
+    REPORTS_HTTP_URL: `http://127.0.0.1:${reportsHttp}`,
     // Any free port: parallel stacks must never contend for the default metrics ports.
     GATEWAY_METRICS_PORT: "0",
     LEDGER_METRICS_PORT: "0",
@@ -96,6 +99,7 @@ export async function startStack(opts: {
         startNodeProcess("routing", main("routing"), env, () => httpReady(`http://127.0.0.1:${routingHttp}/v1/providers`), 20_000, opts.nodeArgs),
         startNodeProcess("ledger", main("ledger"), env, () => tcpReady(ledgerHttp), 20_000, opts.nodeArgs),
         startNodeProcess("activity", main("activity"), env, () => tcpReady(activityHttp), 20_000, opts.nodeArgs),
+        startNodeProcess("reports", main("reports"), env, () => tcpReady(reportsHttp), 20_000, opts.nodeArgs),
       ])),
     );
     services.push(await startNodeProcess("gateway", main("gateway"), env, () => httpReady(`http://127.0.0.1:${gatewayPort}/health`), 20_000, gatewayNodeArgs));

@@ -4,9 +4,13 @@ import { migrate, type Db } from "@router/db";
 import { createHttpApp, finishApp, listen, metricsRoute, requireIdentity } from "@router/http-kit";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
+import { contentRoutes } from "./content/content-routes";
+import { conversationRoutes } from "./conversations/conversation-routes";
+import { exportRoutes } from "./export/export-routes";
 import { ActivityMetrics } from "./metrics";
 import { subscribeRequestCompleted } from "./recording/consumer";
 import { requestRoutes } from "./requests/request-routes";
+import { totalsRoutes } from "./totals/totals-routes";
 import { upstreamRoutes } from "./upstream/upstream-routes";
 
 export { REQUEST_COMPLETED_TOPIC, CONSUMER_GROUP, requestCompletedHandler, requestsCompletedHandler } from "./recording/consumer";
@@ -21,6 +25,8 @@ export interface ActivityDeps {
   host?: string;
   /** Verifies the identity context the gateway signs and forwards. */
   internalSecret: string;
+  /** Rows of a CSV export before its `# truncated` line; default 200,000 (spec). Tests make it small. */
+  exportMaxRows?: number;
 }
 
 export interface RunningActivity {
@@ -47,8 +53,12 @@ export async function startActivity(deps: ActivityDeps): Promise<RunningActivity
   // Before the identity check: the scraper signs nothing, and this port is internal.
   app.get("/metrics", metricsRoute(metrics.registry));
   app.use(requireIdentity(deps.internalSecret));
+  app.use(totalsRoutes({ db: deps.db, clock: deps.clock }));
+  app.use(conversationRoutes({ db: deps.db, clock: deps.clock }));
+  app.use(exportRoutes({ db: deps.db, clock: deps.clock, log, maxRows: deps.exportMaxRows }));
   app.use(requestRoutes({ db: deps.db, clock: deps.clock }));
   app.use(upstreamRoutes({ db: deps.db, clock: deps.clock }));
+  app.use(contentRoutes({ db: deps.db }));
   finishApp(app, log);
 
   const server = await listen(app, deps.httpPort, deps.host ?? "127.0.0.1").catch(async (err: unknown) => {

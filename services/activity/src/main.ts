@@ -1,3 +1,4 @@
+import { startTracing } from "@router/tracing";
 import { busConfigOf, createBus } from "@router/bus";
 import { loadConfig, resolveSecrets } from "@router/config";
 import { openServiceDb } from "@router/db";
@@ -22,6 +23,8 @@ async function main(): Promise<void> {
   const cfg = loadConfig(activityConfigSchema);
   const log = createLogger({ level: cfg.LOG_LEVEL, base: { service: "activity" } });
   installProcessHandlers(log);
+  // Off unless the standard OTEL_* settings ask for traces.
+  const tracing = startTracing({ serviceName: "router-activity" });
   const secret = internalSecret(cfg);
 
   const store = await openServiceDb({ databaseUrl: cfg.DATABASE_URL, dataDir: cfg.ROUTER_DATA_DIR, schema: "activity" });
@@ -44,6 +47,7 @@ async function main(): Promise<void> {
     await running.close();
     await bus.close();
     await store.close();
+    await tracing.shutdown();
   });
 }
 

@@ -19,12 +19,26 @@ export async function startActivityHarness(
   label: string,
   clock: Clock,
   bus: Partial<Pick<BusConfig, "retryDelayMs">> = {},
+  opts: {
+    exportMaxRows?: number;
+    /** Serve as on embedded PGlite: a store that offers no cursor (the export pages by keyset). */
+    withoutCursor?: boolean;
+  } = {},
 ): Promise<ActivityHarness> {
   const testDb = await createTestDatabase(label);
   const db = createPostgresDb({ url: testDb.url, schema: "activity" });
+  const served: Db = opts.withoutCursor ? { ...db, cursor: undefined } : db;
   const log = createLogger({ level: "silent" });
   const eventBus = await createBus({ kind: "memory", clientId: label, log, ...bus });
-  const activity = await startActivity({ db, bus: eventBus, log, clock, httpPort: 0, internalSecret: TEST_SECRET });
+  const activity = await startActivity({
+    db: served,
+    bus: eventBus,
+    log,
+    clock,
+    httpPort: 0,
+    internalSecret: TEST_SECRET,
+    exportMaxRows: opts.exportMaxRows,
+  });
   return {
     db,
     bus: eventBus,

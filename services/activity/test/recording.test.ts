@@ -166,3 +166,103 @@ test("throws on a message without a request id or organisation, storing nothing"
 
   expect(await count("requests", event.requestId)).toBe(0);
 });
+
+describe("the daily totals and conversations kept with each request", () => {
+  const org = "org_rollup";
+  const totals = async () =>
+    (
+      await db.query<Record<string, unknown>>(
+        `SELECT workspace_key, to_char(day, 'YYYY-MM-DD') AS day, requests, errors, byok_requests, spend_nanodollars,
+           prompt_tokens, completion_tokens, cached_tokens
+         FROM daily_totals WHERE org_id = $1 ORDER BY day, workspace_key`,
+        [org],
+      )
+    ).rows;
+  const sessions = async () =>
+    (await db.query<Record<string, unknown>>("SELECT session_id, started_at, last_seen_at FROM conversations WHERE org_id = $1", [org])).rows;
+
+  test("adds each new request to its day and workspace once, and a replay of the same events changes nothing", async () => {
+    const day1a = completedEvent({ requestId: "gen-r1", orgId: org, createdAtMs: BigInt(Date.parse("2026-11-20T23:59:59.999Z")), sessionId: "s-1" });
+    const day2a = completedEvent({
+      requestId: "gen-r2",
+      orgId: org,
+      createdAtMs: BigInt(Date.parse("2026-11-21T00:00:00.000Z")),
+      isByok: false,
+      listCostNanodollars: 1_000n,
+      usage: { promptTokens: 100, completionTokens: 20, cachedTokens: 40, reasoningTokens: 5 },
+      sessionId: "s-1",
+    });
+    const day2b = refusedEvent({ requestId: "gen-r3", orgId: org, createdAtMs: BigInt(Date.parse("2026-11-21T12:00:00.000Z")), workspaceId: "", sessionId: "" });
+    const handleBatch = requestsCompletedHandler({ db, log: createLogger({ level: "silent" }), clock: new ManualClock() });
+    const all = [day1a, day2a, day2b].map((e) => delivery(encodeEvent(e), e.requestId));
+
+    await handleBatch(all);
+    const once = await totals();
+    await handleBatch(all);
+    for (const d of all) await handle(d);
+
+    expect(once).toEqual([
+      {
+        workspace_key: "ws_client1",
+        day: "2026-11-20",
+        requests: 1n,
+        errors: 0n,
+        byok_requests: 1n,
+        spend_nanodollars: 2_250n,
+        prompt_tokens: 10n,
+        completion_tokens: 5n,
+        cached_tokens: 0n,
+      },
+      { workspace_key: "", day: "2026-11-21", requests: 1n, errors: 1n, byok_requests: 1n, spend_nanodollars: 0n, prompt_tokens: 0n, completion_tokens: 0n, cached_tokens: 0n },
+      {
+        workspace_key: "ws_client1",
+        day: "2026-11-21",
+        requests: 1n,
+        errors: 0n,
+        byok_requests: 0n,
+        spend_nanodollars: 1_000n,
+        prompt_tokens: 100n,
+        completion_tokens: 20n,
+        cached_tokens: 40n,
+      },
+    ]);
+    expect(await totals()).toEqual(once);
+    expect(await sessions()).toEqual([
+      { session_id: "s-1", started_at: new Date("2026-11-20T23:59:59.999Z"), last_seen_at: new Date("2026-11-21T00:00:00.000Z") },
+    ]);
+  });
+
+  test("widens a conversation's span with requests that arrive out of order", async () => {
+    const at = (iso: string) => BigInt(Date.parse(iso));
+    for (const [id, iso] of [
+      ["gen-s-mid", "2026-11-21T10:00:00.000Z"],
+      ["gen-s-late", "2026-11-21T11:00:00.000Z"],
+      ["gen-s-early", "2026-11-21T09:00:00.000Z"],
+    ] as const) {
+      await handle(delivery(encodeEvent(completedEvent({ requestId: id, orgId: org, createdAtMs: at(iso), sessionId: "s-2" })), id));
+    }
+
+    expect((await sessions()).find((s) => s.session_id === "s-2")).toEqual({
+      session_id: "s-2",
+      started_at: new Date("2026-11-21T09:00:00.000Z"),
+      last_seen_at: new Date("2026-11-21T11:00:00.000Z"),
+    });
+  });
+
+  test("keeps the workspace name the event carried, and null when it carried none", async () => {
+    const named = completedEvent({ orgId: org, workspaceName: "Client One" });
+    const older = completedEvent({ orgId: org, workspaceName: "" });
+
+    await handle(delivery(encodeEvent(named), named.requestId));
+    await handle(delivery(encodeEvent(older), older.requestId));
+
+    const names = await db.query<{ id: string; workspace_name: string | null }>(
+      "SELECT id, workspace_name FROM requests WHERE id = ANY($1::text[])",
+      [[named.requestId, older.requestId]],
+    );
+    expect(Object.fromEntries(names.rows.map((r) => [r.id, r.workspace_name]))).toEqual({
+      [named.requestId]: "Client One",
+      [older.requestId]: null,
+    });
+  });
+});

@@ -18,6 +18,7 @@ export function completedEvent(overrides: Overrides = {}): events.RequestComplet
     keyName: "ci key",
     keyClass: "inference",
     workspaceId: "ws_client1",
+    workspaceName: "Client One",
     createdAtMs: BigInt(Date.parse("2026-11-21T09:00:00.000Z")),
     requestedModel: "openai/gpt-4o-mini",
     servedModel: "openai/gpt-4o-mini",
@@ -94,7 +95,11 @@ export function encodeEvent(e: events.RequestCompleted): Uint8Array {
 
 export const TEST_SECRET = "activity-test-secret";
 
-export async function identityHeader(orgId: string, credential: Identity["credential"] = "management"): Promise<Record<string, string>> {
+export async function identityHeader(
+  orgId: string,
+  credential: Identity["credential"] = "management",
+  more: Partial<Identity> = {},
+): Promise<Record<string, string>> {
   const identity: Identity = {
     orgId,
     credential,
@@ -104,6 +109,7 @@ export async function identityHeader(orgId: string, credential: Identity["creden
     role: "owner",
     userId: null,
     operator: false,
+    ...more,
   };
   return { "x-router-identity": await signIdentity(identity, TEST_SECRET) };
 }

@@ -1,5 +1,5 @@
 import { env, loadConfig, z } from "@router/config";
-import { pkceEnvironment, rateLimitEnvironment, signInEnvironment, upstreamEnvironment } from "@router/gateway";
+import { pkceEnvironment, rateLimitEnvironment, regionEnvironment, signInEnvironment, upstreamEnvironment } from "@router/gateway";
 
 /**
  * The one-process default. Every setting is optional: with none, the stack runs on embedded PGlite,
@@ -28,6 +28,7 @@ export const embeddedConfigSchema = z.object({
   ...rateLimitEnvironment,
   /** Identity providers and wallet sign-in, as the standalone gateway takes them. */
   ...signInEnvironment,
+  ...regionEnvironment,
 });
 
 export type EmbeddedConfig = z.infer<typeof embeddedConfigSchema>;

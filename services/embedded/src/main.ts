@@ -1,21 +1,23 @@
+import { startTracing } from "@router/tracing";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startActivity } from "@router/activity";
 import { createBus, type EventBus } from "@router/bus";
 import { providerBaseUrls, resolveSecrets } from "@router/config";
 import { createPostgresDb, EmbeddedPostgres, type Db } from "@router/db";
-import { ensureOperatorOrganisation, pkceOptionsOf, rateLimitOptionsOf, incompleteSignInProviders, signInOptionsOf, startGateway, upstreamOptionsOf } from "@router/gateway";
+import { ensureOperatorOrganisation, pkceOptionsOf, rateLimitOptionsOf, incompleteSignInProviders, regionOptionsOf, signInOptionsOf, startGateway, upstreamOptionsOf } from "@router/gateway";
 import { CLIENT_OPTIONS, insecure } from "@router/grpc-kit";
 import { startLedger } from "@router/ledger";
 import { createLogger, installProcessHandlers, stopOnSignals } from "@router/logging";
 import { systemClock } from "@router/money";
 import { ledger, routing } from "@router/proto";
+import { startReports } from "@router/reports";
 import { startRouting } from "@router/routing";
 import { loadEmbeddedConfig } from "./config";
 
 const VERSION = (JSON.parse(readFileSync(join(__dirname, "..", "package.json"), "utf8")) as { version: string }).version;
 
-/** Runs gateway, routing, ledger and activity in this one process on embedded defaults. */
+/** Runs gateway, routing, ledger, activity and reports in this one process on embedded defaults. */
 async function main(): Promise<void> {
   const config = loadEmbeddedConfig(process.env);
   // Each service logs through a child carrying its own name; the runner's own lines say "router".
@@ -25,6 +27,8 @@ async function main(): Promise<void> {
     log.warn({ provider, missing }, "gateway.sign_in.provider_incomplete");
   }
   installProcessHandlers(log);
+  // One provider for every service of the process; off unless the OTEL_* settings ask for traces.
+  const tracing = startTracing({ serviceName: "router", version: VERSION });
 
   const { secrets, generated } = resolveSecrets(process.env, config.ROUTER_DATA_DIR, { allowGenerated: true });
   const embeddedPg = config.DATABASE_URL ? null : await EmbeddedPostgres.open(join(config.ROUTER_DATA_DIR, "pg"));
@@ -77,6 +81,14 @@ async function main(): Promise<void> {
     httpPort: 0,
     internalSecret: secrets.ROUTER_INTERNAL_SECRET,
   });
+  const reportsSvc = await startReports({
+    db: openDb("reports"),
+    bus,
+    log: root.child({ service: "reports" }),
+    clock,
+    httpPort: 0,
+    internalSecret: secrets.ROUTER_INTERNAL_SECRET,
+  });
   const gatewayDb = openDb("gateway");
   const gateway = await startGateway({
     db: gatewayDb,
@@ -92,6 +104,7 @@ async function main(): Promise<void> {
     activityUrl: `http://127.0.0.1:${activitySvc.httpPort}`,
     routingUrl: `http://127.0.0.1:${routingSvc.httpPort}`,
     ledgerUrl: `http://127.0.0.1:${ledgerSvc.httpPort ?? 0}`,
+    reportsUrl: `http://127.0.0.1:${reportsSvc.httpPort}`,
     providerBaseUrls: providerBaseUrls(process.env),
     redisUrl: config.REDIS_URL,
     grpcDeadlineMs: config.GRPC_DEADLINE_MS,
@@ -101,6 +114,7 @@ async function main(): Promise<void> {
     ...pkceOptionsOf(config),
     ...rateLimitOptionsOf(config),
     ...signInOptionsOf(config),
+    ...regionOptionsOf(config),
     version: VERSION,
   });
 
@@ -115,11 +129,13 @@ async function main(): Promise<void> {
 
   stopOnSignals(log, "router.embedded", async () => {
     await gateway.close();
+    await reportsSvc.close();
     await activitySvc.close();
     await ledgerSvc.close();
     await routingSvc.close();
     await bus.close();
     await embeddedPg?.close();
+    await tracing.shutdown();
   });
 }
 

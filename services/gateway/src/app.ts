@@ -1,3 +1,5 @@
+import type { IncomingMessage } from "node:http";
+import { tracedListener } from "@router/tracing";
 import { join } from "node:path";
 import Redis from "ioredis";
 import type { EventBus } from "@router/bus";
@@ -16,6 +18,12 @@ import type { UpstreamTimeouts } from "./dispatch/upstream-client";
 import { createRecentGenerations } from "./generation/recent-generations";
 import { generationRoutes } from "./generation/routes";
 import { healthRoutes } from "./health/health-routes";
+import { Drain } from "./shutdown/drain";
+import { cspReportRoute } from "./meta/csp-report-route";
+import { loopbackHostOf, MCP_PATH, mcpRoutes } from "./mcp/mcp-route";
+import { SelfCalls } from "./rate-limits/self-calls";
+import { regionRoute, type RegionHeaders } from "./meta/region-route";
+import { uptimeRoute } from "./status/uptime-route";
 import { keyRoutes } from "./keys/key-routes";
 import { findKeyByHash } from "./keys/key-store";
 import { GatewayMetrics } from "./metrics";
@@ -47,7 +55,8 @@ import { HoldClosings } from "./spend/hold-closings";
 import { grpcLedgerPort } from "./spend/ledger-port";
 import { SpendLeases } from "./spend/spend-leases";
 
-export { createOrganisation, ensureOperatorOrganisation, type CreatedOrganisation } from "./organisations/organisation-creation";
+export { createOrganisation, ensureOperatorOrganisation, operatorOrganisationExists, type CreatedOrganisation } from "./organisations/organisation-creation";
+export { listOrganisations, mintManagementKey, type OrganisationSummary } from "./organisations/operator-recovery";
 export { requireCaller, type Authenticate, type AuthenticateOptions } from "./auth/authenticate";
 export type { Caller, CallerKey } from "./auth/caller";
 export type { CredentialSource, DispatchCredential } from "./provider-keys/dispatch-credential";
@@ -61,10 +70,13 @@ export {
   signInEnvironment,
   incompleteSignInProviders,
   signInOptionsOf,
+  regionEnvironment,
+  regionOptionsOf,
   upstreamEnvironment,
   upstreamOptionsOf,
 } from "./config";
 export type { OAuthProviders } from "./sign-in/oauth-providers";
+export { recordProbe } from "./status/uptime-store";
 export type { RateLimitOverrides } from "./rate-limits/limits";
 
 /** The Postgres schema the gateway owns. */
@@ -73,6 +85,7 @@ export const GATEWAY_SCHEMA = "gateway";
 export const GATEWAY_MIGRATIONS_DIR = join(__dirname, "..", "migrations");
 /** How long shutdown waits for pending settlements to reach the ledger. */
 const CLOSINGS_FLUSH_MS = 5_000;
+const DEFAULT_DRAIN_GRACE_MS = 20_000;
 /** How long start waits for the rate limits' Redis connection before counting in memory meanwhile. */
 const RATE_LIMIT_REDIS_WAIT_MS = 2_000;
 /** A rate-limit count Redis has not answered by then is counted in memory (the insurance limiter). */
@@ -102,6 +115,7 @@ export interface GatewayDeps {
   routingUrl: string;
   /** The ledger's management routes (workspace budgets, agents). */
   ledgerUrl: string;
+  reportsUrl: string;
   /** `ROUTER_PROVIDER_<SLUG>_BASE_URL` overrides, by lower-case slug. */
   providerBaseUrls: Record<string, string>;
   /** Set when rate limits and caches are shared through Redis. */
@@ -127,6 +141,11 @@ export interface GatewayDeps {
   upstreamTimeouts?: Partial<UpstreamTimeouts>;
   /** Quiet time after which a waiting stream gets a keepalive comment. Default 5 s. */
   keepaliveMs?: number;
+  /**
+   * On close, how long requests in flight (streams included) may take to finish before they are cut
+   * with `router.gateway_shutdown` (GATEWAY_DRAIN_GRACE_MS). Default 20 s.
+   */
+  drainGraceMs?: number;
   /** Hard lifetime spend ceiling of a key issued through OAuth PKCE, USD. Default 10. */
   pkceKeyLimitUsd?: number;
   /** Lifetime of a key issued through OAuth PKCE, days from its exchange. Default 30. */
@@ -135,6 +154,8 @@ export interface GatewayDeps {
   oauthProviders?: OAuthProviders;
   /** Whether wallet sign-in (Sign-In with Ethereum) is offered (GATEWAY_WALLET_SIGNIN). Default true. */
   walletSignIn?: boolean;
+  /** Trusted edge headers naming the caller's country and subdivision (GATEWAY_REGION_HEADER...); none by default. */
+  regionHeaders?: RegionHeaders;
   version: string;
   /**
    * Port of the admin listener serving only `GET /metrics` (0 picks one). Unset: no metrics
@@ -184,18 +205,29 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     : undefined;
   const rateLimitStore = new RateLimitStore({ redis: rateLimitRedis, keyPrefix: deps.rateLimitPrefix ?? "router:rl", log: deps.log });
   await rateLimitStore.ready(RATE_LIMIT_REDIS_WAIT_MS);
+  const selfCalls = new SelfCalls();
   const rateLimits = new GatewayRateLimits({
     store: rateLimitStore,
     limits: limitTable(deps.rateLimits),
     trust: trustedProxies(deps.trustedProxies ?? []),
     onRefused: metrics.rateLimited,
+    selfCalls,
   });
   // Every management route, forwarded ones included, is counted per credential once its principal is known.
   const manage = createManagementAuth({ keys: authDeps, sessions, csrfSecret, rateLimit: rateLimits.credential("management") });
 
-  const app = createHttpApp({ log: deps.log });
+  const app = createHttpApp({ log: deps.log, ownBodyPaths: [MCP_PATH] });
   app.use(metrics.httpMiddleware());
-  app.use(healthRoutes({ db: deps.db, log: deps.log, version: deps.version, rateLimiting: () => rateLimits.health() }));
+  const drain = new Drain();
+  app.use(
+    healthRoutes({
+      db: deps.db,
+      log: deps.log,
+      version: deps.version,
+      rateLimiting: () => rateLimits.health(),
+      draining: () => drain.isDraining,
+    }),
+  );
   const ledgerPort = grpcLedgerPort(deps.ledger, { deadlineMs: grpcDeadlineMs });
   const closings = new HoldClosings({ send: (batch) => ledgerPort.closeHolds(batch), log: deps.log });
   metrics.watchClosings(() => closings.size);
@@ -229,6 +261,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     providerBaseUrls: deps.providerBaseUrls,
     keepaliveMs: deps.keepaliveMs,
     metrics,
+    drain,
   });
   app.use(
     keyRoutes({
@@ -295,6 +328,23 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       publicLimit: rateLimits.publicRateLimit("wallet_challenge"),
     }),
   );
+  // The MCP tools call the gateway's own routes over loopback, on the port known once it listens.
+  const self = { url: "" };
+  app.use(
+    mcpRoutes({
+      authenticate,
+      selfUrl: () => {
+        if (!self.url) throw new Error("MCP called before the gateway listens");
+        return self.url;
+      },
+      selfCalls,
+      addressOf: (req) => rateLimits.addressOf(req),
+      version: deps.version,
+    }),
+  );
+  app.use(uptimeRoute({ db: deps.db, clock: deps.clock, publicLimit: rateLimits.publicRateLimit("uptime") }));
+  app.use(regionRoute({ headers: deps.regionHeaders ?? {}, publicLimit: rateLimits.publicRateLimit("region") }));
+  app.use(cspReportRoute({ log: deps.log, publicLimit: rateLimits.publicRateLimit("csp_report") }));
   // Answers generations this gateway just served; any other id falls through to the proxy.
   app.use(generationRoutes({ authenticate: inference, recent }));
   app.use(
@@ -307,6 +357,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       activityUrl: deps.activityUrl,
       routingUrl: deps.routingUrl,
       ledgerUrl: deps.ledgerUrl,
+      reportsUrl: deps.reportsUrl,
       catalogLimit: rateLimits.publicRateLimit("catalog"),
       exportLimit: rateLimits.credentialRateLimit("activity_export"),
     }),
@@ -314,7 +365,11 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   finishApp(app, deps.log);
 
   // The chat route is the hot path: Node serves it directly; express serves every other route.
-  const server = await listen(routeAhead({ method: "POST", path: CHAT_COMPLETIONS_PATH, listener: chat }, app), deps.port, deps.host);
+  const root = routeAhead({ method: "POST", path: CHAT_COMPLETIONS_PATH, listener: chat }, app);
+  // Spans are named by the path without ids or queries: only the chat path and the first segments.
+  const spanRoute = (req: IncomingMessage) => (req.url ?? "").split("?")[0]?.split("/").slice(0, 3).join("/") ?? "";
+  const server = await listen(drain.track(tracedListener(root, spanRoute)), deps.port, deps.host);
+  self.url = `http://${loopbackHostOf(deps.host)}:${server.port}`;
   publicUrl ||= `http://127.0.0.1:${server.port}`;
   deps.log.info({ port: server.port, publicUrl }, "gateway.http.listening");
   // Metrics are auxiliary: a port that cannot be bound is logged (the scraper reports the target
@@ -333,6 +388,15 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     port: server.port,
     metricsPort: admin?.port,
     async close() {
+      // Drain: no new connections, readiness fails, requests in flight finish (or are cut at the end
+      // of the grace), and the settlements and events they leave are handed on, before any channel closes.
+      server.server.close();
+      server.server.closeIdleConnections();
+      const idleSweep = setInterval(() => server.server.closeIdleConnections(), 200);
+      const inFlight = drain.inFlight;
+      const { cut } = await drain.run(deps.drainGraceMs ?? DEFAULT_DRAIN_GRACE_MS);
+      clearInterval(idleSweep);
+      deps.log.info({ inFlight, cut }, "gateway.drained");
       await Promise.all([server.close(), admin?.close()]);
       // Unspent lease parts go back, and served requests' spend reaches the ledger, before the process goes.
       leases?.close();

@@ -3,6 +3,7 @@ import { env, resolveSecrets, z, type SecretName, type Secrets } from "@router/c
 import { DEFAULT_KEEPALIVE_MS } from "./chat/sse-response";
 import { DEFAULT_TIMEOUTS, type UpstreamTimeouts } from "./dispatch/upstream-client";
 import type { OAuthProviders } from "./sign-in/oauth-providers";
+import type { RegionHeaders } from "./meta/region-route";
 import { DEFAULT_PKCE_KEY_DAYS, DEFAULT_PKCE_KEY_LIMIT_USD } from "./pkce/pkce-routes";
 import { trustedProxies } from "./rate-limits/client-address";
 import { DAY, LIMIT_NAMES, MINUTE, type LimitName, type RateLimitOverrides, type RateWindow } from "./rate-limits/limits";
@@ -18,12 +19,14 @@ export const upstreamEnvironment = {
   GATEWAY_UPSTREAM_STREAM_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1).max(3_600_000).default(DEFAULT_TIMEOUTS.streamHeadersMs),
   GATEWAY_UPSTREAM_IDLE_TIMEOUT_MS: z.coerce.number().int().min(1).max(3_600_000).default(DEFAULT_TIMEOUTS.idleMs),
   GATEWAY_STREAM_KEEPALIVE_MS: z.coerce.number().int().min(100).max(600_000).default(DEFAULT_KEEPALIVE_MS),
+  // How long a stopping gateway lets requests in flight finish (keep below the pod's termination grace).
+  GATEWAY_DRAIN_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(20_000),
 };
 
 type UpstreamEnv = { [K in keyof typeof upstreamEnvironment]: z.infer<(typeof upstreamEnvironment)[K]> };
 
 /** The `startGateway` options the upstream settings give. */
-export function upstreamOptionsOf(config: UpstreamEnv): { upstreamTimeouts: UpstreamTimeouts; keepaliveMs: number } {
+export function upstreamOptionsOf(config: UpstreamEnv): { upstreamTimeouts: UpstreamTimeouts; keepaliveMs: number; drainGraceMs: number } {
   return {
     upstreamTimeouts: {
       connectMs: config.GATEWAY_UPSTREAM_CONNECT_TIMEOUT_MS,
@@ -32,6 +35,7 @@ export function upstreamOptionsOf(config: UpstreamEnv): { upstreamTimeouts: Upst
       idleMs: config.GATEWAY_UPSTREAM_IDLE_TIMEOUT_MS,
     },
     keepaliveMs: config.GATEWAY_STREAM_KEEPALIVE_MS,
+    drainGraceMs: config.GATEWAY_DRAIN_GRACE_MS,
   };
 }
 
@@ -184,6 +188,16 @@ export function incompleteSignInProviders(config: SignInEnv): Array<{ provider: 
   ];
 }
 
+/** The edge headers `GET /v1/region` trusts; the one-process runner reads them too. */
+export const regionEnvironment = {
+  GATEWAY_REGION_HEADER: z.string().regex(/^[A-Za-z0-9-]+$/, "a header name").optional(),
+  GATEWAY_SUBDIVISION_HEADER: z.string().regex(/^[A-Za-z0-9-]+$/, "a header name").optional(),
+};
+
+export function regionOptionsOf(config: z.infer<z.ZodObject<typeof regionEnvironment>>): { regionHeaders: RegionHeaders } {
+  return { regionHeaders: { region: config.GATEWAY_REGION_HEADER, subdivision: config.GATEWAY_SUBDIVISION_HEADER } };
+}
+
 /** Every environment variable the gateway reads (README lists them with their meaning). */
 export const gatewayConfigSchema = z.object({
   PORT: env.port(8080),
@@ -200,6 +214,7 @@ export const gatewayConfigSchema = z.object({
   ROUTING_HTTP_URL: z.string().url().default("http://127.0.0.1:8082"),
   ACTIVITY_HTTP_URL: z.string().url().default("http://127.0.0.1:8083"),
   LEDGER_HTTP_URL: z.string().url().default("http://127.0.0.1:8086"),
+  REPORTS_HTTP_URL: z.string().url().default("http://127.0.0.1:8089"),
   ROUTER_DATA_DIR: z.string().default("./.data"),
   // Where people reach this deployment: invitation links and sign-in redirects. Unset: http://127.0.0.1:<PORT>.
   ROUTER_PUBLIC_URL: z.string().url().optional(),
@@ -213,6 +228,7 @@ export const gatewayConfigSchema = z.object({
   ...pkceEnvironment,
   ...rateLimitEnvironment,
   ...signInEnvironment,
+  ...regionEnvironment,
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   NODE_ENV: z.string().optional(),
 }).superRefine(checkBusEnvironment);

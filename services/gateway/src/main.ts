@@ -1,3 +1,4 @@
+import { startTracing } from "@router/tracing";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { busConfigOf, createBus } from "@router/bus";
@@ -7,13 +8,15 @@ import { CLIENT_OPTIONS, insecure } from "@router/grpc-kit";
 import { createLogger, installProcessHandlers, stopOnSignals } from "@router/logging";
 import { systemClock } from "@router/money";
 import { ledger, routing } from "@router/proto";
-import { ensureOperatorOrganisation, GATEWAY_SCHEMA, migrateGateway, startGateway } from "./app";
-import { gatewayConfigSchema, gatewaySecrets, pkceOptionsOf, rateLimitOptionsOf, incompleteSignInProviders, signInOptionsOf, upstreamOptionsOf } from "./config";
+import { ensureOperatorOrganisation, GATEWAY_SCHEMA, migrateGateway, operatorOrganisationExists, startGateway } from "./app";
+import { gatewayConfigSchema, gatewaySecrets, pkceOptionsOf, rateLimitOptionsOf, incompleteSignInProviders, regionOptionsOf, signInOptionsOf, upstreamOptionsOf } from "./config";
 
 async function main(): Promise<void> {
   const config = loadConfig(gatewayConfigSchema, process.env);
   const log = createLogger({ level: config.LOG_LEVEL, base: { service: "gateway" } });
   installProcessHandlers(log);
+  // Off unless the standard OTEL_* settings ask for traces.
+  const tracing = startTracing({ serviceName: "router-gateway" });
   for (const { provider, missing } of incompleteSignInProviders(config)) {
     log.warn({ provider, missing }, "gateway.sign_in.provider_incomplete");
   }
@@ -37,12 +40,24 @@ async function main(): Promise<void> {
   const ledgerClient = new ledger.LedgerServiceClient(config.LEDGER_GRPC_ADDR, insecure(), CLIENT_OPTIONS);
 
   await migrateGateway(db);
-  const operator = await ensureOperatorOrganisation(db, secrets.ROUTER_KEY_PEPPER, systemClock);
-  if (operator.created) {
-    // Printed once, to the terminal and not the log stream, because it is a credential.
-    process.stdout.write(
-      `\nOperator organisation created. Its management key (shown once, store it now):\n\n  ${operator.managementKey}\n\n`,
-    );
+  if (config.DATABASE_URL) {
+    // In production the first operator organisation is an explicit step that hands its key to the
+    // operator (`router org create --operator` run from the operator's terminal, e.g. through
+    // `kubectl exec`): a key printed here would travel with the container's log stream.
+    if (!(await operatorOrganisationExists(db))) {
+      log.warn(
+        { how: "kubectl exec deploy/gateway -- node services/cli/dist/main.js org create --name <name> --operator (or npm run router -- org create ... with DATABASE_URL)" },
+        "gateway.operator_organisation_missing",
+      );
+    }
+  } else {
+    const operator = await ensureOperatorOrganisation(db, secrets.ROUTER_KEY_PEPPER, systemClock);
+    if (operator.created) {
+      // Embedded: printed once to the terminal that started it, not the log stream.
+      process.stdout.write(
+        `\nOperator organisation created. Its management key (shown once, store it now):\n\n  ${operator.managementKey}\n\n`,
+      );
+    }
   }
 
   const gateway = await startGateway({
@@ -59,6 +74,7 @@ async function main(): Promise<void> {
     activityUrl: config.ACTIVITY_HTTP_URL,
     routingUrl: config.ROUTING_HTTP_URL,
     ledgerUrl: config.LEDGER_HTTP_URL,
+    reportsUrl: config.REPORTS_HTTP_URL,
     providerBaseUrls: baseUrls,
     redisUrl: config.REDIS_URL,
     grpcDeadlineMs: config.GRPC_DEADLINE_MS,
@@ -67,6 +83,7 @@ async function main(): Promise<void> {
     ...upstreamOptionsOf(config),
     ...pkceOptionsOf(config),
     ...signInOptionsOf(config),
+    ...regionOptionsOf(config),
     ...rateLimitOptionsOf(config),
     version,
     metricsPort: config.GATEWAY_METRICS_PORT,
@@ -79,6 +96,7 @@ async function main(): Promise<void> {
     ledgerClient.close();
     await bus.close();
     await store.close();
+    await tracing.shutdown();
   });
 }
 

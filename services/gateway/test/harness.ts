@@ -4,7 +4,7 @@ import { createBus, type EventBus } from "@router/bus";
 import type { Secrets } from "@router/config";
 import { createPostgresDb, type Db } from "@router/db";
 import { CLIENT_OPTIONS, insecure, startGrpcServer, type RunningGrpcServer } from "@router/grpc-kit";
-import { createLogger } from "@router/logging";
+import { createLogger, type Logger } from "@router/logging";
 import { ManualClock } from "@router/money";
 import { ledger, routing } from "@router/proto";
 import { createTestDatabase, readJsonOrText, type TestDatabase } from "@router/testkit";
@@ -103,6 +103,7 @@ export interface HarnessOptions {
   activityUrl?: string;
   routingUrl?: string;
   ledgerUrl?: string;
+  reportsUrl?: string;
   redisUrl?: string;
   /** Starts the admin metrics listener on this port (0 picks one). */
   metricsPort?: number;
@@ -118,6 +119,10 @@ export interface HarnessOptions {
   trustedProxies?: string[];
   /** Prefix of the rate-limit keys in Redis; default one per harness, so parallel runs never share counts. */
   rateLimitPrefix?: string;
+  /** `GATEWAY_REGION_HEADER` / `GATEWAY_SUBDIVISION_HEADER`. */
+  regionHeaders?: { region?: string; subdivision?: string };
+  /** The gateway's logger; silent by default. */
+  log?: Logger;
 }
 
 /** A gateway on port 0 against a fresh Postgres database and a real (fake-logic) ledger gRPC server. */
@@ -140,7 +145,7 @@ export async function startHarness(label: string, opts: HarnessOptions = {}): Pr
     const g = await startGateway({
       db,
       bus,
-      log: silentLog,
+      log: opts.log ?? silentLog,
       clock,
       port: 0,
       secrets,
@@ -149,6 +154,7 @@ export async function startHarness(label: string, opts: HarnessOptions = {}): Pr
       activityUrl: opts.activityUrl ?? "http://127.0.0.1:1",
       routingUrl: opts.routingUrl ?? "http://127.0.0.1:1",
       ledgerUrl: opts.ledgerUrl ?? "http://127.0.0.1:1",
+      reportsUrl: opts.reportsUrl ?? "http://127.0.0.1:1",
       providerBaseUrls: {},
       redisUrl: opts.redisUrl,
       rateLimits: opts.rateLimits,
@@ -161,6 +167,8 @@ export async function startHarness(label: string, opts: HarnessOptions = {}): Pr
       pkceKeyDays: opts.pkceKeyDays,
       oauthProviders: opts.oauthProviders,
       walletSignIn: opts.walletSignIn,
+      regionHeaders: opts.regionHeaders,
+      drainGraceMs: 1_000,
     });
     gateways.push(g);
     return g;

@@ -34,6 +34,7 @@ async function startUpstream(secret: () => string): Promise<RunningHttpServer> {
   app.get(["/v1/models", "/v1/models/*rest", "/v1/providers"], echo);
   app.all("/v1/routing/defaults", verify, echo);
   app.all(["/v1/workspaces/*rest", "/v1/agents", "/v1/agents/*rest"], verify, echo);
+  app.all(["/v1/reports/branding", "/v1/reports/workspaces/*rest"], verify, echo);
   return listen(finishApp(app, silentLog), 0);
 }
 
@@ -41,7 +42,7 @@ beforeAll(async () => {
   let internalSecret = "";
   upstream = await startUpstream(() => internalSecret);
   const url = `http://127.0.0.1:${upstream.port}`;
-  h = await startHarness("gwproxy", { activityUrl: url, routingUrl: url, ledgerUrl: url });
+  h = await startHarness("gwproxy", { activityUrl: url, routingUrl: url, ledgerUrl: url, reportsUrl: url });
   internalSecret = h.secrets.ROUTER_INTERNAL_SECRET;
   const org = await newOrganisation(h);
   mgmt = org.managementKey;
@@ -177,6 +178,18 @@ describe("forwarding to the services that own a route", () => {
     expect(res.body.error.code).toBe("permission_denied");
   });
 
+  it("never forwards an inference key to stored content, and forwards a management key with its identity", async () => {
+    const forwarded = seen.length;
+    const refused = await call(h.url, "GET", "/v1/generation/gen-abc/content", { key: inference.key });
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.code).toBe("permission_denied");
+    expect(seen.length).toBe(forwarded);
+
+    const allowed = await call(h.url, "GET", "/v1/generation/gen-abc/content", { key: mgmt });
+    expect(allowed.status).toBe(200);
+    expect(allowed.body).toMatchObject({ url: "/v1/generation/gen-abc/content", identity: { orgId, credential: "management" } });
+  });
+
   it("serves the public catalog routes without a key", async () => {
     for (const path of ["/v1/models?limit=2", "/v1/models/openai/gpt-4o/endpoints", "/v1/providers"]) {
       const res = await call(h.url, "GET", path);
@@ -212,6 +225,38 @@ describe("forwarding to the services that own a route", () => {
     expect(seen.length).toBe(before);
   });
 
+  it("forwards report branding with the organisation's current name in the signed identity, and its body on a write", async () => {
+    const org = await newOrganisation(h, "Branded Agency");
+    const read = await call(h.url, "GET", "/v1/reports/branding", { key: org.managementKey });
+    expect(read.status).toBe(200);
+    expect(read.body).toMatchObject({ url: "/v1/reports/branding", identity: { orgId: org.orgId, orgName: "Branded Agency", role: "owner" } });
+
+    const body = { brand_name: "Agency", brand_footer: null };
+    const set = await call(h.url, "PUT", "/v1/reports/branding", { key: org.managementKey, body });
+    expect(set.status).toBe(200);
+    expect(set.body).toMatchObject({ method: "PUT", body, identity: { orgId: org.orgId, orgName: "Branded Agency" } });
+  });
+
+  it("forwards a client report only for a workspace of the caller's organisation, with its current name", async () => {
+    const org = await newOrganisation(h, "Report Agency");
+    const ok = await call(h.url, "GET", `/v1/reports/workspaces/${org.workspaceId}?month=2026-11`, { key: org.managementKey });
+    expect(ok.status).toBe(200);
+    expect(ok.body).toMatchObject({
+      url: `/v1/reports/workspaces/${org.workspaceId}?month=2026-11`,
+      identity: { orgId: org.orgId, orgName: "Report Agency", workspace: { id: org.workspaceId, name: expect.any(String) } },
+    });
+    const forwarded = seen.length;
+
+    const theirs = await call(h.url, "GET", `/v1/reports/workspaces/${org.workspaceId}`, { key: mgmt });
+    expect(theirs.status).toBe(404);
+    const malformed = await call(h.url, "GET", "/v1/reports/workspaces/not-a-workspace", { key: mgmt });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.error.details.field).toBe("id");
+    const byInferenceKey = await call(h.url, "GET", `/v1/reports/workspaces/${org.workspaceId}`, { key: inference.key });
+    expect(byInferenceKey.status).toBe(403);
+    expect(seen.length).toBe(forwarded);
+  });
+
   it("answers 503 naming the service when it cannot be reached", async () => {
     const down = await startHarness("gwproxydown", { activityUrl: "http://127.0.0.1:1", routingUrl: "http://127.0.0.1:1" });
     try {
@@ -225,6 +270,9 @@ describe("forwarding to the services that own a route", () => {
       const defaults = await call(down.url, "PUT", "/v1/routing/defaults", { key: org.managementKey, body: {} });
       expect(defaults.status).toBe(503);
       expect(defaults.body.error.code).toBe("router.routing_unavailable");
+      const branding = await call(down.url, "GET", "/v1/reports/branding", { key: org.managementKey });
+      expect(branding.status).toBe(503);
+      expect(branding.body.error.code).toBe("router.reports_unavailable");
     } finally {
       await down.close();
     }

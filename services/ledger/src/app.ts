@@ -2,7 +2,7 @@ import { join } from "node:path";
 import type { EventBus } from "@router/bus";
 import { migrate, type Db } from "@router/db";
 import { startGrpcServer } from "@router/grpc-kit";
-import { createHttpApp, finishApp, listen, requireIdentity, startMetricsServer, type RunningHttpServer } from "@router/http-kit";
+import { startInternalHttp, startMetricsServer, type RunningHttpServer } from "@router/http-kit";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
 import { ledger } from "@router/proto";
@@ -151,16 +151,15 @@ export async function startLedger(deps: LedgerDeps): Promise<RunningLedger> {
   publisher?.start();
   let http: RunningHttpServer | undefined;
   if (deps.httpPort !== undefined && deps.internalSecret) {
-    const app = createHttpApp({ log: deps.log });
-    app.get("/health", (_req, res) => {
-      res.json({ status: "ok" });
-    });
-    app.use(requireIdentity(deps.internalSecret));
     const routeDeps = { db: deps.db, budgets, clock: deps.clock };
-    app.use(workspaceBudgetRoutes(routeDeps));
-    app.use(agentRoutes(routeDeps));
-    finishApp(app, deps.log);
-    http = await listen(app, deps.httpPort, deps.host ?? "127.0.0.1").catch(async (err: unknown) => {
+    http = await startInternalHttp({
+      log: deps.log,
+      registry: metrics.registry,
+      internalSecret: deps.internalSecret,
+      routes: [workspaceBudgetRoutes(routeDeps), agentRoutes(routeDeps)],
+      port: deps.httpPort,
+      host: deps.host,
+    }).catch(async (err: unknown) => {
       await Promise.all([metricsServer?.close(), sweep.stop(), publisher?.stop(), server.close()]);
       throw err;
     });

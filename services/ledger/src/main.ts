@@ -1,5 +1,6 @@
 import { busConfigOf, createBus } from "@router/bus";
 import { ConfigError, loadConfig, resolveSecrets } from "@router/config";
+import { startTracing } from "@router/tracing";
 import { openServiceDb } from "@router/db";
 import { createLogger, installProcessHandlers, stopOnSignals } from "@router/logging";
 import { systemClock } from "@router/money";
@@ -23,6 +24,8 @@ async function main(): Promise<void> {
   const log = createLogger({ level: config.LOG_LEVEL, base: { service: "ledger" } });
   installProcessHandlers(log);
   const secret = internalSecret(config);
+  // Off unless the standard OTEL_* settings ask for traces.
+  const tracing = startTracing({ serviceName: "router-ledger" });
 
   const store = await openServiceDb({ databaseUrl: config.DATABASE_URL, dataDir: config.ROUTER_DATA_DIR, schema: "ledger" });
   log.info({ database: store.describe, bus: config.ROUTER_BUS }, "ledger.stores");
@@ -51,6 +54,7 @@ async function main(): Promise<void> {
     await ledger.close();
     await bus.close();
     await store.close();
+    await tracing.shutdown();
   });
 }
 

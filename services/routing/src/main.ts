@@ -1,3 +1,4 @@
+import { startTracing } from "@router/tracing";
 import { busConfigOf, createBus } from "@router/bus";
 import { loadConfig, providerBaseUrls, resolveSecrets } from "@router/config";
 import { openServiceDb } from "@router/db";
@@ -22,6 +23,8 @@ async function main(): Promise<void> {
   const config = loadConfig(RoutingConfig);
   const log = createLogger({ level: config.LOG_LEVEL, base: { service: "routing" } });
   installProcessHandlers(log);
+  // Off unless the standard OTEL_* settings ask for traces.
+  const tracing = startTracing({ serviceName: "router-routing" });
   const secret = internalSecret(config);
 
   const store = await openServiceDb({ databaseUrl: config.DATABASE_URL, dataDir: config.ROUTER_DATA_DIR, schema: ROUTING_SCHEMA });
@@ -46,6 +49,7 @@ async function main(): Promise<void> {
     await running.close();
     await bus.close();
     await store.close();
+    await tracing.shutdown();
   });
 }
 

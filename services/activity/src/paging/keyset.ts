@@ -39,16 +39,21 @@ export interface KeysetRow {
   id: string;
 }
 
+const storedPosition = (r: KeysetRow): Position => ({ createdAt: new Date(r.created_at), id: r.id });
+
 /**
  * Cuts `rows` (fetched with `limit + 1`) to one page; the extra row only tells whether another
- * page exists.
+ * page exists. `positionOf` says where a row sits in the order, for lists not keyed by
+ * (created_at, id).
  */
-export function toPage<R extends KeysetRow, T>(rows: R[], limit: number, render: (r: R) => T): Page<T> {
+export function toPage<R extends KeysetRow, T>(rows: R[], limit: number, render: (r: R) => T): Page<T>;
+export function toPage<R, T>(rows: R[], limit: number, render: (r: R) => T, positionOf: (r: R) => Position): Page<T>;
+export function toPage<R, T>(rows: R[], limit: number, render: (r: R) => T, positionOf?: (r: R) => Position): Page<T> {
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
+  const position = positionOf ?? (storedPosition as (r: R) => Position);
   return {
     data: page.map(render),
-    next_cursor:
-      rows.length > limit && last !== undefined ? encodeCursor({ createdAt: new Date(last.created_at), id: last.id }) : null,
+    next_cursor: rows.length > limit && last !== undefined ? encodeCursor(position(last)) : null,
   };
 }

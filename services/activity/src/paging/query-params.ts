@@ -11,7 +11,7 @@ export function intParam(min: number, max: number) {
 
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 500;
-const MAX_DAYS = 3650;
+export const MAX_DAYS = 3650;
 
 /** Query parameters every newest-first list of this service takes. */
 export const pagingParams = {
@@ -20,6 +20,15 @@ export const pagingParams = {
   /** A window ending now, in days. */
   days: intParam(1, MAX_DAYS).optional(),
 };
+
+// Workspace ids are `ws_` plus base62 (hex is a subset).
+const WORKSPACE_ID = /^ws_[A-Za-z0-9]{1,64}$/;
+
+/**
+ * A `workspace` filter. The gateway has already refused a malformed one and another organisation's;
+ * this service checks the form again, and every query is scoped to the caller's organisation anyway.
+ */
+export const workspaceFilter = z.string().regex(WORKSPACE_ID, "must be a workspace id (ws_...)").optional();
 
 /** A free-text filter that matches one stored value exactly. */
 export const textFilter = z.string().max(200, "is too long").optional();

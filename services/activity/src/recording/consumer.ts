@@ -1,3 +1,4 @@
+import { inSpan } from "@router/tracing";
 import type { Db } from "@router/db";
 import type { BatchHandler, EventBus, IncomingEvent, Subscription } from "@router/bus";
 import type { Logger } from "@router/logging";
@@ -59,7 +60,9 @@ export function requestsCompletedHandler(deps: RecordingDeps): BatchHandler {
         throw err;
       }
     }
-    const fresh = await recordRequests(deps.db, completed, deps.clock.now());
+    const fresh = await inSpan("activity.record", { attributes: { "activity.requests": completed.length } }, () =>
+      recordRequests(deps.db, completed, deps.clock.now()),
+    );
     completed.forEach((c, i) => {
       // A request twice in one batch was stored once: the first copy is the new one.
       const isNew = fresh.delete(c.requestId);

@@ -22,6 +22,7 @@ const REQUEST_COLUMNS = [
   "key_name",
   "key_class",
   "workspace_id",
+  "workspace_name",
   "created_at",
   "requested_model",
   "served_model",
@@ -59,16 +60,19 @@ const REQUEST_COLUMNS = [
   "run_id",
 ] as const;
 
-// Requests and their attempts go in one statement per batch of events: one round trip and one
-// commit however many arrive together. Rows come in as JSON shaped like the tables, so Postgres
-// converts every value to its column's type. Attempts are written only for requests that are new,
-// so a redelivery changes nothing.
+// Requests, their attempts, the daily totals and the conversations go in one statement per batch of
+// events: one round trip and one commit however many arrive together. Rows come in as JSON shaped
+// like the tables, so Postgres converts every value to its column's type. Everything after the
+// requests insert reads only the requests that were new (`r`), so a redelivery changes nothing.
+// The upserts take their rows in key order so that two batches touching the same rows wait for
+// each other rather than deadlock.
 const RECORD_REQUESTS = `WITH r AS (
   INSERT INTO requests (${REQUEST_COLUMNS.join(", ")})
   SELECT DISTINCT ON (x.id) ${REQUEST_COLUMNS.map((c) => `x.${c}`).join(", ")}
   FROM jsonb_populate_recordset(NULL::requests, $1::jsonb) AS x
   ON CONFLICT (id) DO NOTHING
-  RETURNING id, org_id
+  RETURNING id, org_id, workspace_id, created_at, error_code, is_byok, list_cost_nanodollars, prompt_tokens,
+    completion_tokens, cached_tokens, session_id
 ), a AS (
   INSERT INTO upstream_attempts (id, request_id, org_id, attempt, created_at, model_id, provider_slug,
     endpoint_id, is_byok, status, http_status, error_code, error_message, duration_ms, ttft_ms)
@@ -76,6 +80,28 @@ const RECORD_REQUESTS = `WITH r AS (
     x.status, x.http_status, x.error_code, x.error_message, x.duration_ms, x.ttft_ms
   FROM r JOIN jsonb_populate_recordset(NULL::upstream_attempts, $2::jsonb) AS x ON x.request_id = r.id
   ON CONFLICT DO NOTHING
+), d AS (
+  INSERT INTO daily_totals AS t (org_id, workspace_key, day, requests, errors, byok_requests, spend_nanodollars,
+    prompt_tokens, completion_tokens, cached_tokens)
+  SELECT org_id, coalesce(workspace_id, ''), (created_at AT TIME ZONE 'UTC')::date, count(*),
+    count(*) FILTER (WHERE error_code IS NOT NULL), count(*) FILTER (WHERE is_byok), sum(list_cost_nanodollars),
+    sum(prompt_tokens), sum(completion_tokens), sum(cached_tokens)
+  FROM r GROUP BY 1, 2, 3 ORDER BY 1, 3, 2
+  ON CONFLICT (org_id, day, workspace_key) DO UPDATE SET
+    requests = t.requests + EXCLUDED.requests,
+    errors = t.errors + EXCLUDED.errors,
+    byok_requests = t.byok_requests + EXCLUDED.byok_requests,
+    spend_nanodollars = t.spend_nanodollars + EXCLUDED.spend_nanodollars,
+    prompt_tokens = t.prompt_tokens + EXCLUDED.prompt_tokens,
+    completion_tokens = t.completion_tokens + EXCLUDED.completion_tokens,
+    cached_tokens = t.cached_tokens + EXCLUDED.cached_tokens
+), c AS (
+  INSERT INTO conversations AS s (org_id, session_id, started_at, last_seen_at)
+  SELECT org_id, session_id, min(created_at), max(created_at)
+  FROM r WHERE session_id IS NOT NULL GROUP BY 1, 2 ORDER BY 1, 2
+  ON CONFLICT (org_id, session_id) DO UPDATE SET
+    started_at = least(s.started_at, EXCLUDED.started_at),
+    last_seen_at = greatest(s.last_seen_at, EXCLUDED.last_seen_at)
 )
 SELECT id FROM r`;
 
@@ -94,6 +120,7 @@ function requestRow(e: RequestCompleted, createdAt: Date): Record<(typeof REQUES
     key_name: orNull(e.keyName),
     key_class: orNull(e.keyClass),
     workspace_id: orNull(e.workspaceId),
+    workspace_name: orNull(e.workspaceName),
     created_at: createdAt.toISOString(),
     requested_model: e.requestedModel,
     served_model: orNull(e.servedModel),
@@ -134,9 +161,10 @@ function requestRow(e: RequestCompleted, createdAt: Date): Record<(typeof REQUES
 }
 
 /**
- * Stores completed requests and their upstream attempts in one statement. Idempotent: the
- * generation id is the primary key, so a redelivered event inserts nothing. Returns the ids of the
- * requests that were new.
+ * Stores completed requests with their upstream attempts, and adds them to the daily totals and
+ * conversations, in one statement. Idempotent: the generation id is the primary key (and the event
+ * id the gateway publishes under), so a redelivered event inserts nothing and adds nothing.
+ * Returns the ids of the requests that were new.
  */
 export async function recordRequests(
   q: Queryable,

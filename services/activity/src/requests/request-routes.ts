@@ -7,14 +7,12 @@ import { z } from "zod";
 import { requirePermission } from "@router/access";
 import { requireInferenceKey } from "../access/credentials";
 import { decodeCursor, toPage } from "../paging/keyset";
-import { pagingParams, queryOf, textFilter, windowStart } from "../paging/query-params";
+import { pagingParams, queryOf, textFilter, windowStart, workspaceFilter } from "../paging/query-params";
 import { renderAttempt } from "../upstream/attempt-row";
 import { renderGenerationRecord } from "./generation-record";
 import { attemptsOfRequest, findRequest, listRequests } from "./request-queries";
 import { priceVersionIdsOf, renderRequestRecord, renderUsageLines } from "./request-row";
 
-// Workspace ids are `ws_` plus base62 (hex is a subset).
-const WORKSPACE_ID = /^ws_[A-Za-z0-9]{1,64}$/;
 // The agent name rule of spec doc 1.
 const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
 
@@ -22,7 +20,7 @@ const activityQuery = z.object({
   ...pagingParams,
   model: textFilter,
   provider: textFilter,
-  workspace: z.string().regex(WORKSPACE_ID, "must be a workspace id (ws_...)").optional(),
+  workspace: workspaceFilter,
   agent: z.string().regex(AGENT_NAME, "must be an agent name").optional(),
   status: z.string().regex(/^[a-z_]{1,32}$/, "must be a request status such as complete").optional(),
   byok: z

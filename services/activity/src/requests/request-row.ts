@@ -7,6 +7,8 @@ export interface RequestRow {
   key_hash: string | null;
   key_name: string | null;
   workspace_id: string | null;
+  /** The workspace's name when the request was made; null on rows recorded before events carried it. */
+  workspace_name: string | null;
   created_at: Date | string;
   requested_model: string;
   served_model: string | null;

@@ -2,6 +2,7 @@ import { migrate } from "@router/db";
 import { ACTIVITY_MIGRATIONS_DIR } from "@router/activity";
 import { GATEWAY_MIGRATIONS_DIR } from "@router/gateway";
 import { LEDGER_MIGRATIONS_DIR } from "@router/ledger";
+import { REPORTS_MIGRATIONS_DIR } from "@router/reports";
 import { ROUTING_MIGRATIONS_DIR } from "@router/routing";
 import type { Stores } from "../stores";
 
@@ -10,6 +11,7 @@ const SERVICES: Array<[schema: string, dir: string]> = [
   ["routing", ROUTING_MIGRATIONS_DIR],
   ["ledger", LEDGER_MIGRATIONS_DIR],
   ["activity", ACTIVITY_MIGRATIONS_DIR],
+  ["reports", REPORTS_MIGRATIONS_DIR],
 ];
 
 /** `migrate`: applies each service's migrations to its own schema (services also do this on start). */

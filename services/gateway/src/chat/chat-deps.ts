@@ -10,6 +10,7 @@ import type { RoutingPort } from "../routing/routing-port";
 import type { HoldClosings } from "../spend/hold-closings";
 import type { LedgerPort } from "../spend/ledger-port";
 import type { SpendLeases } from "../spend/spend-leases";
+import type { Drain } from "../shutdown/drain";
 
 /** What the chat path is built from; `main` wires the real ones, tests hand in their own. */
 export interface ChatDeps {
@@ -35,4 +36,6 @@ export interface ChatDeps {
   keepaliveMs?: number;
   /** Where each request's outcome, overhead and attempts are counted; none when omitted. */
   metrics?: GatewayMetrics;
+  /** The gateway's graceful stop: cuts requests at the end of its grace, and waits for their finishing. */
+  drain?: Drain;
 }

@@ -70,7 +70,11 @@ class ChatCompletions {
     const t0 = performance.now();
     // Listening from the start: a client gone during routing or admission is never dispatched.
     const abort = new AbortController();
+    const shutdown = this.deps.drain?.signal;
+    const cut = () => abort.abort(shutdown?.reason);
+    shutdown?.addEventListener("abort", cut, { once: true });
     res.on("close", () => {
+      shutdown?.removeEventListener("abort", cut);
       if (!res.writableFinished) abort.abort();
     });
     const caller = await this.deps.resolveCaller(req, res);

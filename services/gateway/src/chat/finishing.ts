@@ -6,11 +6,20 @@ import { Refused } from "./admission";
 import { cascadeModels, type ChatContext } from "./chat-context";
 import type { ChatDeps } from "./chat-deps";
 import { dispatchError } from "./dispatch-error";
+import { GATEWAY_SHUTDOWN, isShutdown } from "../shutdown/drain";
 import { completedEvent, outcomeOf, REQUEST_COMPLETED_TOPIC, type RequestOutcome } from "./request-outcome";
 
 const CANCELLED = "router.client_cancelled";
 
-type FinishingDeps = Pick<ChatDeps, "recent" | "metrics" | "closings" | "leases" | "credentials" | "bus" | "log" | "clock">;
+type FinishingDeps = Pick<ChatDeps, "recent" | "metrics" | "closings" | "leases" | "credentials" | "bus" | "log" | "clock" | "drain">;
+
+/** How a request without a served answer ended when it did not simply fail: the client left, or the gateway stopped. */
+export type Interrupted = "cancelled" | "shutdown" | null;
+
+export function interruptionOf(signal: AbortSignal): Interrupted {
+  if (!signal.aborted) return null;
+  return isShutdown(signal) ? "shutdown" : "cancelled";
+}
 
 /**
  * The end of every request, whichever way it ended: the generation readable at once, then off the
@@ -24,43 +33,47 @@ export class Finishing {
     const event = completedEvent(outcome);
     this.deps.recent.put(ctx.caller.orgId, generationRecordOf(event));
     this.deps.metrics?.chatFinished(outcome);
-    setImmediate(() => {
-      const { closings, bus, log, credentials, leases } = this.deps;
-      // Every request reaches the ledger once it is over, with its hold when it has one (a lease's
-      // requests are spent from the lease instead), so the ledger records each request's spend per
-      // workspace and agent.
-      const request = {
-        orgId: ctx.caller.orgId,
-        requestId: ctx.id,
-        workspaceId: ctx.caller.key.workspaceId ?? "",
-        agent: ctx.headers.agent ?? "",
-        isByok: true,
-      };
-      if (served) closings.settle(ctx.holdId, outcome.listCost, outcome.billedCost, request);
-      else closings.release(ctx.holdId, 0n, request);
-      if (ctx.lease) {
-        leases?.finish(ctx.lease, ctx.id, served ? { list: outcome.listCost, billed: outcome.billedCost } : null);
+    const work = new Promise<void>((resolve) => setImmediate(() => resolve(this.afterResponse(ctx, outcome, served, event))));
+    this.deps.drain?.defer(work);
+  }
+
+  /** Off the response path; the promise is the event's publication (a stop waits for it). */
+  private afterResponse(ctx: ChatContext, outcome: RequestOutcome, served: Served | null, event: events.RequestCompleted): Promise<void> {
+    const { closings, bus, log, credentials, leases } = this.deps;
+    // Every request reaches the ledger once it is over, with its hold when it has one (a lease's
+    // requests are spent from the lease instead), so the ledger records each request's spend per
+    // workspace and agent.
+    const request = {
+      orgId: ctx.caller.orgId,
+      requestId: ctx.id,
+      workspaceId: ctx.caller.key.workspaceId ?? "",
+      agent: ctx.headers.agent ?? "",
+      isByok: true,
+    };
+    if (served) closings.settle(ctx.holdId, outcome.listCost, outcome.billedCost, request);
+    else closings.release(ctx.holdId, 0n, request);
+    if (ctx.lease) {
+      leases?.finish(ctx.lease, ctx.id, served ? { list: outcome.listCost, billed: outcome.billedCost } : null);
+    }
+    if (served) credentials.markUsed(served.credential.id, this.deps.clock.now());
+    for (const a of outcome.attempts) {
+      if (a.errorCode) {
+        log.warn(
+          { id: ctx.id, provider: a.candidate.providerSlug, endpoint: a.candidate.endpointId, status: a.httpStatus, code: a.errorCode },
+          "gateway.upstream.call_failed",
+        );
       }
-      if (served) credentials.markUsed(served.credential.id, this.deps.clock.now());
-      for (const a of outcome.attempts) {
-        if (a.errorCode) {
-          log.warn(
-            { id: ctx.id, provider: a.candidate.providerSlug, endpoint: a.candidate.endpointId, status: a.httpStatus, code: a.errorCode },
-            "gateway.upstream.call_failed",
-          );
-        }
-      }
-      bus
-        .publish({
-          topic: REQUEST_COMPLETED_TOPIC,
-          key: ctx.caller.orgId,
-          type: REQUEST_COMPLETED_TOPIC,
-          // The generation id: a re-publish of the same request is the same event for consumers.
-          id: ctx.id,
-          payload: events.RequestCompleted.encode(event).finish(),
-        })
-        .catch((err: unknown) => log.error({ err, id: ctx.id }, "gateway.event.publish_failed"));
-    });
+    }
+    return bus
+      .publish({
+        topic: REQUEST_COMPLETED_TOPIC,
+        key: ctx.caller.orgId,
+        type: REQUEST_COMPLETED_TOPIC,
+        // The generation id: a re-publish of the same request is the same event for consumers.
+        id: ctx.id,
+        payload: events.RequestCompleted.encode(event).finish(),
+      })
+      .catch((err: unknown) => log.error({ err, id: ctx.id }, "gateway.event.publish_failed"));
   }
 
   /** A refusal or a service failure before any provider was asked; answers the client's error. */
@@ -77,12 +90,13 @@ export class Finishing {
   }
 
   /** Nothing was served (every candidate failed, or the client left); answers the client's error. */
-  unserved(ctx: ChatContext, result: CompletionResult | StreamResult, cancelled: boolean): { error: DomainError; outcome: RequestOutcome } {
-    const error = dispatchError(result, cascadeModels(ctx));
+  unserved(ctx: ChatContext, result: CompletionResult | StreamResult, interrupted: Interrupted): { error: DomainError; outcome: RequestOutcome } {
+    const cancelled = interrupted === "cancelled";
+    const error = interrupted === "shutdown" ? GATEWAY_SHUTDOWN : dispatchError(result, cascadeModels(ctx));
     const outcome = outcomeOf(ctx, {
       status: cancelled ? "cancelled" : "error",
-      errorCode: result.failure?.code ?? (cancelled ? CANCELLED : error.code),
-      errorMessage: result.failure?.recordMessage ?? error.message,
+      errorCode: interrupted === "shutdown" ? error.code : (result.failure?.code ?? (cancelled ? CANCELLED : error.code)),
+      errorMessage: interrupted === "shutdown" ? error.message : (result.failure?.recordMessage ?? error.message),
       attempts: result.attempts,
       upstreamMs: result.upstreamMs,
     });

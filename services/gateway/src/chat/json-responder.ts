@@ -6,7 +6,7 @@ import type { CascadeInput, CompletionResult } from "../dispatch/types";
 import type { ChatContext } from "./chat-context";
 import { completionChars, usageBody } from "./completion-shapes";
 import { sendChatError } from "./error-response";
-import type { Finishing } from "./finishing";
+import { interruptionOf, type Finishing } from "./finishing";
 import { outcomeOf } from "./request-outcome";
 import { requestMetadata } from "./router-metadata";
 import { estimatedUsage } from "./usage-cost";
@@ -29,9 +29,9 @@ export class JsonResponder {
     const served = result.served;
     const completion = result.completion;
     if (!served || !completion) {
-      const cancelled = input.signal.aborted;
-      const { error } = this.finishing.unserved(ctx, result, cancelled);
-      if (!cancelled) sendChatError(res, error, ctx, result, result.failure);
+      const interrupted = interruptionOf(input.signal);
+      const { error } = this.finishing.unserved(ctx, result, interrupted);
+      if (interrupted !== "cancelled") sendChatError(res, error, ctx, result, interrupted === "shutdown" ? null : result.failure);
       return;
     }
     if (ctx.request.reasoning?.exclude) {

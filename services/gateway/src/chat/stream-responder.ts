@@ -6,7 +6,8 @@ import type { CascadeInput, Served, StreamResult, StreamSink } from "../dispatch
 import type { ChunkChoice } from "../providers/types";
 import type { ChatContext } from "./chat-context";
 import { chunkPrefix, errorChunk, usageBody } from "./completion-shapes";
-import type { Finishing } from "./finishing";
+import { interruptionOf, type Finishing } from "./finishing";
+import { GATEWAY_SHUTDOWN } from "../shutdown/drain";
 import { outcomeOf } from "./request-outcome";
 import { requestMetadata } from "./router-metadata";
 import { SseResponse } from "./sse-response";
@@ -72,10 +73,12 @@ export class StreamResponder {
       sse.done();
       return;
     }
-    const cancelled = input.signal.aborted;
+    const interrupted = interruptionOf(input.signal);
+    const cancelled = interrupted === "cancelled";
+    const shutdown = interrupted === "shutdown";
     const served = result.served;
     if (!served) {
-      const { error, outcome } = this.finishing.unserved(ctx, result, cancelled);
+      const { error, outcome } = this.finishing.unserved(ctx, result, interrupted);
       if (!cancelled) {
         const meta = requestMetadata(ctx, result, outcome.routingOverheadMs);
         sse.data(JSON.stringify(errorChunk(ctx, ctx.request.model ?? "", null, error, null, meta)));
@@ -85,19 +88,20 @@ export class StreamResponder {
     }
 
     const failure = result.failure;
-    const usage = streamUsage(result.usage, estimatedUsage(ctx.promptTokens, streamedChars()), cancelled || failure !== null);
+    const usage = streamUsage(result.usage, estimatedUsage(ctx.promptTokens, streamedChars()), interrupted !== null || failure !== null);
     const end = performance.now();
     const outcome = outcomeOf(ctx, {
-      status: cancelled ? "cancelled" : failure ? "error" : "complete",
+      status: cancelled ? "cancelled" : failure || shutdown ? "error" : "complete",
       served: served.candidate,
       usage,
-      finishReason: failure && !cancelled ? "error" : result.finishReason,
+      finishReason: (failure && !cancelled) || shutdown ? "error" : result.finishReason,
       nativeFinishReason: result.nativeFinishReason,
       ttftMs: result.firstContentAt === null ? null : result.firstContentAt - ctx.t0,
       generationMs: result.firstContentAt === null ? null : end - result.firstContentAt,
-      // A stream that broke after committing is recorded on its attempt, not on the request.
-      errorCode: null,
-      errorMessage: null,
+      // A stream that broke after committing is recorded on its attempt, not on the request; one the
+      // gateway cut as it stopped is recorded with that reason (it is not the provider's failure).
+      errorCode: shutdown ? GATEWAY_SHUTDOWN.code : null,
+      errorMessage: shutdown ? GATEWAY_SHUTDOWN.message : null,
       attempts: result.attempts,
       upstreamMs: result.upstreamMs,
     });
@@ -107,8 +111,8 @@ export class StreamResponder {
       return;
     }
     const meta = requestMetadata(ctx, result, outcome.routingOverheadMs);
-    if (failure) {
-      const error = new DomainError("upstream_error", failure.clientMessage, { status: 502 });
+    if (failure || shutdown) {
+      const error = shutdown ? GATEWAY_SHUTDOWN : new DomainError("upstream_error", failure?.clientMessage ?? "", { status: 502 });
       sse.data(JSON.stringify(errorChunk(ctx, served.candidate.modelId, served.candidate.providerSlug, error, usage, meta)));
     } else {
       const last: Record<string, unknown> = {

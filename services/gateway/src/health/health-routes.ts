@@ -12,12 +12,19 @@ export interface HealthDeps {
    * `{store: "memory", shared: false}` without Redis.
    */
   rateLimiting: () => { store: "memory" | "redis"; shared: boolean };
+  /** True once the gateway is stopping: readiness fails at once so the load balancer stops sending. */
+  draining?: () => boolean;
 }
 
-/** `GET /health` (public): 200 while the database answers, 500 when it does not. */
+/**
+ * `GET /health` (public): 200 while the database answers, 500 when it does not; `GET /readyz` is the
+ * same check for Kubernetes readiness (a gateway that cannot reach its database leaves the load
+ * balancer). `GET /livez` is liveness: it never touches the database, so a database blip takes
+ * gateways out of rotation without restarting every one of them.
+ */
 export function healthRoutes(deps: HealthDeps): Router {
   const router = Router();
-  router.get("/health", async (_req: Request, res: Response) => {
+  const databaseCheck = async (_req: Request, res: Response) => {
     const body = { version: deps.version, rate_limiting: deps.rateLimiting() };
     try {
       await deps.db.query("SELECT 1");
@@ -26,6 +33,18 @@ export function healthRoutes(deps: HealthDeps): Router {
       deps.log.error({ err }, "gateway.health.database_unreachable");
       res.status(500).json({ status: "error", ...body });
     }
+  };
+  // Two routes, not one with a path list: the metrics label each by its own pattern.
+  router.get("/health", databaseCheck);
+  router.get("/readyz", async (req: Request, res: Response) => {
+    if (deps.draining?.()) {
+      res.status(503).json({ status: "draining", version: deps.version, rate_limiting: deps.rateLimiting() });
+      return;
+    }
+    await databaseCheck(req, res);
+  });
+  router.get("/livez", (_req: Request, res: Response) => {
+    res.json({ status: "ok", version: deps.version });
   });
   return router;
 }

@@ -69,6 +69,12 @@ export function ensureOperatorOrganisation(
   });
 }
 
+/** Whether the installation has its operator organisation yet. */
+export async function operatorOrganisationExists(db: Db): Promise<boolean> {
+  const r = await db.query(`SELECT 1 FROM organisations WHERE operator LIMIT 1`);
+  return r.rows.length > 0;
+}
+
 /**
  * The organisation a person gets on first sign-in, with them as its owner and no management key
  * (they act through their session). Call inside a transaction.

@@ -6,6 +6,7 @@ import { requireCaller, type Authenticate } from "../auth/authenticate";
 import type { Manage } from "../auth/management-auth";
 import { principalIdentity, requirePrincipal } from "../auth/principal";
 import { namedWorkspace } from "./named-workspace";
+import { organisationName } from "./organisation-name";
 import type { UpstreamProxy, UpstreamTarget } from "./upstream-proxy";
 
 export interface ProxyRoutesDeps {
@@ -18,6 +19,7 @@ export interface ProxyRoutesDeps {
   activityUrl: string;
   routingUrl: string;
   ledgerUrl: string;
+  reportsUrl: string;
   /** Per-client-address limit on the public catalog routes. */
   catalogLimit: RequestHandler;
   /** Per-credential limit on the CSV export, after the management authentication (and its limit). */
@@ -42,15 +44,16 @@ export function keyIdentity(caller: Caller): Identity {
 /**
  * Routes other services own, forwarded after authentication with the signed identity header:
  * activity (usage, CSV export, generation records), routing's account defaults, the ledger's
- * workspace budgets and agents, and the public catalog (routing). The gateway only authenticates
- * management callers here (every role may read); the owning service checks the role against the
- * permission table.
+ * workspace budgets and agents, reports (branding and client reports), and the public catalog
+ * (routing). The gateway only authenticates management callers here (every role may read); the
+ * owning service checks the role against the permission table.
  */
 export function proxyRoutes(deps: ProxyRoutesDeps): Router {
   const router = Router();
   const activity: UpstreamTarget = { service: "activity", baseUrl: deps.activityUrl };
   const routing: UpstreamTarget = { service: "routing", baseUrl: deps.routingUrl };
   const ledger: UpstreamTarget = { service: "ledger", baseUrl: deps.ledgerUrl };
+  const reports: UpstreamTarget = { service: "reports", baseUrl: deps.reportsUrl };
 
   // Signed with the wall clock, not the injected one: the receiving process checks its age.
   const forwardAs = (target: UpstreamTarget, identityOf: (res: Response) => Identity): RequestHandler =>
@@ -60,7 +63,8 @@ export function proxyRoutes(deps: ProxyRoutesDeps): Router {
   const asPrincipal = (res: Response): Identity => {
     const identity = principalIdentity(requirePrincipal(res));
     const workspace = res.locals.workspace as Identity["workspace"];
-    return workspace ? { ...identity, workspace } : identity;
+    const orgName = res.locals.orgName as Identity["orgName"];
+    return { ...identity, ...(workspace ? { workspace } : {}), ...(orgName !== undefined ? { orgName } : {}) };
   };
   const workspaceFilter = namedWorkspace(deps.db, { query: "workspace" });
   const asInferenceKey = (res: Response) => keyIdentity(requireCaller(res));
@@ -95,6 +99,11 @@ export function proxyRoutes(deps: ProxyRoutesDeps): Router {
     namedWorkspace(deps.db, { query: "workspace_id" }),
     forwardAs(ledger, asPrincipal),
   );
+  // Reports show the organisation's and the workspace's current names, which only the gateway holds.
+  const orgName = organisationName(deps.db);
+  router.get("/v1/reports/branding", management, orgName, forwardAs(reports, asPrincipal));
+  router.put("/v1/reports/branding", management, orgName, forwardAs(reports, asPrincipal));
+  router.get("/v1/reports/workspaces/:id", management, namedWorkspace(deps.db, { param: "id" }), orgName, forwardAs(reports, asPrincipal));
 
   router.get(["/v1/models", "/v1/models/*rest", "/v1/providers"], deps.catalogLimit, open(routing));
   return router;

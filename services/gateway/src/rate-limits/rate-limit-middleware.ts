@@ -1,8 +1,10 @@
+import type { IncomingMessage } from "node:http";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { DomainError } from "@router/errors";
 import type { Principal } from "../auth/principal";
 import { requirePrincipal } from "../auth/principal";
 import { addressSubject, clientAddress, type TrustProxy } from "./client-address";
+import type { SelfCalls } from "./self-calls";
 import {
   ADDRESS_LIMIT_NAMES,
   CREDENTIAL_LIMIT_NAMES,
@@ -66,6 +68,8 @@ export interface GatewayRateLimitsDeps {
   trust: TrustProxy;
   /** Called with the limit's name on every refusal (the metrics counter). */
   onRefused?: (limit: LimitName) => void;
+  /** The gateway's calls to itself for a client (MCP tools): counted as that client. */
+  selfCalls?: SelfCalls;
 }
 
 /**
@@ -92,12 +96,17 @@ export class GatewayRateLimits {
     return { store: this.deps.store.kind, shared: this.deps.store.shared };
   }
 
+  /** The client address a request counts for (a self-call counts for the client it stands for). */
+  addressOf(req: IncomingMessage): string {
+    return this.deps.selfCalls?.clientOf(req) ?? clientAddress(req, this.deps.trust);
+  }
+
   /** Middleware limiting a public route per client address. The same handler for a name every time. */
   publicRateLimit(name: AddressLimitName): RequestHandler {
     let handler = this.publicHandlers.get(name);
     if (!handler) {
       handler = (req: Request, res: Response, next: NextFunction) => {
-        const subject = addressSubject(clientAddress(req, this.deps.trust));
+        const subject = addressSubject(this.addressOf(req));
         this.enforce(name, subject, "address", res).then(() => next(), next);
       };
       this.publicHandlers.set(name, handler);

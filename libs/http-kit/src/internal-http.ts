@@ -1,0 +1,35 @@
+import type { RequestHandler } from "express";
+import type { Registry } from "prom-client";
+import type { Logger } from "@router/logging";
+import { createHttpApp, finishApp, listen, requireIdentity, type RunningHttpServer } from "./app";
+import { metricsRoute } from "./metrics";
+
+export interface InternalHttpOptions {
+  log: Logger;
+  /** The service's own metrics, served at `GET /metrics`. */
+  registry: Registry;
+  /** Verifies the identity the gateway signs and forwards. */
+  internalSecret: string;
+  /** The service's routes; each request reaching them carries a verified `req.identity`. */
+  routes: RequestHandler[];
+  /** 0 picks a free port. */
+  port: number;
+  host?: string;
+}
+
+/**
+ * Starts the HTTP server of an internal service that the gateway forwards management routes to:
+ * `GET /health` and `GET /metrics` open (the port is internal and the scraper signs nothing), then
+ * `routes` behind the gateway-signed identity, then the 404 and the error envelope.
+ */
+export function startInternalHttp(opts: InternalHttpOptions): Promise<RunningHttpServer> {
+  const app = createHttpApp({ log: opts.log });
+  app.get("/health", (_req, res) => {
+    res.json({ status: "ok" });
+  });
+  app.get("/metrics", metricsRoute(opts.registry));
+  app.use(requireIdentity(opts.internalSecret));
+  for (const route of opts.routes) app.use(route);
+  finishApp(app, opts.log);
+  return listen(app, opts.port, opts.host ?? "127.0.0.1");
+}

@@ -1,0 +1,27 @@
+import type { Db } from "@router/db";
+import { LoadingCache } from "@router/loading-cache";
+import type { Clock } from "@router/money";
+import { Router, type RequestHandler } from "express";
+import { uptimeOf, uptimeWindow, type Uptime } from "./uptime";
+import { probeDays } from "./uptime-store";
+
+/** The spec caches the figure a minute: probes arrive once a minute per region anyway. */
+const UPTIME_CACHE_MS = 60_000;
+
+/** `GET /v1/status/uptime` (public): the last 90 UTC days of probes of /health, per address limited. */
+export function uptimeRoute(deps: { db: Db; clock: Clock; publicLimit: RequestHandler }): Router {
+  const cache = new LoadingCache<Uptime>(
+    async () => {
+      const now = deps.clock.now();
+      const { from, to } = uptimeWindow(now);
+      return uptimeOf(await probeDays(deps.db, from, to), now);
+    },
+    deps.clock,
+    { ttlMs: UPTIME_CACHE_MS, maxEntries: 1 },
+  );
+  const router = Router();
+  router.get("/v1/status/uptime", deps.publicLimit, async (_req, res) => {
+    res.json({ data: await cache.get("uptime") });
+  });
+  return router;
+}

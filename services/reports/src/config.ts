@@ -1,0 +1,24 @@
+import { busEnvironment, checkBusEnvironment } from "@router/bus";
+import { env, z } from "@router/config";
+
+/** The reports service's settings, read from the environment once in main.ts (README lists them). */
+export const reportsConfigSchema = z
+  .object({
+    /** Postgres URL; unset runs on embedded PGlite under ROUTER_DATA_DIR. */
+    DATABASE_URL: z.string().optional(),
+    /** Embedded state: PGlite files, generated secrets, the bus outbox. */
+    ROUTER_DATA_DIR: z.string().default(".data"),
+    ...busEnvironment,
+    REPORTS_HTTP_PORT: env.port(8089),
+    /** Internal port: loopback unless the deployment puts it on a private network. */
+    REPORTS_HOST: z.string().default("127.0.0.1"),
+    /**
+     * Verifies the identity the gateway signs and forwards. Required with DATABASE_URL; embedded,
+     * the one generated under ROUTER_DATA_DIR is shared.
+     */
+    ROUTER_INTERNAL_SECRET: z.string().optional(),
+    LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  })
+  .superRefine(checkBusEnvironment);
+
+export type ReportsConfig = z.infer<typeof reportsConfigSchema>;
