@@ -26,11 +26,11 @@ CREATE TABLE agent_budgets (
   PRIMARY KEY (org_id, agent, workspace_id, window_kind)
 );
 
--- Whose request a hold covers, so the in-flight part of a workspace's spend can be read.
+-- Whose request a hold covers, so the in-flight part of a workspace's spend can be read (from the
+-- open holds, which holds_open_by_expiry already lists: no index of their own to keep up per Admit).
 ALTER TABLE holds
   ADD COLUMN workspace_id text NOT NULL DEFAULT '',
   ADD COLUMN agent text NOT NULL DEFAULT '';
-CREATE INDEX holds_open_by_workspace ON holds (org_id, workspace_id) WHERE state = 'held';
 
 -- The highest whole percentage of the limit announced in a threshold event for this row (its
 -- window), and the limit it was a percentage of: a changed limit starts the count again.

@@ -5,9 +5,9 @@
 -- (group commit). Inside a function the statements' plans are prepared once per session.
 --
 -- The rows come in lock order (`lockOrder` in src/holds/ceilings.ts: subject kind, subject id,
--- window kind, window start), and are each locked, missing ones inserted, by one statement in that
--- order, the same order as close_holds and the lease transaction, so no two writers wait on each
--- other in a cycle. Then requests are decided one after another against the locked totals (earlier
+-- window kind, window start), and are locked one after another in that order, missing ones inserted,
+-- the same order as close_holds and the lease transaction, so no two writers wait on each other in a
+-- cycle. Then requests are decided one after another against the locked totals (earlier
 -- requests of the batch included): a request is refused when any hard row's settled + reserved is
 -- already at or past its limit, and then nothing is reserved for it; otherwise its worst case is
 -- reserved on every row and its hold inserted. So a window is crossed by at most one admitted
@@ -61,16 +61,23 @@ DECLARE
   s bigint;
   r bigint;
 BEGIN
+  -- Each row is locked before the next one is touched. An existing row is locked by reading it FOR
+  -- UPDATE (no new row version: the row is written once, at the end); a missing one is inserted
+  -- (empty) and then locked the same way, or found locked by a concurrent insert and waited for.
   FOR j IN 1 .. v_rows LOOP
-    -- The no-op update is what takes the lock on an existing row.
-    INSERT INTO spend_counters AS sc
-      (subject_kind, subject_id, window_kind, window_start, window_end, checked_limit_nanodollars, checked_hard)
-    VALUES
-      (p_subject_kinds[j], p_subject_ids[j], p_window_kinds[j], p_window_starts[j], p_window_ends[j], p_limits[j], p_hard[j])
-    ON CONFLICT (subject_kind, subject_id, window_kind, window_start) DO UPDATE
-      SET checked_limit_nanodollars = EXCLUDED.checked_limit_nanodollars,
-          checked_hard = EXCLUDED.checked_hard
-    RETURNING sc.settled_nanodollars, sc.reserved_nanodollars INTO s, r;
+    LOOP
+      SELECT sc.settled_nanodollars, sc.reserved_nanodollars INTO s, r
+      FROM spend_counters sc
+      WHERE sc.subject_kind = p_subject_kinds[j] AND sc.subject_id = p_subject_ids[j]
+        AND sc.window_kind = p_window_kinds[j] AND sc.window_start = p_window_starts[j]
+      FOR UPDATE;
+      EXIT WHEN FOUND;
+      INSERT INTO spend_counters
+        (subject_kind, subject_id, window_kind, window_start, window_end, checked_limit_nanodollars, checked_hard)
+      VALUES
+        (p_subject_kinds[j], p_subject_ids[j], p_window_kinds[j], p_window_starts[j], p_window_ends[j], p_limits[j], p_hard[j])
+      ON CONFLICT (subject_kind, subject_id, window_kind, window_start) DO NOTHING;
+    END LOOP;
     v_settled[j] := s;
     v_reserved[j] := r;
     v_added[j] := 0;
@@ -137,7 +144,8 @@ BEGIN
     RETURN NEXT;
   END LOOP;
 
-  -- The rows keep the limits and modes of the last request placed, as each Admit records them.
+  -- The rows keep the limits and modes of the last request placed (the first when none was), as
+  -- each Admit records them; a row is written only when that or its reservation changes.
   FOR j IN 1 .. v_rows LOOP
     k := (v_last - 1) * v_rows + j;
     UPDATE spend_counters sc
@@ -146,7 +154,7 @@ BEGIN
         checked_hard = p_hard[k]
     WHERE sc.subject_kind = p_subject_kinds[j] AND sc.subject_id = p_subject_ids[j]
       AND sc.window_kind = p_window_kinds[j] AND sc.window_start = p_window_starts[j]
-      AND (v_added[j] <> 0 OR v_last > 1);
+      AND (v_added[j] <> 0 OR sc.checked_limit_nanodollars <> p_limits[k] OR sc.checked_hard <> p_hard[k]);
   END LOOP;
 END
 $$;
