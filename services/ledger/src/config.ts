@@ -11,7 +11,7 @@ export const ledgerConfigSchema = z.object({
   ...busEnvironment,
   LEDGER_GRPC_PORT: env.port(50052),
   /** Port of the management routes the gateway forwards (workspace budgets, agents). */
-  LEDGER_HTTP_PORT: env.port(8086),
+  LEDGER_HTTP_PORT: env.port(8085),
   /**
    * Verifies the identity the gateway signs and forwards on management routes. Required with
    * DATABASE_URL; embedded, the one generated under ROUTER_DATA_DIR is shared.

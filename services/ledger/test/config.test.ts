@@ -20,9 +20,9 @@ describe("lease settings", () => {
 });
 
 describe("budgets, the HTTP port and the bus", () => {
-  it("default to port 8086, a 5 s budget refresh and the in-process bus", () => {
+  it("default to port 8085, a 5 s budget refresh and the in-process bus", () => {
     const config = loadConfig(ledgerConfigSchema, {});
-    expect(config.LEDGER_HTTP_PORT).toBe(8086);
+    expect(config.LEDGER_HTTP_PORT).toBe(8085);
     expect(config.LEDGER_BUDGET_REFRESH_MS).toBe(5_000);
     expect(config.ROUTER_BUS).toBe("memory");
   });
