@@ -42,6 +42,7 @@ const implementation: ledger.LedgerServiceServer = {
   release: unaryHandler(async () => ledger.ReleaseResponse.fromPartial({}), log),
   closeHolds: unaryHandler(async () => ledger.CloseHoldsResponse.fromPartial({}), log),
   lease: unaryHandler(async () => ledger.LeaseResponse.fromPartial({}), log),
+  workspaceSpend: unaryHandler(async () => ledger.WorkspaceSpendResponse.fromPartial({}), log),
   usage: unaryHandler(
     () =>
       new Promise<ledger.UsageResponse>((resolve) => {

@@ -118,6 +118,8 @@ export interface GatewayDeps {
   /** The alerts service: alert channels, test alerts and the delivery log are forwarded there. */
   alertsUrl: string;
   routingUrl: string;
+  /** The ledger's management routes (workspace budgets, agents). */
+  ledgerUrl: string;
   reportsUrl: string;
   broadcastUrl: string;
   /** The runaway service's HTTP address (flags and their settings). Default `http://127.0.0.1:8087`. */
@@ -300,7 +302,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     }),
   );
   app.use(organisationRoutes({ db: deps.db, manage }));
-  app.use(workspaceRoutes({ db: deps.db, manage, clock: deps.clock }));
+  app.use(workspaceRoutes({ db: deps.db, manage, clock: deps.clock, ledger: deps.ledger, grpcDeadlineMs }));
   app.use(memberRoutes({ db: deps.db, manage, clock: deps.clock, authCache, issuer }));
   app.use(
     invitationRoutes({
@@ -368,6 +370,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       activityUrl: deps.activityUrl,
       alertsUrl: deps.alertsUrl,
       routingUrl: deps.routingUrl,
+      ledgerUrl: deps.ledgerUrl,
       reportsUrl: deps.reportsUrl,
       broadcastUrl: deps.broadcastUrl,
       runawayUrl,

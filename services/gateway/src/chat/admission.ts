@@ -46,6 +46,7 @@ export class ChatAdmission {
       requestId: ctx.id,
       orgId: caller.orgId,
       key: caller.key,
+      agent: ctx.headers.agent,
       worstCase: plan.refusal ? 0n : worstCaseCost(request, plan.cascade, ctx.promptTokens),
       checkOnly: plan.refusal !== undefined,
     });
