@@ -19,6 +19,7 @@ import { createRecentGenerations } from "./generation/recent-generations";
 import { generationRoutes } from "./generation/routes";
 import { healthRoutes } from "./health/health-routes";
 import { Drain } from "./shutdown/drain";
+import { BudgetSubjects } from "./spend/budget-subjects";
 import { cspReportRoute } from "./meta/csp-report-route";
 import { loopbackHostOf, MCP_PATH, mcpRoutes } from "./mcp/mcp-route";
 import { SelfCalls } from "./rate-limits/self-calls";
@@ -256,6 +257,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
           onLeaseCall: metrics.leaseCalled,
         })
       : undefined;
+  const budgetSubjects = new BudgetSubjects(ledgerPort, deps.clock, deps.log);
   const chat = chatCompletionsListener({
     resolveCaller: createCallerResolver(authDeps, { allow: ["inference"] }),
     routing: cachedRoutingPort(grpcRoutingPort(deps.routing, { deadlineMs: grpcDeadlineMs }), deps.clock, {
@@ -264,6 +266,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     ledger: ledgerPort,
     closings,
     leases,
+    budgetSubjects,
     credentials,
     bus: deps.bus,
     log: deps.log,
@@ -363,6 +366,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   app.use(
     proxyRoutes({
       db: deps.db,
+      onBudgetWrite: (orgId) => budgetSubjects.invalidate(orgId),
       authenticate,
       manage,
       proxy,

@@ -70,6 +70,7 @@ export class FakeLedger {
             closeHolds: unimplemented,
             usage,
             workspaceSpend,
+            budgetSubjects: unimplemented,
           },
         },
       ],

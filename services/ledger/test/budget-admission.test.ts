@@ -281,3 +281,23 @@ describe("budgets written on another replica", () => {
     }
   });
 });
+
+describe("which subjects have a budget (BudgetSubjects, for the gateway to skip Admit)", () => {
+  it("names the workspaces and agents with a budget, organisation-wide or scoped, and nothing for another organisation", async () => {
+    const org = orgId();
+    const ws = workspaceId();
+    const scoped = workspaceId();
+    expect(await l.budgetSubjects(org)).toEqual({ workspaceIds: [], agents: [] });
+    await workspaceBudget(org, ws, "monthly", { limit_usd: 5 });
+    await agentBudget(org, "planner", "daily", { limit_usd: 1 });
+    await agentBudget(org, "coder", "daily", { limit_usd: 1, workspace_id: scoped });
+    const subjects = await l.budgetSubjects(org);
+    expect(subjects.workspaceIds).toEqual([ws]);
+    expect([...subjects.agents].sort()).toEqual(["coder", "planner"]);
+    expect(await l.budgetSubjects(orgId())).toEqual({ workspaceIds: [], agents: [] });
+  });
+
+  it("refuses a request naming no organisation", async () => {
+    await expect(l.budgetSubjects("")).rejects.toThrow(/org_id/);
+  });
+});

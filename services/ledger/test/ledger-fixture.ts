@@ -30,6 +30,7 @@ export interface TestLedger {
   lease(req: Partial<ledger.LeaseRequest>): Promise<ledger.LeaseResponse>;
   usage(ceilings: ledger.Ceiling[]): Promise<ledger.SubjectUsage[]>;
   workspaceSpend(req: Partial<ledger.WorkspaceSpendRequest>): Promise<ledger.WorkspaceSpendResponse>;
+  budgetSubjects(orgId: string): Promise<ledger.BudgetSubjectsResponse>;
   /** Settled + reserved of one ceiling in its current window, through Usage. */
   used(ceiling: ledger.Ceiling): Promise<bigint>;
   close(): Promise<void>;
@@ -107,6 +108,7 @@ export async function startTestLedger(
     lease: (req) => callUnary(client, client.lease, ledger.LeaseRequest.fromPartial(req), call),
     usage,
     workspaceSpend: (req) => callUnary(client, client.workspaceSpend, ledger.WorkspaceSpendRequest.fromPartial(req), call),
+    budgetSubjects: (org) => callUnary(client, client.budgetSubjects, ledger.BudgetSubjectsRequest.fromPartial({ orgId: org }), call),
     async used(ceiling) {
       const [u] = await usage([ceiling]);
       if (!u) throw new Error("Usage answered nothing for a ceiling");

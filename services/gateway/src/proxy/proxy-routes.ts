@@ -27,6 +27,8 @@ export interface ProxyRoutesDeps {
   catalogLimit: RequestHandler;
   /** Per-credential limit on the CSV export, after the management authentication (and its limit). */
   exportLimit: RequestHandler;
+  /** Called once a budget write was answered, with the organisation (the gateway's budget-subjects cache). */
+  onBudgetWrite?: (orgId: string) => void;
 }
 
 /** The identity an owning service sees for an inference key: it has no person, and no management role. */
@@ -91,10 +93,17 @@ export function proxyRoutes(deps: ProxyRoutesDeps): Router {
   // while a write must name a workspace of the caller's organisation (404 otherwise). The gateway
   // serves /v1/workspaces and /v1/workspaces/{id} itself; only these sub-paths go to the ledger.
   router.get("/v1/workspaces/:id/budgets", management, forwardAs(ledger, asPrincipal));
+  // After a budget write, this gateway's copy of which budgets exist is read again at once (other
+  // replicas within its few seconds), so the next request is admitted by the ledger.
+  const budgetWritten: RequestHandler = (_req, res, next) => {
+    res.once("finish", () => deps.onBudgetWrite?.(requirePrincipal(res).orgId));
+    next();
+  };
   router.all(
     "/v1/workspaces/:id/budgets/:interval",
     management,
     namedWorkspace(deps.db, { param: "id" }),
+    budgetWritten,
     forwardAs(ledger, asPrincipal),
   );
   router.get("/v1/agents", management, forwardAs(ledger, asPrincipal));
@@ -104,6 +113,7 @@ export function proxyRoutes(deps: ProxyRoutesDeps): Router {
     management,
     namedWorkspace(deps.db, { body: "workspace_id" }),
     namedWorkspace(deps.db, { query: "workspace_id" }),
+    budgetWritten,
     forwardAs(ledger, asPrincipal),
   );
   // Reports show the organisation's and the workspace's current names, which only the gateway holds.

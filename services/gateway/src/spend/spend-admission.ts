@@ -2,6 +2,7 @@ import type { Nanodollars } from "@router/money";
 import type { CallerKey } from "../auth/caller";
 import { keyCeilings } from "./key-ceilings";
 import type { LedgerPort } from "./ledger-port";
+import type { BudgetSubjects } from "./budget-subjects";
 import { SpendLeases, type LeaseTicket } from "./spend-leases";
 
 export interface SpendRequest {
@@ -28,6 +29,9 @@ export type SpendDecision =
     }
   | { admitted: false; code: string; message: string; httpStatus: number; scope: string };
 
+/** A request no limit counts: admitted, nothing reserved anywhere. */
+const UNLIMITED: SpendDecision = { admitted: true, holdId: "", lease: null, warning: "" };
+
 /**
  * Whether a request may spend, and where its worst case is reserved: from a spend lease this
  * process holds when one serves its key's ceiling (the ledger grants none where a workspace or agent
@@ -37,13 +41,17 @@ export class SpendAdmission {
   constructor(
     private readonly ledger: LedgerPort,
     private readonly leases: SpendLeases | undefined,
+    /** Which budgets exist: without it every request asks Admit. */
+    private readonly budgets?: BudgetSubjects,
   ) {}
 
   async admit(req: SpendRequest): Promise<SpendDecision> {
-    // Every request is BYOK, and a key ceiling without include_byok counts none. The ledger is asked
-    // on every request all the same: the workspace's and the agent's budgets are its own (it keeps
-    // them in memory, so a request that none counts costs it no database work).
+    // Every request is BYOK, and a key ceiling without include_byok counts none. The workspace's and
+    // the agent's budgets are the ledger's: it is asked unless nothing can count the request.
     const ceilings = keyCeilings(req.key).filter((c) => c.includeByok);
+    if (ceilings.length === 0 && this.budgets && !(await this.budgets.mayCount(req.orgId, req.key.workspaceId, req.agent))) {
+      return UNLIMITED;
+    }
     const scope = { orgId: req.orgId, workspaceId: req.key.workspaceId ?? "", agent: req.agent ?? "" };
     if (this.leases && !req.checkOnly && SpendLeases.serves(ceilings)) {
       const lease = await this.leases.admit({ ...scope, ceilings }, req.worstCase);

@@ -84,7 +84,14 @@ export class BudgetCeilings {
       else push(this.byAgent, b.agent, ceiling);
     }
     this.empty = budgets.workspaces.length === 0 && budgets.agents.length === 0;
+    this.subjects = {
+      workspaceIds: [...new Set(budgets.workspaces.map((b) => b.workspaceId))],
+      agents: [...new Set(budgets.agents.map((b) => b.agent))],
+    };
   }
+
+  /** The workspaces and agents with a budget (what the gateway caches to skip Admit when none counts). */
+  readonly subjects: { workspaceIds: string[]; agents: string[] };
 
   /** The budgets that count a request of this workspace ('' for none) naming this agent ('' for none), in precedence order. */
   of(workspaceId: string, agent: string): CeilingRule[] {

@@ -168,6 +168,12 @@ export function ledgerService(deps: LedgerServiceDeps): ledger.LedgerServiceServ
       };
     }, deps.log),
 
+    budgetSubjects: unaryHandler(async (req: ledger.BudgetSubjectsRequest): Promise<ledger.BudgetSubjectsResponse> => {
+      required(req.orgId, "org_id");
+      const { workspaceIds, agents } = (await deps.budgets.get(req.orgId)).subjects;
+      return { workspaceIds, agents };
+    }, deps.log),
+
     workspaceSpend: unaryHandler(async (req: ledger.WorkspaceSpendRequest): Promise<ledger.WorkspaceSpendResponse> => {
       required(req.orgId, "org_id");
       req.workspaceIds.forEach((id, i) => {

@@ -308,6 +308,17 @@ export interface WorkspaceSpendResponse {
   workspaces: WorkspaceSpendEntry[];
 }
 
+export interface BudgetSubjectsRequest {
+  orgId: string;
+}
+
+export interface BudgetSubjectsResponse {
+  /** Workspaces with a workspace budget. */
+  workspaceIds: string[];
+  /** Agents with a budget, organisation-wide or scoped to a workspace. */
+  agents: string[];
+}
+
 function createBaseCeiling(): Ceiling {
   return {
     subjectKind: "",
@@ -2888,6 +2899,168 @@ export const WorkspaceSpendResponse: MessageFns<WorkspaceSpendResponse> = {
   },
 };
 
+function createBaseBudgetSubjectsRequest(): BudgetSubjectsRequest {
+  return { orgId: "" };
+}
+
+export const BudgetSubjectsRequest: MessageFns<BudgetSubjectsRequest> = {
+  encode(message: BudgetSubjectsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.orgId !== "") {
+      writer.uint32(10).string(message.orgId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BudgetSubjectsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBudgetSubjectsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.orgId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BudgetSubjectsRequest {
+    return {
+      orgId: isSet(object.orgId)
+        ? globalThis.String(object.orgId)
+        : isSet(object.org_id)
+        ? globalThis.String(object.org_id)
+        : "",
+    };
+  },
+
+  toJSON(message: BudgetSubjectsRequest): unknown {
+    const obj: any = {};
+    if (message.orgId !== "") {
+      obj.orgId = message.orgId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<BudgetSubjectsRequest>, I>>(base?: I): BudgetSubjectsRequest {
+    return BudgetSubjectsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<BudgetSubjectsRequest>, I>>(object: I): BudgetSubjectsRequest {
+    const message = createBaseBudgetSubjectsRequest();
+    message.orgId = object.orgId ?? "";
+    return message;
+  },
+};
+
+function createBaseBudgetSubjectsResponse(): BudgetSubjectsResponse {
+  return { workspaceIds: [], agents: [] };
+}
+
+export const BudgetSubjectsResponse: MessageFns<BudgetSubjectsResponse> = {
+  encode(message: BudgetSubjectsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.workspaceIds) {
+      writer.uint32(10).string(v!);
+    }
+    for (const v of message.agents) {
+      writer.uint32(18).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BudgetSubjectsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBudgetSubjectsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.workspaceIds.push(reader.string());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.agents.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BudgetSubjectsResponse {
+    return {
+      workspaceIds: globalThis.Array.isArray(object?.workspaceIds)
+        ? object.workspaceIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.workspace_ids)
+        ? object.workspace_ids.map((e: any) => globalThis.String(e))
+        : [],
+      agents: globalThis.Array.isArray(object?.agents) ? object.agents.map((e: any) => globalThis.String(e)) : [],
+    };
+  },
+
+  toJSON(message: BudgetSubjectsResponse): unknown {
+    const obj: any = {};
+    if (message.workspaceIds?.length) {
+      obj.workspaceIds = message.workspaceIds;
+    }
+    if (message.agents?.length) {
+      obj.agents = message.agents;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<BudgetSubjectsResponse>, I>>(base?: I): BudgetSubjectsResponse {
+    return BudgetSubjectsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<BudgetSubjectsResponse>, I>>(object: I): BudgetSubjectsResponse {
+    const message = createBaseBudgetSubjectsResponse();
+    message.workspaceIds = object.workspaceIds?.map((e) => e) || [];
+    message.agents = object.agents?.map((e) => e) || [];
+    return message;
+  },
+};
+
 /**
  * LedgerService controls spend: it reserves the worst case of a request before dispatch (a hold),
  * replaces the reservation with the actual amount at settlement, and refuses requests whose
@@ -2973,6 +3146,21 @@ export const LedgerServiceService = {
       Buffer.from(WorkspaceSpendResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): WorkspaceSpendResponse => WorkspaceSpendResponse.decode(value),
   },
+  /**
+   * Which workspaces and agents of an organisation have a budget: the gateway skips Admit for a
+   * request that no key ceiling and no budget counts (most requests), and caches this a few seconds.
+   */
+  budgetSubjects: {
+    path: "/router.ledger.v1.LedgerService/BudgetSubjects" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: BudgetSubjectsRequest): Buffer =>
+      Buffer.from(BudgetSubjectsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): BudgetSubjectsRequest => BudgetSubjectsRequest.decode(value),
+    responseSerialize: (value: BudgetSubjectsResponse): Buffer =>
+      Buffer.from(BudgetSubjectsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): BudgetSubjectsResponse => BudgetSubjectsResponse.decode(value),
+  },
 } as const;
 
 export interface LedgerServiceServer extends UntypedServiceImplementation {
@@ -2996,6 +3184,11 @@ export interface LedgerServiceServer extends UntypedServiceImplementation {
    * the gateway's workspace rows.
    */
   workspaceSpend: handleUnaryCall<WorkspaceSpendRequest, WorkspaceSpendResponse>;
+  /**
+   * Which workspaces and agents of an organisation have a budget: the gateway skips Admit for a
+   * request that no key ceiling and no budget counts (most requests), and caches this a few seconds.
+   */
+  budgetSubjects: handleUnaryCall<BudgetSubjectsRequest, BudgetSubjectsResponse>;
 }
 
 export interface LedgerServiceClient extends Client {
@@ -3116,6 +3309,25 @@ export interface LedgerServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: WorkspaceSpendResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Which workspaces and agents of an organisation have a budget: the gateway skips Admit for a
+   * request that no key ceiling and no budget counts (most requests), and caches this a few seconds.
+   */
+  budgetSubjects(
+    request: BudgetSubjectsRequest,
+    callback: (error: ServiceError | null, response: BudgetSubjectsResponse) => void,
+  ): ClientUnaryCall;
+  budgetSubjects(
+    request: BudgetSubjectsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: BudgetSubjectsResponse) => void,
+  ): ClientUnaryCall;
+  budgetSubjects(
+    request: BudgetSubjectsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: BudgetSubjectsResponse) => void,
   ): ClientUnaryCall;
 }
 
