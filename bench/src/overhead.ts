@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { freePort, gatewayClient, startStack, type JsonResponse } from "@router/testkit";
+import { catchUpMs } from "./consumer-lag";
 import { cpuPerRequest, sampleCpu, type CpuSubjects } from "./cpu";
 import { pauseDamonMonitors, runningDamonMonitors } from "./damon";
 import { gcPauses, overheadPercentileMs, scrapeGateway } from "./gateway-overhead";
@@ -68,6 +69,8 @@ interface Row {
   cpuMsPerRequest: Record<string, number>;
   /** Through the gateway only: its own `gateway_overhead_seconds`, as bucket upper bounds in ms. */
   gatewayOwn?: { p50: number | null; p99: number | null; gc: string };
+  /** Gateway rows: ms after the load ended until every consumer group had taken every event (null: not within 30 s). */
+  consumersCaughtUpMs?: number | null;
 }
 
 function body(model: string, stream: boolean): string {
@@ -181,6 +184,8 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
       const before = sampleCpu(cpuSubjects);
       const { trace, ...result } = await runLoad(target, rate, SECONDS, { trace: TRACE_DIR !== undefined });
       if (TRACE_DIR && trace) writeTrace(TRACE_DIR, `${round}-${scenario}`, trace);
+      const consumersCaughtUpMs =
+        target.origin === gatewayOrigin ? await catchUpMs(stack.env.REDIS_URL ?? "", `${stack.env.ROUTER_BUS_NAMESPACE}.router.request.completed.v1`) : undefined;
       // Consumers work off the events of the last requests after the load ends; let them finish.
       await new Promise((r) => setTimeout(r, 1000));
       const cpuMsPerRequest = cpuPerRequest(before, sampleCpu(cpuSubjects), result.ok);
@@ -192,7 +197,7 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
             gc: gcPauses(gatewayBefore, gatewayAfter),
           }
         : undefined;
-      rows.push({ round, scenario, rate, result, cpuMsPerRequest, gatewayOwn });
+      rows.push({ round, scenario, rate, result, cpuMsPerRequest, gatewayOwn, consumersCaughtUpMs });
     };
     for (let round = 1; round <= ROUNDS; round++) {
       for (const rate of RATES) {
@@ -227,6 +232,12 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
     for (const r of rows) {
       if (r.gatewayOwn) {
         process.stdout.write(`  ${label(r).padEnd(60)} p50 <= ${r.gatewayOwn.p50} ms  p99 <= ${r.gatewayOwn.p99} ms  GC ${r.gatewayOwn.gc}\n`);
+      }
+    }
+    process.stdout.write(`\nConsumer lag: ms after the load ended until every consumer group (activity, routing, reports, runaway, broadcast) had taken every request.completed event\n`);
+    for (const r of rows) {
+      if (r.consumersCaughtUpMs !== undefined) {
+        process.stdout.write(`  ${label(r).padEnd(60)} ${r.consumersCaughtUpMs === null ? "not within 30 s" : `${r.consumersCaughtUpMs} ms`}\n`);
       }
     }
     // Gateway minus direct within each round (the two rows ran back to back), then the median over rounds.
