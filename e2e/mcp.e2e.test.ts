@@ -54,7 +54,7 @@ describe("MCP at POST /mcp", () => {
     try {
       expect(client.getServerVersion()).toMatchObject({ name: "router" });
       const { tools } = await client.listTools();
-      expect(tools.map((t) => t.name).sort()).toEqual(["chat_completion", "get_key_usage", "list_model_endpoints", "list_models"]);
+      expect(tools.map((t) => t.name).sort()).toEqual(["chat_completion", "get_key_usage", "list_model_endpoints", "list_models", "preview_route"]);
       expect(tools.find((t) => t.name === "chat_completion")?.inputSchema.required).toEqual(["model", "messages"]);
       await expect(client.ping()).resolves.toEqual({});
     } finally {
@@ -104,6 +104,11 @@ describe("MCP at POST /mcp", () => {
       expect(JSON.parse((models.content as Array<{ text: string }>)[0]?.text ?? "{}").data).toHaveLength(2);
       const endpoints = await client.callTool({ name: "list_model_endpoints", arguments: { model: "openai/gpt-4o-mini" } });
       expect(endpoints.isError).toBe(false);
+      const preview = await client.callTool({ name: "preview_route", arguments: { model: "openai/gpt-4o-mini", routing_seed: "mcp" } });
+      expect(JSON.parse((preview.content as Array<{ text: string }>)[0]?.text ?? "{}").data).toMatchObject({
+        would_dispatch: true,
+        winner: { provider: "openai" },
+      });
     } finally {
       await client.close();
     }

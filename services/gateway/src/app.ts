@@ -19,6 +19,7 @@ import { createRecentGenerations } from "./generation/recent-generations";
 import { generationRoutes } from "./generation/routes";
 import { healthRoutes } from "./health/health-routes";
 import { Drain } from "./shutdown/drain";
+import { previewRoutes } from "./routing/preview-route";
 import { BudgetSubjects } from "./spend/budget-subjects";
 import { cspReportRoute } from "./meta/csp-report-route";
 import { loopbackHostOf, MCP_PATH, mcpRoutes } from "./mcp/mcp-route";
@@ -258,11 +259,12 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
         })
       : undefined;
   const budgetSubjects = new BudgetSubjects(ledgerPort, deps.clock, deps.log);
+  const routingPort = cachedRoutingPort(grpcRoutingPort(deps.routing, { deadlineMs: grpcDeadlineMs }), deps.clock, {
+    ttlMs: deps.planCacheMs ?? 1000,
+  });
   const chat = chatCompletionsListener({
     resolveCaller: createCallerResolver(authDeps, { allow: ["inference"] }),
-    routing: cachedRoutingPort(grpcRoutingPort(deps.routing, { deadlineMs: grpcDeadlineMs }), deps.clock, {
-      ttlMs: deps.planCacheMs ?? 1000,
-    }),
+    routing: routingPort,
     ledger: ledgerPort,
     closings,
     leases,
@@ -355,6 +357,14 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       selfCalls,
       addressOf: (req) => rateLimits.addressOf(req),
       version: deps.version,
+    }),
+  );
+  app.use(
+    previewRoutes({
+      authenticate,
+      chat: { credentials, routing: routingPort, ledger: ledgerPort, budgetSubjects, clock: deps.clock },
+      limit: rateLimits.credential("route_preview"),
+      openCircuits: () => upstream.breakers.openEndpoints(),
     }),
   );
   app.use(uptimeRoute({ db: deps.db, clock: deps.clock, publicLimit: rateLimits.publicRateLimit("uptime") }));

@@ -73,6 +73,24 @@ export function registerTools(server: McpServer, routes: RouteInvoker, caller: I
   );
 
   server.registerTool(
+    "preview_route",
+    {
+      title: "Preview a route",
+      description:
+        "Where a chat request would go (POST /v1/routing/preview): the cascade, the refusals per endpoint, the seed, " +
+        "or why it would be refused. Nothing is spent, recorded or sent to a provider.",
+      inputSchema: {
+        model: z.string().min(1).describe("A model id, alias or @preset/<slug>"),
+        models: z.array(z.string()).optional().describe("Fallback models, in order"),
+        routing_seed: z.string().max(200).optional().describe("Seeds the weighted draw, to reproduce it"),
+        session_id: z.string().optional(),
+      },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    async (args) => resultOf(await routes.invoke(caller, { method: "POST", path: "/v1/routing/preview", body: args })),
+  );
+
+  server.registerTool(
     "chat_completion",
     {
       title: "Chat completion",

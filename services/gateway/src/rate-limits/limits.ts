@@ -33,7 +33,7 @@ export const ADDRESS_LIMIT_NAMES = [
 export type AddressLimitName = (typeof ADDRESS_LIMIT_NAMES)[number];
 
 /** Limits counted per credential: a management key's hash or a dashboard session's token hash. */
-export const CREDENTIAL_LIMIT_NAMES = ["management", "activity_export"] as const;
+export const CREDENTIAL_LIMIT_NAMES = ["management", "activity_export", "route_preview"] as const;
 export type CredentialLimitName = (typeof CREDENTIAL_LIMIT_NAMES)[number];
 
 export type LimitName = AddressLimitName | CredentialLimitName;
@@ -48,6 +48,8 @@ export const RATE_LIMITS: RateLimitTable = {
   management: [perMinute(300), perDay(20_000)],
   // Spec; on top of `management` for GET /v1/activity/export (each export streams a whole range).
   activity_export: [perMinute(6)],
+  // Not in the spec ("its own bucket"): per inference key, a Plan and a check per call, no hold.
+  route_preview: [perMinute(120), perDay(20_000)],
   // Not in the spec: chosen here (docs/decisions.md). Each exchange or challenge writes a row, so
   // those are the tightest; reads of public metadata are looser.
   auth_exchange: [perMinute(20), perDay(1_000)],
@@ -93,6 +95,7 @@ const LIMIT_LABELS: Record<LimitName, string> = {
   catalog: "catalog",
   management: "management",
   activity_export: "CSV export",
+  route_preview: "route preview",
   auth_exchange: "key exchange",
   invitation_lookup: "invitation lookup",
   pkce: "PKCE describe and exchange",

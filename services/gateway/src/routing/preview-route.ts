@@ -1,0 +1,125 @@
+import { invalid } from "@router/errors";
+import { toUsd } from "@router/money";
+import type { routing } from "@router/proto";
+import { Router, type Request, type Response } from "express";
+import { requireCaller, type Authenticate } from "../auth/authenticate";
+import { newChatContext } from "../chat/chat-context";
+import type { ChatDeps } from "../chat/chat-deps";
+import { parseChatRequest } from "../chat/request-schema";
+import { readRouterHeaders } from "../chat/router-headers";
+import type { CredentialRateLimit } from "../rate-limits/rate-limit-middleware";
+import { SpendAdmission } from "../spend/spend-admission";
+import { planRequestOf } from "./plan-request";
+import { withPresetParams } from "./preset-params";
+
+export const ROUTE_PREVIEW_PATH = "/v1/routing/preview";
+
+// The preview takes the chat route's routing fields; messages are optional (content filters only).
+const PREVIEW_FIELDS = new Set([
+  "model",
+  "models",
+  "provider",
+  "tools",
+  "messages",
+  "session_id",
+  "prompt_cache_key",
+  "routing_stability",
+  "routing_seed",
+]);
+
+/** A cascade entry as the preview shows it: which endpoint, at which list price. */
+function candidateView(c: routing.Candidate) {
+  return {
+    model: c.modelId,
+    provider: c.providerSlug,
+    endpoint_id: c.endpointId,
+    model_rank: c.modelRank,
+    quantization: c.quantization || null,
+    context_length: c.contextLength || null,
+    pricing: c.price
+      ? { prompt_per_million: toUsd(c.price.promptPerMillion), completion_per_million: toUsd(c.price.completionPerMillion) }
+      : null,
+    pinned: c.pinned,
+  };
+}
+
+/**
+ * `POST /v1/routing/preview`: the chat route's gates in their order (the key, the spend limits in
+ * their precedence, routing), with no side effect: Plan has none (pins are written from completed
+ * requests), the limits are asked as a check (no hold, no lease), no request is recorded and no
+ * provider is contacted. A refusal is answered in the body (`would_dispatch: false`), not as an error.
+ */
+export function previewRoutes(deps: {
+  authenticate: Authenticate;
+  chat: Pick<ChatDeps, "credentials" | "routing" | "ledger" | "budgetSubjects" | "clock">;
+  limit: CredentialRateLimit;
+  openCircuits: () => string[];
+}): Router {
+  const router = Router();
+  const spend = new SpendAdmission(deps.chat.ledger, undefined, deps.chat.budgetSubjects);
+  router.post(ROUTE_PREVIEW_PATH, deps.authenticate({ allow: ["inference"] }), async (req: Request, res: Response) => {
+    const caller = requireCaller(res);
+    await deps.limit({ id: caller.key.hash, per: "key" }, res);
+    const body: unknown = req.body;
+    if (body === null || typeof body !== "object" || Array.isArray(body)) throw invalid("body", "expected a JSON object");
+    for (const field of Object.keys(body)) {
+      if (!PREVIEW_FIELDS.has(field)) throw invalid(field, "not a field of a route preview");
+    }
+    const supplied = body as Record<string, unknown>;
+    const hasMessages = supplied.messages !== undefined;
+    // The chat route's own schema checks every field it shares; messages stand in when omitted.
+    const request = parseChatRequest(hasMessages ? supplied : { ...supplied, messages: [{ role: "user", content: "" }] });
+    const ctx = newChatContext(caller, readRouterHeaders(req), request, deps.chat.clock.now(), performance.now());
+    const credentials = await deps.chat.credentials.enabledFor(caller.orgId);
+    const plan = await deps.chat.routing.plan(planRequestOf(ctx, [...new Set(credentials.map((c) => c.providerSlug))], deps.openCircuits()));
+    ctx.request = withPresetParams(ctx.request, plan.preset);
+    const decision = await spend.admit({
+      requestId: ctx.id,
+      orgId: caller.orgId,
+      key: caller.key,
+      agent: ctx.headers.agent,
+      worstCase: 0n,
+      checkOnly: true,
+    });
+    const budgetRefusal = decision.admitted
+      ? null
+      : { status: decision.httpStatus, code: decision.code, message: decision.message, scope: decision.scope };
+    const routingRefusal =
+      plan.refusal !== undefined
+        ? { status: plan.refusal.httpStatus || 404, code: plan.refusal.code, message: plan.refusal.message, unsatisfied_filters: plan.refusal.unsatisfiedFilters }
+        : plan.cascade.length === 0
+          ? { status: 404, code: "no_route", message: "no endpoint can serve this request", unsatisfied_filters: [] }
+          : null;
+    const refusal = budgetRefusal ?? routingRefusal;
+    const cascade = plan.cascade.map(candidateView);
+    res.json({
+      data: {
+        requested: request.model ?? "",
+        strategy: plan.strategy || (request.models?.length ? "fallback" : "direct"),
+        would_dispatch: refusal === null,
+        limit_warning: decision.admitted && decision.warning ? decision.warning : null,
+        refusal,
+        ordering: plan.ordering || "deterministic",
+        routing_seed: plan.routingSeed || null,
+        winner: refusal === null ? (cascade[0] ?? null) : null,
+        cascade,
+        beyond_fallback_depth: plan.beyondFallbackDepth,
+        endpoints: { in_cascade: cascade.length, refused: plan.refused.length, beyond_fallback_depth: plan.beyondFallbackDepth },
+        refused: plan.refused.map((r) => ({ model: r.modelId, provider: r.providerSlug, endpoint_id: r.endpointId, constraint: r.constraint })),
+        unsatisfied_filters: plan.refusal?.unsatisfiedFilters ?? [],
+        unresolved_models: plan.unresolvedModels,
+        guardrails: { applied: [] },
+        // No content filter exists yet; with messages supplied nothing can have matched.
+        content_filter: hasMessages ? { labels: [] } : null,
+        sticky: plan.sticky?.mode
+          ? {
+              mode: plan.sticky.mode,
+              source: plan.sticky.source,
+              pins: plan.sticky.pins.map((p) => ({ model: p.modelId, endpoint_id: p.endpointId, hoisted: p.hoisted, not_hoisted_reason: p.notHoistedReason || null })),
+            }
+          : null,
+      },
+    });
+  });
+  return router;
+}
