@@ -68,6 +68,8 @@ function health(snapshot: CatalogSnapshot): HealthSnapshot {
       dayTtftCount: 500,
       dayOutputTokens: 100_000,
       dayGenerationMs: 1_000 * (1 + (i % 7)),
+      dayToolCalls: 0,
+      dayInvalidToolCalls: 0,
     })),
   );
 }

@@ -42,7 +42,7 @@ describe("endpoint health learned from router.request.completed.v1", () => {
   });
 
   /** A completed request whose attempts all started now (on the harness clock). */
-  function completedPayload(eventId: string, attempts: AttemptInput[]): Uint8Array {
+  function completedPayload(eventId: string, attempts: AttemptInput[], extra: Partial<events.RequestCompleted> = {}): Uint8Array {
     const startedAtMs = BigInt(h.clock.now().getTime());
     return events.RequestCompleted.encode(
       events.RequestCompleted.fromPartial({
@@ -51,13 +51,14 @@ describe("endpoint health learned from router.request.completed.v1", () => {
         status: "complete",
         createdAtMs: startedAtMs,
         attempts: attempts.map((a, i) => ({ attempt: i + 1, status: "ok", startedAtMs, ...a })),
+        ...extra,
       }),
     ).finish();
   }
 
-  async function complete(eventId: string, attempts: AttemptInput[]): Promise<void> {
+  async function complete(eventId: string, attempts: AttemptInput[], extra: Partial<events.RequestCompleted> = {}): Promise<void> {
     // One key for every event: one partition, so events are handled in publish order.
-    await bus.publish({ topic: TOPIC, key: "org_1", type: TOPIC, id: eventId, payload: completedPayload(eventId, attempts) });
+    await bus.publish({ topic: TOPIC, key: "org_1", type: TOPIC, id: eventId, payload: completedPayload(eventId, attempts, extra) });
   }
 
   const failing = (endpointId: string): AttemptInput => ({ endpointId, status: "error", httpStatus: 503, errorCode: "http_503", durationMs: 40 });
@@ -222,7 +223,27 @@ describe("endpoint health learned from router.request.completed.v1", () => {
       ["ep_alpha_one", 2 / 3, 201],
       ["ep_beta_one", null, null],
     ]);
+    // No tool call measured yet: null, not a fabricated 1.
     expect(data[0]).toHaveProperty("tool_call_reliability", null);
+  });
+
+  it("reports tool-call reliability from the tool calls of the answers each endpoint served", async () => {
+    type EndpointStats = { endpoint_id: string; tool_call_reliability: number | null };
+    const reliability = async (id: string) =>
+      ((await h.get("/v1/models/acme/one/endpoints")).body.data as EndpointStats[]).find((e) => e.endpoint_id === id)?.tool_call_reliability;
+
+    // The failed attempt on beta served nothing: its endpoint is not credited with alpha's tool calls.
+    await complete("gen-t1", [failing("ep_beta_one"), { endpointId: "ep_alpha_one", durationMs: 300 }], {
+      endpointId: "ep_alpha_one",
+      toolCalls: 3,
+      invalidToolCalls: 1,
+    });
+    await complete("gen-t2", [{ endpointId: "ep_alpha_one", durationMs: 300 }], { endpointId: "ep_alpha_one", toolCalls: 1, invalidToolCalls: 0 });
+    // A request without tool calls says nothing about them.
+    await complete("gen-t3", [{ endpointId: "ep_alpha_one", durationMs: 300 }], { endpointId: "ep_alpha_one" });
+    await waitFor(async () => (await reliability("ep_alpha_one")) === 0.75, { what: "3 of 4 tool calls usable" });
+    expect(await reliability("ep_beta_one")).toBeNull();
+    expect(await reliability("ep_gamma_one")).toBeNull();
   });
 
   it("drops buckets older than 24 hours from the stats and the table", async () => {

@@ -96,14 +96,16 @@ describe("HealthSnapshot", () => {
     dayTtftCount: 0,
     dayOutputTokens: 0,
     dayGenerationMs: 0,
+    dayToolCalls: 0,
+    dayInvalidToolCalls: 0,
   });
 
   it("calls an endpoint degraded at a 50% recent failure rate over at least 5 attempts", () => {
     const snapshot = new HealthSnapshot([row("ep_half", 10, 5), row("ep_few", 4, 4), row("ep_fine", 10, 4)]);
 
     expect(["ep_half", "ep_few", "ep_fine", "ep_unknown"].map((id) => snapshot.isDegraded(id))).toEqual([true, false, false, false]);
-    expect(snapshot.of("ep_fine")).toEqual({ uptime: 0.6, latencyMs: null, throughput: null });
-    expect(snapshot.of("ep_unknown")).toEqual({ uptime: null, latencyMs: null, throughput: null });
+    expect(snapshot.of("ep_fine")).toEqual({ uptime: 0.6, latencyMs: null, throughput: null, toolCallReliability: null });
+    expect(snapshot.of("ep_unknown")).toEqual({ uptime: null, latencyMs: null, throughput: null, toolCallReliability: null });
   });
 
   it("smooths the recent failure rate by one phantom success, and measures throughput in tokens per second", () => {

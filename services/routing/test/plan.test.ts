@@ -348,6 +348,8 @@ describe("Plan over the bundled catalog", () => {
       dayTtftCount: 0,
       dayOutputTokens: 0,
       dayGenerationMs: 0,
+      dayToolCalls: 0,
+      dayInvalidToolCalls: 0,
     }));
     const health = new HealthSnapshot(failing);
     const req = routing.PlanRequest.fromPartial({

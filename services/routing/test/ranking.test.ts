@@ -46,6 +46,8 @@ function healthOf(rows: Array<Partial<EndpointHealthRow> & { endpointId: string 
       dayTtftCount: 0,
       dayOutputTokens: 0,
       dayGenerationMs: 0,
+      dayToolCalls: 0,
+      dayInvalidToolCalls: 0,
       ...r,
     })),
   );

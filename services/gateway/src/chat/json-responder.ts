@@ -1,3 +1,4 @@
+import { countToolCalls } from "./tool-call-check";
 import type { ServerResponse } from "node:http";
 import { performance } from "node:perf_hooks";
 import { writeJson } from "@router/http-kit";
@@ -53,6 +54,7 @@ export class JsonResponder {
       generationMs: result.attempts[result.attempts.length - 1]?.durationMs ?? null,
       attempts: result.attempts,
       upstreamMs: result.upstreamMs,
+      toolCalls: countToolCalls(completion.choices),
     });
     this.finishing.finish(ctx, outcome, served);
     const body: Record<string, unknown> = {

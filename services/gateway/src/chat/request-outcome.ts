@@ -1,3 +1,4 @@
+import { NO_TOOL_CALLS, type ToolCallCount } from "./tool-call-check";
 import { performance } from "node:perf_hooks";
 import type { Nanodollars } from "@router/money";
 import { TOPICS, type events } from "@router/proto";
@@ -36,6 +37,8 @@ export interface RequestOutcome {
   errorCode: string | null;
   errorMessage: string | null;
   attempts: Attempt[];
+  /** Tool calls in the served answer (routing's tool-call reliability). */
+  toolCalls: ToolCallCount;
 }
 
 /** What a stage knows of how the request ended; the rest of the outcome comes from the context. */
@@ -74,6 +77,7 @@ export function outcomeOf(ctx: ChatContext, o: OutcomeFacts): RequestOutcome {
     errorCode: o.errorCode ?? null,
     errorMessage: o.errorMessage ?? null,
     attempts: o.attempts ?? [],
+    toolCalls: o.toolCalls ?? NO_TOOL_CALLS,
   };
 }
 
@@ -118,6 +122,8 @@ export function completedEvent(o: RequestOutcome): events.RequestCompleted {
     agent: orEmpty(o.headers.agent),
     sessionId: orEmpty(o.sessionId),
     stickyPin: o.stickyPin,
+    toolCalls: o.toolCalls.total,
+    invalidToolCalls: o.toolCalls.invalid,
     runId: orEmpty(o.runId),
     appHidden: o.headers.appHidden,
     appCategories: o.headers.appCategories,

@@ -1,3 +1,4 @@
+import { StreamedToolCalls } from "./tool-call-check";
 import type { ServerResponse } from "node:http";
 import { performance } from "node:perf_hooks";
 import { DomainError } from "@router/errors";
@@ -31,6 +32,7 @@ export class StreamResponder {
     const exclude = ctx.request.reasoning?.exclude === true;
     let prefix = "";
     let chars = 0;
+    const toolCalls = new StreamedToolCalls();
     const sink = {
       commit: (served: Served) => {
         // Only the choices are serialised per chunk; the envelope is fixed once the stream commits.
@@ -44,13 +46,16 @@ export class StreamResponder {
             delete d.reasoning_details;
           }
           chars += (d.content?.length ?? 0) + (d.reasoning?.length ?? 0);
-          if (d.tool_calls) for (const t of d.tool_calls) chars += t.function?.arguments?.length ?? 0;
+          if (d.tool_calls) {
+            for (const t of d.tool_calls) chars += t.function?.arguments?.length ?? 0;
+            toolCalls.add(c.index, d.tool_calls);
+          }
         }
         sse.data(`${prefix}${JSON.stringify(choices)}}`);
       },
     };
     try {
-      await this.streamThrough(ctx, input, sse, sink, () => chars);
+      await this.streamThrough(ctx, input, sse, sink, () => chars, toolCalls);
     } finally {
       // Whatever happened above, the keepalive timer must not outlive the request.
       sse.stop();
@@ -63,6 +68,7 @@ export class StreamResponder {
     sse: SseResponse,
     sink: StreamSink,
     streamedChars: () => number,
+    toolCalls: StreamedToolCalls,
   ): Promise<void> {
     let result: StreamResult;
     try {
@@ -104,6 +110,7 @@ export class StreamResponder {
       errorMessage: shutdown ? GATEWAY_SHUTDOWN.message : null,
       attempts: result.attempts,
       upstreamMs: result.upstreamMs,
+      toolCalls: toolCalls.count(),
     });
     this.finishing.finish(ctx, outcome, served);
     if (cancelled) {

@@ -73,6 +73,8 @@ describe("non-stream chat completions", () => {
     });
     expect(h.fakes.google.requests[0]!.headers["x-goog-api-key"]).toBe("sk-google-org-key");
     expect(h.fakes.google.requests[0]!.path).toBe("/v1beta/models/google-gemini-upstream:generateContent");
+    // Counted for routing's tool-call reliability: one call, with JSON-object arguments.
+    await expect(h.eventFor(res.body.id)).resolves.toMatchObject({ toolCalls: 1, invalidToolCalls: 0 });
   });
 
   it("omits reasoning when the request asks to exclude it", async () => {

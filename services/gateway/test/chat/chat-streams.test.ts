@@ -81,6 +81,8 @@ describe("streamed chat completions", () => {
       native_finish_reason: "tool_use",
     });
     expect(res.done).toBe(true);
+    // The argument pieces are joined before they are judged.
+    await expect(h.eventFor(res.chunks[0].id)).resolves.toMatchObject({ toolCalls: 1, invalidToolCalls: 0 });
   });
 
   it("streams Gemini with usage on the final chunk", async () => {

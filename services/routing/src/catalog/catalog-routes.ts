@@ -91,8 +91,7 @@ export function catalogRoutes(cache: CatalogCache, health: HealthCache): Router 
         // Measured from the gateway's attempts over the last 24 h (see src/health).
         uptime: measured.of(endpoint.id).uptime,
         latency_ms: measured.of(endpoint.id).latencyMs,
-        // Needs tool-call outcomes, which the completed-request event does not carry.
-        tool_call_reliability: null,
+        tool_call_reliability: measured.of(endpoint.id).toolCallReliability,
       })),
     });
   });

@@ -16,6 +16,9 @@ export interface BucketIncrement {
   outputTokens: number;
   /** The time that attempt spent generating: after its first token when measured, else all of it. */
   generationMs: number;
+  /** Tool calls in the answer that attempt served, and those with arguments that are not a JSON object. */
+  toolCalls: number;
+  invalidToolCalls: number;
 }
 
 /**
@@ -49,6 +52,8 @@ export function healthIncrements(completed: events.RequestCompleted, now: Date):
         ttftCount: 0,
         outputTokens: 0,
         generationMs: 0,
+        toolCalls: 0,
+        invalidToolCalls: 0,
       };
       byKey.set(key, inc);
     }
@@ -70,6 +75,8 @@ export function healthIncrements(completed: events.RequestCompleted, now: Date):
         inc.outputTokens += tokens;
         inc.generationMs += generationMs;
       }
+      inc.toolCalls += Math.max(0, completed.toolCalls);
+      inc.invalidToolCalls += Math.min(Math.max(0, completed.invalidToolCalls), Math.max(0, completed.toolCalls));
     }
   }
   return [...byKey.values()].sort((a, b) =>

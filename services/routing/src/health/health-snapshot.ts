@@ -13,9 +13,11 @@ export interface EndpointHealth {
   latencyMs: number | null;
   /** Completion tokens per second of the attempts that served, over the last 24 h; null without any. */
   throughput: number | null;
+  /** Fraction of the tool calls in served answers whose arguments were a JSON object, over the last 24 h; null without any. */
+  toolCallReliability: number | null;
 }
 
-const UNMEASURED: EndpointHealth = { uptime: null, latencyMs: null, throughput: null };
+const UNMEASURED: EndpointHealth = { uptime: null, latencyMs: null, throughput: null, toolCallReliability: null };
 
 /**
  * Endpoint health at one moment, indexed for the hot path: Plan asks `isDegraded` and
@@ -33,6 +35,7 @@ export class HealthSnapshot {
         uptime: r.dayAttempts > 0 ? (r.dayAttempts - r.dayFailures) / r.dayAttempts : null,
         latencyMs: r.dayTtftCount > 0 ? Math.round(r.dayTtftSumMs / r.dayTtftCount) : null,
         throughput: r.dayOutputTokens > 0 && r.dayGenerationMs > 0 ? (r.dayOutputTokens * 1000) / r.dayGenerationMs : null,
+        toolCallReliability: r.dayToolCalls > 0 ? (r.dayToolCalls - r.dayInvalidToolCalls) / r.dayToolCalls : null,
       });
       if (r.recentAttempts >= DEGRADED_MIN_ATTEMPTS && r.recentFailures / r.recentAttempts >= DEGRADED_FAILURE_RATE) {
         this.degraded.add(r.endpointId);

@@ -14,6 +14,9 @@ export interface EndpointHealthRow {
   /** Completion tokens and generating time of serving attempts over the last 24 h. */
   dayOutputTokens: number;
   dayGenerationMs: number;
+  /** Tool calls in served answers over the last 24 h, and those whose arguments were not a JSON object. */
+  dayToolCalls: number;
+  dayInvalidToolCalls: number;
 }
 
 /**
@@ -52,13 +55,14 @@ export async function recordHealth(q: Queryable, batch: EventIncrements[], now: 
      ), counted AS (
        INSERT INTO endpoint_health_buckets
          (endpoint_id, bucket_start, attempts, failures, duration_sum_ms, duration_count, ttft_sum_ms, ttft_count,
-          output_tokens_sum, generation_ms_sum)
+          output_tokens_sum, generation_ms_sum, tool_calls_sum, invalid_tool_calls_sum)
        SELECT i.endpoint_id, i.bucket_start, sum(i.attempts), sum(i.failures), sum(i.duration_sum_ms),
-         sum(i.duration_count), sum(i.ttft_sum_ms), sum(i.ttft_count), sum(i.output_tokens), sum(i.generation_ms)
+         sum(i.duration_count), sum(i.ttft_sum_ms), sum(i.ttft_count), sum(i.output_tokens), sum(i.generation_ms),
+         sum(i.tool_calls), sum(i.invalid_tool_calls)
        FROM unnest($3::text[], $4::text[], $5::timestamptz[], $6::int[], $7::int[], $8::bigint[], $9::int[], $10::bigint[], $11::int[],
-                   $12::bigint[], $13::bigint[])
+                   $12::bigint[], $13::bigint[], $14::int[], $15::int[])
          AS i(event_id, endpoint_id, bucket_start, attempts, failures, duration_sum_ms, duration_count, ttft_sum_ms, ttft_count,
-              output_tokens, generation_ms)
+              output_tokens, generation_ms, tool_calls, invalid_tool_calls)
        JOIN first USING (event_id)
        GROUP BY i.endpoint_id, i.bucket_start
        ORDER BY i.endpoint_id, i.bucket_start
@@ -70,7 +74,9 @@ export async function recordHealth(q: Queryable, batch: EventIncrements[], now: 
          ttft_sum_ms     = endpoint_health_buckets.ttft_sum_ms + EXCLUDED.ttft_sum_ms,
          ttft_count      = endpoint_health_buckets.ttft_count + EXCLUDED.ttft_count,
          output_tokens_sum = endpoint_health_buckets.output_tokens_sum + EXCLUDED.output_tokens_sum,
-         generation_ms_sum = endpoint_health_buckets.generation_ms_sum + EXCLUDED.generation_ms_sum
+         generation_ms_sum = endpoint_health_buckets.generation_ms_sum + EXCLUDED.generation_ms_sum,
+         tool_calls_sum = endpoint_health_buckets.tool_calls_sum + EXCLUDED.tool_calls_sum,
+         invalid_tool_calls_sum = endpoint_health_buckets.invalid_tool_calls_sum + EXCLUDED.invalid_tool_calls_sum
        RETURNING 1
      )
      SELECT event_id FROM first`,
@@ -88,6 +94,8 @@ export async function recordHealth(q: Queryable, batch: EventIncrements[], now: 
       col("ttftCount"),
       col("outputTokens"),
       col("generationMs"),
+      col("toolCalls"),
+      col("invalidToolCalls"),
     ],
     { prepare: true },
   );
@@ -104,6 +112,8 @@ interface RawRow {
   ttft_count: unknown;
   output_tokens: unknown;
   generation_ms: unknown;
+  tool_calls: unknown;
+  invalid_tool_calls: unknown;
 }
 
 // float8 comes back as a number from both pg and PGlite; a FILTER over no rows gives null.
@@ -120,7 +130,9 @@ export async function loadHealth(db: Queryable, now: Date): Promise<EndpointHeal
             sum(ttft_sum_ms)::float8 AS ttft_sum_ms,
             sum(ttft_count)::float8  AS ttft_count,
             sum(output_tokens_sum)::float8 AS output_tokens,
-            sum(generation_ms_sum)::float8 AS generation_ms
+            sum(generation_ms_sum)::float8 AS generation_ms,
+            sum(tool_calls_sum)::float8 AS tool_calls,
+            sum(invalid_tool_calls_sum)::float8 AS invalid_tool_calls
        FROM endpoint_health_buckets
       WHERE bucket_start >= $1
       GROUP BY endpoint_id`,
@@ -136,6 +148,8 @@ export async function loadHealth(db: Queryable, now: Date): Promise<EndpointHeal
     dayTtftCount: num(r.ttft_count),
     dayOutputTokens: num(r.output_tokens),
     dayGenerationMs: num(r.generation_ms),
+    dayToolCalls: num(r.tool_calls),
+    dayInvalidToolCalls: num(r.invalid_tool_calls),
   }));
 }
 

@@ -67,6 +67,12 @@ export interface RequestCompleted {
    * that served under it. Empty when the request asked for no sticky routing.
    */
   stickyPin: string;
+  /**
+   * Tool calls in the served answer, and how many of them carry arguments that are not a JSON
+   * object: routing's tool-call reliability per endpoint.
+   */
+  toolCalls: number;
+  invalidToolCalls: number;
 }
 
 export interface TokenUsage {
@@ -150,6 +156,8 @@ function createBaseRequestCompleted(): RequestCompleted {
     keyClass: "",
     workspaceName: "",
     stickyPin: "",
+    toolCalls: 0,
+    invalidToolCalls: 0,
   };
 }
 
@@ -293,6 +301,12 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
     }
     if (message.stickyPin !== "") {
       writer.uint32(330).string(message.stickyPin);
+    }
+    if (message.toolCalls !== 0) {
+      writer.uint32(336).int32(message.toolCalls);
+    }
+    if (message.invalidToolCalls !== 0) {
+      writer.uint32(344).int32(message.invalidToolCalls);
     }
     return writer;
   },
@@ -648,6 +662,22 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
             message.stickyPin = reader.string();
             continue;
           }
+          case 42: {
+            if (tag !== 336) {
+              break;
+            }
+
+            message.toolCalls = reader.int32();
+            continue;
+          }
+          case 43: {
+            if (tag !== 344) {
+              break;
+            }
+
+            message.invalidToolCalls = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -841,6 +871,16 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
         : isSet(object.sticky_pin)
         ? globalThis.String(object.sticky_pin)
         : "",
+      toolCalls: isSet(object.toolCalls)
+        ? globalThis.Number(object.toolCalls)
+        : isSet(object.tool_calls)
+        ? globalThis.Number(object.tool_calls)
+        : 0,
+      invalidToolCalls: isSet(object.invalidToolCalls)
+        ? globalThis.Number(object.invalidToolCalls)
+        : isSet(object.invalid_tool_calls)
+        ? globalThis.Number(object.invalid_tool_calls)
+        : 0,
     };
   },
 
@@ -969,6 +1009,12 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
     if (message.stickyPin !== "") {
       obj.stickyPin = message.stickyPin;
     }
+    if (message.toolCalls !== 0) {
+      obj.toolCalls = Math.round(message.toolCalls);
+    }
+    if (message.invalidToolCalls !== 0) {
+      obj.invalidToolCalls = Math.round(message.invalidToolCalls);
+    }
     return obj;
   },
 
@@ -1027,6 +1073,8 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
     message.keyClass = object.keyClass ?? "";
     message.workspaceName = object.workspaceName ?? "";
     message.stickyPin = object.stickyPin ?? "";
+    message.toolCalls = object.toolCalls ?? 0;
+    message.invalidToolCalls = object.invalidToolCalls ?? 0;
     return message;
   },
 };
