@@ -18,6 +18,7 @@ import type { UpstreamTimeouts } from "./dispatch/upstream-client";
 import { createRecentGenerations } from "./generation/recent-generations";
 import { generationRoutes } from "./generation/routes";
 import { healthRoutes } from "./health/health-routes";
+import { diagnosticsRoute } from "./health/diagnostics-route";
 import { Drain } from "./shutdown/drain";
 import { cspReportRoute } from "./meta/csp-report-route";
 import { loopbackHostOf, MCP_PATH, mcpRoutes } from "./mcp/mcp-route";
@@ -254,11 +255,12 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
           onLeaseCall: metrics.leaseCalled,
         })
       : undefined;
+  const plans = cachedRoutingPort(grpcRoutingPort(deps.routing, { deadlineMs: grpcDeadlineMs }), deps.clock, {
+    ttlMs: deps.planCacheMs ?? 1000,
+  });
   const chat = chatCompletionsListener({
     resolveCaller: createCallerResolver(authDeps, { allow: ["inference"] }),
-    routing: cachedRoutingPort(grpcRoutingPort(deps.routing, { deadlineMs: grpcDeadlineMs }), deps.clock, {
-      ttlMs: deps.planCacheMs ?? 1000,
-    }),
+    routing: plans,
     ledger: ledgerPort,
     closings,
     leases,
@@ -284,6 +286,19 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       pepper,
       clock: deps.clock,
       grpcDeadlineMs,
+    }),
+  );
+  // Guardrails and budgets are cached by routing and the ledger, not here: reported null (docs/decisions.md).
+  app.use(
+    diagnosticsRoute({
+      db: deps.db,
+      log: deps.log,
+      manage,
+      version: deps.version,
+      rateLimiting: () => rateLimits.health(),
+      caches: { auth: () => authCache.stats(), byok: () => credentials.stats(), catalog: () => plans.stats() },
+      routingUrl: deps.routingUrl,
+      internalSecret: deps.secrets.ROUTER_INTERNAL_SECRET,
     }),
   );
   app.use(providerKeyRoutes({ db: deps.db, manage, sealer, credentials, clock: deps.clock }));
