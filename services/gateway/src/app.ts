@@ -21,6 +21,8 @@ import { healthRoutes } from "./health/health-routes";
 import { diagnosticsRoute } from "./health/diagnostics-route";
 import { Drain } from "./shutdown/drain";
 import { cspReportRoute } from "./meta/csp-report-route";
+import { openApiRoutes } from "./openapi/openapi-routes";
+import { servedRoutes, type ServedRoute } from "./openapi/served-routes";
 import { loopbackHostOf, MCP_PATH, mcpRoutes } from "./mcp/mcp-route";
 import { SelfCalls } from "./rate-limits/self-calls";
 import { regionRoute, type RegionHeaders } from "./meta/region-route";
@@ -175,6 +177,8 @@ export interface GatewayDeps {
 
 export interface RunningGateway {
   port: number;
+  /** Every route served: the chat route Node serves ahead of express, then express's routes. */
+  routes: ServedRoute[];
   /** Set when `metricsPort` was given. */
   metricsPort?: number;
   close(): Promise<void>;
@@ -369,6 +373,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   );
   app.use(uptimeRoute({ db: deps.db, clock: deps.clock, publicLimit: rateLimits.publicRateLimit("uptime") }));
   app.use(regionRoute({ headers: deps.regionHeaders ?? {}, publicLimit: rateLimits.publicRateLimit("region") }));
+  app.use(openApiRoutes({ version: deps.version, publicLimit: rateLimits.publicRateLimit("openapi") }));
   app.use(cspReportRoute({ log: deps.log, publicLimit: rateLimits.publicRateLimit("csp_report") }));
   // Answers generations this gateway just served; any other id falls through to the proxy.
   app.use(generationRoutes({ authenticate: inference, recent }));
@@ -426,6 +431,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   if (admin) deps.log.info({ port: admin.port }, "gateway.metrics.listening");
   return {
     port: server.port,
+    routes: [{ method: "post", path: CHAT_COMPLETIONS_PATH }, ...servedRoutes(app)],
     metricsPort: admin?.port,
     async close() {
       // Drain: no new connections, readiness fails, requests in flight finish (or are cut at the end
