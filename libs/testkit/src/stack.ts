@@ -26,7 +26,7 @@ export interface Stack {
   env: Record<string, string>;
   services: ChildService[];
   /** Creates an organisation through the operator CLI and returns its management key. */
-  createOrg(name: string): Promise<{ orgId: string; managementKey: string }>;
+  createOrg(name: string, opts?: { operator?: boolean }): Promise<{ orgId: string; managementKey: string }>;
   /** Starts one more gateway replica on the same services (stopped with the stack); returns its URL. */
   startGatewayReplica(): Promise<string>;
   stop(): Promise<void>;
@@ -140,8 +140,9 @@ export async function startStack(opts: {
     gatewayUrl,
     env,
     services,
-    async createOrg(name) {
-      const { stdout } = await promisify(execFile)(process.execPath, [main("cli"), "org", "create", "--name", name], {
+    async createOrg(name, opts = {}) {
+      const args = [main("cli"), "org", "create", "--name", name, ...(opts.operator ? ["--operator"] : [])];
+      const { stdout } = await promisify(execFile)(process.execPath, args, {
         env: { PATH: process.env.PATH ?? "", ...env },
       });
       const out = JSON.parse(stdout.trim().split("\n").pop() ?? "{}") as { org_id: string; management_key: string };

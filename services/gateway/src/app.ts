@@ -18,10 +18,13 @@ import type { UpstreamTimeouts } from "./dispatch/upstream-client";
 import { createRecentGenerations } from "./generation/recent-generations";
 import { generationRoutes } from "./generation/routes";
 import { healthRoutes } from "./health/health-routes";
+import { diagnosticsRoute } from "./health/diagnostics-route";
 import { Drain } from "./shutdown/drain";
 import { previewRoutes } from "./routing/preview-route";
 import { BudgetSubjects } from "./spend/budget-subjects";
 import { cspReportRoute } from "./meta/csp-report-route";
+import { openApiRoutes } from "./openapi/openapi-routes";
+import { servedRoutes, type ServedRoute } from "./openapi/served-routes";
 import { loopbackHostOf, MCP_PATH, mcpRoutes } from "./mcp/mcp-route";
 import { SelfCalls } from "./rate-limits/self-calls";
 import { regionRoute, type RegionHeaders } from "./meta/region-route";
@@ -178,6 +181,8 @@ export interface GatewayDeps {
 
 export interface RunningGateway {
   port: number;
+  /** Every route served: the chat route Node serves ahead of express, then express's routes. */
+  routes: ServedRoute[];
   /** Set when `metricsPort` was given. */
   metricsPort?: number;
   close(): Promise<void>;
@@ -259,12 +264,12 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
         })
       : undefined;
   const budgetSubjects = new BudgetSubjects(ledgerPort, deps.clock, deps.log);
-  const routingPort = cachedRoutingPort(grpcRoutingPort(deps.routing, { deadlineMs: grpcDeadlineMs }), deps.clock, {
+  const plans = cachedRoutingPort(grpcRoutingPort(deps.routing, { deadlineMs: grpcDeadlineMs }), deps.clock, {
     ttlMs: deps.planCacheMs ?? 1000,
   });
   const chat = chatCompletionsListener({
     resolveCaller: createCallerResolver(authDeps, { allow: ["inference"] }),
-    routing: routingPort,
+    routing: plans,
     ledger: ledgerPort,
     closings,
     leases,
@@ -291,6 +296,19 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       pepper,
       clock: deps.clock,
       grpcDeadlineMs,
+    }),
+  );
+  // Guardrails and budgets are cached by routing and the ledger, not here: reported null (docs/decisions.md).
+  app.use(
+    diagnosticsRoute({
+      db: deps.db,
+      log: deps.log,
+      manage,
+      version: deps.version,
+      rateLimiting: () => rateLimits.health(),
+      caches: { auth: () => authCache.stats(), byok: () => credentials.stats(), catalog: () => plans.stats() },
+      routingUrl: deps.routingUrl,
+      internalSecret: deps.secrets.ROUTER_INTERNAL_SECRET,
     }),
   );
   app.use(providerKeyRoutes({ db: deps.db, manage, sealer, credentials, clock: deps.clock }));
@@ -362,13 +380,14 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   app.use(
     previewRoutes({
       authenticate,
-      chat: { credentials, routing: routingPort, ledger: ledgerPort, budgetSubjects, clock: deps.clock },
+      chat: { credentials, routing: plans, ledger: ledgerPort, budgetSubjects, clock: deps.clock },
       limit: rateLimits.credential("route_preview"),
       openCircuits: () => upstream.breakers.openEndpoints(),
     }),
   );
   app.use(uptimeRoute({ db: deps.db, clock: deps.clock, publicLimit: rateLimits.publicRateLimit("uptime") }));
   app.use(regionRoute({ headers: deps.regionHeaders ?? {}, publicLimit: rateLimits.publicRateLimit("region") }));
+  app.use(openApiRoutes({ version: deps.version, publicLimit: rateLimits.publicRateLimit("openapi") }));
   app.use(cspReportRoute({ log: deps.log, publicLimit: rateLimits.publicRateLimit("csp_report") }));
   // Answers generations this gateway just served; any other id falls through to the proxy.
   app.use(generationRoutes({ authenticate: inference, recent }));
@@ -428,6 +447,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   if (admin) deps.log.info({ port: admin.port }, "gateway.metrics.listening");
   return {
     port: server.port,
+    routes: [{ method: "post", path: CHAT_COMPLETIONS_PATH }, ...servedRoutes(app)],
     metricsPort: admin?.port,
     async close() {
       // Drain: no new connections, readiness fails, requests in flight finish (or are cut at the end

@@ -14,6 +14,7 @@ import { importCatalog } from "./catalog/import";
 import { DefaultsCache } from "./defaults/defaults-cache";
 import { defaultsRoutes } from "./defaults/defaults-routes";
 import { HealthCache } from "./health/health-cache";
+import { diagnosticsRoute } from "./diagnostics/diagnostics-route";
 import { subscribeEndpointHealth } from "./health/health-consumer";
 import { RoutingMetrics } from "./metrics";
 import { routingGrpcService } from "./plan/plan-service";
@@ -140,6 +141,7 @@ export async function startRouting(deps: RoutingDeps): Promise<RunningRouting> {
   if (deps.internalSecret) {
     app.use(defaultsRoutes({ db, catalog: cache, defaults, clock, internalSecret: deps.internalSecret }));
     app.use(presetRoutes({ db, catalog: cache, presets, clock, internalSecret: deps.internalSecret }));
+    app.use(diagnosticsRoute({ health, internalSecret: deps.internalSecret }));
   }
   finishApp(app, log);
 

@@ -38,7 +38,7 @@ const limitMode = z.enum(["hard", "soft"]);
 const workspaceId = z.string().regex(/^ws_[0-9A-Za-z]{1,64}$/, "expected a workspace id (ws_...)");
 
 const CREATE_FIELDS = ["name", "limit", "limit_reset", "limit_mode", "include_byok_in_limit", "workspace_id", "class"];
-const createBody = z.object({
+export const createBody = z.object({
   name: z.string().trim().min(1).max(200).nullable().optional(),
   limit: limitUsd.nullable().optional(),
   limit_reset: windowKind.nullable().optional(),
@@ -58,7 +58,7 @@ const FIXED_ON_PATCH: Record<string, string> = {
   prefix: "cannot change",
   label: "cannot change",
 };
-const patchBody = z.object({
+export const patchBody = z.object({
   limit: limitUsd.nullable().optional(),
   limit_reset: windowKind.nullable().optional(),
   limit_mode: limitMode.optional(),
@@ -67,7 +67,7 @@ const patchBody = z.object({
   paused: z.boolean().optional(),
 });
 
-const listQuery = z.object({
+export const listQuery = z.object({
   include_disabled: z
     .enum(["true", "false", "1", "0"])
     .optional()

@@ -16,7 +16,7 @@ const keyHashes = z
   .transform((hashes) => [...new Set(hashes)]);
 
 const FIELDS = ["enabled", "key_include", "key_exclude", "retention_days", "locked", "purposes"];
-const putBody = z.object({
+export const putBody = z.object({
   enabled: z.literal(false, { error: "cannot be true in this release: stored content is not offered yet" }).default(false),
   key_include: keyHashes.default([]),
   key_exclude: keyHashes.default([]),

@@ -9,7 +9,7 @@ import { objectBody } from "../json-body";
 import { ORGANISATION_NAME } from "./display-name";
 import { getOrganisation, renameOrganisation, type Organisation } from "./organisation-store";
 
-const renameBody = z.object({ name: ORGANISATION_NAME });
+export const renameBody = z.object({ name: ORGANISATION_NAME });
 const FIXED = { id: "cannot change", slug: "cannot change", plan: "cannot change here", created_at: "cannot change", members: "cannot change" };
 
 /** The Organisation resource (spec doc 1). */

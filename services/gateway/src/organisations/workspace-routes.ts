@@ -22,7 +22,7 @@ import {
   type Workspace,
 } from "./workspace-store";
 
-const nameBody = z.object({ name: WORKSPACE_NAME });
+export const nameBody = z.object({ name: WORKSPACE_NAME });
 const FIXED = { id: "cannot change", slug: "cannot change", created_at: "cannot change", active_keys: "cannot change" };
 export const WORKSPACE_ID = /^ws_[0-9A-Za-z]{1,64}$/;
 

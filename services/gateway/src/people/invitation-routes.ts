@@ -34,8 +34,8 @@ export interface InvitationRoutesDeps {
   publicLimit: RequestHandler;
 }
 
-const createBody = z.object({ role: z.enum(ASSIGNABLE_ROLES) });
-const tokenBody = z.object({ token: z.string().min(1).max(200) });
+export const createBody = z.object({ role: z.enum(ASSIGNABLE_ROLES) });
+export const tokenBody = z.object({ token: z.string().min(1).max(200) });
 const INVITATION_ID = /^inv_[0-9A-Za-z]{1,64}$/;
 
 function invitationView(i: Invitation) {

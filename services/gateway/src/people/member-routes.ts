@@ -31,7 +31,7 @@ export interface MemberRoutesDeps {
   issuer: SessionIssuer;
 }
 
-const roleBody = z.object({ role: z.enum(ASSIGNABLE_ROLES) });
+export const roleBody = z.object({ role: z.enum(ASSIGNABLE_ROLES) });
 const USER_ID = /^usr_[0-9A-Za-z]{1,64}$/;
 
 function userIdParam(req: Request): string {

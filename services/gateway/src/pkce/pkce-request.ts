@@ -28,7 +28,7 @@ export const codeVerifier = z
   .regex(VERIFIER, "must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~ (RFC 7636)");
 
 /** The fields an authorization request carries, as the query of describe or the body of approve. */
-const requestFields = z.object({
+export const requestFields = z.object({
   callback_url: z.string({ error: required("a string") }).optional(),
   code_challenge: z
     .string({ error: required("a string") })

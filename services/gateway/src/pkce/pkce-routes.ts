@@ -41,7 +41,7 @@ export interface PkceRoutesDeps {
 export const PKCE_EXCHANGE_PATH = "/v1/auth/keys";
 
 const EXCHANGE_FIELDS = ["code", "code_verifier", "code_challenge_method"];
-const exchangeBody = z.object({
+export const exchangeBody = z.object({
   code: z.string({ error: (i) => (i.input === undefined ? "required" : "expected a string") }).min(1, "required").max(512),
   code_verifier: codeVerifier,
   code_challenge_method: challengeMethod.optional(),

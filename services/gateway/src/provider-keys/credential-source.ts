@@ -1,7 +1,7 @@
 import type { Db } from "@router/db";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
-import { LoadingCache } from "@router/loading-cache";
+import { LoadingCache, type LoadingCacheStats } from "@router/loading-cache";
 import { enabledSealedCredentials, recordCredentialUse } from "./credential-store";
 import type { CredentialSource, DispatchCredential } from "./dispatch-credential";
 import { filterAllows } from "./model-filter";
@@ -51,6 +51,11 @@ export class StoredCredentialSource implements CredentialSource {
   markUsed(credentialId: string, at: Date): void {
     const seen = this.pendingUses.get(credentialId);
     if (!seen || seen < at) this.pendingUses.set(credentialId, at);
+  }
+
+  /** Hit, miss and size counters of the per-organisation cache (operator diagnostics). */
+  stats(): LoadingCacheStats {
+    return this.cache.stats();
   }
 
   /** Drops the organisation's cached credentials; called by this instance on every change. */

@@ -29,7 +29,7 @@ export interface ProviderKeyRoutesDeps {
 }
 
 const CREATE_FIELDS = ["provider", "api_key", "name", "tier", "priority", "fallback_policy", "model_filter"];
-const createBody = z.object({
+export const createBody = z.object({
   provider: z.string().refine(isProviderSlug, { message: `expected one of ${PROVIDER_SLUGS.join(", ")}` }),
   api_key: z
     .string()
@@ -47,7 +47,7 @@ const createBody = z.object({
 const PATCH_FIXED: Record<string, string> = Object.fromEntries(
   CREATE_FIELDS.map((f) => [f, "cannot change; only disabled can. Add a new credential and delete this one"]),
 );
-const patchBody = z.object({ disabled: z.boolean() });
+export const patchBody = z.object({ disabled: z.boolean() });
 
 const ID_PATTERN = /^pk_[0-9A-Za-z]{1,64}$/;
 

@@ -29,6 +29,7 @@ export const ADDRESS_LIMIT_NAMES = [
   "csp_report",
   "uptime",
   "region",
+  "openapi",
 ] as const;
 export type AddressLimitName = (typeof ADDRESS_LIMIT_NAMES)[number];
 
@@ -59,6 +60,8 @@ export const RATE_LIMITS: RateLimitTable = {
   csp_report: [perMinute(60), perDay(5_000)],
   uptime: [perMinute(60), perDay(20_000)],
   region: [perMinute(60), perDay(20_000)],
+  // The description is a static document of ~100 kB: a client fetches it once, not per request.
+  openapi: [perMinute(30), perDay(2_000)],
 };
 
 /** Replaces the windows of the named limits (tests, benchmarks, an operator's `GATEWAY_RATE_LIMITS`). */
@@ -103,6 +106,7 @@ const LIMIT_LABELS: Record<LimitName, string> = {
   csp_report: "CSP report",
   uptime: "uptime",
   region: "region",
+  openapi: "API description",
 };
 
 /** "management rate limit: 300 requests per minute per key". */

@@ -1,6 +1,6 @@
 import type { Clock } from "@router/money";
 import { routing } from "@router/proto";
-import { LoadingCache } from "@router/loading-cache";
+import { LoadingCache, type LoadingCacheStats } from "@router/loading-cache";
 import type { RoutingPort } from "./routing-port";
 
 /**
@@ -13,14 +13,19 @@ import type { RoutingPort } from "./routing-port";
  * Two kinds of plan are never reused: a weighted random draw (`ordering: sampled`), which each
  * request makes afresh, and a request with a sticky key, whose pins change as requests are served.
  */
-export function cachedRoutingPort(port: RoutingPort, clock: Clock, opts: { ttlMs: number; maxEntries?: number }): RoutingPort {
-  if (opts.ttlMs <= 0) return port;
+export function cachedRoutingPort(
+  port: RoutingPort,
+  clock: Clock,
+  opts: { ttlMs: number; maxEntries?: number },
+): RoutingPort & { stats(): LoadingCacheStats | null } {
+  if (opts.ttlMs <= 0) return { plan: (req) => port.plan(req), stats: () => null };
   const cache = new LoadingCache<routing.PlanResponse>(
     (key) => port.plan(routing.PlanRequest.fromJSON(JSON.parse(key))),
     clock,
     { ttlMs: opts.ttlMs, maxEntries: opts.maxEntries ?? 10_000 },
   );
   return {
+    stats: () => cache.stats(),
     async plan(req) {
       if (req.sessionId || req.promptCacheKey || req.headerSessionId) return port.plan(req);
       const key = JSON.stringify(

@@ -29,8 +29,8 @@ export interface SessionRoutesDeps {
   publicLimit: RequestHandler;
 }
 
-const exchangeBody = z.object({ key: z.string().min(1) });
-const switchBody = z.object({ org_id: z.string().regex(/^org_[0-9A-Za-z]{1,64}$/, "expected an organisation id (org_...)") });
+export const exchangeBody = z.object({ key: z.string().min(1) });
+export const switchBody = z.object({ org_id: z.string().regex(/^org_[0-9A-Za-z]{1,64}$/, "expected an organisation id (org_...)") });
 
 /** The Session resource (spec doc 1). */
 export async function sessionView(

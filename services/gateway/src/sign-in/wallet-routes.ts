@@ -32,8 +32,8 @@ const address = z
   .regex(/^0x[0-9a-fA-F]{40}$/, "expected a 0x-prefixed 20-byte hex address")
   .refine((a) => isAddress(a), "the mixed-case address fails its EIP-55 checksum")
   .transform((a) => a.toLowerCase());
-const challengeBody = z.object({ address });
-const verifyBody = z.object({
+export const challengeBody = z.object({ address });
+export const verifyBody = z.object({
   address,
   signature: z.string().regex(/^0x[0-9a-fA-F]{130}$/, "expected a 65-byte 0x-prefixed hex signature"),
   nonce: z.string().min(8).max(64),

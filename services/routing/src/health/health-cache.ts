@@ -25,6 +25,8 @@ const DEFAULT_PRUNE_EVERY_MS = 10 * 60_000;
  */
 export class HealthCache {
   private current: HealthSnapshot;
+  /** When the current snapshot was loaded (injected clock): the diagnostics report its age. */
+  private loadedAt: Date;
   private refreshing: Promise<void> | null = null;
   private pruning: Promise<void> | null = null;
   private readonly timers: NodeJS.Timeout[];
@@ -34,6 +36,7 @@ export class HealthCache {
     initial: HealthSnapshot,
   ) {
     this.current = initial;
+    this.loadedAt = opts.clock.now();
     // Neither call rejects: each logs its own failure and the next tick tries again.
     this.timers = [
       setInterval(() => void this.refresh(), opts.refreshMs ?? DEFAULT_REFRESH_MS),
@@ -51,11 +54,18 @@ export class HealthCache {
     return this.current;
   }
 
+  /** Milliseconds since the snapshot Plan reads was loaded; grows while refreshes fail. */
+  ageMs(): number {
+    return Math.max(0, this.opts.clock.now().getTime() - this.loadedAt.getTime());
+  }
+
   /** Rebuilds the snapshot; a call while one runs joins it. A failed load keeps the last snapshot. */
   refresh(): Promise<void> {
     this.refreshing ??= (async () => {
       try {
-        this.current = new HealthSnapshot(await loadHealth(this.opts.db, this.opts.clock.now()));
+        const at = this.opts.clock.now();
+        this.current = new HealthSnapshot(await loadHealth(this.opts.db, at));
+        this.loadedAt = at;
       } catch (err) {
         this.opts.log.warn({ err }, "routing.health.refresh_failed");
       } finally {

@@ -1,0 +1,102 @@
+import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
+import { z } from "zod";
+import { dataOf, json, jsonBody, looseObject, refusals, SECURITY } from "./envelopes";
+
+type Method = "get" | "post" | "put" | "patch" | "delete";
+type Access = "public" | "inference" | "management";
+
+interface ForwardedOperation {
+  method: Method;
+  path: string;
+  summary: string;
+  access: Access;
+  /** The answer is a page (`data` array and `next_cursor`) rather than one object. */
+  list?: boolean;
+  /** The operation takes a JSON body. */
+  body?: boolean;
+  /** Query parameters, all strings at the edge. */
+  query?: string[];
+  status?: number;
+}
+
+/**
+ * Routes the gateway forwards to the service that owns them (activity, routing, reports, alerts,
+ * broadcast, runaway). Their request and response schemas live in those services; importing them
+ * would pull the services into the gateway, so bodies and rows are described as open objects here
+ * and the owning service's README is the field reference (docs/decisions.md, "OpenAPI").
+ */
+const OPERATIONS: ForwardedOperation[] = [
+  // routing: the public catalog
+  { method: "get", path: "/v1/models", summary: "List models", access: "public", list: true, query: ["limit", "offset", "q", "model_authors", "context", "sort"] },
+  { method: "get", path: "/v1/models/{author}/{slug}", summary: "Get a model", access: "public" },
+  { method: "get", path: "/v1/models/{author}/{slug}/endpoints", summary: "A model's endpoints", access: "public" },
+  { method: "get", path: "/v1/providers", summary: "List providers", access: "public", list: true },
+  // activity
+  { method: "get", path: "/v1/activity", summary: "Usage, one row per request", access: "management", list: true, query: ["limit", "days", "cursor", "workspace"] },
+  { method: "get", path: "/v1/activity/summary", summary: "Usage summary", access: "management", query: ["days", "workspace"] },
+  { method: "get", path: "/v1/activity/export", summary: "Usage as CSV", access: "management", query: ["days", "workspace"] },
+  { method: "get", path: "/v1/activity/requests/{id}", summary: "One request with its usage lines and dispatches", access: "management" },
+  { method: "get", path: "/v1/activity/upstream", summary: "Upstream provider requests", access: "management", list: true, query: ["limit", "days", "cursor", "request", "provider", "status"] },
+  { method: "get", path: "/v1/activity/conversations", summary: "Conversations (requests grouped by session_id)", access: "management", list: true, query: ["limit", "days", "cursor"] },
+  { method: "get", path: "/v1/generation", summary: "The record of a generation made with the calling key", access: "inference", query: ["id"] },
+  { method: "get", path: "/v1/generation/{id}/content", summary: "A generation's stored prompt and completion", access: "management" },
+  // routing: account defaults and presets
+  { method: "get", path: "/v1/routing/defaults", summary: "Account routing defaults", access: "management" },
+  { method: "put", path: "/v1/routing/defaults", summary: "Change the account routing defaults", access: "management", body: true },
+  { method: "get", path: "/v1/presets", summary: "List presets", access: "management", list: true },
+  { method: "post", path: "/v1/presets", summary: "Create a preset", access: "management", body: true, status: 201 },
+  { method: "get", path: "/v1/presets/{slug}", summary: "A preset and its history", access: "management" },
+  { method: "delete", path: "/v1/presets/{slug}", summary: "Delete a preset", access: "management" },
+  { method: "post", path: "/v1/presets/{slug}/versions", summary: "Save a new version of a preset", access: "management", body: true, status: 201 },
+  { method: "post", path: "/v1/presets/{slug}/revert", summary: "Revert a preset to an earlier version (as a new version)", access: "management", body: true, status: 201 },
+  // reports
+  { method: "get", path: "/v1/reports/branding", summary: "Report branding", access: "management" },
+  { method: "put", path: "/v1/reports/branding", summary: "Change the report branding", access: "management", body: true },
+  { method: "get", path: "/v1/reports/workspaces/{id}", summary: "A workspace's client report for a month", access: "management", query: ["month", "format"] },
+  // alerts
+  { method: "get", path: "/v1/alerts/channels", summary: "Usage-alert channels", access: "management", list: true },
+  { method: "post", path: "/v1/alerts/channels", summary: "Add a usage-alert channel", access: "management", body: true, status: 201 },
+  { method: "delete", path: "/v1/alerts/channels/{id}", summary: "Remove a usage-alert channel", access: "management" },
+  { method: "post", path: "/v1/alerts/channels/{id}/test", summary: "Send a test alert", access: "management" },
+  { method: "get", path: "/v1/alerts/deliveries", summary: "Recent alert deliveries", access: "management", list: true },
+  // runaway (the flag list is the gateway's, adding key state; the settings are forwarded)
+  { method: "get", path: "/v1/alerts/settings", summary: "What a runaway flag does", access: "management" },
+  { method: "put", path: "/v1/alerts/settings", summary: "Choose what a runaway flag does", access: "management", body: true },
+  { method: "get", path: "/v1/alerts/runaway", summary: "Runaway-spend flags of the last 30 days", access: "management", list: true },
+  // broadcast
+  { method: "get", path: "/v1/broadcast/destinations", summary: "Broadcast destinations", access: "management", list: true },
+  { method: "post", path: "/v1/broadcast/destinations", summary: "Add a broadcast destination", access: "management", body: true, status: 201 },
+  { method: "patch", path: "/v1/broadcast/destinations/{id}", summary: "Change a broadcast destination", access: "management", body: true },
+  { method: "delete", path: "/v1/broadcast/destinations/{id}", summary: "Remove a broadcast destination", access: "management" },
+  { method: "post", path: "/v1/broadcast/destinations/{id}/test", summary: "Send a test trace to a destination", access: "management" },
+];
+
+const REFUSALS_BY_ACCESS = {
+  public: refusals(400, 404, 429),
+  inference: refusals(400, 401, 403, 404, 429),
+  management: refusals(400, 401, 403, 404, 429),
+};
+
+function paramsOf(path: string) {
+  const names = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
+  return names.length ? z.object(Object.fromEntries(names.map((n) => [n, z.string()]))) : undefined;
+}
+
+export function registerForwardedPaths(registry: OpenAPIRegistry): void {
+  // Cursor lists add `next_cursor`; the catalog pages by offset.
+  const rows = z.looseObject({ data: z.array(looseObject) });
+  for (const op of OPERATIONS) {
+    const query = op.query ? z.object(Object.fromEntries(op.query.map((q) => [q, z.string().optional()]))) : undefined;
+    registry.registerPath({
+      method: op.method,
+      path: op.path,
+      summary: op.summary,
+      security: SECURITY[op.access],
+      request: { params: paramsOf(op.path), query, body: op.body ? jsonBody(looseObject) : undefined },
+      responses: {
+        [op.status ?? 200]: json(op.summary, op.list ? rows : dataOf(looseObject)),
+        ...REFUSALS_BY_ACCESS[op.access],
+      },
+    });
+  }
+}

@@ -1,0 +1,21 @@
+import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
+
+/** The credential classes: inference key, management key (both bearer) and the dashboard session cookie. */
+export function registerSecuritySchemes(registry: OpenAPIRegistry): void {
+  registry.registerComponent("securitySchemes", "inferenceKey", {
+    type: "http",
+    scheme: "bearer",
+    description: "An inference key, `rt-v1-...`",
+  });
+  registry.registerComponent("securitySchemes", "managementKey", {
+    type: "http",
+    scheme: "bearer",
+    description: "A management key, `rt-mgmt-...`",
+  });
+  registry.registerComponent("securitySchemes", "session", {
+    type: "apiKey",
+    in: "cookie",
+    name: "rt_session",
+    description: "A dashboard session; writes also send `x-csrf-token` equal to the `rt_csrf` cookie",
+  });
+}

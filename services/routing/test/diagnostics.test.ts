@@ -1,0 +1,49 @@
+import { randomBytes } from "node:crypto";
+import { IDENTITY_HEADER, signIdentity, type Identity } from "@router/http-kit";
+import { fixtureCatalog } from "./catalog-fixture";
+import { startHarness, type Harness } from "./routing-harness";
+
+const SECRET = randomBytes(32).toString("base64url");
+
+function identity(operator: boolean): Identity {
+  return {
+    orgId: "org_diag",
+    credential: "management",
+    keyHash: "b".repeat(64),
+    keyName: "mgmt",
+    workspaceId: null,
+    role: "owner",
+    userId: null,
+    operator,
+  };
+}
+
+describe("GET /internal/diagnostics", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    // A refresh every hour: the snapshot's age is moved only by the test's clock.
+    h = await startHarness({ catalog: fixtureCatalog(), internalSecret: SECRET, healthRefreshMs: 3_600_000 });
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  async function diagnostics(id: Identity | null) {
+    const headers: Record<string, string> = id ? { [IDENTITY_HEADER]: await signIdentity(id, SECRET) } : {};
+    const res = await fetch(`${h.baseUrl}/internal/diagnostics`, { headers });
+    return { status: res.status, body: (await res.json()) as any };
+  }
+
+  it("reports the age of the endpoint health snapshot on the service's clock to an operator", async () => {
+    const before = await diagnostics(identity(true));
+    expect(before.status).toBe(200);
+    h.clock.advance(4_000);
+    const after = await diagnostics(identity(true));
+    expect(after.body.endpoint_health_age_ms).toBe(before.body.endpoint_health_age_ms + 4_000);
+  });
+
+  it("is not found for a non-operator identity and refused without one", async () => {
+    expect((await diagnostics(identity(false))).status).toBe(404);
+    expect((await diagnostics(null)).status).toBe(401);
+  });
+});
