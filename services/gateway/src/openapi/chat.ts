@@ -1,6 +1,7 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import { z } from "zod";
 import { chatBodySchema } from "../chat/request-schema";
+import { previewBodySchema } from "../routing/preview-route";
 import { json, jsonBody, refusals, SECURITY } from "./envelopes";
 
 /** The chat completion (served by Node ahead of express) and the MCP server. */
@@ -27,6 +28,32 @@ export function registerChatPaths(registry: OpenAPIRegistry): void {
         content: { "application/json": { schema: completion }, "text/event-stream": { schema: z.string() } },
       },
       ...refusals(400, 401, 403, 404, 429),
+    },
+  });
+
+  registry.registerPath({
+    method: "post",
+    path: "/v1/routing/preview",
+    summary: "Preview how a request would route: the chat route's gates, no side effect; refusals in the body",
+    security: SECURITY.inference,
+    request: { body: jsonBody(previewBodySchema.meta({ id: "RoutePreviewRequest" })) },
+    responses: {
+      200: json(
+        "The route preview response",
+        z
+          .looseObject({
+            data: z.looseObject({
+              requested: z.string(),
+              would_dispatch: z.boolean(),
+              refusal: z.looseObject({ code: z.string(), message: z.string() }).nullable(),
+              ordering: z.enum(["deterministic", "sampled"]),
+              routing_seed: z.string().nullable(),
+              cascade: z.array(z.looseObject({ model: z.string(), provider: z.string(), endpoint_id: z.string() })),
+            }),
+          })
+          .meta({ id: "RoutePreview" }),
+      ),
+      ...refusals(400, 401, 403, 429),
     },
   });
 

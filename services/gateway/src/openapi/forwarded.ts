@@ -49,6 +49,13 @@ const OPERATIONS: ForwardedOperation[] = [
   { method: "delete", path: "/v1/presets/{slug}", summary: "Delete a preset", access: "management" },
   { method: "post", path: "/v1/presets/{slug}/versions", summary: "Save a new version of a preset", access: "management", body: true, status: 201 },
   { method: "post", path: "/v1/presets/{slug}/revert", summary: "Revert a preset to an earlier version (as a new version)", access: "management", body: true, status: 201 },
+  // ledger: workspace budgets and agents
+  { method: "get", path: "/v1/workspaces/{id}/budgets", summary: "A workspace's budgets (none for an unknown workspace)", access: "management", list: true },
+  { method: "put", path: "/v1/workspaces/{id}/budgets/{interval}", summary: "Set a workspace budget for a window", access: "management", body: true },
+  { method: "delete", path: "/v1/workspaces/{id}/budgets/{interval}", summary: "Remove a workspace budget", access: "management" },
+  { method: "get", path: "/v1/agents", summary: "Agents named in the last 31 days or with a budget", access: "management", list: true },
+  { method: "put", path: "/v1/agents/{agent}/budgets/{interval}", summary: "Set an agent budget for a window", access: "management", body: true },
+  { method: "delete", path: "/v1/agents/{agent}/budgets/{interval}", summary: "Remove an agent budget", access: "management", query: ["workspace_id"] },
   // reports
   { method: "get", path: "/v1/reports/branding", summary: "Report branding", access: "management" },
   { method: "put", path: "/v1/reports/branding", summary: "Change the report branding", access: "management", body: true },

@@ -5,7 +5,7 @@ import { Router, type Request, type Response } from "express";
 import { requireCaller, type Authenticate } from "../auth/authenticate";
 import { newChatContext } from "../chat/chat-context";
 import type { ChatDeps } from "../chat/chat-deps";
-import { parseChatRequest } from "../chat/request-schema";
+import { chatBodySchema, parseChatRequest } from "../chat/request-schema";
 import { readRouterHeaders } from "../chat/router-headers";
 import type { CredentialRateLimit } from "../rate-limits/rate-limit-middleware";
 import { SpendAdmission } from "../spend/spend-admission";
@@ -14,18 +14,22 @@ import { withPresetParams } from "./preset-params";
 
 export const ROUTE_PREVIEW_PATH = "/v1/routing/preview";
 
-// The preview takes the chat route's routing fields; messages are optional (content filters only).
-const PREVIEW_FIELDS = new Set([
-  "model",
-  "models",
-  "provider",
-  "tools",
-  "messages",
-  "session_id",
-  "prompt_cache_key",
-  "routing_stability",
-  "routing_seed",
-]);
+/**
+ * The preview's body: the chat route's routing fields, with the chat route's own schemas (messages
+ * optional: they only feed content filters). Anything else is refused, naming it.
+ */
+export const previewBodySchema = chatBodySchema.pick({
+  model: true,
+  models: true,
+  provider: true,
+  tools: true,
+  messages: true,
+  session_id: true,
+  prompt_cache_key: true,
+  routing_stability: true,
+  routing_seed: true,
+});
+const PREVIEW_FIELDS = new Set(Object.keys(previewBodySchema.shape));
 
 /** A cascade entry as the preview shows it: which endpoint, at which list price. */
 function candidateView(c: routing.Candidate) {
