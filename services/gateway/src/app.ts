@@ -298,7 +298,8 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       grpcDeadlineMs,
     }),
   );
-  // Guardrails and budgets are cached by routing and the ledger, not here: reported null (docs/decisions.md).
+  // Guardrails are cached by routing, not here: reported null (docs/decisions.md). `budgets` is this
+  // gateway's copy of which workspaces and agents have a budget (the ledger keeps the budgets).
   app.use(
     diagnosticsRoute({
       db: deps.db,
@@ -306,7 +307,12 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       manage,
       version: deps.version,
       rateLimiting: () => rateLimits.health(),
-      caches: { auth: () => authCache.stats(), byok: () => credentials.stats(), catalog: () => plans.stats() },
+      caches: {
+        auth: () => authCache.stats(),
+        budgets: () => budgetSubjects.stats(),
+        byok: () => credentials.stats(),
+        catalog: () => plans.stats(),
+      },
       routingUrl: deps.routingUrl,
       internalSecret: deps.secrets.ROUTER_INTERNAL_SECRET,
     }),
