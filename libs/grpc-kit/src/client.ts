@@ -34,10 +34,18 @@ export function callUnary<Req, Res>(
   });
 }
 
-/** Channel options shared by every client: keepalive so idle loopback connections stay warm. */
+/**
+ * Channel options shared by every client: keepalive so idle loopback connections stay warm, and
+ * round-robin balancing over every address the target resolves to. With a `dns:///name:port`
+ * target on a headless Kubernetes Service that is every ready pod (re-resolved when connections
+ * drop), so one gateway's calls spread across all routing and ledger pods instead of riding one
+ * long-lived HTTP/2 connection to a single pod; a plain `host:port` resolves to one address and
+ * behaves as before.
+ */
 export const CLIENT_OPTIONS: grpc.ClientOptions = {
   "grpc.keepalive_time_ms": 30_000,
   "grpc.keepalive_permit_without_calls": 1,
+  "grpc.service_config": JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
 };
 
 export const insecure = (): grpc.ChannelCredentials => grpc.credentials.createInsecure();
