@@ -66,6 +66,7 @@ describe("docker-compose.yml", () => {
     expect(Object.keys(gw?.depends_on ?? {})).toEqual(expect.arrayContaining(["routing", "ledger", "activity", "reports"]));
     expect(gw?.environment?.ROUTING_GRPC_ADDR).toBe("routing:50051");
     expect(gw?.environment?.LEDGER_GRPC_ADDR).toBe("ledger:50052");
+    expect(gw?.environment?.LEDGER_HTTP_URL).toBe("http://ledger:8085");
     expect(gw?.environment?.ACTIVITY_HTTP_URL).toBe("http://activity:8083");
     expect(gw?.environment?.REPORTS_HTTP_URL).toBe("http://reports:8089");
     expect(Object.keys(gw?.depends_on ?? {})).toContain("broadcast");

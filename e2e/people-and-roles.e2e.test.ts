@@ -75,6 +75,10 @@ const ROUTES: Array<{ method: string; path: string; body?: unknown; needs: Permi
   { method: "GET", path: "/v1/alerts/runaway", needs: "read" },
   { method: "GET", path: "/v1/alerts/settings", needs: "read" },
   { method: "PUT", path: "/v1/alerts/settings", body: { runaway_action: "halt" }, needs: "config:write" },
+  { method: "GET", path: "/v1/workspaces/ws_missing/budgets", needs: "read" },
+  { method: "GET", path: "/v1/agents", needs: "read" },
+  { method: "PUT", path: "/v1/agents/matrix-agent/budgets/daily", body: { limit_usd: -1 }, needs: "config:write" },
+  { method: "DELETE", path: "/v1/agents/matrix-agent/budgets/daily", needs: "config:write" },
 ];
 
 describe("people, sessions and roles through the separate-process stack", () => {

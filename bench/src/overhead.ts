@@ -20,6 +20,9 @@ const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? "1"));
 /** When set, every row's per-request trace (send time, latency) is written there as CSV, to find when slow requests happened. */
 const TRACE_DIR = process.env.BENCH_TRACE_DIR;
 
+const BENCH_AGENT = "bench-agent";
+const BUDGETS_VARIANT = "ceiling, workspace and agent budgets";
+
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
@@ -116,6 +119,21 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
     const ceilingKey = keyOf(
       await mgmt.post("/v1/keys", { name: "hard-ceiling", limit: 1_000_000, limit_reset: "monthly", include_byok_in_limit: true }),
     );
+    // A key whose requests the ledger's budgets count too: its workspace's and its agent's (never
+    // reached), so each request asks Admit (no lease) and reserves on four counter rows.
+    const budgeted = (await mgmt.post("/v1/workspaces", { name: "Budgeted" })).json as { data: { id: string } };
+    await mgmt.put(`/v1/workspaces/${budgeted.data.id}/budgets/monthly`, { limit_usd: 1_000_000 });
+    await mgmt.put(`/v1/agents/${BENCH_AGENT}/budgets/monthly`, { limit_usd: 1_000_000 });
+    await mgmt.put(`/v1/agents/${BENCH_AGENT}/budgets/daily`, { limit_usd: 100_000, workspace_id: budgeted.data.id });
+    const budgetedKey = keyOf(
+      await mgmt.post("/v1/keys", {
+        name: "budgeted",
+        limit: 1_000_000,
+        limit_reset: "monthly",
+        include_byok_in_limit: true,
+        workspace_id: budgeted.data.id,
+      }),
+    );
 
     const gatewayOrigin = stack.gatewayUrl;
     const direct = (stream: boolean): LoadTarget => ({
@@ -125,13 +143,15 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
       body: body("gpt-4o-mini", stream),
       stream,
     });
-    const viaGateway = (stream: boolean, key: string): LoadTarget => ({
+    const viaGateway = (stream: boolean, key: string, extraHeaders: Record<string, string> = {}): LoadTarget => ({
       origin: gatewayOrigin,
       path: "/v1/chat/completions",
-      headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+      headers: { "content-type": "application/json", authorization: `Bearer ${key}`, ...extraHeaders },
       body: body("openai/gpt-4o-mini", stream),
       stream,
     });
+
+    const viaBudgets = (stream: boolean) => viaGateway(stream, budgetedKey, { "x-router-agent": BENCH_AGENT });
 
     const gatewayPid = stack.services.find((s) => s.name === "gateway")?.child.pid;
     const rssBefore = rssMb(gatewayPid);
@@ -139,7 +159,9 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
     // rate: a shorter, slower warm-up left the first round measurably slower than the next ones.
     const warmRate = Math.max(...RATES);
     for (const stream of [false, true]) {
-      for (const t of [direct(stream), viaGateway(stream, plainKey), viaGateway(stream, ceilingKey)]) await runLoad(t, warmRate, 4);
+      for (const t of [direct(stream), viaGateway(stream, plainKey), viaGateway(stream, ceilingKey), viaBudgets(stream)]) {
+        await runLoad(t, warmRate, 4);
+      }
     }
 
     // CPU per request of every process on the box, so a row's latency can be read against who spent the cores.
@@ -179,6 +201,7 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
           await measure(round, `direct ${kind}`, rate, direct(stream));
           await measure(round, `gateway ${kind} (key without ceiling)`, rate, viaGateway(stream, plainKey));
           await measure(round, `gateway ${kind} (key with hard ceiling)`, rate, viaGateway(stream, ceilingKey));
+          await measure(round, `gateway ${kind} (${BUDGETS_VARIANT})`, rate, viaBudgets(stream));
         }
       }
     }
@@ -187,30 +210,30 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
     const fmt = (n: number) => n.toFixed(2).padStart(8);
     const label = (r: Row) => (ROUNDS > 1 ? `${r.scenario} #${r.round}` : r.scenario);
     process.stdout.write(`\nRouter gateway overhead (${SECONDS}s per row, open-loop; ms)\n`);
-    process.stdout.write(`${"scenario".padEnd(52)} ${"rps".padStart(5)} ${"ok".padStart(6)} ${"fail".padStart(5)} ${"p50".padStart(8)} ${"p90".padStart(8)} ${"p99".padStart(8)}\n`);
+    process.stdout.write(`${"scenario".padEnd(62)} ${"rps".padStart(5)} ${"ok".padStart(6)} ${"fail".padStart(5)} ${"p50".padStart(8)} ${"p90".padStart(8)} ${"p99".padStart(8)}\n`);
     for (const r of rows) {
       process.stdout.write(
-        `${label(r).padEnd(52)} ${String(r.rate).padStart(5)} ${String(r.result.ok).padStart(6)} ${String(r.result.failed).padStart(5)} ${fmt(r.result.p50)} ${fmt(r.result.p90)} ${fmt(r.result.p99)}\n`,
+        `${label(r).padEnd(62)} ${String(r.rate).padStart(5)} ${String(r.result.ok).padStart(6)} ${String(r.result.failed).padStart(5)} ${fmt(r.result.p50)} ${fmt(r.result.p90)} ${fmt(r.result.p99)}\n`,
       );
     }
     process.stdout.write(`\nCPU ms per request, by process\n`);
     for (const r of rows) {
       const parts = Object.entries(r.cpuMsPerRequest).map(([name, ms]) => `${name} ${ms.toFixed(2)}`);
-      process.stdout.write(`  ${label(r).padEnd(50)} ${parts.join("  ")}\n`);
+      process.stdout.write(`  ${label(r).padEnd(60)} ${parts.join("  ")}\n`);
     }
     process.stdout.write(
       `\nThe gateway's own overhead (gateway_overhead_seconds: handler start to response, minus the provider call; bucket bounds) and its GC pauses (count × mean)\n`,
     );
     for (const r of rows) {
       if (r.gatewayOwn) {
-        process.stdout.write(`  ${label(r).padEnd(50)} p50 <= ${r.gatewayOwn.p50} ms  p99 <= ${r.gatewayOwn.p99} ms  GC ${r.gatewayOwn.gc}\n`);
+        process.stdout.write(`  ${label(r).padEnd(60)} p50 <= ${r.gatewayOwn.p50} ms  p99 <= ${r.gatewayOwn.p99} ms  GC ${r.gatewayOwn.gc}\n`);
       }
     }
     // Gateway minus direct within each round (the two rows ran back to back), then the median over rounds.
     const added: Array<{ rate: number; kind: string; variant: string; added_p50_ms: number[]; added_p99_ms: number[] }> = [];
     for (const rate of RATES) {
       for (const kind of ["non-stream", "stream TTFT"]) {
-        for (const variant of ["key without ceiling", "key with hard ceiling"]) {
+        for (const variant of ["key without ceiling", "key with hard ceiling", BUDGETS_VARIANT]) {
           const entry = { rate, kind, variant, added_p50_ms: [] as number[], added_p99_ms: [] as number[] };
           for (let round = 1; round <= ROUNDS; round++) {
             const find = (scenario: string) => rows.find((r) => r.round === round && r.rate === rate && r.scenario === scenario)?.result;
@@ -229,7 +252,7 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
       `+${median(values)} ms${ROUNDS > 1 ? ` [${values.map((v) => `+${v}`).join(", ")}]` : ""}`;
     for (const a of added) {
       process.stdout.write(
-        `  ${String(a.rate).padStart(4)} rps  ${a.kind.padEnd(12)} ${a.variant.padEnd(22)} p50 ${show(a.added_p50_ms)}  p99 ${show(a.added_p99_ms)}\n`,
+        `  ${String(a.rate).padStart(4)} rps  ${a.kind.padEnd(12)} ${a.variant.padEnd(36)} p50 ${show(a.added_p50_ms)}  p99 ${show(a.added_p99_ms)}\n`,
       );
     }
     process.stdout.write(`\nGateway resident memory: ${rssBefore} MB at start, ${rssAfter} MB after the runs\n`);

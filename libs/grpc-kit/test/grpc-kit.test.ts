@@ -42,6 +42,8 @@ const implementation: ledger.LedgerServiceServer = {
   release: unaryHandler(async () => ledger.ReleaseResponse.fromPartial({}), log),
   closeHolds: unaryHandler(async () => ledger.CloseHoldsResponse.fromPartial({}), log),
   lease: unaryHandler(async () => ledger.LeaseResponse.fromPartial({}), log),
+  workspaceSpend: unaryHandler(async () => ledger.WorkspaceSpendResponse.fromPartial({}), log),
+  budgetSubjects: unaryHandler(async () => ledger.BudgetSubjectsResponse.fromPartial({}), log),
   usage: unaryHandler(
     () =>
       new Promise<ledger.UsageResponse>((resolve) => {

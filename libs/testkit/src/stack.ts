@@ -54,6 +54,7 @@ export async function startStack(opts: {
   const routingHttp = await freePort();
   const routingGrpc = await freePort();
   const ledgerGrpc = await freePort();
+  const ledgerHttp = await freePort();
   const activityHttp = await freePort();
   const reportsHttp = await freePort();
   const alertsHttp = await freePort();
@@ -75,6 +76,7 @@ export async function startStack(opts: {
     ROUTING_HTTP_PORT: String(routingHttp),
     ROUTING_GRPC_PORT: String(routingGrpc),
     LEDGER_GRPC_PORT: String(ledgerGrpc),
+    LEDGER_HTTP_PORT: String(ledgerHttp),
     ACTIVITY_HTTP_PORT: String(activityHttp),
     REPORTS_HTTP_PORT: String(reportsHttp),
     ALERTS_HTTP_PORT: String(alertsHttp),
@@ -84,6 +86,7 @@ export async function startStack(opts: {
     LEDGER_GRPC_ADDR: `127.0.0.1:${ledgerGrpc}`,
     ROUTING_HTTP_URL: `http://127.0.0.1:${routingHttp}`,
     ACTIVITY_HTTP_URL: `http://127.0.0.1:${activityHttp}`,
+    LEDGER_HTTP_URL: `http://127.0.0.1:${ledgerHttp}`,
     REPORTS_HTTP_URL: `http://127.0.0.1:${reportsHttp}`,
     ALERTS_HTTP_URL: `http://127.0.0.1:${alertsHttp}`,
     BROADCAST_HTTP_URL: `http://127.0.0.1:${broadcastHttp}`,
@@ -108,7 +111,7 @@ export async function startStack(opts: {
     services.push(
       ...(await Promise.all([
         startNodeProcess("routing", main("routing"), env, () => httpReady(`http://127.0.0.1:${routingHttp}/v1/providers`), 20_000, opts.nodeArgs),
-        startNodeProcess("ledger", main("ledger"), env, () => tcpReady(ledgerGrpc), 20_000, opts.nodeArgs),
+        startNodeProcess("ledger", main("ledger"), env, () => tcpReady(ledgerHttp), 20_000, opts.nodeArgs),
         startNodeProcess("activity", main("activity"), env, () => tcpReady(activityHttp), 20_000, opts.nodeArgs),
         startNodeProcess("reports", main("reports"), env, () => tcpReady(reportsHttp), 20_000, opts.nodeArgs),
         startNodeProcess("alerts", main("alerts"), env, () => tcpReady(alertsHttp), 20_000, opts.nodeArgs),

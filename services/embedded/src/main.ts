@@ -69,7 +69,15 @@ async function main(): Promise<void> {
     internalSecret: secrets.ROUTER_INTERNAL_SECRET,
     redisUrl: config.REDIS_URL,
   });
-  const ledgerSvc = await startLedger({ db: openDb("ledger"), log: root.child({ service: "ledger" }), clock, grpcPort: 0 });
+  const ledgerSvc = await startLedger({
+    db: openDb("ledger"),
+    bus,
+    log: root.child({ service: "ledger" }),
+    clock,
+    grpcPort: 0,
+    httpPort: 0,
+    internalSecret: secrets.ROUTER_INTERNAL_SECRET,
+  });
   const activitySvc = await startActivity({
     db: openDb("activity"),
     bus,
@@ -136,6 +144,7 @@ async function main(): Promise<void> {
     alertsUrl: `http://127.0.0.1:${alertsSvc.httpPort}`,
     runawayUrl: `http://127.0.0.1:${runawaySvc.httpPort}`,
     routingUrl: `http://127.0.0.1:${routingSvc.httpPort}`,
+    ledgerUrl: `http://127.0.0.1:${ledgerSvc.httpPort ?? 0}`,
     reportsUrl: `http://127.0.0.1:${reportsSvc.httpPort}`,
     broadcastUrl: `http://127.0.0.1:${broadcastSvc.httpPort}`,
     providerBaseUrls: providerBaseUrls(process.env),

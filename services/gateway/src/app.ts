@@ -19,6 +19,7 @@ import { createRecentGenerations } from "./generation/recent-generations";
 import { generationRoutes } from "./generation/routes";
 import { healthRoutes } from "./health/health-routes";
 import { Drain } from "./shutdown/drain";
+import { BudgetSubjects } from "./spend/budget-subjects";
 import { cspReportRoute } from "./meta/csp-report-route";
 import { loopbackHostOf, MCP_PATH, mcpRoutes } from "./mcp/mcp-route";
 import { SelfCalls } from "./rate-limits/self-calls";
@@ -118,6 +119,8 @@ export interface GatewayDeps {
   /** The alerts service: alert channels, test alerts and the delivery log are forwarded there. */
   alertsUrl: string;
   routingUrl: string;
+  /** The ledger's management routes (workspace budgets, agents). */
+  ledgerUrl: string;
   reportsUrl: string;
   broadcastUrl: string;
   /** The runaway service's HTTP address (flags and their settings). Default `http://127.0.0.1:8087`. */
@@ -254,6 +257,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
           onLeaseCall: metrics.leaseCalled,
         })
       : undefined;
+  const budgetSubjects = new BudgetSubjects(ledgerPort, deps.clock, deps.log);
   const chat = chatCompletionsListener({
     resolveCaller: createCallerResolver(authDeps, { allow: ["inference"] }),
     routing: cachedRoutingPort(grpcRoutingPort(deps.routing, { deadlineMs: grpcDeadlineMs }), deps.clock, {
@@ -262,6 +266,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     ledger: ledgerPort,
     closings,
     leases,
+    budgetSubjects,
     credentials,
     bus: deps.bus,
     log: deps.log,
@@ -300,7 +305,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     }),
   );
   app.use(organisationRoutes({ db: deps.db, manage }));
-  app.use(workspaceRoutes({ db: deps.db, manage, clock: deps.clock }));
+  app.use(workspaceRoutes({ db: deps.db, manage, clock: deps.clock, ledger: deps.ledger, grpcDeadlineMs }));
   app.use(memberRoutes({ db: deps.db, manage, clock: deps.clock, authCache, issuer }));
   app.use(
     invitationRoutes({
@@ -361,6 +366,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   app.use(
     proxyRoutes({
       db: deps.db,
+      onBudgetWrite: (orgId) => budgetSubjects.invalidate(orgId),
       authenticate,
       manage,
       proxy,
@@ -368,6 +374,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       activityUrl: deps.activityUrl,
       alertsUrl: deps.alertsUrl,
       routingUrl: deps.routingUrl,
+      ledgerUrl: deps.ledgerUrl,
       reportsUrl: deps.reportsUrl,
       broadcastUrl: deps.broadcastUrl,
       runawayUrl,

@@ -216,6 +216,7 @@ export const gatewayConfigSchema = z.object({
   LEDGER_GRPC_ADDR: z.string().default("127.0.0.1:50052"),
   ROUTING_HTTP_URL: z.string().url().default("http://127.0.0.1:8082"),
   ACTIVITY_HTTP_URL: z.string().url().default("http://127.0.0.1:8083"),
+  LEDGER_HTTP_URL: z.string().url().default("http://127.0.0.1:8085"),
   REPORTS_HTTP_URL: z.string().url().default("http://127.0.0.1:8089"),
   ALERTS_HTTP_URL: z.string().url().default("http://127.0.0.1:8084"),
   BROADCAST_HTTP_URL: z.string().url().default("http://127.0.0.1:8086"),

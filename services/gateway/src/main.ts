@@ -75,6 +75,7 @@ async function main(): Promise<void> {
     alertsUrl: config.ALERTS_HTTP_URL,
     runawayUrl: config.RUNAWAY_HTTP_URL,
     routingUrl: config.ROUTING_HTTP_URL,
+    ledgerUrl: config.LEDGER_HTTP_URL,
     reportsUrl: config.REPORTS_HTTP_URL,
     broadcastUrl: config.BROADCAST_HTTP_URL,
     providerBaseUrls: baseUrls,

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { Metadata, status as grpcStatus } from "@grpc/grpc-js";
 import { createBus, type EventBus } from "@router/bus";
 import type { Secrets } from "@router/config";
 import { createPostgresDb, type Db } from "@router/db";
@@ -25,6 +26,10 @@ export function testSecrets(): Secrets {
  */
 export class FakeLedger {
   readonly used = new Map<string, bigint>();
+  /** What `WorkspaceSpend` answers, by workspace id (unknown ones: nothing spent, no budgets). */
+  readonly workspaces = new Map<string, Omit<ledger.WorkspaceSpendEntry, "workspaceId">>();
+  /** `WorkspaceSpend` answers UNAVAILABLE, as an unreachable ledger would. */
+  down = false;
   readonly usageRequests: ledger.UsageRequest[] = [];
   windowEndsAtMs: bigint | undefined = undefined;
   private server: RunningGrpcServer | null = null;
@@ -42,11 +47,31 @@ export class FakeLedger {
         })),
       });
     };
+    const workspaceSpend: ledger.LedgerServiceServer["workspaceSpend"] = (call, cb) => {
+      if (this.down) {
+        cb({ name: "Error", message: "ledger down", code: grpcStatus.UNAVAILABLE, details: "ledger down", metadata: new Metadata() });
+        return;
+      }
+      cb(null, {
+        workspaces: call.request.workspaceIds.map((workspaceId) => ({
+          workspaceId,
+          ...(this.workspaces.get(workspaceId) ?? { spendThisMonthNanodollars: 0n, budgets: [] }),
+        })),
+      });
+    };
     this.server = await startGrpcServer(
       [
         {
           definition: ledger.LedgerServiceService,
-          implementation: { admit: unimplemented, settle: unimplemented, release: unimplemented, closeHolds: unimplemented, usage },
+          implementation: {
+            admit: unimplemented,
+            settle: unimplemented,
+            release: unimplemented,
+            closeHolds: unimplemented,
+            usage,
+            workspaceSpend,
+            budgetSubjects: unimplemented,
+          },
         },
       ],
       { port: 0, log: silentLog },
@@ -79,6 +104,7 @@ export interface HarnessOptions {
   activityUrl?: string;
   alertsUrl?: string;
   routingUrl?: string;
+  ledgerUrl?: string;
   reportsUrl?: string;
   broadcastUrl?: string;
   runawayUrl?: string;
@@ -134,6 +160,7 @@ export async function startHarness(label: string, opts: HarnessOptions = {}): Pr
       activityUrl: opts.activityUrl ?? "http://127.0.0.1:1",
       alertsUrl: opts.alertsUrl ?? "http://127.0.0.1:1",
       routingUrl: opts.routingUrl ?? "http://127.0.0.1:1",
+      ledgerUrl: opts.ledgerUrl ?? "http://127.0.0.1:1",
       reportsUrl: opts.reportsUrl ?? "http://127.0.0.1:1",
       broadcastUrl: opts.broadcastUrl ?? "http://127.0.0.1:1",
       runawayUrl: opts.runawayUrl ?? "http://127.0.0.1:1",

@@ -111,6 +111,7 @@ describe("usage as the ledger measures it", () => {
       window: 1,
       mode: 1,
       includeByok: false,
+      subjectName: "app",
     });
   });
 

@@ -33,6 +33,7 @@ async function startUpstream(secret: () => string): Promise<RunningHttpServer> {
   app.all(["/v1/activity", "/v1/activity/*rest", "/v1/generation", "/v1/generation/*rest"], verify, echo);
   app.get(["/v1/models", "/v1/models/*rest", "/v1/providers"], echo);
   app.all("/v1/routing/defaults", verify, echo);
+  app.all(["/v1/workspaces/*rest", "/v1/agents", "/v1/agents/*rest"], verify, echo);
   app.all(["/v1/reports/branding", "/v1/reports/workspaces/*rest"], verify, echo);
   app.all(["/v1/alerts/channels", "/v1/alerts/channels/*rest", "/v1/alerts/deliveries"], verify, echo);
   app.all(["/v1/broadcast/destinations", "/v1/broadcast/destinations/*rest"], verify, echo);
@@ -44,7 +45,7 @@ beforeAll(async () => {
   let internalSecret = "";
   upstream = await startUpstream(() => internalSecret);
   const url = `http://127.0.0.1:${upstream.port}`;
-  h = await startHarness("gwproxy", { activityUrl: url, routingUrl: url, reportsUrl: url, alertsUrl: url, broadcastUrl: url });
+  h = await startHarness("gwproxy", { activityUrl: url, routingUrl: url, ledgerUrl: url, reportsUrl: url, alertsUrl: url, broadcastUrl: url });
   internalSecret = h.secrets.ROUTER_INTERNAL_SECRET;
   const org = await newOrganisation(h);
   mgmt = org.managementKey;
@@ -98,6 +99,63 @@ describe("forwarding to the services that own a route", () => {
     expect((await call(h.url, "GET", "/v1/alerts/deliveries", { key: mgmt })).body.url).toBe("/v1/alerts/deliveries");
     expect((await call(h.url, "GET", "/v1/alerts/deliveries", { key: inference.key })).status).toBe(403);
     expect((await call(h.url, "GET", "/v1/alerts/settings", { key: mgmt })).headers.get("x-upstream")).toBeNull();
+  });
+
+  it("forwards workspace budgets to the ledger, checking the workspace of a write but not of a read", async () => {
+    const own = await newOrganisation(h, "Budgets");
+    const key = own.managementKey;
+
+    const put = await call(h.url, "PUT", `/v1/workspaces/${own.workspaceId}/budgets/daily`, { key, body: { limit_usd: 5 } });
+    expect(put.body).toMatchObject({
+      method: "PUT",
+      url: `/v1/workspaces/${own.workspaceId}/budgets/daily`,
+      body: { limit_usd: 5 },
+      identity: { orgId: own.orgId, workspace: { id: own.workspaceId } },
+    });
+    const list = await call(h.url, "GET", "/v1/workspaces/ws_unknown1/budgets", { key });
+    expect(list.body).toMatchObject({ url: "/v1/workspaces/ws_unknown1/budgets", identity: { orgId: own.orgId } });
+    const forwarded = seen.length;
+
+    const theirs = await call(h.url, "PUT", `/v1/workspaces/${own.workspaceId}/budgets/daily`, { key: mgmt, body: { limit_usd: 5 } });
+    const theirDelete = await call(h.url, "DELETE", `/v1/workspaces/${own.workspaceId}/budgets/daily`, { key: mgmt });
+    const malformed = await call(h.url, "PUT", "/v1/workspaces/client-a/budgets/daily", { key, body: { limit_usd: 5 } });
+    expect([theirs.status, theirDelete.status, malformed.status]).toEqual([404, 404, 400]);
+    expect(malformed.body.error.details.field).toBe("id");
+    expect(seen.length).toBe(forwarded);
+  });
+
+  it("serves the workspace routes it owns itself, forwarding only the budgets", async () => {
+    const before = seen.length;
+    const list = await call(h.url, "GET", "/v1/workspaces", { key: mgmt });
+    expect(list.status).toBe(200);
+    expect(list.body.data[0]).toMatchObject({ spend_this_month: 0, budgets: [] });
+    expect(seen.length).toBe(before);
+  });
+
+  it("forwards agents and agent budgets, checking a workspace named in the body or the query", async () => {
+    const own = await newOrganisation(h, "Agents");
+    const key = own.managementKey;
+
+    expect((await call(h.url, "GET", "/v1/agents", { key })).body).toMatchObject({ url: "/v1/agents", identity: { orgId: own.orgId } });
+    const scoped = await call(h.url, "PUT", "/v1/agents/planner/budgets/weekly", {
+      key,
+      body: { limit_usd: 3, workspace_id: own.workspaceId },
+    });
+    expect(scoped.body.identity.workspace).toMatchObject({ id: own.workspaceId });
+    const orgWide = await call(h.url, "PUT", "/v1/agents/planner/budgets/weekly", { key, body: { limit_usd: 3, workspace_id: null } });
+    expect(orgWide.status).toBe(200);
+    expect(orgWide.body.identity.workspace).toBeUndefined();
+    const forwarded = seen.length;
+
+    const theirBody = await call(h.url, "PUT", "/v1/agents/planner/budgets/weekly", {
+      key: mgmt,
+      body: { limit_usd: 3, workspace_id: own.workspaceId },
+    });
+    const theirQuery = await call(h.url, "DELETE", `/v1/agents/planner/budgets/weekly?workspace_id=${own.workspaceId}`, { key: mgmt });
+    const malformed = await call(h.url, "PUT", "/v1/agents/planner/budgets/weekly", { key, body: { limit_usd: 3, workspace_id: 7 } });
+    expect([theirBody.status, theirQuery.status, malformed.status]).toEqual([404, 404, 400]);
+    expect(malformed.body.error.details.field).toBe("workspace_id");
+    expect(seen.length).toBe(forwarded);
   });
 
   it("never passes the caller's bearer key on", async () => {

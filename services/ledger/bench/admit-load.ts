@@ -1,12 +1,13 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { createPostgresDb, type Db, type Queryable } from "@router/db";
+import { createPostgresDb } from "@router/db";
 import { callUnary, CLIENT_OPTIONS, insecure } from "@router/grpc-kit";
 import { startLedger } from "@router/ledger";
 import { createLogger } from "@router/logging";
 import { systemClock } from "@router/money";
 import { ledger } from "@router/proto";
 import { createTestDatabase, metricSample } from "@router/testkit";
+import { timedDb } from "./timed-db";
 
 /**
  * Load on one hot counter row: Admit at a fixed rate (open loop) on one key whose hard ceiling
@@ -23,7 +24,9 @@ import { createTestDatabase, metricSample } from "@router/testkit";
  * negative: never settle), LOAD_KEYS (1: spread over more counter rows to compare), LOAD_POOL_MAX
  * (10), LOAD_CPU_BURNERS (0: busy processes standing in for the rest of `make bench`),
  * LOAD_CLOSING_INTERVAL_MS (the ledger's default), LOAD_LEDGER, LOAD_NODE_ARGS (flags for the
- * ledger process, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
+ * ledger process, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"), LOAD_BUDGETS=1 (the requests' workspace
+ * and agent have budgets too, never reached: four counter rows per request, as a key of a budgeted
+ * workspace naming a budgeted agent).
  */
 const RATE = Number(process.env.LOAD_RATE ?? "300");
 const SECONDS = Number(process.env.LOAD_SECONDS ?? "10");
@@ -34,6 +37,9 @@ const POOL_MAX = Number(process.env.LOAD_POOL_MAX ?? "10");
 const CPU_BURNERS = Number(process.env.LOAD_CPU_BURNERS ?? "0");
 const INLINE = process.env.LOAD_LEDGER === "inline";
 const CLOSING_INTERVAL_MS = process.env.LOAD_CLOSING_INTERVAL_MS ? Number(process.env.LOAD_CLOSING_INTERVAL_MS) : undefined;
+const BUDGETS = process.env.LOAD_BUDGETS === "1";
+const WORKSPACE = "ws_load";
+const AGENT = "load-agent";
 
 const USD = 1_000_000_000n;
 const WORST_CASE = USD / 1000n;
@@ -94,41 +100,6 @@ const elapsedMs = (start: bigint) => Number(process.hrtime.bigint() - start) / 1
 
 const began = process.hrtime.bigint();
 const progress = (what: string) => process.stderr.write(`[${(elapsedMs(began) / 1000).toFixed(1)}s] ${what}\n`);
-
-/** The ledger's Db, timing each statement by its first words (a transaction counts once, whole). */
-function timedDb(db: Db): { db: Db; samples: Map<string, number[]> } {
-  const samples = new Map<string, number[]>();
-  const record = (label: string, start: bigint) => {
-    const list = samples.get(label) ?? [];
-    list.push(elapsedMs(start));
-    samples.set(label, list);
-  };
-  // A function call by its name, any other statement by its first words.
-  const labelOf = (sql: string) =>
-    /FROM\s+(\w+)\(/.exec(sql)?.[1] ?? sql.trim().split(/\s+/).slice(0, 3).join(" ").slice(0, 22);
-  const timed: Db = {
-    schema: db.schema,
-    engine: db.engine,
-    close: () => db.close(),
-    async query<R>(sql: string, params?: unknown[]) {
-      const start = process.hrtime.bigint();
-      try {
-        return await db.query<R>(sql, params);
-      } finally {
-        record(labelOf(sql), start);
-      }
-    },
-    async tx<T>(fn: (q: Queryable) => Promise<T>) {
-      const start = process.hrtime.bigint();
-      try {
-        return await db.tx(fn);
-      } finally {
-        record("transaction", start);
-      }
-    },
-  };
-  return { db: timed, samples };
-}
 
 /** Starts the ledger in this process on `url`; the measurements are taken here. */
 async function startLedgerHere(url: string): Promise<LedgerUnderTest> {
@@ -246,14 +217,18 @@ async function drive(target: LedgerUnderTest): Promise<{ warm: Run; run: Run; co
       window: ledger.Window.WINDOW_MONTHLY,
       mode: ledger.LimitMode.LIMIT_MODE_HARD,
       includeByok: true,
+      subjectName: "",
     }),
   );
   let sent = 0;
 
   const oneRequest = async (run: Run, settles: Promise<void>[]): Promise<void> => {
+    const requestId = `gen-${randomBytes(12).toString("hex")}`;
+    const scope = BUDGETS ? { workspaceId: WORKSPACE, agent: AGENT } : { workspaceId: "", agent: "" };
     const request = ledger.AdmitRequest.fromPartial({
-      requestId: `gen-${randomBytes(12).toString("hex")}`,
+      requestId,
       orgId: "org_load",
+      ...scope,
       ceilings: [keys[sent++ % keys.length] as ledger.Ceiling],
       worstCaseNanodollars: WORST_CASE,
       isByok: true,
@@ -270,7 +245,15 @@ async function drive(target: LedgerUnderTest): Promise<{ warm: Run; run: Run; co
     const settle = async () => {
       await new Promise((resolve) => setTimeout(resolve, SETTLE_DELAY_MS));
       const s = process.hrtime.bigint();
-      const cost = { holdId: answer.holdId, listCostNanodollars: LIST_COST, billedCostNanodollars: 0n };
+      // With the request, as the gateway sends it: the ledger records it per workspace and agent.
+      const cost = ledger.SettleRequest.fromPartial({
+        holdId: answer.holdId,
+        listCostNanodollars: LIST_COST,
+        orgId: "org_load",
+        requestId,
+        ...scope,
+        isByok: true,
+      });
       await callUnary(client, client.settle, cost, call);
       run.settleMs.push(elapsedMs(s));
       run.settled++;
@@ -310,6 +293,25 @@ async function drive(target: LedgerUnderTest): Promise<{ warm: Run; run: Run; co
   }
 }
 
+/** The budgets of LOAD_BUDGETS=1, straight into the ledger's tables (its migrations have run). */
+async function insertBudgets(url: string): Promise<void> {
+  const db = createPostgresDb({ url, schema: "ledger", max: 1 });
+  try {
+    const never = (1_000_000n * USD).toString();
+    await db.query(
+      `INSERT INTO workspace_budgets VALUES ('org_load', $1, 'monthly', $2::bigint, true, now(), now())`,
+      [WORKSPACE, never],
+    );
+    await db.query(
+      `INSERT INTO agent_budgets VALUES ('org_load', $1, '', 'monthly', $2::bigint, true, true, now(), now()),
+                                        ('org_load', $1, $3, 'daily', $2::bigint / 10, true, true, now(), now())`,
+      [AGENT, never, WORKSPACE],
+    );
+  } finally {
+    await db.close();
+  }
+}
+
 /** Spins one core until killed, or until its parent is gone (the loop never yields to an event). */
 function burn(): never {
   const parent = process.ppid;
@@ -334,6 +336,7 @@ async function main(): Promise<void> {
   try {
     const target = INLINE ? await startLedgerHere(database.url) : await startLedgerChild(database.url);
     progress("ledger started");
+    if (BUDGETS) await insertBudgets(database.url);
     const { warm, run, counted } = await drive(target);
     const ledgerSide = await target.report();
     await target.stop();

@@ -1,16 +1,22 @@
 import { join } from "node:path";
+import type { EventBus } from "@router/bus";
 import { migrate, type Db } from "@router/db";
 import { startGrpcServer } from "@router/grpc-kit";
-import { startMetricsServer } from "@router/http-kit";
+import { startInternalHttp, startMetricsServer, type RunningHttpServer } from "@router/http-kit";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
 import { ledger } from "@router/proto";
+import { agentRoutes } from "./budgets/agent-routes";
+import { BudgetCache } from "./budgets/budget-cache";
+import { workspaceBudgetRoutes } from "./budgets/workspace-budget-routes";
 import { CounterAdmissions } from "./holds/counter-admissions";
 import { GroupCommit } from "./holds/group-commit";
 import { ledgerService } from "./holds/ledger-service";
-import { startExpirySweep, type ClosingQueue } from "./holds/settlement";
+import { startExpirySweep, type ClosingQueue, type UsageQueue } from "./holds/settlement";
 import { HoldStore } from "./holds/store";
 import { LedgerMetrics } from "./metrics";
+import { ThresholdPublisher } from "./thresholds/threshold-publisher";
+import { pruneRecordedRequests, recordRequests } from "./usage/usage-store";
 
 export interface LedgerDeps {
   db: Db;
@@ -33,10 +39,28 @@ export interface LedgerDeps {
   metricsPort?: number;
   /** Address of the metrics listener; default loopback. */
   metricsHost?: string;
+  /**
+   * Port of the HTTP server for the management routes the gateway forwards (workspace budgets,
+   * agents); 0 picks one. Served only together with `internalSecret`.
+   */
+  httpPort?: number;
+  /** `ROUTER_INTERNAL_SECRET`, which verifies the identity the gateway signs and forwards. */
+  internalSecret?: string;
+  /**
+   * Where threshold crossings are published (`router.spend.threshold_crossed.v1`). Without it they
+   * wait in the ledger's outbox table (another replica with a bus publishes them).
+   */
+  bus?: EventBus;
+  /** How long a budget written on another replica takes to bind here at most; default 5 s. */
+  budgetRefreshMs?: number;
+  /** How often threshold crossings waiting in the outbox are published; default 500 ms. */
+  thresholdPollMs?: number;
 }
 
 export interface RunningLedger {
   grpcPort: number;
+  /** Set when `httpPort` and `internalSecret` were given. */
+  httpPort?: number;
   /** Set when `metricsPort` was given and could be bound. */
   metricsPort?: number;
   close(): Promise<void>;
@@ -49,10 +73,13 @@ export const DEFAULT_CLOSING_INTERVAL_MS = 20;
 export const DEFAULT_LEASE_TTL_MS = 60_000;
 export const DEFAULT_LEASE_SHARE = 4;
 const CLOSING_MAX_BATCH = 100;
+/** Which requests were recorded is kept this long: a gateway resends a batch within minutes. */
+const RECORDED_REQUESTS_KEPT_MS = 2 * 86_400_000;
 
 /**
- * Migrates the ledger's schema, serves LedgerService (and grpc.health.v1) and runs the hold expiry
- * sweep. The caller owns `db` and closes it after `close()`.
+ * Migrates the ledger's schema, serves LedgerService (and grpc.health.v1) and the management routes,
+ * runs the hold expiry sweep and publishes threshold crossings. The caller owns `db` and `bus` and
+ * closes them after `close()`.
  */
 export async function startLedger(deps: LedgerDeps): Promise<RunningLedger> {
   const leaseShare = deps.leaseShare ?? DEFAULT_LEASE_SHARE;
@@ -69,13 +96,24 @@ export async function startLedger(deps: LedgerDeps): Promise<RunningLedger> {
     log: deps.log,
     name: "closings",
   });
+  const usage: UsageQueue = new GroupCommit({
+    apply: (batch) => recordRequests(deps.db, batch),
+    maxBatch: CLOSING_MAX_BATCH,
+    intervalMs: deps.closingIntervalMs ?? DEFAULT_CLOSING_INTERVAL_MS,
+    log: deps.log,
+    name: "usage",
+  });
+  const budgets = new BudgetCache({ db: deps.db, clock: deps.clock, log: deps.log, refreshMs: deps.budgetRefreshMs });
   const holdTtlMs = deps.holdTtlMs ?? DEFAULT_HOLD_TTL_MS;
   const leaseTtlMs = deps.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
   const metrics = new LedgerMetrics();
   const implementation = ledgerService({
+    db: deps.db,
     store,
     admissions,
     closings,
+    usage,
+    budgets,
     clock: deps.clock,
     log: deps.log,
     holdTtlMs,
@@ -93,6 +131,9 @@ export async function startLedger(deps: LedgerDeps): Promise<RunningLedger> {
     clock: deps.clock,
     log: deps.log,
     intervalMs: deps.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS,
+    prune: async () => {
+      await pruneRecordedRequests(deps.db, new Date(deps.clock.now().getTime() - RECORDED_REQUESTS_KEPT_MS));
+    },
   });
   // Metrics are auxiliary: a port that cannot be bound is logged and never stops the ledger.
   const metricsServer =
@@ -104,15 +145,37 @@ export async function startLedger(deps: LedgerDeps): Promise<RunningLedger> {
             return undefined;
           },
         );
+  const publisher = deps.bus
+    ? new ThresholdPublisher({ db: deps.db, bus: deps.bus, clock: deps.clock, log: deps.log, pollMs: deps.thresholdPollMs })
+    : undefined;
+  publisher?.start();
+  let http: RunningHttpServer | undefined;
+  if (deps.httpPort !== undefined && deps.internalSecret) {
+    const routeDeps = { db: deps.db, budgets, clock: deps.clock };
+    http = await startInternalHttp({
+      log: deps.log,
+      registry: metrics.registry,
+      internalSecret: deps.internalSecret,
+      routes: [workspaceBudgetRoutes(routeDeps), agentRoutes(routeDeps)],
+      port: deps.httpPort,
+      host: deps.host,
+    }).catch(async (err: unknown) => {
+      await Promise.all([metricsServer?.close(), sweep.stop(), publisher?.stop(), server.close()]);
+      throw err;
+    });
+  }
   return {
     grpcPort: server.port,
+    httpPort: http?.port,
     metricsPort: metricsServer?.port,
     async close() {
-      await metricsServer?.close();
+      await Promise.all([metricsServer?.close(), http?.close()]);
       await sweep.stop();
-      // Calls in flight wait on the queue, so it keeps applying until the server has shut down.
+      // Calls in flight wait on the queues, so they keep applying until the server has shut down.
       await server.close();
-      await closings.drain();
+      await Promise.all([closings.drain(), usage.drain()]);
+      await publisher?.stop();
+      await budgets.close();
     },
   };
 }

@@ -1,15 +1,25 @@
+import { busEnvironment, checkBusEnvironment } from "@router/bus";
 import { env, z } from "@router/config";
 
 /** The ledger's settings, read once from the environment by main.ts. */
 export const ledgerConfigSchema = z.object({
   /** Postgres URL; unset runs on the embedded PGlite under ROUTER_DATA_DIR. */
   DATABASE_URL: z.string().min(1).optional(),
-  /** Where embedded state lives when DATABASE_URL is unset. */
+  /** Where embedded state lives when DATABASE_URL is unset (PGlite files, generated secrets, the bus outbox). */
   ROUTER_DATA_DIR: z.string().default(".data"),
+  /** The bus threshold crossings are published on. */
+  ...busEnvironment,
   LEDGER_GRPC_PORT: env.port(50052),
+  /** Port of the management routes the gateway forwards (workspace budgets, agents). */
+  LEDGER_HTTP_PORT: env.port(8085),
+  /**
+   * Verifies the identity the gateway signs and forwards on management routes. Required with
+   * DATABASE_URL; embedded, the one generated under ROUTER_DATA_DIR is shared.
+   */
+  ROUTER_INTERNAL_SECRET: z.string().optional(),
   /** Interface the gRPC server binds; loopback unless other hosts must reach it. */
   LEDGER_HOST: z.string().default("127.0.0.1"),
-  /** Port of the listener serving only GET /metrics (the ledger has no other HTTP port). */
+  /** Port of the listener serving only GET /metrics. */
   LEDGER_METRICS_PORT: env.port(9465),
   /** Interface the metrics listener binds; loopback unless a scraper on another host must reach it. */
   METRICS_HOST: z.string().default("127.0.0.1"),
@@ -27,7 +37,12 @@ export const ledgerConfigSchema = z.object({
    * gateways share it and Admit keeps some.
    */
   LEDGER_LEASE_SHARE: z.coerce.number().int().min(1).default(4),
+  /**
+   * How often each organisation's budgets are read again while admissions use them: a budget
+   * written through another replica binds here within this long (at once on the replica written).
+   */
+  LEDGER_BUDGET_REFRESH_MS: z.coerce.number().int().positive().default(5_000),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-});
+}).superRefine(checkBusEnvironment);
 
 export type LedgerConfig = z.infer<typeof ledgerConfigSchema>;

@@ -18,3 +18,20 @@ describe("lease settings", () => {
     expect(() => loadConfig(ledgerConfigSchema, { [name]: value })).toThrow(new RegExp(name));
   });
 });
+
+describe("budgets, the HTTP port and the bus", () => {
+  it("default to port 8085, a 5 s budget refresh and the in-process bus", () => {
+    const config = loadConfig(ledgerConfigSchema, {});
+    expect(config.LEDGER_HTTP_PORT).toBe(8085);
+    expect(config.LEDGER_BUDGET_REFRESH_MS).toBe(5_000);
+    expect(config.ROUTER_BUS).toBe("memory");
+  });
+
+  it.each([
+    [{ LEDGER_BUDGET_REFRESH_MS: "0" }, "LEDGER_BUDGET_REFRESH_MS"],
+    [{ LEDGER_HTTP_PORT: "70000" }, "LEDGER_HTTP_PORT"],
+    [{ ROUTER_BUS: "redis" }, "REDIS_URL"],
+  ])("refuses %j, naming %s", (env, name) => {
+    expect(() => loadConfig(ledgerConfigSchema, env)).toThrow(new RegExp(name));
+  });
+});

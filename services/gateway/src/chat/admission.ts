@@ -26,11 +26,11 @@ export class ChatAdmission {
   private readonly spend: SpendAdmission;
 
   constructor(
-    private readonly deps: Pick<ChatDeps, "credentials" | "routing" | "ledger" | "leases">,
+    private readonly deps: Pick<ChatDeps, "credentials" | "routing" | "ledger" | "leases" | "budgetSubjects">,
     /** Endpoints whose circuit is open in this gateway, for routing's sticky hoist. */
     private readonly openCircuits: () => string[] = () => [],
   ) {
-    this.spend = new SpendAdmission(deps.ledger, deps.leases);
+    this.spend = new SpendAdmission(deps.ledger, deps.leases, deps.budgetSubjects);
   }
 
   async admit(ctx: ChatContext): Promise<Admitted> {
@@ -46,6 +46,7 @@ export class ChatAdmission {
       requestId: ctx.id,
       orgId: caller.orgId,
       key: caller.key,
+      agent: ctx.headers.agent,
       worstCase: plan.refusal ? 0n : worstCaseCost(request, plan.cascade, ctx.promptTokens),
       checkOnly: plan.refusal !== undefined,
     });

@@ -10,6 +10,7 @@ import type { RoutingPort } from "../routing/routing-port";
 import type { HoldClosings } from "../spend/hold-closings";
 import type { LedgerPort } from "../spend/ledger-port";
 import type { SpendLeases } from "../spend/spend-leases";
+import type { BudgetSubjects } from "../spend/budget-subjects";
 import type { Drain } from "../shutdown/drain";
 
 /** What the chat path is built from; `main` wires the real ones, tests hand in their own. */
@@ -22,6 +23,8 @@ export interface ChatDeps {
   closings: HoldClosings;
   /** Admits requests under hard ceilings from spend leases; every admission asks Admit when omitted. */
   leases?: SpendLeases;
+  /** Which budgets exist, so a request nothing counts skips Admit; every admission asks Admit when omitted. */
+  budgetSubjects?: BudgetSubjects;
   credentials: CredentialSource;
   bus: EventBus;
   log: Logger;

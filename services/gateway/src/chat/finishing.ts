@@ -40,10 +40,18 @@ export class Finishing {
   /** Off the response path; the promise is the event's publication (a stop waits for it). */
   private afterResponse(ctx: ChatContext, outcome: RequestOutcome, served: Served | null, event: events.RequestCompleted): Promise<void> {
     const { closings, bus, log, credentials, leases } = this.deps;
-    if (ctx.holdId) {
-      if (served) closings.settle(ctx.holdId, outcome.listCost, outcome.billedCost);
-      else closings.release(ctx.holdId);
-    }
+    // Every request reaches the ledger once it is over, with its hold when it has one (a lease's
+    // requests are spent from the lease instead), so the ledger records each request's spend per
+    // workspace and agent.
+    const request = {
+      orgId: ctx.caller.orgId,
+      requestId: ctx.id,
+      workspaceId: ctx.caller.key.workspaceId ?? "",
+      agent: ctx.headers.agent ?? "",
+      isByok: true,
+    };
+    if (served) closings.settle(ctx.holdId, outcome.listCost, outcome.billedCost, request);
+    else closings.release(ctx.holdId, 0n, request);
     if (ctx.lease) {
       leases?.finish(ctx.lease, ctx.id, served ? { list: outcome.listCost, billed: outcome.billedCost } : null);
     }

@@ -3,12 +3,14 @@ import type { Db } from "@router/db";
 import { DomainError, invalid, notFound } from "@router/errors";
 import { parseInput } from "@router/http-kit";
 import type { Clock } from "@router/money";
+import type { ledger } from "@router/proto";
 import { z } from "zod";
 import type { Manage } from "../auth/management-auth";
 import { requirePrincipal } from "../auth/principal";
 import { objectBody } from "../json-body";
 import { WORKSPACE_NAME } from "./display-name";
 import { lockOrganisation } from "./organisation-store";
+import { workspaceSpend, type WorkspaceSpend } from "./workspace-spend";
 import {
   countWorkspaces,
   deleteWorkspace,
@@ -30,26 +32,42 @@ function idParam(req: Request): string {
   return id;
 }
 
-/** A Workspace row (spec doc 1); spend and budgets are the ledger's and join it with spend control. */
-function workspaceView(w: Workspace, currentWorkspaceId: string | null) {
+/** A Workspace row (spec doc 1); spend this month and budgets are the ledger's. */
+function workspaceView(w: Workspace, currentWorkspaceId: string | null, spend: WorkspaceSpend) {
   return {
     id: w.id,
     name: w.name,
     slug: w.slug,
     created_at: w.createdAt.toISOString(),
     active_keys: w.activeKeys,
+    spend_this_month: spend.spend_this_month,
+    budgets: spend.budgets,
     is_current: w.id === currentWorkspaceId,
   };
 }
 
+/** A workspace just created has spent nothing and has no budgets. */
+const FRESH: WorkspaceSpend = { spend_this_month: 0, budgets: [] };
+
+export interface WorkspaceRoutesDeps {
+  db: Db;
+  manage: Manage;
+  clock: Clock;
+  /** Asked for each workspace's spend this month and budgets. */
+  ledger: ledger.LedgerServiceClient;
+  grpcDeadlineMs: number;
+}
+
 /** Workspaces (one per client): list (any role), create, rename, remove (config:write). */
-export function workspaceRoutes(deps: { db: Db; manage: Manage; clock: Clock }): Router {
+export function workspaceRoutes(deps: WorkspaceRoutesDeps): Router {
   const router = Router();
+  const spendOf = (orgId: string, ids: string[]) => workspaceSpend(deps.ledger, orgId, ids, { deadlineMs: deps.grpcDeadlineMs });
 
   router.get("/v1/workspaces", deps.manage("read"), async (_req: Request, res: Response) => {
     const p = requirePrincipal(res);
     const rows = await listWorkspaces(deps.db, p.orgId);
-    res.json({ data: rows.map((w) => workspaceView(w, p.workspaceId)), next_cursor: null });
+    const spend = await spendOf(p.orgId, rows.map((w) => w.id));
+    res.json({ data: rows.map((w) => workspaceView(w, p.workspaceId, spend(w.id))), next_cursor: null });
   });
 
   router.post("/v1/workspaces", deps.manage("config:write"), async (req: Request, res: Response) => {
@@ -66,7 +84,7 @@ export function workspaceRoutes(deps: { db: Db; manage: Manage; clock: Clock }):
     });
     const created = await getWorkspace(deps.db, p.orgId, id);
     if (!created) throw notFound("workspace");
-    res.status(201).json({ data: workspaceView(created, p.workspaceId) });
+    res.status(201).json({ data: workspaceView(created, p.workspaceId, FRESH) });
   });
 
   router.patch("/v1/workspaces/:id", deps.manage("config:write"), async (req: Request, res: Response) => {
@@ -76,7 +94,8 @@ export function workspaceRoutes(deps: { db: Db; manage: Manage; clock: Clock }):
     if (!(await renameWorkspace(deps.db, p.orgId, id, name))) throw notFound("workspace");
     const renamed = await getWorkspace(deps.db, p.orgId, id);
     if (!renamed) throw notFound("workspace");
-    res.json({ data: workspaceView(renamed, p.workspaceId) });
+    const spend = await spendOf(p.orgId, [id]);
+    res.json({ data: workspaceView(renamed, p.workspaceId, spend(id)) });
   });
 
   router.delete("/v1/workspaces/:id", deps.manage("config:write"), async (req: Request, res: Response) => {

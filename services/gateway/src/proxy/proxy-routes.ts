@@ -19,6 +19,7 @@ export interface ProxyRoutesDeps {
   activityUrl: string;
   alertsUrl: string;
   routingUrl: string;
+  ledgerUrl: string;
   reportsUrl: string;
   broadcastUrl: string;
   runawayUrl: string;
@@ -26,6 +27,8 @@ export interface ProxyRoutesDeps {
   catalogLimit: RequestHandler;
   /** Per-credential limit on the CSV export, after the management authentication (and its limit). */
   exportLimit: RequestHandler;
+  /** Called once a budget write was answered, with the organisation (the gateway's budget-subjects cache). */
+  onBudgetWrite?: (orgId: string) => void;
 }
 
 /** The identity an owning service sees for an inference key: it has no person, and no management role. */
@@ -45,15 +48,17 @@ export function keyIdentity(caller: Caller): Identity {
 
 /**
  * Routes other services own, forwarded after authentication with the signed identity header:
- * activity (usage, CSV export, generation records), routing's account defaults and presets, reports
- * (branding and client reports), alerts (channels, test alerts, deliveries), broadcast destinations,
- * runaway's settings, and the public catalog (routing). The gateway only authenticates management callers here (every role may
- * read); the owning service checks the role against the permission table.
+ * activity (usage, CSV export, generation records), routing's account defaults and presets, the
+ * ledger's workspace budgets and agents, reports (branding and client reports), alerts (channels,
+ * test alerts, deliveries), broadcast destinations, runaway's settings, and the public catalog
+ * (routing). The gateway only authenticates management callers here (every role may read); the
+ * owning service checks the role against the permission table.
  */
 export function proxyRoutes(deps: ProxyRoutesDeps): Router {
   const router = Router();
   const activity: UpstreamTarget = { service: "activity", baseUrl: deps.activityUrl };
   const routing: UpstreamTarget = { service: "routing", baseUrl: deps.routingUrl };
+  const ledger: UpstreamTarget = { service: "ledger", baseUrl: deps.ledgerUrl };
   const reports: UpstreamTarget = { service: "reports", baseUrl: deps.reportsUrl };
   const alerts: UpstreamTarget = { service: "alerts", baseUrl: deps.alertsUrl };
   const broadcast: UpstreamTarget = { service: "broadcast", baseUrl: deps.broadcastUrl };
@@ -84,6 +89,33 @@ export function proxyRoutes(deps: ProxyRoutesDeps): Router {
   router.get("/v1/generation", deps.authenticate({ allow: ["inference"] }), forwardAs(activity, asInferenceKey));
   router.get("/v1/generation/:id/content", management, forwardAs(activity, asPrincipal));
   router.all("/v1/routing/defaults", management, forwardAs(routing, asPrincipal));
+  // A workspace's budgets: reading an unknown one lists none (the ledger scopes by organisation),
+  // while a write must name a workspace of the caller's organisation (404 otherwise). The gateway
+  // serves /v1/workspaces and /v1/workspaces/{id} itself; only these sub-paths go to the ledger.
+  router.get("/v1/workspaces/:id/budgets", management, forwardAs(ledger, asPrincipal));
+  // After a budget write, this gateway's copy of which budgets exist is read again at once (other
+  // replicas within its few seconds), so the next request is admitted by the ledger.
+  const budgetWritten: RequestHandler = (_req, res, next) => {
+    res.once("finish", () => deps.onBudgetWrite?.(requirePrincipal(res).orgId));
+    next();
+  };
+  router.all(
+    "/v1/workspaces/:id/budgets/:interval",
+    management,
+    namedWorkspace(deps.db, { param: "id" }),
+    budgetWritten,
+    forwardAs(ledger, asPrincipal),
+  );
+  router.get("/v1/agents", management, forwardAs(ledger, asPrincipal));
+  // An agent budget scoped to a workspace names it in the body (set) or the query (delete).
+  router.all(
+    "/v1/agents/:agent/budgets/:interval",
+    management,
+    namedWorkspace(deps.db, { body: "workspace_id" }),
+    namedWorkspace(deps.db, { query: "workspace_id" }),
+    budgetWritten,
+    forwardAs(ledger, asPrincipal),
+  );
   // Reports show the organisation's and the workspace's current names, which only the gateway holds.
   const orgName = organisationName(deps.db);
   router.get("/v1/reports/branding", management, orgName, forwardAs(reports, asPrincipal));

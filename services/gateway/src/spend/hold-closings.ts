@@ -4,10 +4,24 @@ import { DomainError } from "@router/errors";
 import type { Logger } from "@router/logging";
 import type { Nanodollars } from "@router/money";
 
+/**
+ * The request a settlement or release is for: the ledger records every finished request once, per
+ * workspace and agent (workspace rows, the agents list, budgets set later). '' for none.
+ */
+export interface FinishedRequest {
+  orgId: string;
+  requestId: string;
+  workspaceId: string;
+  agent: string;
+  isByok: boolean;
+}
+
+const NO_REQUEST: FinishedRequest = { orgId: "", requestId: "", workspaceId: "", agent: "", isByok: false };
+
 /** The ledger applies a batch's spends, then its settlements, then its releases. */
 export interface HoldClosingBatch {
-  settlements: Array<{ holdId: string; listCostNanodollars: Nanodollars; billedCostNanodollars: Nanodollars }>;
-  releases: Array<{ holdId: string; keepNanodollars: Nanodollars }>;
+  settlements: Array<{ holdId: string; listCostNanodollars: Nanodollars; billedCostNanodollars: Nanodollars } & FinishedRequest>;
+  releases: Array<{ holdId: string; keepNanodollars: Nanodollars } & Omit<FinishedRequest, "isByok">>;
   spends: Array<{ holdId: string; requestId: string; listCostNanodollars: Nanodollars; billedCostNanodollars: Nanodollars }>;
 }
 
@@ -26,8 +40,8 @@ export interface HoldClosingsOptions {
 }
 
 type Closing =
-  | { kind: "settle"; holdId: string; listCostNanodollars: Nanodollars; billedCostNanodollars: Nanodollars }
-  | { kind: "release"; holdId: string; keepNanodollars: Nanodollars }
+  | { kind: "settle"; holdId: string; listCostNanodollars: Nanodollars; billedCostNanodollars: Nanodollars; request: FinishedRequest }
+  | { kind: "release"; holdId: string; keepNanodollars: Nanodollars; request: FinishedRequest }
   | { kind: "spend"; holdId: string; requestId: string; listCostNanodollars: Nanodollars; billedCostNanodollars: Nanodollars };
 
 const MAX_RETRY_MS = 10_000;
@@ -57,16 +71,26 @@ export class HoldClosings {
     this.maxPending = opts.maxPending ?? 100_000;
   }
 
-  settle(holdId: string, listCostNanodollars: Nanodollars, billedCostNanodollars: Nanodollars): void {
-    this.add({ kind: "settle", holdId, listCostNanodollars, billedCostNanodollars });
+  /**
+   * Settles a served request's hold with its cost and records the request. An empty hold id (nothing
+   * was reserved, or a spend lease admitted it) records the request only.
+   */
+  settle(
+    holdId: string,
+    listCostNanodollars: Nanodollars,
+    billedCostNanodollars: Nanodollars,
+    request: FinishedRequest = NO_REQUEST,
+  ): void {
+    this.add({ kind: "settle", holdId, listCostNanodollars, billedCostNanodollars, request });
   }
 
   /**
-   * Releases a hold. For a spend lease, `keepNanodollars` above 0 trims it instead: the lease keeps
-   * that much reserved (its requests still in flight) and gives back the rest.
+   * Releases a hold of a request that served nothing, and records the request; an empty hold id
+   * records the request only. For a spend lease (no request), `keepNanodollars` above 0 trims it
+   * instead: the lease keeps that much reserved (its requests still in flight) and gives back the rest.
    */
-  release(holdId: string, keepNanodollars: Nanodollars = 0n): void {
-    this.add({ kind: "release", holdId, keepNanodollars });
+  release(holdId: string, keepNanodollars: Nanodollars = 0n, request: FinishedRequest = NO_REQUEST): void {
+    this.add({ kind: "release", holdId, keepNanodollars, request });
   }
 
   /** Records what one request admitted from a spend lease cost; the ledger counts each request once. */
@@ -141,7 +165,12 @@ export class HoldClosings {
     for (const c of batch) {
       switch (c.kind) {
         case "settle":
-          request.settlements.push({ holdId: c.holdId, listCostNanodollars: c.listCostNanodollars, billedCostNanodollars: c.billedCostNanodollars });
+          request.settlements.push({
+            holdId: c.holdId,
+            listCostNanodollars: c.listCostNanodollars,
+            billedCostNanodollars: c.billedCostNanodollars,
+            ...c.request,
+          });
           break;
         case "spend":
           request.spends.push({
@@ -151,9 +180,11 @@ export class HoldClosings {
             billedCostNanodollars: c.billedCostNanodollars,
           });
           break;
-        case "release":
-          request.releases.push({ holdId: c.holdId, keepNanodollars: c.keepNanodollars });
+        case "release": {
+          const { orgId, requestId, workspaceId, agent } = c.request;
+          request.releases.push({ holdId: c.holdId, keepNanodollars: c.keepNanodollars, orgId, requestId, workspaceId, agent });
           break;
+        }
       }
     }
     try {

@@ -20,6 +20,8 @@ export function keyCeilings(key: CallerKey): ledger.Ceiling[] {
       window: WINDOWS[key.limitReset ?? "lifetime"],
       mode: key.limitMode === "soft" ? ledger.LimitMode.LIMIT_MODE_SOFT : ledger.LimitMode.LIMIT_MODE_HARD,
       includeByok: key.includeByokInLimit,
+      // Carried into the ledger's threshold events (alerts name the key).
+      subjectName: key.name ?? "",
     },
   ];
 }

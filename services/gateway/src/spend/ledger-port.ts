@@ -9,6 +9,8 @@ export interface LedgerPort {
   closeHolds(req: ledger.CloseHoldsRequest): Promise<ledger.CloseHoldsResponse>;
   /** Places a spend lease (see SpendLeases). */
   lease(req: ledger.LeaseRequest): Promise<ledger.LeaseResponse>;
+  /** Which workspaces and agents have a budget (see BudgetSubjects). */
+  budgetSubjects(req: ledger.BudgetSubjectsRequest): Promise<ledger.BudgetSubjectsResponse>;
 }
 
 /** LedgerPort over the generated gRPC client (built once, in main). */
@@ -20,9 +22,11 @@ export function grpcLedgerPort(client: ledger.LedgerServiceClient, opts: { deadl
   const admit = client.admit.bind(client);
   const closeHolds = client.closeHolds.bind(client);
   const lease = client.lease.bind(client);
+  const budgetSubjects = client.budgetSubjects.bind(client);
   return {
     admit: (req) => callUnary(c, admit, req, { deadlineMs, service: "ledger" }),
     closeHolds: (req) => callUnary(c, closeHolds, req, { deadlineMs, service: "ledger" }),
     lease: (req) => callUnary(c, lease, req, { deadlineMs, service: "ledger" }),
+    budgetSubjects: (req) => callUnary(c, budgetSubjects, req, { deadlineMs, service: "ledger" }),
   };
 }

@@ -2,12 +2,15 @@ import type { Nanodollars } from "@router/money";
 import type { CallerKey } from "../auth/caller";
 import { keyCeilings } from "./key-ceilings";
 import type { LedgerPort } from "./ledger-port";
+import type { BudgetSubjects } from "./budget-subjects";
 import { SpendLeases, type LeaseTicket } from "./spend-leases";
 
 export interface SpendRequest {
   requestId: string;
   orgId: string;
   key: CallerKey;
+  /** The agent named in `X-Router-Agent`, if any: its budgets count the request. */
+  agent: string | null;
   /** The request's worst-case list cost over its cascade. */
   worstCase: Nanodollars;
   /** Routing already refused: the limits are checked (a budget refusal wins) but nothing is reserved. */
@@ -26,29 +29,37 @@ export type SpendDecision =
     }
   | { admitted: false; code: string; message: string; httpStatus: number; scope: string };
 
+/** A request no limit counts: admitted, nothing reserved anywhere. */
+const UNLIMITED: SpendDecision = { admitted: true, holdId: "", lease: null, warning: "" };
+
 /**
  * Whether a request may spend, and where its worst case is reserved: from a spend lease this
- * process holds when one serves its ceilings, else by the ledger's Admit.
+ * process holds when one serves its key's ceiling (the ledger grants none where a workspace or agent
+ * budget counts too), else by the ledger's Admit, which also checks the budgets it owns.
  */
 export class SpendAdmission {
   constructor(
     private readonly ledger: LedgerPort,
     private readonly leases: SpendLeases | undefined,
+    /** Which budgets exist: without it every request asks Admit. */
+    private readonly budgets?: BudgetSubjects,
   ) {}
 
   async admit(req: SpendRequest): Promise<SpendDecision> {
-    // Every request is BYOK, and a ceiling without include_byok counts none: when no ceiling counts
-    // this request the ledger would reserve nothing, so the round trip is skipped. (Budgets the
-    // ledger owns, such as workspace and agent budgets, will need it on every request.)
+    // Every request is BYOK, and a key ceiling without include_byok counts none. The workspace's and
+    // the agent's budgets are the ledger's: it is asked unless nothing can count the request.
     const ceilings = keyCeilings(req.key).filter((c) => c.includeByok);
-    if (ceilings.length === 0) return { admitted: true, holdId: "", lease: null, warning: "" };
+    if (ceilings.length === 0 && this.budgets && !(await this.budgets.mayCount(req.orgId, req.key.workspaceId, req.agent))) {
+      return UNLIMITED;
+    }
+    const scope = { orgId: req.orgId, workspaceId: req.key.workspaceId ?? "", agent: req.agent ?? "" };
     if (this.leases && !req.checkOnly && SpendLeases.serves(ceilings)) {
-      const lease = await this.leases.admit({ orgId: req.orgId, ceilings }, req.worstCase);
+      const lease = await this.leases.admit({ ...scope, ceilings }, req.worstCase);
       if (lease) return { admitted: true, holdId: "", lease, warning: "" };
     }
     const admission = await this.ledger.admit({
       requestId: req.requestId,
-      orgId: req.orgId,
+      ...scope,
       ceilings,
       worstCaseNanodollars: req.worstCase,
       isByok: true,

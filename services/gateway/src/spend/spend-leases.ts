@@ -28,9 +28,15 @@ export interface SpendLeasesOptions {
   onLeaseCall?: (outcome: "granted" | "refused" | "failed") => void;
 }
 
-/** The ceilings one lease serves: the same organisation, subjects, limits, windows and modes. */
+/**
+ * The requests one lease serves: the same organisation, workspace and agent (the ledger grants a
+ * lease only where none of their budgets counts), and the same ceilings (subjects, limits, windows
+ * and modes).
+ */
 export interface LeaseScope {
   orgId: string;
+  workspaceId: string;
+  agent: string;
   ceilings: ledger.Ceiling[];
 }
 
@@ -168,6 +174,8 @@ export class SpendLeases {
       .lease({
         leaseId: `lease_${randomBytes(16).toString("base64url")}`,
         orgId: scope.orgId,
+        workspaceId: scope.workspaceId,
+        agent: scope.agent,
         ceilings: scope.ceilings,
         isByok: true,
         wantNanodollars: unit * this.requestsPerLease,
@@ -250,5 +258,5 @@ function scopeKey(scope: LeaseScope): string {
   const ceilings = scope.ceilings.map((c) =>
     [c.subjectKind, c.subjectId, c.limitNanodollars, c.window, c.mode, c.includeByok ? 1 : 0].join("\u0001"),
   );
-  return `${scope.orgId}\u0000${ceilings.join("\u0000")}`;
+  return `${scope.orgId}\u0000${scope.workspaceId}\u0000${scope.agent}\u0000${ceilings.join("\u0000")}`;
 }

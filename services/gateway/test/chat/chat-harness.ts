@@ -370,6 +370,7 @@ export async function startChatHarness(
               window: ledger.Window.WINDOW_LIFETIME,
               mode: ledger.LimitMode.LIMIT_MODE_HARD,
               includeByok: true,
+              subjectName: "",
             },
           ],
         },

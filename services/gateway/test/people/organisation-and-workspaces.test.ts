@@ -1,3 +1,4 @@
+import { ledger } from "@router/proto";
 import { call, newOrganisation, startHarness, type Harness } from "../harness";
 import { signedInPerson } from "./people-fixtures";
 
@@ -60,11 +61,47 @@ describe("workspaces", () => {
     const org = await newOrganisation(h, "Default Ws");
     const list = await call(h.url, "GET", "/v1/workspaces", { key: org.managementKey });
     expect(list.body.data).toEqual([
-      { id: org.workspaceId, name: "Default", slug: "default", created_at: expect.any(String), active_keys: 1, is_current: true },
+      {
+        id: org.workspaceId,
+        name: "Default",
+        slug: "default",
+        created_at: expect.any(String),
+        active_keys: 1,
+        spend_this_month: 0,
+        budgets: [],
+        is_current: true,
+      },
     ]);
     const key = await call(h.url, "POST", "/v1/keys", { key: org.managementKey, body: { name: "app" } });
     const keys = await call(h.url, "GET", "/v1/keys", { key: org.managementKey });
     expect(keys.body.data.find((k: { hash: string }) => k.hash === key.body.data.hash).workspace_id).toBe(org.workspaceId);
+  });
+
+  it("shows each workspace's spend this month and budgets as the ledger reports them", async () => {
+    const org = await newOrganisation(h, "Spending");
+    h.ledger.workspaces.set(org.workspaceId, {
+      spendThisMonthNanodollars: 12_345_000_000n,
+      budgets: [{ window: ledger.Window.WINDOW_MONTHLY, limitNanodollars: 50_000_000_000n, includeByok: true }],
+    });
+
+    const list = await call(h.url, "GET", "/v1/workspaces", { key: org.managementKey });
+    const renamed = await call(h.url, "PATCH", `/v1/workspaces/${org.workspaceId}`, { key: org.managementKey, body: { name: "Main" } });
+
+    const expected = { spend_this_month: 12.345, budgets: [{ interval: "monthly", limit_nanodollars: "50000000000", include_byok: true }] };
+    expect(list.body.data[0]).toMatchObject(expected);
+    expect(renamed.body.data).toMatchObject(expected);
+  });
+
+  it("answers 503 for the workspace list while the ledger cannot be reached", async () => {
+    const org = await newOrganisation(h, "Ledgerless");
+    h.ledger.down = true;
+    try {
+      const res = await call(h.url, "GET", "/v1/workspaces", { key: org.managementKey });
+      expect(res.status).toBe(503);
+      expect(res.body.error.code).toBe("router.ledger_unavailable");
+    } finally {
+      h.ledger.down = false;
+    }
   });
 
   it("creates with a ws_ id and a slug of its own, renames, and refuses bad names naming the field", async () => {

@@ -32,12 +32,15 @@ const ceiling = (subjectId: string): ledger.Ceiling => ({
   window: ledger.Window.WINDOW_LIFETIME,
   mode: ledger.LimitMode.LIMIT_MODE_HARD,
   includeByok: true,
+  subjectName: "",
 });
 
 async function admit(subjectId: string): Promise<string> {
   const res = await callUnary(client, client.admit, {
     requestId: `gen-${randomBytes(6).toString("hex")}`,
     orgId: "org_a",
+    workspaceId: "",
+    agent: "",
     ceilings: [ceiling(subjectId)],
     worstCaseNanodollars: 1_000n,
     isByok: true,
@@ -106,6 +109,8 @@ test("sends a lease's spends of one batch as one sum, and a resent sum counts on
   const lease = await port_.lease({
     leaseId: "lease_merge",
     orgId: "org_a",
+    workspaceId: "",
+    agent: "",
     ceilings: [ceiling("key_merge")],
     isByok: true,
     wantNanodollars: 10_000n,

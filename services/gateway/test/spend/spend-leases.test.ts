@@ -38,6 +38,7 @@ const ceiling = (subjectId: string, limitNanodollars: bigint, window = ledger.Wi
   window,
   mode: ledger.LimitMode.LIMIT_MODE_HARD,
   includeByok: true,
+  subjectName: "",
 });
 
 async function used(c: ledger.Ceiling): Promise<bigint> {
@@ -60,7 +61,7 @@ function newLeases(opts: { lease?: LedgerPort["lease"]; log?: ReturnType<typeof 
 
 /** A fresh hard lifetime ceiling per test, so counters never mix. */
 const freshCeiling = (limit: bigint, window?: ledger.Window): ledger.Ceiling => ceiling(`key_lease_${++subject}`, limit, window);
-const scope = (c: ledger.Ceiling) => ({ orgId: "org_a", ceilings: [c] });
+const scope = (c: ledger.Ceiling) => ({ orgId: "org_a", workspaceId: "", agent: "", ceilings: [c] });
 
 async function settled(c: ledger.Ceiling, expected: bigint): Promise<void> {
   await closings.flush(5_000);

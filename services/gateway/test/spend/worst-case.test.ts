@@ -93,9 +93,17 @@ describe("key ceilings", () => {
     expect(keyCeilings(key({}))).toEqual([]);
   });
 
-  it("sends the key's limit, window, mode and BYOK flag, lifetime when no reset", () => {
-    expect(keyCeilings(key({ limitNanos: 5n, limitReset: "weekly", limitMode: "soft", includeByokInLimit: true }))).toEqual([
-      { subjectKind: "key", subjectId: "h1", limitNanodollars: 5n, window: ledger.Window.WINDOW_WEEKLY, mode: ledger.LimitMode.LIMIT_MODE_SOFT, includeByok: true },
+  it("sends the key's limit, window, mode, BYOK flag and name, lifetime when no reset", () => {
+    expect(keyCeilings(key({ limitNanos: 5n, limitReset: "weekly", limitMode: "soft", includeByokInLimit: true, name: "Prod" }))).toEqual([
+      {
+        subjectKind: "key",
+        subjectId: "h1",
+        limitNanodollars: 5n,
+        window: ledger.Window.WINDOW_WEEKLY,
+        mode: ledger.LimitMode.LIMIT_MODE_SOFT,
+        includeByok: true,
+        subjectName: "Prod",
+      },
     ]);
     expect(keyCeilings(key({ limitNanos: 5n }))[0]).toMatchObject({ window: ledger.Window.WINDOW_LIFETIME, mode: ledger.LimitMode.LIMIT_MODE_HARD });
   });

@@ -28,6 +28,13 @@
 -- lease_spends is written under its lease's lock, so two batches spending the same request for the
 -- same lease do not race on it.
 --
+-- Threshold crossings: when a batch settles spend on a key's or an agent's row, the whole percentage
+-- of the row's limit now settled (floor, at most 100) is compared with the highest one announced
+-- before in the window (counted from 0 again once the limit changed); a higher one is recorded in
+-- threshold_crossings (the outbox the ledger publishes from) with the one before, in this same
+-- transaction, so a crossing is announced once and never lost. Several percentages crossed in one
+-- batch are one crossing at the highest.
+--
 -- One row per closing, `item` its 1-based position: outcome 'closed', 'already_closed' or 'not_found'.
 CREATE OR REPLACE FUNCTION close_holds(
   p_hold_ids text[],
@@ -54,14 +61,20 @@ DECLARE
   v_settle bigint;
   -- What the batch does to each counter row line by line: [{subject_kind, ..., unreserve, settle}].
   v_deltas jsonb := '[]'::jsonb;
+  v_org_id text;
+  v_request_id text;
   d record;
+  c record;
+  v_percent integer;
+  v_previous integer;
 BEGIN
   PERFORM 1 FROM holds h WHERE h.hold_id = ANY (p_hold_ids) ORDER BY h.hold_id FOR UPDATE;
 
   FOR i IN 1 .. coalesce(array_length(p_hold_ids, 1), 0) LOOP
     item := i;
-    SELECT h.state, h.lines, h.is_lease, h.expires_at, greatest(h.worst_case_nanodollars - h.spent_nanodollars, 0)
-    INTO v_state, v_lines, v_is_lease, v_expires_at, v_remaining
+    SELECT h.state, h.lines, h.is_lease, h.expires_at, greatest(h.worst_case_nanodollars - h.spent_nanodollars, 0),
+           h.org_id, h.request_id
+    INTO v_state, v_lines, v_is_lease, v_expires_at, v_remaining, v_org_id, v_request_id
     FROM holds h
     WHERE h.hold_id = p_hold_ids[i];
     IF NOT FOUND OR (p_to_states[i] = 'spent' AND NOT v_is_lease) THEN
@@ -126,7 +139,10 @@ BEGIN
     -- Every line of a hold reserved the same amount, so each line takes the same change.
     IF v_unreserve <> 0 OR v_settle <> 0 THEN
       v_deltas := v_deltas || coalesce((
-        SELECT jsonb_agg(l.line || jsonb_build_object('unreserve', v_unreserve, 'settle', v_settle))
+        SELECT jsonb_agg(l.line || jsonb_build_object(
+          'unreserve', v_unreserve, 'settle', v_settle, 'seq', i, 'org_id', v_org_id,
+          -- The request a lease spend was for; otherwise the hold's own.
+          'request_id', coalesce(p_request_ids[i], v_request_id), 'closed_at', p_closed_at[i]))
         FROM jsonb_array_elements(v_lines) AS l (line)
       ), '[]'::jsonb);
     END IF;
@@ -136,9 +152,16 @@ BEGIN
 
   FOR d IN
     SELECT x.subject_kind, x.subject_id, x.window_kind, x.window_start,
-           sum(x.unreserve)::bigint AS unreserve, sum(x.settle)::bigint AS settle
+           sum(x.unreserve)::bigint AS unreserve, sum(x.settle)::bigint AS settle,
+           -- The latest closing of the batch that settled on the row, for a crossing it causes.
+           (array_agg(x.org_id ORDER BY x.seq DESC))[1] AS org_id,
+           (array_agg(x.request_id ORDER BY x.settle > 0 DESC, x.seq DESC))[1] AS request_id,
+           max(x.closed_at) AS closed_at,
+           (array_agg(coalesce(x.subject_name, '') ORDER BY x.seq DESC))[1] AS subject_name,
+           (array_agg(coalesce(x.workspace_id, '') ORDER BY x.seq DESC))[1] AS workspace_id
     FROM jsonb_to_recordset(v_deltas)
-      AS x (subject_kind text, subject_id text, window_kind text, window_start timestamptz, unreserve bigint, settle bigint)
+      AS x (subject_kind text, subject_id text, window_kind text, window_start timestamptz, unreserve bigint, settle bigint,
+            seq integer, org_id text, request_id text, closed_at timestamptz, subject_name text, workspace_id text)
     GROUP BY x.subject_kind, x.subject_id, x.window_kind, x.window_start
     ORDER BY x.subject_kind COLLATE "C", x.subject_id COLLATE "C", x.window_kind COLLATE "C", x.window_start
   LOOP
@@ -146,7 +169,32 @@ BEGIN
     SET reserved_nanodollars = sc.reserved_nanodollars - d.unreserve,
         settled_nanodollars = sc.settled_nanodollars + d.settle
     WHERE sc.subject_kind = d.subject_kind AND sc.subject_id = d.subject_id
-      AND sc.window_kind = d.window_kind AND sc.window_start = d.window_start;
+      AND sc.window_kind = d.window_kind AND sc.window_start = d.window_start
+    RETURNING sc.settled_nanodollars, sc.checked_limit_nanodollars, sc.checked_hard, sc.announced_percent,
+              sc.announced_limit_nanodollars
+    INTO c;
+    IF NOT FOUND OR d.settle <= 0 OR d.subject_kind NOT IN ('key', 'agent') THEN
+      CONTINUE;
+    END IF;
+    IF c.checked_limit_nanodollars <= 0 THEN
+      CONTINUE;
+    END IF;
+    v_percent := least(100, floor(c.settled_nanodollars::numeric * 100 / c.checked_limit_nanodollars))::integer;
+    v_previous := CASE WHEN c.announced_limit_nanodollars = c.checked_limit_nanodollars THEN c.announced_percent ELSE 0 END;
+    IF v_percent > v_previous THEN
+      UPDATE spend_counters sc
+      SET announced_percent = v_percent,
+          announced_limit_nanodollars = c.checked_limit_nanodollars
+      WHERE sc.subject_kind = d.subject_kind AND sc.subject_id = d.subject_id
+        AND sc.window_kind = d.window_kind AND sc.window_start = d.window_start;
+      INSERT INTO threshold_crossings
+        (crossing_id, org_id, subject_kind, subject_id, subject_name, workspace_id, window_kind, window_start, percent,
+         previous_percent, hard, limit_nanodollars, usage_nanodollars, request_id, crossed_at)
+      VALUES
+        ('thr_' || replace(gen_random_uuid()::text, '-', ''), d.org_id, d.subject_kind, d.subject_id, d.subject_name,
+         d.workspace_id, d.window_kind, d.window_start, v_percent, v_previous, c.checked_hard,
+         c.checked_limit_nanodollars, c.settled_nanodollars, d.request_id, d.closed_at);
+    END IF;
   END LOOP;
 END
 $$;

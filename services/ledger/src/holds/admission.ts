@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { DomainError } from "@router/errors";
 import type { Clock, Nanodollars } from "@router/money";
+import type { BudgetCache } from "../budgets/budget-cache";
 import {
   counterKey,
   countsRequest,
@@ -17,6 +18,10 @@ import type { CounterTotals, HoldStore, NewHold } from "./store";
 export interface AdmitInput {
   requestId: string;
   orgId: string;
+  /** The calling key's workspace and the agent named ('' for none): their budgets count too. */
+  workspaceId: string;
+  agent: string;
+  /** The ceilings the caller sends (a key's), in precedence order. */
   ceilings: CeilingRule[];
   worstCase: Nanodollars;
   isByok: boolean;
@@ -37,20 +42,22 @@ export type Admission =
 export interface AdmissionDeps {
   store: HoldStore;
   admissions: CounterAdmissions;
+  budgets: BudgetCache;
   clock: Clock;
   holdTtlMs: number;
 }
 
 /**
- * Checks the request against every ceiling that counts it and, unless it is a dry run, reserves its
- * worst case on all of them at once. A hard ceiling refuses when its usage (settled + reserved) is
- * already at or past the limit; a soft one never refuses and warns instead.
+ * One decision for every limit that counts the request: the caller's key ceiling, then the budgets
+ * of its workspace and of its agent (organisation-wide, then workspace-scoped). A hard one refuses
+ * when its usage (settled + reserved) is already at or past the limit, and the first refusing one
+ * in that order is named; a soft one never refuses and warns instead. Unless it is a dry run, the
+ * worst case is reserved on all of them at once (all or none).
  */
 export async function admit(input: AdmitInput, deps: AdmissionDeps): Promise<Admission> {
   const now = deps.clock.now();
-  const ceilings = strictestPerCounter(input.ceilings.filter((c) => countsRequest(c, input.isByok))).map((c) =>
-    inWindowAt(c, now),
-  );
+  const budgets = await deps.budgets.get(input.orgId);
+  const ceilings = countingCeilings([...input.ceilings, ...budgets.of(input.workspaceId, input.agent)], input.isByok, now);
   if (ceilings.length === 0) return { admitted: true, holdId: "", warning: "" };
 
   // Usage never drops below zero, so a hard limit of zero or less is reached before any spend.
@@ -69,18 +76,22 @@ export async function admit(input: AdmitInput, deps: AdmissionDeps): Promise<Adm
     holdId: `hold_${randomBytes(16).toString("base64url")}`,
     requestId: input.requestId,
     orgId: input.orgId,
+    workspaceId: input.workspaceId,
+    agent: input.agent,
     worstCase: input.worstCase,
     isByok: input.isByok,
     createdAt: now,
     expiresAt: new Date(now.getTime() + deps.holdTtlMs),
   };
-  // The common case, one counting ceiling, is one statement per batch of requests for that row
-  // (the hot row is locked the shortest); several ceilings are reserved all or none in a transaction.
-  const [only] = ceilings;
-  const reservation =
-    only && ceilings.length === 1
-      ? await deps.admissions.reserve({ hold, ceiling: only, warning: only.hard ? "" : limitReachedSentence(only) })
-      : await deps.store.reserve(hold, [...ceilings].sort(lockOrder));
+  // Admissions on the same counter rows are decided together, one statement per batch, so a hot
+  // row is locked the shortest; every row of a request is reserved all or none.
+  const rows = [...ceilings].sort(lockOrder);
+  const reservation = await deps.admissions.reserve({
+    hold,
+    ceilings: rows,
+    warnings: rows.map((c) => (c.hard ? "" : limitReachedSentence(c))),
+    warningOrder: ceilings.map((c) => rows.indexOf(c)),
+  });
   switch (reservation.kind) {
     case "existing":
       if (reservation.hold.orgId !== input.orgId) {
@@ -90,19 +101,22 @@ export async function admit(input: AdmitInput, deps: AdmissionDeps): Promise<Adm
       }
       return { admitted: true, holdId: reservation.hold.holdId, warning: reservation.hold.limitWarning };
     case "refused": {
-      // Ceilings arrive in the caller's precedence order (key, workspace, agent, run).
-      const first = ceilings.find((c) => reservation.refusedKeys.has(counterKey(c)));
+      const refused = new Set(reservation.refused.map((j) => rows[j]));
+      const first = ceilings.find((c) => refused.has(c));
       if (!first) throw new Error("a refused reservation named no ceiling");
       return refuse(first);
     }
-    case "placed": {
-      const usedBefore = (c: WindowedCeiling) => used(reservation.totals.get(counterKey(c))) - input.worstCase;
-      const warning = softWarning(ceilings, usedBefore);
-      // The one-ceiling statement stored its warning with the hold.
-      if (warning && ceilings.length > 1) await deps.store.recordWarning(hold.holdId, warning);
-      return { admitted: true, holdId: hold.holdId, warning };
-    }
+    case "placed":
+      return { admitted: true, holdId: hold.holdId, warning: reservation.warning };
   }
+}
+
+/**
+ * The ceilings that count a request, one per counter row, placed in their current windows, in the
+ * order given (precedence). A ceiling that excludes BYOK spend does not count a BYOK request.
+ */
+export function countingCeilings(ceilings: CeilingRule[], isByok: boolean, now: Date): WindowedCeiling[] {
+  return strictestPerCounter(ceilings.filter((c) => countsRequest(c, isByok))).map((c) => inWindowAt(c, now));
 }
 
 function used(t: CounterTotals | undefined): Nanodollars {

@@ -1,15 +1,23 @@
 import { windowAt, type Nanodollars, type WindowKind } from "@router/money";
 
-/** A limit the gateway sends with each call (it owns the settings); the ledger keeps none of them. */
+/**
+ * A limit that counts a request: a key ceiling the gateway sends with each call (it owns key
+ * settings), or a workspace or agent budget the ledger keeps itself (src/budgets).
+ */
 export interface CeilingRule {
   /** "key", "workspace", "agent", "run": also the refusal's scope. */
   subjectKind: string;
+  /** Names the counter row: a key hash, a workspace id, an agent within its scope. */
   subjectId: string;
   limit: Nanodollars;
   window: WindowKind;
   hard: boolean;
   /** Whether BYOK spend counts toward this ceiling. */
   includeByok: boolean;
+  /** For people (a key's name, an agent's name), carried into threshold events; may be empty. */
+  subjectName?: string;
+  /** An agent budget scoped to one workspace: that workspace; otherwise unset. */
+  workspaceId?: string;
 }
 
 /** A ceiling placed in the calendar window that contains a given moment: one counter row. */

@@ -1,40 +1,39 @@
 import type { Logger } from "@router/logging";
-import { counterKey } from "./ceilings";
 import { GroupCommit } from "./group-commit";
-import type { HoldStore, OneCounterAdmission, Reservation } from "./store";
+import { counterRowsKey, type CounterAdmission, type HoldStore, type Reservation } from "./store";
 
 const MAX_BATCH = 100;
 
 /**
- * Admissions that reserve on a single counter row, grouped per row: the requests for one row that
- * arrive while its previous batch is being committed are decided together in the next one, in
- * arrival order. An idle row is admitted at once. So a hot row is locked, written and flushed
- * once per batch rather than once per request, and a burst drains in a few statements instead of
- * queueing on the row lock one commit after another.
+ * Admissions grouped by the counter rows they reserve on: the requests for the same rows (one key's
+ * ceiling; or a key, its workspace's and its agent's budgets) that arrive while the previous batch
+ * for those rows is being committed are decided together in the next one, in arrival order. An
+ * idle set of rows is admitted at once. So a hot row is locked, written and flushed once per batch
+ * rather than once per request, and a burst drains in a few statements instead of queueing on the
+ * row lock one commit after another.
  */
 export class CounterAdmissions {
-  private readonly rows = new Map<string, GroupCommit<OneCounterAdmission, Reservation>>();
+  private readonly groups = new Map<string, GroupCommit<CounterAdmission, Reservation>>();
 
   constructor(private readonly deps: { store: HoldStore; log: Logger }) {}
 
-  reserve(admission: OneCounterAdmission): Promise<Reservation> {
-    const { ceiling } = admission;
-    const key = `${counterKey(ceiling)}\u0000${ceiling.windowStart.getTime()}`;
-    let row = this.rows.get(key);
-    if (!row) {
-      const created: GroupCommit<OneCounterAdmission, Reservation> = new GroupCommit({
+  reserve(admission: CounterAdmission): Promise<Reservation> {
+    const key = counterRowsKey(admission.ceilings);
+    let group = this.groups.get(key);
+    if (!group) {
+      const created: GroupCommit<CounterAdmission, Reservation> = new GroupCommit({
         apply: (batch) => this.deps.store.reserveEach(batch),
         maxBatch: MAX_BATCH,
         intervalMs: 0,
         log: this.deps.log,
         name: "admissions",
         onIdle: () => {
-          if (this.rows.get(key) === created) this.rows.delete(key);
+          if (this.groups.get(key) === created) this.groups.delete(key);
         },
       });
-      this.rows.set(key, created);
-      row = created;
+      this.groups.set(key, created);
+      group = created;
     }
-    return row.push(admission);
+    return group.push(admission);
   }
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { DomainError, invalid } from "@router/errors";
+import type { BudgetCache } from "../budgets/budget-cache";
 import { windowAt, type Clock, type Nanodollars } from "@router/money";
 import {
   counterKey,
@@ -16,6 +17,9 @@ export interface LeaseInput {
   /** Chosen by the gateway; the lease's hold has it as its request id. */
   leaseId: string;
   orgId: string;
+  /** The requests' workspace and agent ('' for none). */
+  workspaceId: string;
+  agent: string;
   ceilings: CeilingRule[];
   isByok: boolean;
   want: Nanodollars;
@@ -36,6 +40,7 @@ export type Lease =
 
 export interface LeaseDeps {
   store: HoldStore;
+  budgets: BudgetCache;
   clock: Clock;
   leaseTtlMs: number;
   /** A lease takes at most 1/leaseShare of a ceiling's headroom (an integer, at least 1). */
@@ -53,6 +58,11 @@ const NOT_GRANTED: Lease = { granted: false };
 export async function grantLease(input: LeaseInput, deps: LeaseDeps): Promise<Lease> {
   const now = deps.clock.now();
   const ceilings = countingCeilings(input).map((c) => inWindowAt(c, now));
+  // Leases are for the key ceiling alone. A budget shared with other keys or agents would see the
+  // lease's unspent share as used and could refuse them wrongly; so when one counts these
+  // requests, Admit decides each of them.
+  const budgets = (await deps.budgets.get(input.orgId)).of(input.workspaceId, input.agent);
+  if (budgets.some((b) => countsRequest(b, input.isByok))) return NOT_GRANTED;
   const lease: NewLease = {
     holdId: `hold_${randomBytes(16).toString("base64url")}`,
     leaseId: input.leaseId,

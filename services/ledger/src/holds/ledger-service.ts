@@ -1,21 +1,29 @@
+import type { Db } from "@router/db";
 import { invalid } from "@router/errors";
 import { unaryHandler } from "@router/grpc-kit";
 import type { Logger } from "@router/logging";
 import type { Clock, WindowKind } from "@router/money";
 import { ledger } from "@router/proto";
+import type { BudgetCache } from "../budgets/budget-cache";
+import { AGENT_NAME, WORKSPACE_ID } from "../budgets/budget-rules";
+import { workspaceBudgetsOf } from "../budgets/budget-store";
 import type { LedgerMetrics } from "../metrics";
+import { workspaceSpendThisMonth } from "../usage/usage-store";
 import { admit } from "./admission";
 import type { CeilingRule } from "./ceilings";
 import type { CounterAdmissions } from "./counter-admissions";
 import { grantLease } from "./leases";
-import { closeHolds, release, settle, type ClosingQueue } from "./settlement";
+import { closeHolds, release, settle, type ClosingQueue, type FinishedRequest, type UsageQueue } from "./settlement";
 import type { HoldStore } from "./store";
 import { usageOf } from "./usage";
 
 export interface LedgerServiceDeps {
+  db: Db;
   store: HoldStore;
   admissions: CounterAdmissions;
   closings: ClosingQueue;
+  usage: UsageQueue;
+  budgets: BudgetCache;
   clock: Clock;
   log: Logger;
   holdTtlMs: number;
@@ -33,11 +41,13 @@ export function ledgerService(deps: LedgerServiceDeps): ledger.LedgerServiceServ
       if (!req.dryRun) required(req.requestId, "request_id");
       required(req.orgId, "org_id");
       nonNegative(req.worstCaseNanodollars, "worst_case_nanodollars");
+      const scope = requestScope(req);
       const admitted = deps.metrics?.startAdmit();
       const result = await admit(
         {
           requestId: req.requestId,
           orgId: req.orgId,
+          ...scope,
           ceilings: req.ceilings.map(ceilingRule),
           worstCase: req.worstCaseNanodollars,
           isByok: req.isByok,
@@ -60,13 +70,18 @@ export function ledgerService(deps: LedgerServiceDeps): ledger.LedgerServiceServ
     settle: unaryHandler(async (req: ledger.SettleRequest): Promise<ledger.SettleResponse> => {
       nonNegative(req.listCostNanodollars, "list_cost_nanodollars");
       nonNegative(req.billedCostNanodollars, "billed_cost_nanodollars");
-      await settle(req.holdId, { listCost: req.listCostNanodollars, billedCost: req.billedCostNanodollars }, deps);
+      const cost = { listCost: req.listCostNanodollars, billedCost: req.billedCostNanodollars };
+      const answered = deps.metrics?.startClosing();
+      await settle(req.holdId, cost, finishedRequest(req, ""), deps);
+      answered?.();
       return {};
     }, deps.log),
 
     release: unaryHandler(async (req: ledger.ReleaseRequest): Promise<ledger.ReleaseResponse> => {
       nonNegative(req.keepNanodollars, "keep_nanodollars");
-      await release(req.holdId, req.keepNanodollars, deps);
+      const answered = deps.metrics?.startClosing();
+      await release(req.holdId, req.keepNanodollars, finishedRequest({ ...req, isByok: false }, ""), deps);
+      answered?.();
       return {};
     }, deps.log),
 
@@ -77,15 +92,16 @@ export function ledgerService(deps: LedgerServiceDeps): ledger.LedgerServiceServ
         nonNegative(s.listCostNanodollars, `spends[${i}].list_cost_nanodollars`);
         nonNegative(s.billedCostNanodollars, `spends[${i}].billed_cost_nanodollars`);
       });
-      req.settlements.forEach((s, i) => {
-        required(s.holdId, `settlements[${i}].hold_id`);
+      const settlements = req.settlements.map((s, i) => {
         nonNegative(s.listCostNanodollars, `settlements[${i}].list_cost_nanodollars`);
         nonNegative(s.billedCostNanodollars, `settlements[${i}].billed_cost_nanodollars`);
+        return { s, request: finishedRequest(s, `settlements[${i}].`) };
       });
-      req.releases.forEach((r, i) => {
-        required(r.holdId, `releases[${i}].hold_id`);
+      const releases = req.releases.map((r, i) => {
         nonNegative(r.keepNanodollars, `releases[${i}].keep_nanodollars`);
+        return { r, request: finishedRequest({ ...r, isByok: false }, `releases[${i}].`) };
       });
+      const answered = deps.metrics?.startClosing();
       const unknown = await closeHolds(
         {
           spends: req.spends.map((s) => ({
@@ -94,15 +110,17 @@ export function ledgerService(deps: LedgerServiceDeps): ledger.LedgerServiceServ
             listCost: s.listCostNanodollars,
             billedCost: s.billedCostNanodollars,
           })),
-          settlements: req.settlements.map((s) => ({
+          settlements: settlements.map(({ s, request }) => ({
             holdId: s.holdId,
             listCost: s.listCostNanodollars,
             billedCost: s.billedCostNanodollars,
+            request,
           })),
-          releases: req.releases.map((r) => ({ holdId: r.holdId, keep: r.keepNanodollars })),
+          releases: releases.map(({ r, request }) => ({ holdId: r.holdId, keep: r.keepNanodollars, request })),
         },
         deps,
       );
+      answered?.();
       return { unknownHoldIds: unknown };
     }, deps.log),
 
@@ -117,6 +135,7 @@ export function ledgerService(deps: LedgerServiceDeps): ledger.LedgerServiceServ
         {
           leaseId: req.leaseId,
           orgId: req.orgId,
+          ...requestScope(req),
           ceilings: req.ceilings.map(ceilingRule),
           isByok: req.isByok,
           want: req.wantNanodollars,
@@ -148,7 +167,66 @@ export function ledgerService(deps: LedgerServiceDeps): ledger.LedgerServiceServ
         })),
       };
     }, deps.log),
+
+    budgetSubjects: unaryHandler(async (req: ledger.BudgetSubjectsRequest): Promise<ledger.BudgetSubjectsResponse> => {
+      required(req.orgId, "org_id");
+      const { workspaceIds, agents } = (await deps.budgets.get(req.orgId)).subjects;
+      return { workspaceIds, agents };
+    }, deps.log),
+
+    workspaceSpend: unaryHandler(async (req: ledger.WorkspaceSpendRequest): Promise<ledger.WorkspaceSpendResponse> => {
+      required(req.orgId, "org_id");
+      req.workspaceIds.forEach((id, i) => {
+        if (!WORKSPACE_ID.test(id)) invalidField(`workspace_ids[${i}]`, "expected a workspace id (ws_...)");
+      });
+      const [spend, budgets] = await Promise.all([
+        workspaceSpendThisMonth(deps.db, req.orgId, req.workspaceIds, deps.clock.now()),
+        workspaceBudgetsOf(deps.db, req.orgId, req.workspaceIds),
+      ]);
+      return {
+        workspaces: req.workspaceIds.map((id) => ({
+          workspaceId: id,
+          spendThisMonthNanodollars: spend.get(id) ?? 0n,
+          budgets: budgets
+            .filter((b) => b.workspaceId === id)
+            .map((b) => ({ window: WINDOW_OF[b.window], limitNanodollars: b.limit, includeByok: b.includeByok })),
+        })),
+      };
+    }, deps.log),
   };
+}
+
+const WINDOW_OF: Record<WindowKind, ledger.Window> = {
+  daily: ledger.Window.WINDOW_DAILY,
+  weekly: ledger.Window.WINDOW_WEEKLY,
+  monthly: ledger.Window.WINDOW_MONTHLY,
+  lifetime: ledger.Window.WINDOW_LIFETIME,
+};
+
+/** The workspace and agent a request names ('' for none), checked as the gateway sends them. */
+function requestScope(req: { workspaceId: string; agent: string }, prefix = ""): { workspaceId: string; agent: string } {
+  if (req.workspaceId !== "" && !WORKSPACE_ID.test(req.workspaceId)) {
+    invalidField(`${prefix}workspace_id`, "expected a workspace id (ws_...)");
+  }
+  if (req.agent !== "" && !AGENT_NAME.test(req.agent)) invalidField(`${prefix}agent`, "is not a valid agent name");
+  return { workspaceId: req.workspaceId, agent: req.agent };
+}
+
+/**
+ * The request a Settle or Release names, for the record of spend per workspace and agent; null when
+ * it names none (a lease's trim). In a CloseHolds item (`prefix` set), one without a hold id must
+ * name one: then only that is recorded.
+ */
+function finishedRequest(
+  r: { holdId: string; orgId: string; requestId: string; workspaceId: string; agent: string; isByok: boolean },
+  prefix: string,
+): FinishedRequest | null {
+  if (r.orgId === "" || r.requestId === "") {
+    if (prefix) required(r.holdId, `${prefix}hold_id`);
+    return null;
+  }
+  const scope = requestScope(r, prefix);
+  return { requestId: r.requestId, orgId: r.orgId, ...scope, isByok: r.isByok };
 }
 
 const WINDOWS: Partial<Record<ledger.Window, WindowKind>> = {
@@ -183,6 +261,7 @@ function ceilingRule(c: ledger.Ceiling, i: number): CeilingRule {
     // Hard is the default mode of a ceiling.
     hard: c.mode !== ledger.LimitMode.LIMIT_MODE_SOFT,
     includeByok: c.includeByok,
+    subjectName: c.subjectName,
   };
 }
 

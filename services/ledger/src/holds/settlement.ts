@@ -1,31 +1,50 @@
 import { notFound } from "@router/errors";
 import type { Logger } from "@router/logging";
 import type { Clock, Nanodollars } from "@router/money";
+import type { RecordingOutcome, RequestUsage } from "../usage/usage-store";
 import type { GroupCommit } from "./group-commit";
 import type { Closing, ClosingOutcome, HoldClosing, HoldStore } from "./store";
 
 /** Settle, Release, lease spends and expiry, applied in batches (group commit) by `HoldStore.closeMany`. */
 export type ClosingQueue = GroupCommit<HoldClosing, ClosingOutcome>;
 
+/** Finished requests, added to usage_days in batches (group commit) by `recordRequests`. */
+export type UsageQueue = GroupCommit<RequestUsage, RecordingOutcome>;
+
+/** The request a Settle or Release is about, for the record of spend per workspace and agent. */
+export interface FinishedRequest {
+  requestId: string;
+  orgId: string;
+  workspaceId: string;
+  agent: string;
+  isByok: boolean;
+}
+
 export interface SettlementDeps {
   store: HoldStore;
   /** Closings go through the queue, which answers once the batch has committed. */
   closings: ClosingQueue;
+  /** So do finished requests. */
+  usage: UsageQueue;
   clock: Clock;
 }
 
 /**
  * Replaces a hold's reservation with the actual list cost. Settling twice changes nothing; the
- * actual may exceed the reservation (the provider reports usage after the fact).
- * An empty hold id means Admit reserved nothing (no ceiling counted the request): nothing to do.
+ * actual may exceed the reservation (the provider reports usage after the fact). The request, when
+ * named, is recorded with its cost (once). An empty hold id means Admit reserved nothing (no ceiling
+ * counted the request): only the request is recorded.
  */
 export async function settle(
   holdId: string,
   cost: { listCost: Nanodollars; billedCost: Nanodollars },
+  request: FinishedRequest | null,
   deps: SettlementDeps,
 ): Promise<void> {
-  if (holdId === "") return;
-  const outcome = await closeHold(holdId, { to: "settled", ...cost }, deps);
+  const [outcome] = await Promise.all([
+    holdId === "" ? undefined : closeHold(holdId, { to: "settled", ...cost }, deps),
+    request && recordRequest(request, cost.listCost, deps),
+  ]);
   if (outcome === "not_found") throw notFound(`hold ${holdId}`);
 }
 
@@ -38,9 +57,11 @@ export interface ReleaseDeps extends SettlementDeps {
  * Takes a hold's reservation off its ceilings when nothing was served. Releasing twice changes
  * nothing. A `keep` above zero trims a held hold instead: it goes on reserving that much and stays open.
  */
-export async function release(holdId: string, keep: Nanodollars, deps: ReleaseDeps): Promise<void> {
-  if (holdId === "") return;
-  const outcome = await closeHold(holdId, releasing(keep, deps), deps);
+export async function release(holdId: string, keep: Nanodollars, request: FinishedRequest | null, deps: ReleaseDeps): Promise<void> {
+  const [outcome] = await Promise.all([
+    holdId === "" ? undefined : closeHold(holdId, releasing(keep, deps), deps),
+    request && recordRequest(request, 0n, deps),
+  ]);
   if (outcome === "not_found") throw notFound(`hold ${holdId}`);
 }
 
@@ -61,19 +82,30 @@ export interface Spend {
 export async function closeHolds(
   batch: {
     spends: Spend[];
-    settlements: Array<{ holdId: string; listCost: Nanodollars; billedCost: Nanodollars }>;
-    releases: Array<{ holdId: string; keep: Nanodollars }>;
+    settlements: Array<{ holdId: string; listCost: Nanodollars; billedCost: Nanodollars; request: FinishedRequest | null }>;
+    releases: Array<{ holdId: string; keep: Nanodollars; request: FinishedRequest | null }>;
   },
   deps: ReleaseDeps,
 ): Promise<string[]> {
   const closings: Array<[string, Closing]> = [
     ...batch.spends.map(({ holdId, ...spend }): [string, Closing] => [holdId, { to: "spent", ...spend }]),
-    ...batch.settlements.map(({ holdId, ...cost }): [string, Closing] => [holdId, { to: "settled", ...cost }]),
+    ...batch.settlements.map(({ holdId, listCost, billedCost }): [string, Closing] => [holdId, { to: "settled", listCost, billedCost }]),
     ...batch.releases.map(({ holdId, keep }): [string, Closing] => [holdId, releasing(keep, deps)]),
+  ].filter(([holdId]) => holdId !== "");
+  const finished: Array<Promise<RecordingOutcome>> = [
+    ...batch.settlements.flatMap((s) => (s.request ? [recordRequest(s.request, s.listCost, deps)] : [])),
+    ...batch.releases.flatMap((r) => (r.request ? [recordRequest(r.request, 0n, deps)] : [])),
   ];
   // Pushed in this order, so the queue applies them in this order.
-  const outcomes = await Promise.all(closings.map(([holdId, closing]) => closeHold(holdId, closing, deps)));
+  const [outcomes] = await Promise.all([
+    Promise.all(closings.map(([holdId, closing]) => closeHold(holdId, closing, deps))),
+    Promise.all(finished),
+  ]);
   return closings.filter((_, i) => outcomes[i] === "not_found").map(([holdId]) => holdId);
+}
+
+function recordRequest(request: FinishedRequest, listCost: Nanodollars, deps: SettlementDeps): Promise<RecordingOutcome> {
+  return deps.usage.push({ ...request, listCost, at: deps.clock.now() });
 }
 
 function releasing(keep: Nanodollars, deps: ReleaseDeps): Closing {
@@ -92,7 +124,7 @@ const SWEEP_BATCH = 200;
  * Releases every hold past its expiry (by the injected clock), so a gateway that crashed between
  * Admit and Settle cannot pin a ceiling. Returns how many holds it expired.
  */
-export async function expireHolds(deps: SettlementDeps): Promise<number> {
+export async function expireHolds(deps: SweepDeps): Promise<number> {
   let expired = 0;
   for (;;) {
     const ids = await deps.store.expiredHoldIds(deps.clock.now(), SWEEP_BATCH);
@@ -105,19 +137,24 @@ export async function expireHolds(deps: SettlementDeps): Promise<number> {
   }
 }
 
-/** Runs `expireHolds` every `intervalMs` until stopped; one sweep at a time. */
+type SweepDeps = Pick<SettlementDeps, "store" | "closings" | "clock">;
+
+/**
+ * Runs `expireHolds` every `intervalMs` until stopped, one sweep at a time, then `prune` (the
+ * housekeeping of other tables) when given.
+ */
 export function startExpirySweep(
-  deps: SettlementDeps & { log: Logger; intervalMs: number },
+  deps: SweepDeps & { log: Logger; intervalMs: number; prune?: () => Promise<void> },
 ): { stop(): Promise<void> } {
   let running: Promise<void> = Promise.resolve();
   let stopped = false;
   const tick = () => {
-    running = expireHolds(deps).then(
-      (n) => {
+    running = expireHolds(deps)
+      .then((n) => {
         if (n > 0) deps.log.info({ expired: n }, "ledger.holds.expired");
-      },
-      (err: unknown) => deps.log.error({ err }, "ledger.holds.sweep_failed"),
-    );
+        return deps.prune?.();
+      })
+      .catch((err: unknown) => deps.log.error({ err }, "ledger.holds.sweep_failed"));
   };
   const schedule = (): NodeJS.Timeout => {
     const t = setTimeout(() => {

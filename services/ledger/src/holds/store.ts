@@ -14,24 +14,33 @@ export interface HoldLine {
   window: WindowKind;
   windowStart: Date;
   amount: Nanodollars;
+  /** Carried into a threshold crossing the row's settlement causes. */
+  subjectName?: string;
+  workspaceId?: string;
 }
 
 export interface NewHold {
   holdId: string;
   requestId: string;
   orgId: string;
+  /** The request's workspace and agent ('' for none). */
+  workspaceId: string;
+  agent: string;
   worstCase: Nanodollars;
   isByok: boolean;
   createdAt: Date;
   expiresAt: Date;
 }
 
-/** A request for a hold on the one counter row of `ceiling`. */
-export interface OneCounterAdmission {
+/** A request for a hold on the counter rows of `ceilings`. */
+export interface CounterAdmission {
   hold: NewHold;
-  ceiling: WindowedCeiling;
-  /** Stored with the hold when the ceiling is soft and already at or past its limit. */
-  warning: string;
+  /** One per counter row, in lock order. */
+  ceilings: WindowedCeiling[];
+  /** Per ceiling: the sentence stored with the hold when it is soft and already at or past its limit. */
+  warnings: string[];
+  /** Positions in `ceilings` in the order their warnings are joined (the caller's precedence). */
+  warningOrder: number[];
 }
 
 export interface ExistingHold {
@@ -41,10 +50,10 @@ export interface ExistingHold {
 }
 
 export type Reservation =
-  /** Every ceiling took the reservation; totals per counter key are after it. */
-  | { kind: "placed"; totals: Map<string, CounterTotals> }
-  /** At least one hard ceiling was at or past its limit; nothing was reserved. */
-  | { kind: "refused"; refusedKeys: Set<string> }
+  /** Every ceiling took the reservation; `warning` is what was stored with the hold. */
+  | { kind: "placed"; warning: string }
+  /** At least one hard ceiling was at or past its limit (positions in `ceilings`); nothing was reserved. */
+  | { kind: "refused"; refused: number[] }
   /** The request was admitted before; its hold stands. */
   | { kind: "existing"; hold: ExistingHold };
 
@@ -74,6 +83,8 @@ interface StoredLine {
   window_kind: WindowKind;
   window_start: string;
   amount: string;
+  subject_name?: string;
+  workspace_id?: string;
 }
 
 /** A lease to place: a hold reserving `amount`, decided once its counter rows are locked. */
@@ -126,49 +137,6 @@ export class HoldStore {
   constructor(private readonly db: Db) {}
 
   /**
-   * Places a hold and reserves its worst case on every ceiling's counter row in one transaction.
-   * Each row is reserved by one conditional upsert that runs while the row lock is held, so a hard
-   * ceiling admits only while settled + reserved is below its limit, however many requests race.
-   * `ceilings` must be in lock order with one ceiling per counter row.
-   */
-  async reserve(hold: NewHold, ceilings: WindowedCeiling[]): Promise<Reservation> {
-    const lines: HoldLine[] = ceilings.map((c) => ({ ...c, amount: hold.worstCase }));
-    try {
-      return await this.db.tx(async (q) => {
-        const inserted = await q.query(
-          `INSERT INTO holds
-             (hold_id, request_id, org_id, worst_case_nanodollars, is_byok, lines, created_at, expires_at)
-           VALUES ($1, $2, $3, $4::bigint, $5, $6::jsonb, $7::timestamptz, $8::timestamptz)
-           ON CONFLICT (request_id) DO NOTHING
-           RETURNING hold_id`,
-          [
-            hold.holdId,
-            hold.requestId,
-            hold.orgId,
-            hold.worstCase.toString(),
-            hold.isByok,
-            JSON.stringify(lines.map(storedLine)),
-            hold.createdAt.toISOString(),
-            hold.expiresAt.toISOString(),
-          ],
-        );
-        if (inserted.rowCount === 0) {
-          const existing = await findByRequest(q, hold.requestId);
-          if (!existing) throw new Error(`hold for request ${hold.requestId} vanished while admitting it`);
-          return { kind: "existing", hold: existing };
-        }
-        const totals = await reserveOnCounters(q, ceilings, hold.worstCase);
-        const refusedKeys = new Set(ceilings.map(counterKey).filter((k) => !totals.has(k)));
-        if (refusedKeys.size > 0) throw new RollbackWith({ kind: "refused", refusedKeys });
-        return { kind: "placed", totals };
-      });
-    } catch (err) {
-      if (err instanceof RollbackWith) return err.answer as Reservation;
-      throw err;
-    }
-  }
-
-  /**
    * Grants a lease in one transaction: answers the hold already placed under the lease id, if any;
    * otherwise locks every ceiling's counter row (inserting missing ones) in the order given, which
    * must be lock order, sizes the lease from the locked totals, and reserves the amount on every row
@@ -213,59 +181,65 @@ export class HoldStore {
   }
 
   /**
-   * Places holds that each reserve on the same single counter row, in one autocommit call
-   * (migrations/002): the row is locked for that one statement and its commit. Requests are decided
-   * in order, each by the same guarded upsert as `reserve`, so later ones see the reservations of
-   * earlier ones. One answer per item, in order.
+   * Places holds that each reserve on the same counter rows, in one autocommit call
+   * (repeatable/admit_on_counters.sql): the rows are locked for that one statement and its commit.
+   * Requests are decided in order against the locked totals, so later ones see the reservations
+   * of earlier ones; a hard row at or past its limit refuses (nothing reserved). One answer per
+   * item, in order.
    */
-  async reserveEach(items: OneCounterAdmission[]): Promise<Reservation[]> {
+  async reserveEach(items: CounterAdmission[]): Promise<Reservation[]> {
     try {
-      return await this.admitOnCounter(items);
+      return await this.admitOnCounters(items);
     } catch (err) {
       if (errorCode(err) !== ADMITTED_CONCURRENTLY) throw err;
       // A concurrent Admit of one of these requests committed its hold first and the whole call
       // was undone; asked again one by one, that request finds the hold.
       const answers: Reservation[] = [];
-      for (const item of items) answers.push(...(await this.admitOnCounter([item])));
+      for (const item of items) answers.push(...(await this.admitOnCounters([item])));
       return answers;
     }
   }
 
-  private async admitOnCounter(items: OneCounterAdmission[]): Promise<Reservation[]> {
+  private async admitOnCounters(items: CounterAdmission[]): Promise<Reservation[]> {
     const [first] = items;
     if (!first) return [];
-    const row = first.ceiling;
-    const key = counterKey(row);
-    if (items.some((i) => counterKey(i.ceiling) !== key || i.ceiling.windowStart.getTime() !== row.windowStart.getTime())) {
-      throw new Error("admissions batched together must share one counter row");
+    const rows = first.ceilings;
+    const rowsKey = counterRowsKey(rows);
+    if (items.some((i) => counterRowsKey(i.ceilings) !== rowsKey)) {
+      throw new Error("admissions batched together must share their counter rows");
     }
-    const result = await this.db.query<AdmitOnCounterRow>(
-      `SELECT * FROM admit_on_counter($1, $2, $3, $4::timestamptz, $5::timestamptz, $6::text[], $7::text[], $8::text[],
-         $9::bigint[], $10::boolean[], $11::jsonb[], $12::bigint[], $13::boolean[], $14::text[], $15::timestamptz[],
-         $16::timestamptz[])
+    const perRow = <T>(f: (i: CounterAdmission, c: WindowedCeiling, j: number) => T): T[] =>
+      items.flatMap((i) => i.ceilings.map((c, j) => f(i, c, j)));
+    const result = await this.db.query<AdmitOnCountersRow>(
+      `SELECT * FROM admit_on_counters($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[],
+         $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::bigint[], $12::boolean[], $13::jsonb[],
+         $14::timestamptz[], $15::timestamptz[], $16::bigint[], $17::boolean[], $18::text[], $19::integer[])
        ORDER BY item`,
       [
-        row.subjectKind,
-        row.subjectId,
-        row.window,
-        row.windowStart.toISOString(),
-        row.windowEnd ? row.windowEnd.toISOString() : null,
+        rows.map((c) => c.subjectKind),
+        rows.map((c) => c.subjectId),
+        rows.map((c) => c.window),
+        rows.map((c) => c.windowStart.toISOString()),
+        rows.map((c) => (c.windowEnd ? c.windowEnd.toISOString() : null)),
         items.map((i) => i.hold.holdId),
         items.map((i) => i.hold.requestId),
         items.map((i) => i.hold.orgId),
+        items.map((i) => i.hold.workspaceId),
+        items.map((i) => i.hold.agent),
         items.map((i) => i.hold.worstCase.toString()),
         items.map((i) => i.hold.isByok),
-        items.map((i) => JSON.stringify([storedLine({ ...i.ceiling, amount: i.hold.worstCase })])),
-        items.map((i) => i.ceiling.limit.toString()),
-        items.map((i) => i.ceiling.hard),
-        items.map((i) => i.warning),
+        items.map((i) => JSON.stringify(i.ceilings.map((c) => storedLine({ ...c, amount: i.hold.worstCase })))),
         items.map((i) => i.hold.createdAt.toISOString()),
         items.map((i) => i.hold.expiresAt.toISOString()),
+        perRow((_i, c) => c.limit.toString()),
+        perRow((_i, c) => c.hard),
+        perRow((i, _c, j) => i.warnings[j] ?? ""),
+        first.warningOrder.map((j) => j + 1),
       ],
       { prepare: true },
     );
     if (result.rows.length !== items.length) {
-      throw new Error(`admit_on_counter answered ${result.rows.length} of ${items.length} requests`);
+      throw new Error(`admit_on_counters answered ${result.rows.length} of ${items.length} requests`);
     }
     return result.rows.map((r): Reservation => {
       if (r.answer === "existing" && r.answer_hold_id !== null && r.answer_org_id !== null) {
@@ -274,17 +248,10 @@ export class HoldStore {
           hold: { holdId: r.answer_hold_id, orgId: r.answer_org_id, limitWarning: r.answer_warning ?? "" },
         };
       }
-      if (r.answer === "refused") return { kind: "refused", refusedKeys: new Set([key]) };
-      if (r.answer !== "placed" || r.counter_settled === null || r.counter_reserved === null) {
-        throw new Error(`admit_on_counter answered ${r.answer}`);
-      }
-      const totals = { settled: toNanos(r.counter_settled), reserved: toNanos(r.counter_reserved) };
-      return { kind: "placed", totals: new Map([[key, totals]]) };
+      if (r.answer === "refused" && r.refused_rows) return { kind: "refused", refused: r.refused_rows.map((j) => j - 1) };
+      if (r.answer !== "placed") throw new Error(`admit_on_counters answered ${r.answer}`);
+      return { kind: "placed", warning: r.answer_warning ?? "" };
     });
-  }
-
-  async recordWarning(holdId: string, warning: string): Promise<void> {
-    await this.db.query("UPDATE holds SET limit_warning = $2 WHERE hold_id = $1", [holdId, warning]);
   }
 
   /** Settled plus reserved per counter row, without locking; rows never written read as zero. */
@@ -371,50 +338,6 @@ const rowTotals = (r: CounterRow): CounterTotals => ({
 });
 
 /**
- * One statement for every ceiling: rows are inserted or locked in the order given (lock order).
- * On an existing row the reservation is added only when the ceiling is soft or settled + reserved
- * is still below the limit, checked against the locked row; a row that refuses is left unchanged
- * and is missing from the result. A new row starts at zero usage, below any positive limit; a hard
- * limit of zero or less never gets here (the caller refuses it without asking).
- */
-async function reserveOnCounters(
-  q: Queryable,
-  ceilings: WindowedCeiling[],
-  amount: Nanodollars,
-): Promise<Map<string, CounterTotals>> {
-  const params: unknown[] = [];
-  const values = valuesList(
-    ceilings.map((c) => [
-      c.subjectKind,
-      c.subjectId,
-      c.window,
-      c.windowStart.toISOString(),
-      c.windowEnd ? c.windowEnd.toISOString() : null,
-      amount.toString(),
-      c.limit.toString(),
-      c.hard,
-    ]),
-    ["text", "text", "text", "timestamptz", "timestamptz", "bigint", "bigint", "boolean"],
-    params,
-  );
-  const result = await q.query<CounterRow>(
-    `INSERT INTO spend_counters AS sc
-       (subject_kind, subject_id, window_kind, window_start, window_end,
-        reserved_nanodollars, checked_limit_nanodollars, checked_hard)
-     VALUES ${values}
-     ON CONFLICT (subject_kind, subject_id, window_kind, window_start) DO UPDATE
-       SET reserved_nanodollars = sc.reserved_nanodollars + EXCLUDED.reserved_nanodollars,
-           checked_limit_nanodollars = EXCLUDED.checked_limit_nanodollars,
-           checked_hard = EXCLUDED.checked_hard
-       WHERE NOT EXCLUDED.checked_hard
-          OR sc.settled_nanodollars + sc.reserved_nanodollars < EXCLUDED.checked_limit_nanodollars
-     RETURNING sc.subject_kind, sc.subject_id, sc.window_kind, sc.settled_nanodollars, sc.reserved_nanodollars`,
-    params,
-  );
-  return new Map(result.rows.map((r) => [rowKey(r), rowTotals(r)]));
-}
-
-/**
  * Inserts the counter rows that do not exist yet (nothing reserved) and locks the others, in the
  * order given, in one statement. The no-op update is what takes the lock: inserting the missing
  * rows first and locking every row afterwards would hold a new row while waiting for an earlier
@@ -493,15 +416,6 @@ async function findLease(q: Queryable, leaseId: string): Promise<ExistingLease |
   );
 }
 
-async function findByRequest(q: Queryable, requestId: string): Promise<ExistingHold | undefined> {
-  const r = await q.query<{ hold_id: string; org_id: string; limit_warning: string }>(
-    "SELECT hold_id, org_id, limit_warning FROM holds WHERE request_id = $1",
-    [requestId],
-  );
-  const row = r.rows[0];
-  return row && { holdId: row.hold_id, orgId: row.org_id, limitWarning: row.limit_warning };
-}
-
 /** `($1::text, $2::bigint), ($3::text, $4::bigint)`: placeholders for `rows`, whose values go to `params`. */
 function valuesList(rows: unknown[][], casts: string[], params: unknown[]): string {
   return rows
@@ -522,6 +436,8 @@ function storedLine(l: HoldLine): StoredLine {
     window_kind: l.window,
     window_start: l.windowStart.toISOString(),
     amount: l.amount.toString(),
+    ...(l.subjectName ? { subject_name: l.subjectName } : {}),
+    ...(l.workspaceId ? { workspace_id: l.workspaceId } : {}),
   };
 }
 
@@ -532,20 +448,26 @@ function holdLine(l: StoredLine): HoldLine {
     window: l.window_kind,
     windowStart: new Date(l.window_start),
     amount: toNanos(l.amount),
+    subjectName: l.subject_name,
+    workspaceId: l.workspace_id,
   };
 }
 
-interface AdmitOnCounterRow {
+interface AdmitOnCountersRow {
   item: number;
   answer: "existing" | "refused" | "placed";
   answer_hold_id: string | null;
   answer_org_id: string | null;
   answer_warning: string | null;
-  counter_settled: bigint | string | number | null;
-  counter_reserved: bigint | string | number | null;
+  refused_rows: number[] | null;
 }
 
-/** Raised by admit_on_counter when a concurrent Admit of the same request won. */
+/** Identifies a set of counter rows (in the order given): admissions on the same set batch together. */
+export function counterRowsKey(rows: WindowedCeiling[]): string {
+  return rows.map((c) => `${counterKey(c)}\u0000${c.windowStart.getTime()}`).join("\u0001");
+}
+
+/** Raised by admit_on_counters when a concurrent Admit of the same request won. */
 const ADMITTED_CONCURRENTLY = "LR001";
 
 function errorCode(err: unknown): unknown {

@@ -123,6 +123,8 @@ export interface Ceiling {
   mode: LimitMode;
   /** Whether BYOK spend counts toward this ceiling (at list price). */
   includeByok: boolean;
+  /** The subject's name for people (a key's name), carried into threshold events; may be empty. */
+  subjectName: string;
 }
 
 export interface AdmitRequest {
@@ -135,6 +137,13 @@ export interface AdmitRequest {
   isByok: boolean;
   /** Check only: no hold is placed. */
   dryRun: boolean;
+  /**
+   * The workspace of the calling key (empty for none): its budgets, which the ledger owns, count
+   * the request too, as do the agent's workspace-scoped budgets in it.
+   */
+  workspaceId: string;
+  /** The agent named in X-Router-Agent (empty for none): its budgets count the request. */
+  agent: string;
 }
 
 export interface Refusal {
@@ -163,6 +172,16 @@ export interface SettleRequest {
   listCostNanodollars: bigint;
   /** Actual billed cost (BYOK fee: 0 now). */
   billedCostNanodollars: bigint;
+  /**
+   * The request, for the ledger's record of spend per workspace and agent (workspace rows, the
+   * agents list, budgets set later). Recorded once per request_id; with org_id and request_id set,
+   * an empty hold_id records only that (the request had no hold: nothing counted it, or a lease did).
+   */
+  orgId: string;
+  requestId: string;
+  workspaceId: string;
+  agent: string;
+  isByok: boolean;
 }
 
 export interface SettleResponse {
@@ -175,6 +194,14 @@ export interface ReleaseRequest {
    * flight); the rest is released and the hold stays open. 0 releases the hold.
    */
   keepNanodollars: bigint;
+  /**
+   * The request that ended without being served, recorded as in SettleRequest (zero spend); unset
+   * for a lease's trim or release.
+   */
+  orgId: string;
+  requestId: string;
+  workspaceId: string;
+  agent: string;
 }
 
 /**
@@ -219,6 +246,12 @@ export interface LeaseRequest {
   wantNanodollars: bigint;
   /** Less than this is not worth a lease: the ledger then grants none. */
   minNanodollars: bigint;
+  /**
+   * As in AdmitRequest. A lease serves only requests that no budget of the ledger counts: when one
+   * does, none is granted and Admit decides each request.
+   */
+  workspaceId: string;
+  agent: string;
 }
 
 export interface LeaseResponse {
@@ -248,8 +281,54 @@ export interface UsageResponse {
   usage: SubjectUsage[];
 }
 
+export interface WorkspaceSpendRequest {
+  orgId: string;
+  workspaceIds: string[];
+}
+
+export interface WorkspaceBudget {
+  window: Window;
+  limitNanodollars: bigint;
+  includeByok: boolean;
+}
+
+export interface WorkspaceSpendEntry {
+  workspaceId: string;
+  /**
+   * Spend recorded this UTC month at list price (BYOK included) plus the worst case of its requests
+   * the ledger holds in flight.
+   */
+  spendThisMonthNanodollars: bigint;
+  /** Narrowest window first. */
+  budgets: WorkspaceBudget[];
+}
+
+export interface WorkspaceSpendResponse {
+  /** One entry per workspace asked about, in the order asked. */
+  workspaces: WorkspaceSpendEntry[];
+}
+
+export interface BudgetSubjectsRequest {
+  orgId: string;
+}
+
+export interface BudgetSubjectsResponse {
+  /** Workspaces with a workspace budget. */
+  workspaceIds: string[];
+  /** Agents with a budget, organisation-wide or scoped to a workspace. */
+  agents: string[];
+}
+
 function createBaseCeiling(): Ceiling {
-  return { subjectKind: "", subjectId: "", limitNanodollars: 0n, window: 0, mode: 0, includeByok: false };
+  return {
+    subjectKind: "",
+    subjectId: "",
+    limitNanodollars: 0n,
+    window: 0,
+    mode: 0,
+    includeByok: false,
+    subjectName: "",
+  };
 }
 
 export const Ceiling: MessageFns<Ceiling> = {
@@ -274,6 +353,9 @@ export const Ceiling: MessageFns<Ceiling> = {
     }
     if (message.includeByok !== false) {
       writer.uint32(48).bool(message.includeByok);
+    }
+    if (message.subjectName !== "") {
+      writer.uint32(58).string(message.subjectName);
     }
     return writer;
   },
@@ -339,6 +421,14 @@ export const Ceiling: MessageFns<Ceiling> = {
             message.includeByok = reader.bool();
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.subjectName = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -375,6 +465,11 @@ export const Ceiling: MessageFns<Ceiling> = {
         : isSet(object.include_byok)
         ? globalThis.Boolean(object.include_byok)
         : false,
+      subjectName: isSet(object.subjectName)
+        ? globalThis.String(object.subjectName)
+        : isSet(object.subject_name)
+        ? globalThis.String(object.subject_name)
+        : "",
     };
   },
 
@@ -398,6 +493,9 @@ export const Ceiling: MessageFns<Ceiling> = {
     if (message.includeByok !== false) {
       obj.includeByok = message.includeByok;
     }
+    if (message.subjectName !== "") {
+      obj.subjectName = message.subjectName;
+    }
     return obj;
   },
 
@@ -414,12 +512,22 @@ export const Ceiling: MessageFns<Ceiling> = {
     message.window = object.window ?? 0;
     message.mode = object.mode ?? 0;
     message.includeByok = object.includeByok ?? false;
+    message.subjectName = object.subjectName ?? "";
     return message;
   },
 };
 
 function createBaseAdmitRequest(): AdmitRequest {
-  return { requestId: "", orgId: "", ceilings: [], worstCaseNanodollars: 0n, isByok: false, dryRun: false };
+  return {
+    requestId: "",
+    orgId: "",
+    ceilings: [],
+    worstCaseNanodollars: 0n,
+    isByok: false,
+    dryRun: false,
+    workspaceId: "",
+    agent: "",
+  };
 }
 
 export const AdmitRequest: MessageFns<AdmitRequest> = {
@@ -444,6 +552,12 @@ export const AdmitRequest: MessageFns<AdmitRequest> = {
     }
     if (message.dryRun !== false) {
       writer.uint32(48).bool(message.dryRun);
+    }
+    if (message.workspaceId !== "") {
+      writer.uint32(58).string(message.workspaceId);
+    }
+    if (message.agent !== "") {
+      writer.uint32(66).string(message.agent);
     }
     return writer;
   },
@@ -509,6 +623,22 @@ export const AdmitRequest: MessageFns<AdmitRequest> = {
             message.dryRun = reader.bool();
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.workspaceId = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.agent = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -549,6 +679,12 @@ export const AdmitRequest: MessageFns<AdmitRequest> = {
         : isSet(object.dry_run)
         ? globalThis.Boolean(object.dry_run)
         : false,
+      workspaceId: isSet(object.workspaceId)
+        ? globalThis.String(object.workspaceId)
+        : isSet(object.workspace_id)
+        ? globalThis.String(object.workspace_id)
+        : "",
+      agent: isSet(object.agent) ? globalThis.String(object.agent) : "",
     };
   },
 
@@ -572,6 +708,12 @@ export const AdmitRequest: MessageFns<AdmitRequest> = {
     if (message.dryRun !== false) {
       obj.dryRun = message.dryRun;
     }
+    if (message.workspaceId !== "") {
+      obj.workspaceId = message.workspaceId;
+    }
+    if (message.agent !== "") {
+      obj.agent = message.agent;
+    }
     return obj;
   },
 
@@ -588,6 +730,8 @@ export const AdmitRequest: MessageFns<AdmitRequest> = {
       : 0n;
     message.isByok = object.isByok ?? false;
     message.dryRun = object.dryRun ?? false;
+    message.workspaceId = object.workspaceId ?? "";
+    message.agent = object.agent ?? "";
     return message;
   },
 };
@@ -861,7 +1005,16 @@ export const AdmitResponse: MessageFns<AdmitResponse> = {
 };
 
 function createBaseSettleRequest(): SettleRequest {
-  return { holdId: "", listCostNanodollars: 0n, billedCostNanodollars: 0n };
+  return {
+    holdId: "",
+    listCostNanodollars: 0n,
+    billedCostNanodollars: 0n,
+    orgId: "",
+    requestId: "",
+    workspaceId: "",
+    agent: "",
+    isByok: false,
+  };
 }
 
 export const SettleRequest: MessageFns<SettleRequest> = {
@@ -880,6 +1033,21 @@ export const SettleRequest: MessageFns<SettleRequest> = {
         throw new globalThis.Error("value provided for field message.billedCostNanodollars of type int64 too large");
       }
       writer.uint32(24).int64(message.billedCostNanodollars);
+    }
+    if (message.orgId !== "") {
+      writer.uint32(34).string(message.orgId);
+    }
+    if (message.requestId !== "") {
+      writer.uint32(42).string(message.requestId);
+    }
+    if (message.workspaceId !== "") {
+      writer.uint32(50).string(message.workspaceId);
+    }
+    if (message.agent !== "") {
+      writer.uint32(58).string(message.agent);
+    }
+    if (message.isByok !== false) {
+      writer.uint32(64).bool(message.isByok);
     }
     return writer;
   },
@@ -921,6 +1089,46 @@ export const SettleRequest: MessageFns<SettleRequest> = {
             message.billedCostNanodollars = reader.int64() as bigint;
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.orgId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.workspaceId = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.agent = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.isByok = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -950,6 +1158,27 @@ export const SettleRequest: MessageFns<SettleRequest> = {
         : isSet(object.billed_cost_nanodollars)
         ? BigInt(object.billed_cost_nanodollars)
         : 0n,
+      orgId: isSet(object.orgId)
+        ? globalThis.String(object.orgId)
+        : isSet(object.org_id)
+        ? globalThis.String(object.org_id)
+        : "",
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
+      workspaceId: isSet(object.workspaceId)
+        ? globalThis.String(object.workspaceId)
+        : isSet(object.workspace_id)
+        ? globalThis.String(object.workspace_id)
+        : "",
+      agent: isSet(object.agent) ? globalThis.String(object.agent) : "",
+      isByok: isSet(object.isByok)
+        ? globalThis.Boolean(object.isByok)
+        : isSet(object.is_byok)
+        ? globalThis.Boolean(object.is_byok)
+        : false,
     };
   },
 
@@ -963,6 +1192,21 @@ export const SettleRequest: MessageFns<SettleRequest> = {
     }
     if (message.billedCostNanodollars !== 0n) {
       obj.billedCostNanodollars = message.billedCostNanodollars.toString();
+    }
+    if (message.orgId !== "") {
+      obj.orgId = message.orgId;
+    }
+    if (message.requestId !== "") {
+      obj.requestId = message.requestId;
+    }
+    if (message.workspaceId !== "") {
+      obj.workspaceId = message.workspaceId;
+    }
+    if (message.agent !== "") {
+      obj.agent = message.agent;
+    }
+    if (message.isByok !== false) {
+      obj.isByok = message.isByok;
     }
     return obj;
   },
@@ -980,6 +1224,11 @@ export const SettleRequest: MessageFns<SettleRequest> = {
       (object.billedCostNanodollars !== undefined && object.billedCostNanodollars !== null)
         ? BigInt(object.billedCostNanodollars)
         : 0n;
+    message.orgId = object.orgId ?? "";
+    message.requestId = object.requestId ?? "";
+    message.workspaceId = object.workspaceId ?? "";
+    message.agent = object.agent ?? "";
+    message.isByok = object.isByok ?? false;
     return message;
   },
 };
@@ -1037,7 +1286,7 @@ export const SettleResponse: MessageFns<SettleResponse> = {
 };
 
 function createBaseReleaseRequest(): ReleaseRequest {
-  return { holdId: "", keepNanodollars: 0n };
+  return { holdId: "", keepNanodollars: 0n, orgId: "", requestId: "", workspaceId: "", agent: "" };
 }
 
 export const ReleaseRequest: MessageFns<ReleaseRequest> = {
@@ -1050,6 +1299,18 @@ export const ReleaseRequest: MessageFns<ReleaseRequest> = {
         throw new globalThis.Error("value provided for field message.keepNanodollars of type int64 too large");
       }
       writer.uint32(16).int64(message.keepNanodollars);
+    }
+    if (message.orgId !== "") {
+      writer.uint32(26).string(message.orgId);
+    }
+    if (message.requestId !== "") {
+      writer.uint32(34).string(message.requestId);
+    }
+    if (message.workspaceId !== "") {
+      writer.uint32(42).string(message.workspaceId);
+    }
+    if (message.agent !== "") {
+      writer.uint32(50).string(message.agent);
     }
     return writer;
   },
@@ -1083,6 +1344,38 @@ export const ReleaseRequest: MessageFns<ReleaseRequest> = {
             message.keepNanodollars = reader.int64() as bigint;
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.orgId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.workspaceId = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.agent = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1107,6 +1400,22 @@ export const ReleaseRequest: MessageFns<ReleaseRequest> = {
         : isSet(object.keep_nanodollars)
         ? BigInt(object.keep_nanodollars)
         : 0n,
+      orgId: isSet(object.orgId)
+        ? globalThis.String(object.orgId)
+        : isSet(object.org_id)
+        ? globalThis.String(object.org_id)
+        : "",
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
+      workspaceId: isSet(object.workspaceId)
+        ? globalThis.String(object.workspaceId)
+        : isSet(object.workspace_id)
+        ? globalThis.String(object.workspace_id)
+        : "",
+      agent: isSet(object.agent) ? globalThis.String(object.agent) : "",
     };
   },
 
@@ -1117,6 +1426,18 @@ export const ReleaseRequest: MessageFns<ReleaseRequest> = {
     }
     if (message.keepNanodollars !== 0n) {
       obj.keepNanodollars = message.keepNanodollars.toString();
+    }
+    if (message.orgId !== "") {
+      obj.orgId = message.orgId;
+    }
+    if (message.requestId !== "") {
+      obj.requestId = message.requestId;
+    }
+    if (message.workspaceId !== "") {
+      obj.workspaceId = message.workspaceId;
+    }
+    if (message.agent !== "") {
+      obj.agent = message.agent;
     }
     return obj;
   },
@@ -1130,6 +1451,10 @@ export const ReleaseRequest: MessageFns<ReleaseRequest> = {
     message.keepNanodollars = (object.keepNanodollars !== undefined && object.keepNanodollars !== null)
       ? BigInt(object.keepNanodollars)
       : 0n;
+    message.orgId = object.orgId ?? "";
+    message.requestId = object.requestId ?? "";
+    message.workspaceId = object.workspaceId ?? "";
+    message.agent = object.agent ?? "";
     return message;
   },
 };
@@ -1509,7 +1834,16 @@ export const CloseHoldsResponse: MessageFns<CloseHoldsResponse> = {
 };
 
 function createBaseLeaseRequest(): LeaseRequest {
-  return { leaseId: "", orgId: "", ceilings: [], isByok: false, wantNanodollars: 0n, minNanodollars: 0n };
+  return {
+    leaseId: "",
+    orgId: "",
+    ceilings: [],
+    isByok: false,
+    wantNanodollars: 0n,
+    minNanodollars: 0n,
+    workspaceId: "",
+    agent: "",
+  };
 }
 
 export const LeaseRequest: MessageFns<LeaseRequest> = {
@@ -1537,6 +1871,12 @@ export const LeaseRequest: MessageFns<LeaseRequest> = {
         throw new globalThis.Error("value provided for field message.minNanodollars of type int64 too large");
       }
       writer.uint32(48).int64(message.minNanodollars);
+    }
+    if (message.workspaceId !== "") {
+      writer.uint32(58).string(message.workspaceId);
+    }
+    if (message.agent !== "") {
+      writer.uint32(66).string(message.agent);
     }
     return writer;
   },
@@ -1602,6 +1942,22 @@ export const LeaseRequest: MessageFns<LeaseRequest> = {
             message.minNanodollars = reader.int64() as bigint;
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.workspaceId = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.agent = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1642,6 +1998,12 @@ export const LeaseRequest: MessageFns<LeaseRequest> = {
         : isSet(object.min_nanodollars)
         ? BigInt(object.min_nanodollars)
         : 0n,
+      workspaceId: isSet(object.workspaceId)
+        ? globalThis.String(object.workspaceId)
+        : isSet(object.workspace_id)
+        ? globalThis.String(object.workspace_id)
+        : "",
+      agent: isSet(object.agent) ? globalThis.String(object.agent) : "",
     };
   },
 
@@ -1665,6 +2027,12 @@ export const LeaseRequest: MessageFns<LeaseRequest> = {
     if (message.minNanodollars !== 0n) {
       obj.minNanodollars = message.minNanodollars.toString();
     }
+    if (message.workspaceId !== "") {
+      obj.workspaceId = message.workspaceId;
+    }
+    if (message.agent !== "") {
+      obj.agent = message.agent;
+    }
     return obj;
   },
 
@@ -1683,6 +2051,8 @@ export const LeaseRequest: MessageFns<LeaseRequest> = {
     message.minNanodollars = (object.minNanodollars !== undefined && object.minNanodollars !== null)
       ? BigInt(object.minNanodollars)
       : 0n;
+    message.workspaceId = object.workspaceId ?? "";
+    message.agent = object.agent ?? "";
     return message;
   },
 };
@@ -2132,6 +2502,565 @@ export const UsageResponse: MessageFns<UsageResponse> = {
   },
 };
 
+function createBaseWorkspaceSpendRequest(): WorkspaceSpendRequest {
+  return { orgId: "", workspaceIds: [] };
+}
+
+export const WorkspaceSpendRequest: MessageFns<WorkspaceSpendRequest> = {
+  encode(message: WorkspaceSpendRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.orgId !== "") {
+      writer.uint32(10).string(message.orgId);
+    }
+    for (const v of message.workspaceIds) {
+      writer.uint32(18).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WorkspaceSpendRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWorkspaceSpendRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.orgId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.workspaceIds.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WorkspaceSpendRequest {
+    return {
+      orgId: isSet(object.orgId)
+        ? globalThis.String(object.orgId)
+        : isSet(object.org_id)
+        ? globalThis.String(object.org_id)
+        : "",
+      workspaceIds: globalThis.Array.isArray(object?.workspaceIds)
+        ? object.workspaceIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.workspace_ids)
+        ? object.workspace_ids.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: WorkspaceSpendRequest): unknown {
+    const obj: any = {};
+    if (message.orgId !== "") {
+      obj.orgId = message.orgId;
+    }
+    if (message.workspaceIds?.length) {
+      obj.workspaceIds = message.workspaceIds;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<WorkspaceSpendRequest>, I>>(base?: I): WorkspaceSpendRequest {
+    return WorkspaceSpendRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<WorkspaceSpendRequest>, I>>(object: I): WorkspaceSpendRequest {
+    const message = createBaseWorkspaceSpendRequest();
+    message.orgId = object.orgId ?? "";
+    message.workspaceIds = object.workspaceIds?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseWorkspaceBudget(): WorkspaceBudget {
+  return { window: 0, limitNanodollars: 0n, includeByok: false };
+}
+
+export const WorkspaceBudget: MessageFns<WorkspaceBudget> = {
+  encode(message: WorkspaceBudget, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.window !== 0) {
+      writer.uint32(8).int32(message.window);
+    }
+    if (message.limitNanodollars !== 0n) {
+      if (BigInt.asIntN(64, message.limitNanodollars) !== message.limitNanodollars) {
+        throw new globalThis.Error("value provided for field message.limitNanodollars of type int64 too large");
+      }
+      writer.uint32(16).int64(message.limitNanodollars);
+    }
+    if (message.includeByok !== false) {
+      writer.uint32(24).bool(message.includeByok);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WorkspaceBudget {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWorkspaceBudget();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.window = reader.int32() as any;
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.limitNanodollars = reader.int64() as bigint;
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.includeByok = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WorkspaceBudget {
+    return {
+      window: isSet(object.window) ? windowFromJSON(object.window) : 0,
+      limitNanodollars: isSet(object.limitNanodollars)
+        ? BigInt(object.limitNanodollars)
+        : isSet(object.limit_nanodollars)
+        ? BigInt(object.limit_nanodollars)
+        : 0n,
+      includeByok: isSet(object.includeByok)
+        ? globalThis.Boolean(object.includeByok)
+        : isSet(object.include_byok)
+        ? globalThis.Boolean(object.include_byok)
+        : false,
+    };
+  },
+
+  toJSON(message: WorkspaceBudget): unknown {
+    const obj: any = {};
+    if (message.window !== 0) {
+      obj.window = windowToJSON(message.window);
+    }
+    if (message.limitNanodollars !== 0n) {
+      obj.limitNanodollars = message.limitNanodollars.toString();
+    }
+    if (message.includeByok !== false) {
+      obj.includeByok = message.includeByok;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<WorkspaceBudget>, I>>(base?: I): WorkspaceBudget {
+    return WorkspaceBudget.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<WorkspaceBudget>, I>>(object: I): WorkspaceBudget {
+    const message = createBaseWorkspaceBudget();
+    message.window = object.window ?? 0;
+    message.limitNanodollars = (object.limitNanodollars !== undefined && object.limitNanodollars !== null)
+      ? BigInt(object.limitNanodollars)
+      : 0n;
+    message.includeByok = object.includeByok ?? false;
+    return message;
+  },
+};
+
+function createBaseWorkspaceSpendEntry(): WorkspaceSpendEntry {
+  return { workspaceId: "", spendThisMonthNanodollars: 0n, budgets: [] };
+}
+
+export const WorkspaceSpendEntry: MessageFns<WorkspaceSpendEntry> = {
+  encode(message: WorkspaceSpendEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.workspaceId !== "") {
+      writer.uint32(10).string(message.workspaceId);
+    }
+    if (message.spendThisMonthNanodollars !== 0n) {
+      if (BigInt.asIntN(64, message.spendThisMonthNanodollars) !== message.spendThisMonthNanodollars) {
+        throw new globalThis.Error(
+          "value provided for field message.spendThisMonthNanodollars of type int64 too large",
+        );
+      }
+      writer.uint32(16).int64(message.spendThisMonthNanodollars);
+    }
+    for (const v of message.budgets) {
+      WorkspaceBudget.encode(v!, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WorkspaceSpendEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWorkspaceSpendEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.workspaceId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.spendThisMonthNanodollars = reader.int64() as bigint;
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.budgets.push(WorkspaceBudget.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WorkspaceSpendEntry {
+    return {
+      workspaceId: isSet(object.workspaceId)
+        ? globalThis.String(object.workspaceId)
+        : isSet(object.workspace_id)
+        ? globalThis.String(object.workspace_id)
+        : "",
+      spendThisMonthNanodollars: isSet(object.spendThisMonthNanodollars)
+        ? BigInt(object.spendThisMonthNanodollars)
+        : isSet(object.spend_this_month_nanodollars)
+        ? BigInt(object.spend_this_month_nanodollars)
+        : 0n,
+      budgets: globalThis.Array.isArray(object?.budgets)
+        ? object.budgets.map((e: any) => WorkspaceBudget.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: WorkspaceSpendEntry): unknown {
+    const obj: any = {};
+    if (message.workspaceId !== "") {
+      obj.workspaceId = message.workspaceId;
+    }
+    if (message.spendThisMonthNanodollars !== 0n) {
+      obj.spendThisMonthNanodollars = message.spendThisMonthNanodollars.toString();
+    }
+    if (message.budgets?.length) {
+      obj.budgets = message.budgets.map((e) => WorkspaceBudget.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<WorkspaceSpendEntry>, I>>(base?: I): WorkspaceSpendEntry {
+    return WorkspaceSpendEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<WorkspaceSpendEntry>, I>>(object: I): WorkspaceSpendEntry {
+    const message = createBaseWorkspaceSpendEntry();
+    message.workspaceId = object.workspaceId ?? "";
+    message.spendThisMonthNanodollars =
+      (object.spendThisMonthNanodollars !== undefined && object.spendThisMonthNanodollars !== null)
+        ? BigInt(object.spendThisMonthNanodollars)
+        : 0n;
+    message.budgets = object.budgets?.map((e) => WorkspaceBudget.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseWorkspaceSpendResponse(): WorkspaceSpendResponse {
+  return { workspaces: [] };
+}
+
+export const WorkspaceSpendResponse: MessageFns<WorkspaceSpendResponse> = {
+  encode(message: WorkspaceSpendResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.workspaces) {
+      WorkspaceSpendEntry.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WorkspaceSpendResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWorkspaceSpendResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.workspaces.push(WorkspaceSpendEntry.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WorkspaceSpendResponse {
+    return {
+      workspaces: globalThis.Array.isArray(object?.workspaces)
+        ? object.workspaces.map((e: any) => WorkspaceSpendEntry.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: WorkspaceSpendResponse): unknown {
+    const obj: any = {};
+    if (message.workspaces?.length) {
+      obj.workspaces = message.workspaces.map((e) => WorkspaceSpendEntry.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<WorkspaceSpendResponse>, I>>(base?: I): WorkspaceSpendResponse {
+    return WorkspaceSpendResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<WorkspaceSpendResponse>, I>>(object: I): WorkspaceSpendResponse {
+    const message = createBaseWorkspaceSpendResponse();
+    message.workspaces = object.workspaces?.map((e) => WorkspaceSpendEntry.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseBudgetSubjectsRequest(): BudgetSubjectsRequest {
+  return { orgId: "" };
+}
+
+export const BudgetSubjectsRequest: MessageFns<BudgetSubjectsRequest> = {
+  encode(message: BudgetSubjectsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.orgId !== "") {
+      writer.uint32(10).string(message.orgId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BudgetSubjectsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBudgetSubjectsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.orgId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BudgetSubjectsRequest {
+    return {
+      orgId: isSet(object.orgId)
+        ? globalThis.String(object.orgId)
+        : isSet(object.org_id)
+        ? globalThis.String(object.org_id)
+        : "",
+    };
+  },
+
+  toJSON(message: BudgetSubjectsRequest): unknown {
+    const obj: any = {};
+    if (message.orgId !== "") {
+      obj.orgId = message.orgId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<BudgetSubjectsRequest>, I>>(base?: I): BudgetSubjectsRequest {
+    return BudgetSubjectsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<BudgetSubjectsRequest>, I>>(object: I): BudgetSubjectsRequest {
+    const message = createBaseBudgetSubjectsRequest();
+    message.orgId = object.orgId ?? "";
+    return message;
+  },
+};
+
+function createBaseBudgetSubjectsResponse(): BudgetSubjectsResponse {
+  return { workspaceIds: [], agents: [] };
+}
+
+export const BudgetSubjectsResponse: MessageFns<BudgetSubjectsResponse> = {
+  encode(message: BudgetSubjectsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.workspaceIds) {
+      writer.uint32(10).string(v!);
+    }
+    for (const v of message.agents) {
+      writer.uint32(18).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BudgetSubjectsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBudgetSubjectsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.workspaceIds.push(reader.string());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.agents.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BudgetSubjectsResponse {
+    return {
+      workspaceIds: globalThis.Array.isArray(object?.workspaceIds)
+        ? object.workspaceIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.workspace_ids)
+        ? object.workspace_ids.map((e: any) => globalThis.String(e))
+        : [],
+      agents: globalThis.Array.isArray(object?.agents) ? object.agents.map((e: any) => globalThis.String(e)) : [],
+    };
+  },
+
+  toJSON(message: BudgetSubjectsResponse): unknown {
+    const obj: any = {};
+    if (message.workspaceIds?.length) {
+      obj.workspaceIds = message.workspaceIds;
+    }
+    if (message.agents?.length) {
+      obj.agents = message.agents;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<BudgetSubjectsResponse>, I>>(base?: I): BudgetSubjectsResponse {
+    return BudgetSubjectsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<BudgetSubjectsResponse>, I>>(object: I): BudgetSubjectsResponse {
+    const message = createBaseBudgetSubjectsResponse();
+    message.workspaceIds = object.workspaceIds?.map((e) => e) || [];
+    message.agents = object.agents?.map((e) => e) || [];
+    return message;
+  },
+};
+
 /**
  * LedgerService controls spend: it reserves the worst case of a request before dispatch (a hold),
  * replaces the reservation with the actual amount at settlement, and refuses requests whose
@@ -2202,6 +3131,36 @@ export const LedgerServiceService = {
     responseSerialize: (value: UsageResponse): Buffer => Buffer.from(UsageResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): UsageResponse => UsageResponse.decode(value),
   },
+  /**
+   * Each workspace's list-price spend this UTC month and its budgets (the ledger owns both), for
+   * the gateway's workspace rows.
+   */
+  workspaceSpend: {
+    path: "/router.ledger.v1.LedgerService/WorkspaceSpend" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: WorkspaceSpendRequest): Buffer =>
+      Buffer.from(WorkspaceSpendRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): WorkspaceSpendRequest => WorkspaceSpendRequest.decode(value),
+    responseSerialize: (value: WorkspaceSpendResponse): Buffer =>
+      Buffer.from(WorkspaceSpendResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): WorkspaceSpendResponse => WorkspaceSpendResponse.decode(value),
+  },
+  /**
+   * Which workspaces and agents of an organisation have a budget: the gateway skips Admit for a
+   * request that no key ceiling and no budget counts (most requests), and caches this a few seconds.
+   */
+  budgetSubjects: {
+    path: "/router.ledger.v1.LedgerService/BudgetSubjects" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: BudgetSubjectsRequest): Buffer =>
+      Buffer.from(BudgetSubjectsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): BudgetSubjectsRequest => BudgetSubjectsRequest.decode(value),
+    responseSerialize: (value: BudgetSubjectsResponse): Buffer =>
+      Buffer.from(BudgetSubjectsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): BudgetSubjectsResponse => BudgetSubjectsResponse.decode(value),
+  },
 } as const;
 
 export interface LedgerServiceServer extends UntypedServiceImplementation {
@@ -2220,6 +3179,16 @@ export interface LedgerServiceServer extends UntypedServiceImplementation {
    */
   lease: handleUnaryCall<LeaseRequest, LeaseResponse>;
   usage: handleUnaryCall<UsageRequest, UsageResponse>;
+  /**
+   * Each workspace's list-price spend this UTC month and its budgets (the ledger owns both), for
+   * the gateway's workspace rows.
+   */
+  workspaceSpend: handleUnaryCall<WorkspaceSpendRequest, WorkspaceSpendResponse>;
+  /**
+   * Which workspaces and agents of an organisation have a budget: the gateway skips Admit for a
+   * request that no key ceiling and no budget counts (most requests), and caches this a few seconds.
+   */
+  budgetSubjects: handleUnaryCall<BudgetSubjectsRequest, BudgetSubjectsResponse>;
 }
 
 export interface LedgerServiceClient extends Client {
@@ -2321,6 +3290,44 @@ export interface LedgerServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: UsageResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Each workspace's list-price spend this UTC month and its budgets (the ledger owns both), for
+   * the gateway's workspace rows.
+   */
+  workspaceSpend(
+    request: WorkspaceSpendRequest,
+    callback: (error: ServiceError | null, response: WorkspaceSpendResponse) => void,
+  ): ClientUnaryCall;
+  workspaceSpend(
+    request: WorkspaceSpendRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: WorkspaceSpendResponse) => void,
+  ): ClientUnaryCall;
+  workspaceSpend(
+    request: WorkspaceSpendRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: WorkspaceSpendResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Which workspaces and agents of an organisation have a budget: the gateway skips Admit for a
+   * request that no key ceiling and no budget counts (most requests), and caches this a few seconds.
+   */
+  budgetSubjects(
+    request: BudgetSubjectsRequest,
+    callback: (error: ServiceError | null, response: BudgetSubjectsResponse) => void,
+  ): ClientUnaryCall;
+  budgetSubjects(
+    request: BudgetSubjectsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: BudgetSubjectsResponse) => void,
+  ): ClientUnaryCall;
+  budgetSubjects(
+    request: BudgetSubjectsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: BudgetSubjectsResponse) => void,
   ): ClientUnaryCall;
 }
 

@@ -1,0 +1,103 @@
+import { ManualClock } from "@router/money";
+import { createLogger } from "@router/logging";
+import type { ledger } from "@router/proto";
+import type { CallerKey } from "../../src/auth/caller";
+import { BUDGET_SUBJECTS_TTL_MS, BudgetSubjects } from "../../src/spend/budget-subjects";
+import type { LedgerPort } from "../../src/spend/ledger-port";
+import { SpendAdmission } from "../../src/spend/spend-admission";
+
+const silent = createLogger({ level: "silent" });
+
+function key(o: Partial<CallerKey> = {}): CallerKey {
+  return {
+    hash: "h1",
+    prefix: "rt-v1-ab",
+    name: null,
+    label: null,
+    class: "inference",
+    workspaceId: "ws_a",
+    workspaceName: "A",
+    limitNanos: null,
+    limitReset: null,
+    limitMode: "hard",
+    includeByokInLimit: false,
+    paused: false,
+    pausedReason: null,
+    expiresAt: null,
+    ...o,
+  };
+}
+
+/** A ledger that counts what it is asked and answers from a table of budget subjects. */
+function fakeLedger(subjects: { workspaceIds: string[]; agents: string[] } | "down") {
+  const asked = { admit: 0, budgetSubjects: 0 };
+  const port: LedgerPort = {
+    admit: async () => {
+      asked.admit++;
+      return { admitted: true, holdId: "hold_1", limitWarning: "" } as ledger.AdmitResponse;
+    },
+    closeHolds: async () => ({}) as ledger.CloseHoldsResponse,
+    lease: async () => ({}) as ledger.LeaseResponse,
+    budgetSubjects: async () => {
+      asked.budgetSubjects++;
+      if (subjects === "down") throw new Error("ledger down");
+      return subjects;
+    },
+  };
+  return { port, asked };
+}
+
+const request = (k: CallerKey, agent: string | null = null) => ({
+  requestId: "gen-1",
+  orgId: "org_1",
+  key: k,
+  agent,
+  worstCase: 100n,
+  checkOnly: false,
+});
+
+describe("spend admission without a limit that counts", () => {
+  it("admits a request no ceiling and no budget counts without asking Admit, and asks the ledger which budgets exist once a while", async () => {
+    const clock = new ManualClock();
+    const { port, asked } = fakeLedger({ workspaceIds: ["ws_b"], agents: ["planner"] });
+    const spend = new SpendAdmission(port, undefined, new BudgetSubjects(port, clock, silent));
+    for (let i = 0; i < 5; i++) {
+      expect(await spend.admit(request(key()))).toEqual({ admitted: true, holdId: "", lease: null, warning: "" });
+    }
+    expect(asked).toEqual({ admit: 0, budgetSubjects: 1 });
+    clock.advance(BUDGET_SUBJECTS_TTL_MS);
+    await spend.admit(request(key()));
+    expect(asked.budgetSubjects).toBe(2);
+  });
+
+  it.each([
+    ["a workspace with a budget", key({ workspaceId: "ws_b" }), null],
+    ["an agent with a budget", key(), "planner"],
+    ["a key ceiling that counts BYOK", key({ limitNanos: 1_000n, limitReset: "daily", includeByokInLimit: true }), null],
+  ])("asks Admit for %s", async (_what, k, agent) => {
+    const { port, asked } = fakeLedger({ workspaceIds: ["ws_b"], agents: ["planner"] });
+    const spend = new SpendAdmission(port, undefined, new BudgetSubjects(port, new ManualClock(), silent));
+    expect(await spend.admit(request(k, agent))).toMatchObject({ admitted: true, holdId: "hold_1" });
+    expect(asked.admit).toBe(1);
+  });
+
+  it("asks Admit when the ledger cannot say which budgets exist", async () => {
+    const { port, asked } = fakeLedger("down");
+    const spend = new SpendAdmission(port, undefined, new BudgetSubjects(port, new ManualClock(), silent));
+    expect(await spend.admit(request(key()))).toMatchObject({ admitted: true, holdId: "hold_1" });
+    expect(asked.admit).toBe(1);
+  });
+
+  it("reads the subjects again at once after a budget write through this gateway", async () => {
+    const clock = new ManualClock();
+    const subjects = { workspaceIds: [] as string[], agents: [] as string[] };
+    const { port, asked } = fakeLedger(subjects);
+    const budgets = new BudgetSubjects(port, clock, silent);
+    const spend = new SpendAdmission(port, undefined, budgets);
+    await spend.admit(request(key()));
+    subjects.workspaceIds.push("ws_a");
+    budgets.invalidate("org_1");
+    await spend.admit(request(key()));
+    expect(asked).toEqual({ admit: 1, budgetSubjects: 2 });
+  });
+});
