@@ -15,7 +15,7 @@ type Permission = "read" | "usage:read" | "usage:export" | "config:write" | "org
 const ALLOWED: Record<Permission, Role[]> = {
   read: ["owner", "admin", "member", "billing", "readonly"],
   "usage:read": ["owner", "admin", "member", "billing", "readonly"],
-  // Exports are Finance's ability (spec), with the owner's and admin's.
+  // Exports are Finance's ability (product rule), with the owner's and admin's.
   "usage:export": ["owner", "admin", "billing"],
   "config:write": ["owner", "admin", "member"],
   "org:write": ["owner", "admin"],
