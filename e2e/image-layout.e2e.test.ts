@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import {
   createTestDatabase,
   freePort,
@@ -46,10 +46,20 @@ function commandOf(name: string): { script: string; nodeArgs: string[] } {
   return { script: join(root, script), nodeArgs: args };
 }
 
-const asRoot = process.getuid?.() === 0;
+/** True when every directory above `path` lets other users through, as /app does in the image. */
+function reachableByOthers(path: string): boolean {
+  for (let dir = dirname(path); ; dir = dirname(dir)) {
+    if ((statSync(dir).mode & 0o001) === 0) return false;
+    if (dir === dirname(dir)) return true;
+  }
+}
+
 const uid = Number(imageUser?.[1]);
 const gid = Number(imageUser?.[2]);
-const user = asRoot ? { uid, gid } : undefined;
+// Switching user needs root, and a checkout (and node) the image's user can reach; elsewhere the
+// services run as the current user, still with only the data directory and TMPDIR to write to.
+const user =
+  process.getuid?.() === 0 && reachableByOthers(join(root, "package.json")) && reachableByOthers(process.execPath) ? { uid, gid } : undefined;
 
 let db: TestDatabase;
 let dataDir: string;
