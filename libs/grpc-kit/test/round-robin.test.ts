@@ -1,4 +1,4 @@
-import { callUnary, CLIENT_OPTIONS, insecure, startGrpcServer, unaryHandler, type RunningGrpcServer } from "@router/grpc-kit";
+import { callUnary, clientOptionsFor, insecure, startGrpcServer, unaryHandler, type RunningGrpcServer } from "@router/grpc-kit";
 import { createLogger } from "@router/logging";
 import { ledger } from "@router/proto";
 
@@ -36,10 +36,11 @@ afterAll(async () => {
   await b.server.close();
 });
 
-describe("CLIENT_OPTIONS balancing", () => {
+describe("clientOptionsFor balancing", () => {
   it("answers through a dns:/// target, as the gateway's clients are configured on Kubernetes", async () => {
     const before = a.calls();
-    const client = new ledger.LedgerServiceClient(`dns:///localhost:${a.server.port}`, insecure(), CLIENT_OPTIONS);
+    const target = `dns:///localhost:${a.server.port}`;
+    const client = new ledger.LedgerServiceClient(target, insecure(), clientOptionsFor(target));
     try {
       await expect(admit(client, 0)).resolves.toMatchObject({ admitted: true });
       expect(a.calls()).toBe(before + 1);
@@ -49,10 +50,12 @@ describe("CLIENT_OPTIONS balancing", () => {
   });
 
   it("spreads calls over every resolved address (a headless Service's pods) instead of pinning one", async () => {
-    // One target resolving to two servers, as DNS for a headless Service resolves to its pods.
+    // The options of a dns:/// target, on a target resolving to two servers, as DNS for a headless
+    // Service resolves to its pods.
+    const options = clientOptionsFor("dns:///ledger:50052");
     const target = `ipv4:127.0.0.1:${a.server.port},127.0.0.1:${b.server.port}`;
     const [a0, b0] = [a.calls(), b.calls()];
-    const client = new ledger.LedgerServiceClient(target, insecure(), CLIENT_OPTIONS);
+    const client = new ledger.LedgerServiceClient(target, insecure(), options);
     try {
       for (let i = 0; i < 20; i++) await admit(client, i);
     } finally {
@@ -63,11 +66,10 @@ describe("CLIENT_OPTIONS balancing", () => {
     expect(b.calls() - b0).toBeGreaterThanOrEqual(5);
   });
 
-  it("would pin every call to one server without the round_robin service config (the test can fail)", async () => {
+  it("keeps a plain host:port on one connection (pick_first), as without balancing", async () => {
     const target = `ipv4:127.0.0.1:${a.server.port},127.0.0.1:${b.server.port}`;
     const [a0, b0] = [a.calls(), b.calls()];
-    const { ["grpc.service_config"]: _balanced, ...pickFirst } = CLIENT_OPTIONS;
-    const client = new ledger.LedgerServiceClient(target, insecure(), pickFirst);
+    const client = new ledger.LedgerServiceClient(target, insecure(), clientOptionsFor(`127.0.0.1:${a.server.port}`));
     try {
       for (let i = 0; i < 10; i++) await admit(client, i);
     } finally {
