@@ -28,9 +28,9 @@ interface K8sObject {
   spec?: { template?: { spec?: { containers?: Array<{ command?: string[] }> } } };
 }
 
-/** The container command of the service's Deployment in deploy/k8s/<name>.yaml. */
+/** The container command of the service's Deployment in deploy/k8s/base/<name>.yaml. */
 function k8sCommand(name: string): string[] | undefined {
-  const objects = parseAllDocuments(readFileSync(join(root, "deploy", "k8s", `${name}.yaml`), "utf8")).map((d) => d.toJS() as K8sObject);
+  const objects = parseAllDocuments(readFileSync(join(root, "deploy", "k8s", "base", `${name}.yaml`), "utf8")).map((d) => d.toJS() as K8sObject);
   return objects.find((o) => o.kind === "Deployment")?.spec?.template?.spec?.containers?.[0]?.command;
 }
 

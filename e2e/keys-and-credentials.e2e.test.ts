@@ -25,7 +25,7 @@ describe("keys and provider credentials through the separate-process stack", () 
     openai = await startFakeOpenAi();
     stack = await startStack({
       providerBaseUrls: { openai: openai.url },
-      // One management key makes every call of this suite, well over the spec's 300 a minute; the
+      // One management key makes every call of this suite, well over the product's 300 a minute; the
       // management limit itself is tested in the gateway's rate-limit tests.
       extraEnv: { GATEWAY_RATE_LIMITS: JSON.stringify({ management: { per_minute: 100_000, per_day: 1_000_000 } }) },
     });

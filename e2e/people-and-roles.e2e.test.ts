@@ -11,11 +11,11 @@ import { Browser, gatewayClient, startStack, type Stack } from "@router/testkit"
 type Role = "owner" | "admin" | "member" | "billing" | "readonly";
 type Permission = "read" | "usage:read" | "usage:export" | "config:write" | "org:write" | "members:write";
 
-/** Spec document 3, "Roles", with the design's reading of admin and readonly. */
+/** The roles and what each may do (libs/access), with this product's reading of admin and readonly. */
 const ALLOWED: Record<Permission, Role[]> = {
   read: ["owner", "admin", "member", "billing", "readonly"],
   "usage:read": ["owner", "admin", "member", "billing", "readonly"],
-  // Exports are Finance's ability (spec), with the owner's and admin's.
+  // Exports are Finance's ability (product rule), with the owner's and admin's.
   "usage:export": ["owner", "admin", "billing"],
   "config:write": ["owner", "admin", "member"],
   "org:write": ["owner", "admin"],

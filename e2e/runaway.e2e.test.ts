@@ -6,7 +6,7 @@ import { gatewayClient, startFakeOpenAi, startStack, waitFor, type FakeUpstream,
  * reaches the gateway, which pauses the key, and both gateway replicas refuse it.
  *
  * The sweep runs every half second here and the rate floor is 20 requests instead of 300
- * (RUNAWAY_SWEEP_INTERVAL_MS, RUNAWAY_MIN_REQUESTS: settings for tests; production keeps the spec's
+ * (RUNAWAY_SWEEP_INTERVAL_MS, RUNAWAY_MIN_REQUESTS: settings for tests; production keeps the product's
  * five minutes and 300). A new key's usual is zero, so 20 requests in 15 minutes break the rule.
  */
 

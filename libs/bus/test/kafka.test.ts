@@ -10,8 +10,8 @@ const log = createLogger({ level: process.env.LOG_LEVEL ?? "silent" });
 const brokers = process.env.KAFKA_BROKERS?.split(",").map((b) => b.trim()).filter(Boolean) ?? [];
 const outboxDirs: string[] = [];
 
-// No Kafka broker exists on the development machines and none can be installed there (see
-// TOOLCHAIN.md): the Kafka suite runs wherever KAFKA_BROKERS is set (docker compose, CI with Kafka).
+// No Kafka broker runs on the development machines by default: the Kafka suite runs wherever
+// KAFKA_BROKERS is set (docker compose, CI with Kafka).
 const describeWithKafka = brokers.length > 0 ? describe : describe.skip;
 
 describeWithKafka("kafka", () => {

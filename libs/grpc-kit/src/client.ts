@@ -40,4 +40,17 @@ export const CLIENT_OPTIONS: grpc.ClientOptions = {
   "grpc.keepalive_permit_without_calls": 1,
 };
 
+/**
+ * The options for a client of `target`: CLIENT_OPTIONS, plus round-robin balancing over every
+ * address a `dns:///name:port` target resolves to. On a headless Kubernetes Service that is every
+ * ready pod (re-resolved when connections are recycled), so one gateway's calls spread across all
+ * routing and ledger pods instead of riding one long-lived HTTP/2 connection to a single pod. A
+ * plain `host:port` keeps grpc-js's default (pick_first), whose reconnection the single-server
+ * setups (embedded, tests, compose) rely on.
+ */
+export function clientOptionsFor(target: string): grpc.ClientOptions {
+  if (!target.startsWith("dns:")) return CLIENT_OPTIONS;
+  return { ...CLIENT_OPTIONS, "grpc.service_config": JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }) };
+}
+
 export const insecure = (): grpc.ChannelCredentials => grpc.credentials.createInsecure();

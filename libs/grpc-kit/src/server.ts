@@ -23,7 +23,14 @@ export async function startGrpcServer(
   services: GrpcService[],
   opts: { host?: string; port: number; log: Logger },
 ): Promise<RunningGrpcServer> {
-  const server = new grpc.Server({ "grpc.keepalive_permit_without_calls": 1 });
+  const server = new grpc.Server({
+    "grpc.keepalive_permit_without_calls": 1,
+    // Connections are recycled every few minutes (calls in flight get a minute to finish): a client
+    // re-resolves its dns:/// target when it reconnects, so pods added behind a headless Service
+    // get their share of round-robin calls without a restart of the callers.
+    "grpc.max_connection_age_ms": 5 * 60_000,
+    "grpc.max_connection_age_grace_ms": 60_000,
+  });
   const serving = new Set<string>([""]);
   for (const s of services) {
     server.addService(s.definition, s.implementation);

@@ -31,10 +31,13 @@ export async function startNodeProcess(
   ready: () => Promise<boolean>,
   timeoutMs = 20_000,
   nodeArgs: string[] = [],
+  /** Run as this user and group (needs root), as a container image's USER would. */
+  user?: { uid: number; gid: number },
 ): Promise<ChildService> {
   const child = spawn(process.execPath, [...nodeArgs, script], {
     env: { PATH: process.env.PATH ?? "", ...env },
     stdio: ["ignore", "pipe", "pipe"],
+    ...user,
   });
   let out = "";
   child.stdout?.on("data", (d: Buffer) => (out += d.toString()));

@@ -15,7 +15,7 @@ const root = join(__dirname, "..", "..", "..");
 const main = (service: string) => join(root, "services", service, "dist", "main.js");
 
 /**
- * The gateway's heap flags, as deploy/k8s/gateway.yaml and docker-compose.yml run it: a 128 MB
+ * The gateway's heap flags, as deploy/k8s/base/gateway.yaml and docker-compose.yml run it: a 128 MB
  * initial old generation, so the garbage its requests promote is collected every few minutes
  * rather than every few seconds (docs/performance.md).
  */

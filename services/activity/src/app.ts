@@ -25,7 +25,7 @@ export interface ActivityDeps {
   host?: string;
   /** Verifies the identity context the gateway signs and forwards. */
   internalSecret: string;
-  /** Rows of a CSV export before its `# truncated` line; default 200,000 (spec). Tests make it small. */
+  /** Rows of a CSV export before its `# truncated` line; default 200,000 (product rule). Tests make it small. */
   exportMaxRows?: number;
 }
 

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { busConfigOf, createBus } from "@router/bus";
 import { loadConfig, providerBaseUrls } from "@router/config";
 import { openServiceDb } from "@router/db";
-import { CLIENT_OPTIONS, insecure } from "@router/grpc-kit";
+import { clientOptionsFor, insecure } from "@router/grpc-kit";
 import { createLogger, installProcessHandlers, stopOnSignals } from "@router/logging";
 import { systemClock } from "@router/money";
 import { ledger, routing } from "@router/proto";
@@ -36,8 +36,8 @@ async function main(): Promise<void> {
   const bus = await createBus(
     busConfigOf(config, { clientId: "gateway", dataDir: config.ROUTER_DATA_DIR, outboxDir: config.ROUTER_OUTBOX_DIR, log }),
   );
-  const routingClient = new routing.RoutingServiceClient(config.ROUTING_GRPC_ADDR, insecure(), CLIENT_OPTIONS);
-  const ledgerClient = new ledger.LedgerServiceClient(config.LEDGER_GRPC_ADDR, insecure(), CLIENT_OPTIONS);
+  const routingClient = new routing.RoutingServiceClient(config.ROUTING_GRPC_ADDR, insecure(), clientOptionsFor(config.ROUTING_GRPC_ADDR));
+  const ledgerClient = new ledger.LedgerServiceClient(config.LEDGER_GRPC_ADDR, insecure(), clientOptionsFor(config.LEDGER_GRPC_ADDR));
 
   await migrateGateway(db);
   if (config.DATABASE_URL) {

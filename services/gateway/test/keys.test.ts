@@ -155,7 +155,7 @@ describe("usage as the ledger measures it", () => {
 });
 
 describe("updating keys", () => {
-  it("changes the ceiling, window, mode and byok flag, and reports the spec's fields", async () => {
+  it("changes the ceiling, window, mode and byok flag, and reports the product's fields", async () => {
     const created = await createKey({ limit: 5 });
     h.clock.advance(60_000);
     const res = await call(h.url, "PATCH", `/v1/keys/${created.hash}`, {

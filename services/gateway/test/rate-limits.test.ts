@@ -57,7 +57,7 @@ function expectRefused(res: ApiResponse, message: string, windowSeconds: number)
 }
 
 describe("the table of limits", () => {
-  it("holds the spec's numbers", () => {
+  it("holds the product's numbers", () => {
     expect(RATE_LIMITS.catalog).toEqual([perMinute(120), perDay(20_000)]);
     expect(RATE_LIMITS.management).toEqual([perMinute(300), perDay(20_000)]);
     expect(RATE_LIMITS.activity_export).toEqual([perMinute(6)]);

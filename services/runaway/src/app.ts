@@ -17,7 +17,7 @@ export type { Flag } from "./flags/flag-store";
 export { SPEC_FLOORS, type RuleFloors } from "./sweep/runaway-rule";
 export type { SweepReport } from "./sweep/sweeper";
 
-/** The spec's five minutes between sweeps. */
+/** The product's five minutes between sweeps. */
 export const DEFAULT_SWEEP_INTERVAL_MS = 5 * 60_000;
 
 export interface RunawayDeps {
@@ -32,7 +32,7 @@ export interface RunawayDeps {
   internalSecret: string;
   /** Time between scheduled sweeps; 0 schedules none (tests call `sweep()`). Default five minutes. */
   sweepIntervalMs?: number;
-  /** The rule's absolute floors; default the spec's (5 USD, 300 requests). */
+  /** The rule's absolute floors; default the product's (5 USD, 300 requests). */
   floors?: RuleFloors;
 }
 

@@ -12,11 +12,11 @@ export const runawayConfigSchema = z
     RUNAWAY_HTTP_PORT: env.port(8087),
     /** Internal port: loopback unless the deployment puts it on a private network. */
     RUNAWAY_HOST: z.string().default("127.0.0.1"),
-    /** Time between sweeps; the spec's five minutes. Lowered only by tests. */
+    /** Time between sweeps; the product's five minutes. Lowered only by tests. */
     RUNAWAY_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(300_000),
-    /** The rule's spend floor in USD; the spec's 5. Lowered only by tests. */
+    /** The rule's spend floor in USD; the product's 5. Lowered only by tests. */
     RUNAWAY_MIN_SPEND_USD: z.coerce.number().positive().max(1_000_000).default(5),
-    /** The rule's request floor; the spec's 300. Lowered only by tests. */
+    /** The rule's request floor; the product's 300. Lowered only by tests. */
     RUNAWAY_MIN_REQUESTS: z.coerce.number().int().min(1).max(10_000_000).default(300),
     LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   })

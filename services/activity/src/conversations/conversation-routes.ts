@@ -12,7 +12,7 @@ import { recentSessions, sessionFigures, type SessionFigures, type SessionRow } 
 const conversationsQuery = z.object(pagingParams);
 
 /**
- * The Conversation of spec doc 1. `started_at` and `last_seen_at` are the session's own; the
+ * The Conversation of the product's API (the service README). `started_at` and `last_seen_at` are the session's own; the
  * figures count its requests in the window. A session on the page always has one there (its last).
  */
 function renderConversation(s: SessionRow, f: SessionFigures | undefined) {

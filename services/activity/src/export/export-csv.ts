@@ -4,7 +4,7 @@ import { stringify } from "csv-stringify";
 import { toNanos, usdDecimal } from "@router/money";
 import type { ExportRow } from "./export-rows";
 
-/** The columns of spec doc 2, in its order. */
+/** The columns of the product's API (the service README), in its order. */
 export const EXPORT_COLUMNS = [
   "created_at",
   "request_id",

@@ -9,7 +9,7 @@ import { queryOf, workspaceFilter } from "../paging/query-params";
 import { writeCsvExport } from "./export-csv";
 import { exportRows } from "./export-rows";
 
-/** Spec doc 3: the file stops at 200,000 rows. */
+/** The export stops at 200,000 rows (services/activity/README.md). */
 export const EXPORT_MAX_ROWS = 200_000;
 const BATCH_ROWS = 1000;
 
@@ -41,7 +41,7 @@ export function exportRoutes(deps: ExportRoutesDeps): Router {
   const maxRows = deps.maxRows ?? EXPORT_MAX_ROWS;
 
   /**
-   * A month of requests as CSV (spec doc 2), streamed from the store as it is read. The gateway
+   * A month of requests as CSV (in the service README), streamed from the store as it is read. The gateway
    * limits it to 6 a minute per key and has already refused another organisation's workspace.
    */
   router.get("/v1/activity/export", async (req, res) => {

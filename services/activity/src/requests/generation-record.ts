@@ -2,7 +2,7 @@ import { toNanos, toUsd } from "@router/money";
 import { isoOf, priceVersionIdsOf, renderUsageLines, type RequestRow } from "./request-row";
 
 /**
- * The generation record of spec doc 1: pricing detail of one completion, metadata only.
+ * The generation record of the product's API (the service README): pricing detail of one completion, metadata only.
  * `provider_name` is the provider slug: display names live in the routing catalog, which this
  * service does not read.
  */

@@ -13,7 +13,7 @@ import { renderGenerationRecord } from "./generation-record";
 import { attemptsOfRequest, findRequest, listRequests } from "./request-queries";
 import { priceVersionIdsOf, renderRequestRecord, renderUsageLines } from "./request-row";
 
-// The agent name rule of spec doc 1.
+// The agent name rule of the product's API (the service README).
 const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
 
 const activityQuery = z.object({

@@ -54,7 +54,7 @@ export function isoOf(v: Date | string): string {
   return new Date(v).toISOString();
 }
 
-/** The request record of spec doc 1, exactly its fields. `total_cost` is the billed amount. */
+/** The request record of the product's API (the service README), exactly its fields. `total_cost` is the billed amount. */
 export function renderRequestRecord(r: RequestRow) {
   return {
     id: r.id,

@@ -41,7 +41,7 @@ function roundedDivision(a: bigint, b: bigint): bigint {
 }
 
 /**
- * The Activity totals of spec doc 1. A ratio with no denominator is null, never 0: a period without
+ * The Activity totals of the product's API (the service README). A ratio with no denominator is null, never 0: a period without
  * prompt tokens has no cache hit rate, one without tokens no blended price.
  */
 export function renderTotals(s: TotalsSums) {

@@ -18,7 +18,7 @@ export interface AttemptRow {
   ttft_ms: number | null;
 }
 
-/** The upstream attempt of spec doc 1. */
+/** The upstream attempt of the product's API (the service README). */
 export function renderAttempt(a: AttemptRow) {
   return {
     id: a.id,

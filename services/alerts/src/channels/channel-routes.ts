@@ -11,7 +11,7 @@ import { parseNewChannel, type ChannelRules } from "./channel-input";
 import { deleteChannel, findChannel, insertChannelWithin, listChannels, type ChannelRecord } from "./channel-store";
 import type { SigningSecrets } from "./signing-secrets";
 
-/** Channels per organisation (spec doc 3, Limits). */
+/** Channels per organisation (Limits, in the service README). */
 export const CHANNEL_LIMIT = 20;
 
 const CHANNEL_ID = /^ch_[A-Za-z0-9]{1,64}$/;

@@ -1,7 +1,7 @@
 import type { Queryable } from "@router/db";
 import type { DeliveryStatus } from "@router/outbound";
 
-/** How long delivery records are kept (spec doc 3, Limits). */
+/** How long delivery records are kept (Limits, in the service README). */
 export const DELIVERY_RETENTION_DAYS = 90;
 /** How many the list returns. */
 export const DELIVERY_LIST_LIMIT = 50;
@@ -101,7 +101,7 @@ export function retentionCutoff(now: Date): Date {
   return new Date(now.getTime() - DELIVERY_RETENTION_DAYS * 86_400_000);
 }
 
-/** The delivery record as the API shows it (spec doc 1, Alert delivery record). */
+/** The delivery record as the API shows it (Alert delivery record, in the service README). */
 export function renderDelivery(d: DeliveryRecord) {
   return {
     id: d.id,

@@ -1,7 +1,7 @@
 /**
  * The threshold a channel announces for one crossing: the highest of its thresholds in
  * (previousPercent, percent], or null when the crossing passed none of them. Several thresholds
- * passed at once give one announcement, at the highest (spec doc 1, Alerts).
+ * passed at once give one announcement, at the highest (Alerts, in the service README).
  */
 export function thresholdToAnnounce(thresholds: readonly number[], previousPercent: number, percent: number): number | null {
   let best: number | null = null;

@@ -1,4 +1,4 @@
-/** The events an alert channel receives (spec doc 3, Events). */
+/** The events an alert channel receives (Events, in the service README). */
 export type AlertEvent = "key_limit.threshold" | "agent_limit.threshold" | "spend.runaway" | "test";
 
 /** One announcement, ready for any channel kind. Metadata only. */

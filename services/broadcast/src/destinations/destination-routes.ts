@@ -35,7 +35,7 @@ function newDestinationId(): string {
 }
 
 /**
- * Broadcast destinations (spec doc 2): any role lists; adding, changing, removing and the test
+ * Broadcast destinations (in the service README): any role lists; adding, changing, removing and the test
  * record need `config:write`. Every query is scoped to the caller's organisation, so another
  * organisation's id is a 404.
  */

@@ -2,7 +2,7 @@ import type { DestinationRow } from "./destination-store";
 
 const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString());
 
-/** The Broadcast destination resource of spec doc 1; secrets never appear, a header only by its hint. */
+/** The Broadcast destination resource of the product's API (the service README); secrets never appear, a header only by its hint. */
 export function renderDestination(d: DestinationRow) {
   return {
     id: d.id,

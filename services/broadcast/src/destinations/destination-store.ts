@@ -23,7 +23,7 @@ export interface DestinationRow {
   created_at: Date;
 }
 
-/** At most this many destinations per organisation (spec doc 3, Limits). */
+/** At most this many destinations per organisation (Limits, in the service README). */
 export const MAX_DESTINATIONS = 10;
 
 const COLUMNS = `id, org_id, kind, url, name, sample_rate, disabled, header_name, header_hint, header_value_sealed,

@@ -66,7 +66,7 @@ export function requestRecord(e: events.RequestCompleted) {
 
 export type RequestRecord = ReturnType<typeof requestRecord>;
 
-/** The webhook body: `type` and `request` (spec doc 3, Events); `test` marks the test operation's record. */
+/** The webhook body: `type` and `request` (Events, in the service README); `test` marks the test operation's record. */
 export function webhookBody(e: events.RequestCompleted, opts: { test: boolean }): string {
   return JSON.stringify({ type: "request.completed", test: opts.test, request: requestRecord(e) });
 }

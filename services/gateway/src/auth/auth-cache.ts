@@ -5,7 +5,7 @@ import type { StoredKey } from "../keys/key-store";
 import { LoadingCache } from "@router/loading-cache";
 import { EvictionChannel } from "../replicas/eviction-channel";
 
-/** The spec's bound: no instance serves a key's state older than this. */
+/** The product's bound: no instance serves a key's state older than this. */
 export const AUTH_CACHE_TTL_MS = 10_000;
 
 /** Redis channel on which a replica that changed keys (paused, resumed, revoked) tells the others. */

@@ -6,7 +6,7 @@ import type { StoredKey } from "./key-store";
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 const limitUsd = (key: CallerKey): number | null => (key.limitNanos === null ? null : toUsd(key.limitNanos));
 
-/** A row of `GET /v1/keys` (spec doc 1, Key list row). */
+/** A row of `GET /v1/keys` (Key list row, in the service README). */
 export function keyListRow(key: StoredKey, usage: KeyUsage | undefined) {
   const measured = key.limitNanos !== null && !key.disabled && usage ? usage : undefined;
   return {
@@ -34,7 +34,7 @@ export function keyListRow(key: StoredKey, usage: KeyUsage | undefined) {
   };
 }
 
-/** `GET /v1/key` (spec doc 1, Calling-key info). */
+/** `GET /v1/key` (Calling-key info, in the service README). */
 export function callingKeyInfo(key: CallerKey, usedNanos: bigint) {
   return {
     label: key.label,
@@ -50,7 +50,7 @@ export function callingKeyInfo(key: CallerKey, usedNanos: bigint) {
   };
 }
 
-/** The `PATCH /v1/keys/{hash}` response (spec doc 2), plus the workspace a move changes. */
+/** The `PATCH /v1/keys/{hash}` response (in the service README), plus the workspace a move changes. */
 export function patchedKey(key: StoredKey) {
   return {
     hash: key.hash,

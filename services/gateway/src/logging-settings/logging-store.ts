@@ -2,7 +2,7 @@ import type { Queryable } from "@router/db";
 
 export type LoggingPurpose = "self_access" | "rag";
 
-/** An organisation's input/output logging settings (spec doc 1). */
+/** An organisation's input/output logging settings (in the service README). */
 export interface LoggingSettings {
   enabled: boolean;
   keyInclude: string[];

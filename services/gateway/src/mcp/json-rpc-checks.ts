@@ -16,7 +16,7 @@ export class JsonRpcRefusal extends Error {
 
 /**
  * An id the SDK accepts (it types ids as string or integer) standing in for an explicit `"id": null`,
- * which JSON-RPC allows and the spec counts as a request. Two ASCII bytes that JSON writes
+ * which JSON-RPC allows and the product counts as a request. Two ASCII bytes that JSON writes
  * unescaped, so `"id":"~\x7f"` and `"id":null` have the same length and the answer can be patched
  * in place.
  */

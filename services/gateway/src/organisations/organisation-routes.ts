@@ -12,7 +12,7 @@ import { getOrganisation, renameOrganisation, type Organisation } from "./organi
 export const renameBody = z.object({ name: ORGANISATION_NAME });
 const FIXED = { id: "cannot change", slug: "cannot change", plan: "cannot change here", created_at: "cannot change", members: "cannot change" };
 
-/** The Organisation resource (spec doc 1). */
+/** The Organisation resource (in the service README). */
 function organisationView(o: Organisation) {
   return { id: o.id, name: o.name, slug: o.slug, plan: o.plan, created_at: o.createdAt.toISOString(), members: o.members };
 }

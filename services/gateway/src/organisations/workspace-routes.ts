@@ -32,7 +32,7 @@ function idParam(req: Request): string {
   return id;
 }
 
-/** A Workspace row (spec doc 1); spend this month and budgets are the ledger's. */
+/** A Workspace row (in the service README); spend this month and budgets are the ledger's. */
 function workspaceView(w: Workspace, currentWorkspaceId: string | null, spend: WorkspaceSpend) {
   return {
     id: w.id,

@@ -2,7 +2,7 @@ import { callUnary } from "@router/grpc-kit";
 import { nanosString, toUsd, type WindowKind } from "@router/money";
 import { ledger } from "@router/proto";
 
-/** What a workspace row shows of the ledger's: spend this month and budgets (spec doc 1, Workspace). */
+/** What a workspace row shows of the ledger's: spend this month and budgets (Workspace, in the service README). */
 export interface WorkspaceSpend {
   /** USD, list price (BYOK included): this UTC month's spend plus requests in flight. */
   spend_this_month: number;

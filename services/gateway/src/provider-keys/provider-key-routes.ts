@@ -43,7 +43,7 @@ export const createBody = z.object({
   model_filter: modelFilterSchema.default({}),
 });
 
-// Only `disabled` changes (spec: to change the key, add a new credential and delete the old).
+// Only `disabled` changes (product rule: to change the key, add a new credential and delete the old).
 const PATCH_FIXED: Record<string, string> = Object.fromEntries(
   CREATE_FIELDS.map((f) => [f, "cannot change; only disabled can. Add a new credential and delete this one"]),
 );

@@ -1,7 +1,7 @@
 /**
  * The one table of the gateway's request-rate limits and their numbers. Every limit is counted in
  * fixed windows (rate-limiter-flexible); a request must fit in every window of its limit.
- * docs/decisions.md ("Rate limits") gives the reasons for the numbers the spec does not set.
+ * docs/decisions.md ("Rate limits") gives the reasons for the numbers the product does not set.
  */
 
 /** One window of a limit: at most `points` requests per `seconds`. */
@@ -49,9 +49,9 @@ export const RATE_LIMITS: RateLimitTable = {
   management: [perMinute(300), perDay(20_000)],
   // Spec; on top of `management` for GET /v1/activity/export (each export streams a whole range).
   activity_export: [perMinute(6)],
-  // Not in the spec ("its own bucket"): per inference key, a Plan and a check per call, no hold.
+  // Chosen here ("its own bucket", numbers open): per inference key, a Plan and a check per call, no hold.
   route_preview: [perMinute(120), perDay(20_000)],
-  // Not in the spec: chosen here (docs/decisions.md). Each exchange or challenge writes a row, so
+  // Not a product rule: chosen here (docs/decisions.md). Each exchange or challenge writes a row, so
   // those are the tightest; reads of public metadata are looser.
   auth_exchange: [perMinute(20), perDay(1_000)],
   invitation_lookup: [perMinute(30), perDay(1_000)],

@@ -20,7 +20,7 @@ export interface RunawayPauseDeps {
 
 // One statement: the flag is recorded as applied, and only a flag not seen before pauses its key,
 // when the key belongs to the flag's organisation, is not revoked and is not paused already (a key
-// paused by hand stays `manual`; spec doc 1's table pauses an active key only).
+// paused by hand stays `manual`; the product's pause rule pauses an active key only).
 const APPLY_FLAG = `WITH applied AS (
   INSERT INTO runaway_pauses (flag_id, org_id, key_hash, applied_at) VALUES ($1, $2, $3, $4)
   ON CONFLICT (flag_id) DO NOTHING

@@ -32,7 +32,7 @@ export interface SessionRoutesDeps {
 export const exchangeBody = z.object({ key: z.string().min(1) });
 export const switchBody = z.object({ org_id: z.string().regex(/^org_[0-9A-Za-z]{1,64}$/, "expected an organisation id (org_...)") });
 
-/** The Session resource (spec doc 1). */
+/** The Session resource (in the service README). */
 export async function sessionView(
   db: Db,
   s: { expiresAt: Date; orgId: string; keyName: string | null; userId: string | null; authMethod: AuthMethod },

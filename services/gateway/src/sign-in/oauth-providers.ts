@@ -1,7 +1,7 @@
 import { generators, Issuer, type BaseClient } from "openid-client";
 import type { Logger } from "@router/logging";
 
-/** The identity providers a deployment may offer (the spec leaves their names open). */
+/** The identity providers a deployment may offer (the product leaves their names open). */
 export const OAUTH_PROVIDERS = ["google", "oidc"] as const;
 export type OAuthProviderSlug = (typeof OAUTH_PROVIDERS)[number];
 

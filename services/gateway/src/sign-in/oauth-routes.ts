@@ -20,7 +20,7 @@ export interface OAuthRoutesDeps {
   publicUrl: () => string;
 }
 
-/** The spec's reasons a sign-in did not happen, shown on `/signin?error=<reason>`. */
+/** The product's reasons a sign-in did not happen, shown on `/signin?error=<reason>`. */
 export type SignInFailure = "cancelled" | "provider_error" | "expired" | "state_mismatch" | "no_code" | "not_configured" | "exchange_failed";
 
 const COOKIE_PATH = "/v1/auth/oauth";

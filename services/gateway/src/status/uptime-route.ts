@@ -5,7 +5,7 @@ import { Router, type RequestHandler } from "express";
 import { uptimeOf, uptimeWindow, type Uptime } from "./uptime";
 import { probeDays } from "./uptime-store";
 
-/** The spec caches the figure a minute: probes arrive once a minute per region anyway. */
+/** The figure is cached a minute: probes arrive once a minute per region anyway. */
 const UPTIME_CACHE_MS = 60_000;
 
 /** `GET /v1/status/uptime` (public): the last 90 UTC days of probes of /health, per address limited. */

@@ -21,7 +21,7 @@ const agentBudgetBody = z
   })
   .strict();
 
-/** An Agent budget (spec doc 1). */
+/** An Agent budget (in the service README). */
 export function agentBudgetView(b: AgentBudget) {
   return {
     agent: b.agent,

@@ -8,7 +8,7 @@ export interface BudgetCap {
   limit: Nanodollars;
 }
 
-/** Spec doc 1: 1 to 64 letters, digits, `.`, `_`, `:` or `-`, starting with a letter or digit. */
+/** An agent name: 1 to 64 letters, digits, `.`, `_`, `:` or `-`, starting with a letter or digit. */
 export const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
 /** The gateway's workspace ids. */
 export const WORKSPACE_ID = /^ws_[0-9A-Za-z]{1,64}$/;

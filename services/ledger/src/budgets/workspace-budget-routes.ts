@@ -25,7 +25,7 @@ const workspaceBudgetBody = z
   })
   .strict();
 
-/** A Workspace budget (spec doc 1). */
+/** A Workspace budget (in the service README). */
 export function workspaceBudgetView(b: WorkspaceBudget) {
   return { interval: b.window, limit_nanodollars: nanosString(b.limit), include_byok: b.includeByok };
 }

@@ -5,7 +5,7 @@ import { checkLogo } from "./brand-logo";
 const CONTROL = /\p{Cc}/u;
 const CONTROL_BUT_LINE_FEED = /(?!\n)\p{Cc}/u;
 
-/** Absent, null or blank all clear a field (spec: "an absent or empty one clears it"). */
+/** Absent, null or blank all clear a field (product rule: "an absent or empty one clears it"). */
 const clearable = z
   .string({ error: "must be a string or null" })
   .nullable()

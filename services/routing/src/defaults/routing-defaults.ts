@@ -6,7 +6,7 @@ import type { CatalogSnapshot } from "../catalog/catalog-snapshot";
 export const DEFAULT_SORTS = ["price", "throughput", "latency"] as const;
 export type DefaultSort = (typeof DEFAULT_SORTS)[number];
 
-/** An account's routing defaults (spec doc 1, "Routing defaults"). */
+/** An account's routing defaults ("Routing defaults", in the service README). */
 export interface RoutingDefaults {
   /** Used when a request names no model; null: such a request is refused. */
   defaultModel: string | null;

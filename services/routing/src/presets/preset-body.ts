@@ -7,7 +7,7 @@ import { resolveModel } from "../plan/model-resolution";
 import { PRESET_PREFIX } from "./preset-reference";
 
 /*
- * A preset's settings (spec doc 1, "Preset"): the request fields a preset may fill in, with the
+ * A preset's settings ("Preset", in the service README): the request fields a preset may fill in, with the
  * bounds the chat route puts on them (@router/request-settings). Anything else a whole request
  * body carries (messages, tools, stream, ...) is dropped and named in `dropped`.
  */

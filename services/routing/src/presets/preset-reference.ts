@@ -1,4 +1,4 @@
-/** Slug rule (spec: lower-case letters, digits and hyphens, at most 64). */
+/** Slug rule (product rule: lower-case letters, digits and hyphens, at most 64). */
 export const PRESET_SLUG = /^[a-z0-9-]{1,64}$/;
 export const MAX_PRESET_SLUG = 64;
 

@@ -6,7 +6,7 @@ import { toUsd, type Clock } from "@router/money";
 import { FLAG_RETENTION_MS, listFlags, type Flag } from "./flag-store";
 
 export const FLAGS_PATH = "/v1/alerts/runaway";
-/** The spec's bound on the list. */
+/** The product's bound on the list. */
 export const FLAGS_LISTED = 100;
 
 /**

@@ -6,7 +6,7 @@ import type { RunawayKind } from "../sweep/runaway-rule";
 export type SubjectKind = "key" | "agent";
 export type FlagAction = "alert" | "paused";
 
-/** A runaway flag as stored (spec doc 1 "Runaway flag", without `key_paused`, which the gateway knows). */
+/** A runaway flag as stored ("Runaway flag", without `key_paused`, which the gateway knows, in the service README). */
 export interface Flag {
   id: string;
   orgId: string;
@@ -35,7 +35,7 @@ export type FlagCandidate = Omit<Flag, "id" | "action" | "subject" | "createdAt"
 /** Flags are listed for 30 days and kept that long. */
 export const FLAG_RETENTION_MS = 30 * 24 * 60 * 60_000;
 
-/** The shown subject of spec doc 1: the agent name, or the first 12 characters of the key hash. */
+/** The shown subject of the product's API (the service README): the agent name, or the first 12 characters of the key hash. */
 export const KEY_SUBJECT_LENGTH = 12;
 
 function newFlagId(): string {

@@ -1,7 +1,7 @@
 import { NANOS_PER_USD, type Nanodollars } from "@router/money";
 
 /**
- * The runaway rule of spec doc 1, as pure arithmetic. A subject (a key or an agent) is flagged when
+ * The runaway rule of the product's API (the service README), as pure arithmetic. A subject (a key or an agent) is flagged when
  * its last 15 minutes cost at least 3 times its usual 15 minutes and at least 5 USD, or held at least
  * 5 times its usual request count and at least 300 requests.
  *
@@ -24,7 +24,7 @@ export const BUCKET_RETENTION_MS = USUAL_SPAN_MS + WINDOW_MS + 45 * 60_000;
 const SPEND_MULTIPLE = 3n;
 const RATE_MULTIPLE = 5n;
 
-/** The absolute floors of the rule; the spec's are the defaults (tests may lower them). */
+/** The absolute floors of the rule; the product's are the defaults (tests may lower them). */
 export interface RuleFloors {
   minSpendNanos: Nanodollars;
   minRequests: bigint;

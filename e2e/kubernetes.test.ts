@@ -1,0 +1,158 @@
+import { execFileSync, spawnSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseAllDocuments } from "yaml";
+import { renderKustomization, type K8sObject } from "./kubernetes/render";
+
+const root = join(__dirname, "..");
+const k8s = join(root, "deploy", "k8s");
+const overlays = readdirSync(join(k8s, "overlays"));
+const version = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string }).version;
+
+/** Services that get a Deployment, an autoscaler, a disruption budget and a ServiceMonitor. */
+const SERVICES = ["gateway", "routing", "ledger", "activity", "reports", "alerts", "broadcast", "runaway"];
+
+interface Container {
+  name: string;
+  image: string;
+  command?: string[];
+  env?: Array<{ name: string; value?: string }>;
+  startupProbe?: Record<string, unknown>;
+  readinessProbe?: Record<string, unknown>;
+  livenessProbe?: Record<string, unknown>;
+  securityContext?: Record<string, unknown>;
+  volumeMounts?: Array<{ name: string; mountPath: string }>;
+}
+interface PodSpec {
+  containers: Container[];
+  volumes?: Array<{ name: string; emptyDir?: unknown }>;
+  terminationGracePeriodSeconds?: number;
+}
+const podSpec = (o: K8sObject): PodSpec => (o.spec as { template: { spec: PodSpec } }).template.spec;
+const mainContainer = (o: K8sObject): Container => {
+  const c = podSpec(o).containers[0];
+  if (!c) throw new Error(`${o.kind} ${o.metadata.name} has no container`);
+  return c;
+};
+const byKind = (objects: K8sObject[], kind: string) => objects.filter((o) => o.kind === kind);
+const find = (objects: K8sObject[], kind: string, name: string) => objects.find((o) => o.kind === kind && o.metadata.name === name);
+
+/** Validates objects against the Kubernetes (and prometheus-operator) schemas in a child ES module. */
+function schemaErrors(objects: K8sObject[]): Array<{ kind: string; name: string; error: string }> {
+  const out = execFileSync(process.execPath, [join(__dirname, "kubernetes", "validate-objects.mjs")], {
+    input: JSON.stringify(objects),
+    encoding: "utf8",
+  });
+  return JSON.parse(out) as Array<{ kind: string; name: string; error: string }>;
+}
+
+const kubectl = spawnSync("kubectl", ["version", "--client"], { encoding: "utf8" }).status === 0;
+
+describe.each(overlays)("deploy/k8s/overlays/%s", (overlay) => {
+  const objects = renderKustomization(join(k8s, "overlays", overlay));
+
+  it("renders objects that all pass the Kubernetes schemas", () => {
+    expect(objects.length).toBeGreaterThan(SERVICES.length * 5);
+    expect(schemaErrors(objects)).toEqual([]);
+  });
+
+  it("catches a schema violation (the validator is not a no-op)", () => {
+    const broken = structuredClone(find(objects, "Deployment", "ledger")!);
+    (mainContainer(broken).readinessProbe as { grpc: { port: unknown } }).grpc.port = "fifty";
+    expect(schemaErrors([broken])).toEqual([expect.objectContaining({ kind: "Deployment", name: "ledger" })]);
+  });
+
+  (kubectl ? it : it.skip)("renders as `kubectl kustomize` does", () => {
+    const real = parseAllDocuments(execFileSync("kubectl", ["kustomize", join(k8s, "overlays", overlay)], { encoding: "utf8" })).map((d) => d.toJS() as K8sObject);
+    const key = (o: K8sObject) => `${o.kind}/${o.metadata.name}`;
+    const sort = (list: K8sObject[]) => [...list].sort((a, b) => key(a).localeCompare(key(b)));
+    expect(sort(objects)).toEqual(sort(real));
+  });
+
+  it("carries no Secret: router-secrets is created outside the repository", () => {
+    expect(byKind(objects, "Secret")).toEqual([]);
+    for (const d of [...byKind(objects, "Deployment"), ...byKind(objects, "Job")]) {
+      expect(JSON.stringify(podSpec(d))).toContain('"secretRef":{"name":"router-secrets"}');
+    }
+  });
+
+  it("pins every image to the release in package.json", () => {
+    for (const o of [...byKind(objects, "Deployment"), ...byKind(objects, "Job")]) {
+      for (const c of podSpec(o).containers) expect(c.image).toMatch(new RegExp(`:${version.replace(/\./g, "\\.")}$`));
+    }
+  });
+
+  it("runs every container as the image's non-root user on a read-only root, writing only to its volumes", () => {
+    for (const o of [...byKind(objects, "Deployment"), ...byKind(objects, "Job")]) {
+      const spec = podSpec(o);
+      for (const c of spec.containers) {
+        expect(c.securityContext).toEqual({
+          runAsNonRoot: true,
+          runAsUser: 1000,
+          runAsGroup: 1000,
+          readOnlyRootFilesystem: true,
+          allowPrivilegeEscalation: false,
+          capabilities: { drop: ["ALL"] },
+          seccompProfile: { type: "RuntimeDefault" },
+        });
+        const mounts = (c.volumeMounts ?? []).map((m) => m.mountPath);
+        expect(["/tmp", "/var/lib/router"]).toEqual(expect.arrayContaining(mounts));
+        for (const v of spec.volumes ?? []) expect(v.emptyDir).toBeDefined();
+      }
+    }
+    const config = find(objects, "ConfigMap", "router-config") as K8sObject & { data: Record<string, string> };
+    expect(config.data.ROUTER_DATA_DIR).toBe("/var/lib/router");
+  });
+
+  it.each(SERVICES)("gives %s an autoscaler, a disruption budget, a ServiceMonitor and three probes", (name) => {
+    const hpa = find(objects, "HorizontalPodAutoscaler", name) as K8sObject & { apiVersion: string; spec: { scaleTargetRef: { name: string }; minReplicas: number } };
+    expect(hpa.apiVersion).toBe("autoscaling/v2");
+    expect(hpa.spec.scaleTargetRef.name).toBe(name);
+    expect(hpa.spec.minReplicas).toBeGreaterThanOrEqual(2);
+    expect(find(objects, "PodDisruptionBudget", name)).toBeDefined();
+    // The Deployment leaves the replica count to the autoscaler (an apply would reset it otherwise).
+    const deployment = find(objects, "Deployment", name)!;
+    expect((deployment.spec as { replicas?: number }).replicas).toBeUndefined();
+    const c = mainContainer(deployment);
+    for (const probe of [c.startupProbe, c.readinessProbe, c.livenessProbe]) expect(probe).toBeDefined();
+    const monitor = find(objects, "ServiceMonitor", name) as K8sObject & { spec: { selector: { matchLabels: Record<string, string> }; endpoints: Array<{ port: string }> } };
+    const scraped = byKind(objects, "Service").filter((s) =>
+      Object.entries(monitor.spec.selector.matchLabels).every(([k, v]) => s.metadata.labels?.[k] === v),
+    );
+    expect(scraped).toHaveLength(1);
+    const ports = (scraped[0]!.spec as { ports: Array<{ name: string }> }).ports.map((p) => p.name);
+    expect(ports).toContain(monitor.spec.endpoints[0]?.port);
+  });
+
+  it("probes gRPC services with grpc.health.v1 and the gateway on /livez and /readyz, draining on stop", () => {
+    for (const name of ["routing", "ledger"]) {
+      const c = mainContainer(find(objects, "Deployment", name)!);
+      expect(c.readinessProbe?.grpc).toBeDefined();
+      expect(c.livenessProbe?.grpc).toBeDefined();
+    }
+    const deployment = find(objects, "Deployment", "gateway")!;
+    const gateway = podSpec(deployment);
+    const c = mainContainer(deployment);
+    expect(c.readinessProbe).toMatchObject({ httpGet: { path: "/readyz" } });
+    expect(c.livenessProbe).toMatchObject({ httpGet: { path: "/livez" } });
+    const grace = Number(c.env?.find((e) => e.name === "GATEWAY_DRAIN_GRACE_MS")?.value) / 1000;
+    // preStop sleep + drain grace + settlement flush must fit in the termination grace period.
+    expect(gateway.terminationGracePeriodSeconds).toBeGreaterThan(5 + grace + 5);
+  });
+
+  it("balances gRPC across routing and ledger pods: headless Services and dns:/// targets", () => {
+    const env = Object.fromEntries((mainContainer(find(objects, "Deployment", "gateway")!).env ?? []).map((e) => [e.name, e.value]));
+    expect(env.ROUTING_GRPC_ADDR).toBe("dns:///routing:50051");
+    expect(env.LEDGER_GRPC_ADDR).toBe("dns:///ledger:50052");
+    for (const name of ["routing", "ledger"]) expect((find(objects, "Service", name)!.spec as { clusterIP?: string }).clusterIP).toBe("None");
+  });
+
+  it("runs migrations as a Job and admits outside traffic only to the gateway", () => {
+    const job = find(objects, "Job", "router-migrate")!;
+    expect(mainContainer(job).command).toEqual(["node", "services/cli/dist/main.js", "migrate"]);
+    const policies = byKind(objects, "NetworkPolicy") as Array<K8sObject & { spec: { podSelector: Record<string, unknown>; ingress?: Array<{ from?: unknown[] }> } }>;
+    // Ingress without a `from` (anyone) appears only on the gateway's policy.
+    const open = policies.filter((p) => (p.spec.ingress ?? []).some((rule) => rule.from === undefined));
+    expect(open.map((p) => p.spec.podSelector)).toEqual([{ matchLabels: { "app.kubernetes.io/name": "gateway" } }]);
+  });
+});
