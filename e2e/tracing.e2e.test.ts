@@ -82,7 +82,10 @@ describe("tracing across the services", () => {
         const http = receiver.spans.find((s) => s.service === "router-gateway" && s.name === "POST /v1/chat");
         if (!http) return undefined;
         const inTrace = receiver.spans.filter((s) => s.traceId === http.traceId);
-        return inTrace.some((s) => s.name === "activity.record") ? { http, inTrace } : undefined;
+        // Each service exports in its own batches: wait until every span's parent has arrived too.
+        const ids = new Set(inTrace.map((s) => s.spanId));
+        const whole = inTrace.every((s) => s === http || ids.has(s.parentSpanId));
+        return whole && inTrace.some((s) => s.name === "activity.record") ? { http, inTrace } : undefined;
       },
       { timeoutMs: 20_000, what: "the trace reaching activity" },
     );
