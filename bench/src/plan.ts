@@ -25,6 +25,9 @@ function catalog(): CatalogSnapshot {
     maxOutputTokens: 8192,
     quantization: i % 3 === 0 ? "fp8" : null,
     supportedParameters: ["max_tokens", "temperature", "tools"],
+    zdr: true,
+    noTraining: true,
+    deploymentRegion: "us",
     // Prices spread from $0.10 to about $5 per million, prompt plus completion.
     price: { promptPerMillion: BigInt(50_000_000 + i * 47_000_000), completionPerMillion: BigInt(50_000_000 + i * 53_000_000), cachedPromptPerMillion: null, priceVersionId: BigInt(i + 1) },
   });
@@ -84,6 +87,15 @@ async function main(): Promise<void> {
   await pins.record({ orgId: "org_bench", hash: pinnedKey?.hash ?? "", mode: "sticky", modelId: MODEL, endpointId: `ep_host-37_${MODEL.replace("/", "-")}`, atMs: 1 });
   const preset = { slug: "bench", version: 3, settings: { model: MODEL, models: ["bench/second", "bench/third"], temperature: 0.2, provider: { sort: "latency" as const } } };
 
+  const preferences = routing.ProviderPreferences.fromPartial({
+    order: ["host-07", "host-03", "host-41"],
+    ignore: ["elsewhere"],
+    requireParameters: true,
+    dataCollection: "deny",
+    zdr: true,
+    maxPricePromptPerMillion: 10_000_000_000n,
+    maxPriceCompletionPerMillion: 10_000_000_000n,
+  });
   const scenarios: Record<string, (i: number) => Promise<routing.PlanResponse>> = {
     "weighted draw (default)": async (i) => plan(base, { catalog: snapshot, health: healthSnapshot, seed: `seed-${i}` }),
     "price sort": async (i) => plan({ ...base, provider: routing.ProviderPreferences.fromPartial({ sort: "price" }) }, { catalog: snapshot, health: healthSnapshot, seed: `seed-${i}` }),
@@ -93,6 +105,9 @@ async function main(): Promise<void> {
       const held = await pins.read(req.orgId, sticky?.hash ?? "");
       return plan(req, { catalog: snapshot, health: healthSnapshot, seed: `seed-${i}`, sticky, pins: held });
     },
+    // Every endpoint passes, so every stage runs for every endpoint (the costliest case).
+    "provider preferences (7 stages+order)": async (i) =>
+      plan({ ...base, requiredParameters: ["tools"], provider: preferences }, { catalog: snapshot, health: healthSnapshot, seed: `seed-${i}` }),
     "preset merged (latency sort)": async (i) => plan(applyPreset({ ...base, model: "@preset/bench", models: [] }, preset), { catalog: snapshot, health: healthSnapshot, seed: `seed-${i}` }),
   };
 

@@ -1,14 +1,15 @@
 import type { routing } from "@router/proto";
 import type { RankedEndpoint } from "../catalog/catalog-snapshot";
 import type { ResolvedModel } from "./model-resolution";
+import { preferenceStages } from "./provider-preferences";
 import { VARIANT_RULES } from "./variants";
 
 /**
  * One hard constraint on the endpoints of a model. `refuses` names the constraint the endpoint
  * fails (recorded in `refused`, and in `unsatisfied_filters` when nothing is left), or null.
  * Stages run in order and the first refusal is the one recorded, so the order is the order in
- * which the pipeline explains itself: credentials, then (to come) guardrails, privacy policy and
- * provider preferences, then the model's variant.
+ * which the pipeline explains itself: credentials, then (to come) guardrails and privacy policy,
+ * then the request's provider preferences, then the model's variant.
  */
 export interface FilterStage {
   refuses(r: RankedEndpoint, model: ResolvedModel): string | null;
@@ -32,7 +33,7 @@ export const variantStage: FilterStage = {
 
 /** The stages one request's endpoints pass, in order. */
 export function filterStages(req: routing.PlanRequest): FilterStage[] {
-  return [credentialStage(req.byokProviders), variantStage];
+  return [credentialStage(req.byokProviders), ...preferenceStages(req), variantStage];
 }
 
 /**

@@ -33,7 +33,7 @@ export interface PlanRequest {
   byokProviders: string[];
   /** Account fallback models, appended after `models` within the fallback depth. */
   accountFallbackModels: string[];
-  /** The request's `provider` preferences (its `sort` orders the cascade; the filters come later). */
+  /** The request's `provider` preferences: filter stages of Plan, `order` and `sort` order the cascade. */
   provider?:
     | ProviderPreferences
     | undefined;
@@ -53,6 +53,12 @@ export interface PlanRequest {
    * not hoisted.
    */
   openCircuits: string[];
+  /**
+   * Parameters the request uses that an endpoint must list under `provider.require_parameters`
+   * (today `tools` when the request carries a non-empty tools list); the gateway's per-attempt fit
+   * handles the hints.
+   */
+  requiredParameters: string[];
 }
 
 /** The `provider` object of a chat request (routing preferences and constraints). */
@@ -214,6 +220,7 @@ function createBasePlanRequest(): PlanRequest {
     routingStability: "",
     routingSeed: "",
     openCircuits: [],
+    requiredParameters: [],
   };
 }
 
@@ -254,6 +261,9 @@ export const PlanRequest: MessageFns<PlanRequest> = {
     }
     for (const v of message.openCircuits) {
       writer.uint32(98).string(v!);
+    }
+    for (const v of message.requiredParameters) {
+      writer.uint32(106).string(v!);
     }
     return writer;
   },
@@ -367,6 +377,14 @@ export const PlanRequest: MessageFns<PlanRequest> = {
             message.openCircuits.push(reader.string());
             continue;
           }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.requiredParameters.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -429,6 +447,11 @@ export const PlanRequest: MessageFns<PlanRequest> = {
         : globalThis.Array.isArray(object?.open_circuits)
         ? object.open_circuits.map((e: any) => globalThis.String(e))
         : [],
+      requiredParameters: globalThis.Array.isArray(object?.requiredParameters)
+        ? object.requiredParameters.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.required_parameters)
+        ? object.required_parameters.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -470,6 +493,9 @@ export const PlanRequest: MessageFns<PlanRequest> = {
     if (message.openCircuits?.length) {
       obj.openCircuits = message.openCircuits;
     }
+    if (message.requiredParameters?.length) {
+      obj.requiredParameters = message.requiredParameters;
+    }
     return obj;
   },
 
@@ -492,6 +518,7 @@ export const PlanRequest: MessageFns<PlanRequest> = {
     message.routingStability = object.routingStability ?? "";
     message.routingSeed = object.routingSeed ?? "";
     message.openCircuits = object.openCircuits?.map((e) => e) || [];
+    message.requiredParameters = object.requiredParameters?.map((e) => e) || [];
     return message;
   },
 };
