@@ -1,7 +1,7 @@
 import { performance } from "node:perf_hooks";
 import { systemClock } from "@router/money";
 import { routing } from "@router/proto";
-import { applyPreset, CatalogSnapshot, HealthSnapshot, MemoryPinStore, plan, stickyKeyOf } from "@router/routing";
+import { applyPreset, CatalogSnapshot, HealthSnapshot, MemoryPinStore, plan, routingGuardrail, stickyKeyOf } from "@router/routing";
 
 /**
  * Routing's `Plan` computation in process, for one model served by 50 endpoints (plus two fallback
@@ -75,6 +75,20 @@ function health(snapshot: CatalogSnapshot): HealthSnapshot {
   );
 }
 
+const guardrailBase = {
+  name: "bench",
+  allowedModels: [],
+  allowedProviders: [],
+  allowedDataRegions: [],
+  enforceZdr: {},
+  budgetNanodollars: null,
+  budgetReset: null,
+  includeByokInBudgets: false,
+  contentFilterBuiltins: [],
+  contentFilters: [],
+  filterAllowlist: [],
+};
+
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? Number.NaN;
 
 async function main(): Promise<void> {
@@ -96,6 +110,11 @@ async function main(): Promise<void> {
     maxPricePromptPerMillion: 10_000_000_000n,
     maxPriceCompletionPerMillion: 10_000_000_000n,
   });
+  // A key's and a member's guardrail that every endpoint passes: allowlists, a region, ZDR.
+  const guardrails = [
+    routingGuardrail("gr_key", { ...guardrailBase, allowedProviders: byok, allowedModels: [MODEL, "bench/second", "bench/third"], enforceZdr: { bench: true } }),
+    routingGuardrail("gr_member", { ...guardrailBase, allowedDataRegions: ["us"], allowedProviders: byok }),
+  ];
   const scenarios: Record<string, (i: number) => Promise<routing.PlanResponse>> = {
     "weighted draw (default)": async (i) => plan(base, { catalog: snapshot, health: healthSnapshot, seed: `seed-${i}` }),
     "price sort": async (i) => plan({ ...base, provider: routing.ProviderPreferences.fromPartial({ sort: "price" }) }, { catalog: snapshot, health: healthSnapshot, seed: `seed-${i}` }),
@@ -106,8 +125,10 @@ async function main(): Promise<void> {
       return plan(req, { catalog: snapshot, health: healthSnapshot, seed: `seed-${i}`, sticky, pins: held });
     },
     // Every endpoint passes, so every stage runs for every endpoint (the costliest case).
-    "provider preferences (7 stages+order)": async (i) =>
+    "preferences (7 stages + order)": async (i) =>
       plan({ ...base, requiredParameters: ["tools"], provider: preferences }, { catalog: snapshot, health: healthSnapshot, seed: `seed-${i}` }),
+    "preferences + 2 guardrails": async (i) =>
+      plan({ ...base, requiredParameters: ["tools"], provider: preferences }, { catalog: snapshot, health: healthSnapshot, seed: `seed-${i}`, guardrails }),
     "preset merged (latency sort)": async (i) => plan(applyPreset({ ...base, model: "@preset/bench", models: [] }, preset), { catalog: snapshot, health: healthSnapshot, seed: `seed-${i}` }),
   };
 

@@ -24,6 +24,9 @@ export function planRequestOf(ctx: ChatContext, byokProviders: string[], openCir
     routingSeed: request.routing_seed ?? "",
     openCircuits,
     // Plan filters on these only under `provider.require_parameters`; hints are the per-attempt fit's.
+    keyHash: ctx.caller.key.hash,
+    workspaceId: ctx.caller.key.workspaceId ?? "",
+    memberUserId: ctx.caller.memberUserId ?? "",
     requiredParameters: request.tools !== undefined && request.tools.length > 0 ? ["tools"] : [],
   };
 }

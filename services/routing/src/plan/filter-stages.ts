@@ -1,6 +1,7 @@
 import type { routing } from "@router/proto";
 import type { RankedEndpoint } from "../catalog/catalog-snapshot";
 import type { ResolvedModel } from "./model-resolution";
+import { guardrailStages, type RoutingGuardrail } from "../guardrails/guardrail-stages";
 import { preferenceStages } from "./provider-preferences";
 import { VARIANT_RULES } from "./variants";
 
@@ -8,7 +9,7 @@ import { VARIANT_RULES } from "./variants";
  * One hard constraint on the endpoints of a model. `refuses` names the constraint the endpoint
  * fails (recorded in `refused`, and in `unsatisfied_filters` when nothing is left), or null.
  * Stages run in order and the first refusal is the one recorded, so the order is the order in
- * which the pipeline explains itself: credentials, then (to come) guardrails and privacy policy,
+ * which the pipeline explains itself: credentials, then the guardrails, (to come) the privacy policy,
  * then the request's provider preferences, then the model's variant.
  */
 export interface FilterStage {
@@ -32,8 +33,8 @@ export const variantStage: FilterStage = {
 };
 
 /** The stages one request's endpoints pass, in order. */
-export function filterStages(req: routing.PlanRequest): FilterStage[] {
-  return [credentialStage(req.byokProviders), ...preferenceStages(req), variantStage];
+export function filterStages(req: routing.PlanRequest, guardrails: readonly RoutingGuardrail[] = []): FilterStage[] {
+  return [credentialStage(req.byokProviders), ...guardrailStages(guardrails), ...preferenceStages(req), variantStage];
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { routing } from "@router/proto";
 import type { CatalogSnapshot, RankedEndpoint } from "../catalog/catalog-snapshot";
 import { NEVER_SET, type RoutingDefaults } from "../defaults/routing-defaults";
+import type { RoutingGuardrail } from "../guardrails/guardrail-stages";
 import { HealthSnapshot } from "../health/health-snapshot";
 import { pinRefOf, type StickyKey } from "../sticky/sticky-key";
 import { BYOK_CREDENTIAL, filterStages, passing, type FilterStage } from "./filter-stages";
@@ -24,6 +25,8 @@ export interface PlanInputs {
   /** The request's sticky key, and the pins held for it (model id to endpoint id). */
   sticky?: StickyKey | null;
   pins?: ReadonlyMap<string, string>;
+  /** The guardrails assigned to the request's key and member; null when they cannot be read. */
+  guardrails?: readonly RoutingGuardrail[] | null;
   /** The preset the request named, already merged into the request. */
   preset?: routing.PresetApplied;
 }
@@ -75,7 +78,16 @@ export function plan(req: routing.PlanRequest, inputs: PlanInputs): routing.Plan
   const chain = distinctEntries([...requested, ...(account?.fallbackModels ?? []), ...req.accountFallbackModels]);
   answer.strategy = strategyOf(requested, catalog);
 
-  const stages = filterStages(req);
+  if (inputs.guardrails === null) {
+    // Guardrails restrict: routing without them could reach what they forbid.
+    return refuse(answer, {
+      httpStatus: 503,
+      code: "router.routing_unavailable",
+      message: "guardrails: the guardrails of this key cannot be read right now; retry",
+      unsatisfiedFilters: [],
+    });
+  }
+  const stages = filterStages(req, inputs.guardrails);
   const { models, unresolved } = resolveChain(chain, catalog, stages);
   answer.unresolvedModels = unresolved;
   if (models.length === 0) {

@@ -59,6 +59,13 @@ export interface PlanRequest {
    * handles the hints.
    */
   requiredParameters: string[];
+  /**
+   * Who makes the request, as guardrail assignments name them: the key's hash, its workspace (empty
+   * for none) and the member user who owns the key (empty for none).
+   */
+  keyHash: string;
+  workspaceId: string;
+  memberUserId: string;
 }
 
 /** The `provider` object of a chat request (routing preferences and constraints). */
@@ -221,6 +228,9 @@ function createBasePlanRequest(): PlanRequest {
     routingSeed: "",
     openCircuits: [],
     requiredParameters: [],
+    keyHash: "",
+    workspaceId: "",
+    memberUserId: "",
   };
 }
 
@@ -264,6 +274,15 @@ export const PlanRequest: MessageFns<PlanRequest> = {
     }
     for (const v of message.requiredParameters) {
       writer.uint32(106).string(v!);
+    }
+    if (message.keyHash !== "") {
+      writer.uint32(114).string(message.keyHash);
+    }
+    if (message.workspaceId !== "") {
+      writer.uint32(122).string(message.workspaceId);
+    }
+    if (message.memberUserId !== "") {
+      writer.uint32(130).string(message.memberUserId);
     }
     return writer;
   },
@@ -385,6 +404,30 @@ export const PlanRequest: MessageFns<PlanRequest> = {
             message.requiredParameters.push(reader.string());
             continue;
           }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.keyHash = reader.string();
+            continue;
+          }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.workspaceId = reader.string();
+            continue;
+          }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.memberUserId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -452,6 +495,21 @@ export const PlanRequest: MessageFns<PlanRequest> = {
         : globalThis.Array.isArray(object?.required_parameters)
         ? object.required_parameters.map((e: any) => globalThis.String(e))
         : [],
+      keyHash: isSet(object.keyHash)
+        ? globalThis.String(object.keyHash)
+        : isSet(object.key_hash)
+        ? globalThis.String(object.key_hash)
+        : "",
+      workspaceId: isSet(object.workspaceId)
+        ? globalThis.String(object.workspaceId)
+        : isSet(object.workspace_id)
+        ? globalThis.String(object.workspace_id)
+        : "",
+      memberUserId: isSet(object.memberUserId)
+        ? globalThis.String(object.memberUserId)
+        : isSet(object.member_user_id)
+        ? globalThis.String(object.member_user_id)
+        : "",
     };
   },
 
@@ -496,6 +554,15 @@ export const PlanRequest: MessageFns<PlanRequest> = {
     if (message.requiredParameters?.length) {
       obj.requiredParameters = message.requiredParameters;
     }
+    if (message.keyHash !== "") {
+      obj.keyHash = message.keyHash;
+    }
+    if (message.workspaceId !== "") {
+      obj.workspaceId = message.workspaceId;
+    }
+    if (message.memberUserId !== "") {
+      obj.memberUserId = message.memberUserId;
+    }
     return obj;
   },
 
@@ -519,6 +586,9 @@ export const PlanRequest: MessageFns<PlanRequest> = {
     message.routingSeed = object.routingSeed ?? "";
     message.openCircuits = object.openCircuits?.map((e) => e) || [];
     message.requiredParameters = object.requiredParameters?.map((e) => e) || [];
+    message.keyHash = object.keyHash ?? "";
+    message.workspaceId = object.workspaceId ?? "";
+    message.memberUserId = object.memberUserId ?? "";
     return message;
   },
 };
