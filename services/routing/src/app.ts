@@ -18,6 +18,8 @@ import { guardrailRoutes } from "./guardrails/guardrail-routes";
 import { HealthCache } from "./health/health-cache";
 import { subscribeEndpointHealth } from "./health/health-consumer";
 import { RoutingMetrics } from "./metrics";
+import { PrivacyPolicies } from "./privacy/privacy-policies";
+import { privacyRoutes } from "./privacy/privacy-routes";
 import { routingGrpcService } from "./plan/plan-service";
 import { PresetCache } from "./presets/preset-cache";
 import { presetRoutes } from "./presets/preset-routes";
@@ -132,6 +134,7 @@ export async function startRouting(deps: RoutingDeps): Promise<RunningRouting> {
     : new MemoryPinStore(clock, { idleTtlMs });
   const presets = new PresetCache({ db, clock, log, redis, refreshMs: deps.presetRefreshMs });
   const guardrails = new GuardrailCache({ db, clock, log, redis, refreshMs: deps.presetRefreshMs });
+  const privacy = await PrivacyPolicies.open({ db, clock, log, redis, refreshMs: deps.presetRefreshMs });
 
   const metrics = new RoutingMetrics();
   const app = createHttpApp({ log });
@@ -145,6 +148,7 @@ export async function startRouting(deps: RoutingDeps): Promise<RunningRouting> {
     app.use(defaultsRoutes({ db, catalog: cache, defaults, clock, internalSecret: deps.internalSecret }));
     app.use(presetRoutes({ db, catalog: cache, presets, clock, internalSecret: deps.internalSecret }));
     app.use(guardrailRoutes({ db, catalog: cache, guardrails, clock, internalSecret: deps.internalSecret }));
+    app.use(privacyRoutes({ db, catalog: cache, policies: privacy, clock, internalSecret: deps.internalSecret }));
   }
   finishApp(app, log);
 
@@ -159,11 +163,12 @@ export async function startRouting(deps: RoutingDeps): Promise<RunningRouting> {
     await defaults.close();
     presets.close();
     guardrails.close();
+    privacy.close();
     pins.close();
   };
   try {
     http = await listen(app, deps.httpPort, deps.host);
-    const sources = { catalog: cache, health, defaults, presets, guardrails, pins, log };
+    const sources = { catalog: cache, health, defaults, presets, guardrails, privacy, pins, log };
     grpc = await startGrpcServer([routingGrpcService(sources, log, metrics)], { port: deps.grpcPort, host: deps.host, log });
     if (deps.bus) subscription = await subscribeEndpointHealth(deps.bus, { db, log, clock, metrics, pins });
   } catch (err) {

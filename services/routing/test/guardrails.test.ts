@@ -2,44 +2,26 @@ import { randomBytes } from "node:crypto";
 import type { Identity } from "@router/http-kit";
 import { routing } from "@router/proto";
 import { plan } from "../src/plan/plan";
-import { fixtureCatalog } from "./catalog-fixture";
+import { fixtureCatalogWithDataPolicies } from "./catalog-fixture";
 import { memoryCatalog } from "./memory-catalog";
-import { expectSoon, managementIdentity, signedCall, startHarness, startReplicaPair, type Harness } from "./routing-harness";
+import { expectSoon, managementIdentity, orgIds, servedAcmeOne, signedCall, signedClient, startHarness, startReplicaPair, type Harness } from "./routing-harness";
 
 const SECRET = randomBytes(32).toString("base64url");
 const ALL = ["alpha", "beta", "gamma", "local"];
 const KEY = "k".repeat(64);
 const BY_PRICE = routing.ProviderPreferences.fromPartial({ sort: "price" });
 
-/** The fixture catalog with data policies: acme/one on alpha (us, ZDR), beta (eu), gamma (none). */
-function catalogWithRegions() {
-  const catalog = fixtureCatalog();
-  for (const e of catalog.endpoints) {
-    if (e.id === "ep_alpha_one") Object.assign(e, { deployment_region: "US", zdr: true });
-    if (e.id === "ep_beta_one") Object.assign(e, { deployment_region: "eu" });
-  }
-  return catalog;
-}
-
-let orgSeq = 0;
-const newOrg = () => `org_guard${(orgSeq += 1)}_${randomBytes(3).toString("hex")}`;
-const served = (res: routing.PlanResponse) => res.cascade.filter((c) => c.modelId === "acme/one").map((c) => c.providerSlug);
+const newOrg = orgIds("guard");
+const served = servedAcmeOne;
 
 describe("guardrails", () => {
   let h: Harness;
-  const as = (orgId: string, overrides: Partial<Identity> = {}) => {
-    const identity = managementIdentity(orgId, overrides);
-    return {
-      get: (path: string) => signedCall(h.baseUrl, SECRET, "GET", path, identity),
-      post: (path: string, body: unknown) => signedCall(h.baseUrl, SECRET, "POST", path, identity, body),
-      del: (path: string) => signedCall(h.baseUrl, SECRET, "DELETE", path, identity),
-    };
-  };
+  const as = (orgId: string, overrides: Partial<Identity> = {}) => signedClient(() => h.baseUrl, SECRET, managementIdentity(orgId, overrides));
   const planAs = (orgId: string, over: Partial<routing.PlanRequest> = {}) =>
     h.plan({ orgId, model: "acme/one", byokProviders: ALL, provider: BY_PRICE, ...over });
 
   beforeAll(async () => {
-    h = await startHarness({ catalog: catalogWithRegions(), internalSecret: SECRET });
+    h = await startHarness({ catalog: fixtureCatalogWithDataPolicies(), internalSecret: SECRET });
   });
   afterAll(async () => {
     await h.close();
@@ -187,7 +169,7 @@ describe("guardrails", () => {
 
 describe("guardrails across routing replicas sharing Redis", () => {
   it("a guardrail assigned on one replica restricts Plan on the other at once, not after its refresh period", async () => {
-    const pair = await startReplicaPair(catalogWithRegions(), SECRET);
+    const pair = await startReplicaPair(fixtureCatalogWithDataPolicies(), SECRET);
     const planOnOther = async (orgId: string) =>
       served(await pair.planOnOther({ orgId, model: "acme/one", byokProviders: ALL, keyHash: KEY, provider: BY_PRICE }));
     try {

@@ -119,3 +119,19 @@ export async function expectSoon(check: () => Promise<boolean>, what: string): P
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+/** A fresh organisation id per call, so tests sharing one database never see each other's rows. */
+export function orgIds(prefix: string): () => string {
+  let seq = 0;
+  return () => `org_${prefix}${(seq += 1)}_${Math.random().toString(16).slice(2, 8)}`;
+}
+
+/** The providers serving `acme/one` in a plan's cascade, in order. */
+export const servedAcmeOne = (res: routing.PlanResponse): string[] =>
+  res.cascade.filter((c) => c.modelId === "acme/one").map((c) => c.providerSlug);
+
+/** Management calls signed as one identity: `get(path)`, `post(path, body)`, `put(...)`, `del(path)`. */
+export function signedClient(baseUrl: () => string, secret: string, identity: Identity) {
+  const send = (method: string) => (path: string, body?: unknown) => signedCall(baseUrl(), secret, method, path, identity, body);
+  return { get: send("GET"), post: send("POST"), put: send("PUT"), del: send("DELETE") };
+}

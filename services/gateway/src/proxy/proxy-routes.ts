@@ -45,7 +45,7 @@ export function keyIdentity(caller: Caller): Identity {
 
 /**
  * Routes other services own, forwarded after authentication with the signed identity header:
- * activity (usage, CSV export, generation records), routing's account defaults, presets and guardrails, reports
+ * activity (usage, CSV export, generation records), routing's account defaults, presets, guardrails and privacy policy, reports
  * (branding and client reports), alerts (channels, test alerts, deliveries), broadcast destinations,
  * runaway's settings, and the public catalog (routing). The gateway only authenticates management callers here (every role may
  * read); the owning service checks the role against the permission table.
@@ -94,6 +94,7 @@ export function proxyRoutes(deps: ProxyRoutesDeps): Router {
   router.all(["/v1/broadcast/destinations", "/v1/broadcast/destinations/*rest"], management, forwardAs(broadcast, asPrincipal));
   router.all(["/v1/presets", "/v1/presets/*rest"], management, forwardAs(routing, asPrincipal));
   router.all(["/v1/guardrails", "/v1/guardrails/*rest"], management, forwardAs(routing, asPrincipal));
+  router.all(["/v1/privacy", "/v1/privacy/preview"], management, forwardAs(routing, asPrincipal));
   // What a runaway flag does; the flag list itself adds key state (runaway/runaway-flag-routes.ts).
   router.all("/v1/alerts/settings", management, forwardAs(runaway, asPrincipal));
 

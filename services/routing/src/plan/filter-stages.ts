@@ -2,6 +2,7 @@ import type { routing } from "@router/proto";
 import type { RankedEndpoint } from "../catalog/catalog-snapshot";
 import type { ResolvedModel } from "./model-resolution";
 import { guardrailStages, type RoutingGuardrail } from "../guardrails/guardrail-stages";
+import { NO_POLICY, privacyStages, type PrivacyPolicy } from "../privacy/privacy-policy";
 import { preferenceStages } from "./provider-preferences";
 import { VARIANT_RULES } from "./variants";
 
@@ -9,7 +10,7 @@ import { VARIANT_RULES } from "./variants";
  * One hard constraint on the endpoints of a model. `refuses` names the constraint the endpoint
  * fails (recorded in `refused`, and in `unsatisfied_filters` when nothing is left), or null.
  * Stages run in order and the first refusal is the one recorded, so the order is the order in
- * which the pipeline explains itself: credentials, then the guardrails, (to come) the privacy policy,
+ * which the pipeline explains itself: credentials, then the guardrails, the privacy policy,
  * then the request's provider preferences, then the model's variant.
  */
 export interface FilterStage {
@@ -33,8 +34,12 @@ export const variantStage: FilterStage = {
 };
 
 /** The stages one request's endpoints pass, in order. */
-export function filterStages(req: routing.PlanRequest, guardrails: readonly RoutingGuardrail[] = []): FilterStage[] {
-  return [credentialStage(req.byokProviders), ...guardrailStages(guardrails), ...preferenceStages(req), variantStage];
+export function filterStages(
+  req: routing.PlanRequest,
+  guardrails: readonly RoutingGuardrail[] = [],
+  privacy: PrivacyPolicy = NO_POLICY,
+): FilterStage[] {
+  return [credentialStage(req.byokProviders), ...guardrailStages(guardrails), ...privacyStages(privacy), ...preferenceStages(req), variantStage];
 }
 
 /**

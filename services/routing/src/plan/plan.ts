@@ -3,6 +3,7 @@ import type { CatalogSnapshot, RankedEndpoint } from "../catalog/catalog-snapsho
 import { NEVER_SET, type RoutingDefaults } from "../defaults/routing-defaults";
 import type { RoutingGuardrail } from "../guardrails/guardrail-stages";
 import { HealthSnapshot } from "../health/health-snapshot";
+import type { PrivacyPolicy } from "../privacy/privacy-policy";
 import { pinRefOf, type StickyKey } from "../sticky/sticky-key";
 import { BYOK_CREDENTIAL, filterStages, passing, type FilterStage } from "./filter-stages";
 import { resolveModel, type ResolvedModel } from "./model-resolution";
@@ -27,6 +28,8 @@ export interface PlanInputs {
   pins?: ReadonlyMap<string, string>;
   /** The guardrails assigned to the request's key and member; null when they cannot be read. */
   guardrails?: readonly RoutingGuardrail[] | null;
+  /** The organisation's privacy policy; none when absent. */
+  privacy?: PrivacyPolicy;
   /** The preset the request named, already merged into the request. */
   preset?: routing.PresetApplied;
 }
@@ -87,7 +90,7 @@ export function plan(req: routing.PlanRequest, inputs: PlanInputs): routing.Plan
       unsatisfiedFilters: [],
     });
   }
-  const stages = filterStages(req, inputs.guardrails);
+  const stages = filterStages(req, inputs.guardrails, inputs.privacy);
   const { models, unresolved } = resolveChain(chain, catalog, stages);
   answer.unresolvedModels = unresolved;
   if (models.length === 0) {

@@ -5,6 +5,7 @@ import type { DefaultsCache } from "../defaults/defaults-cache";
 import { NEVER_SET } from "../defaults/routing-defaults";
 import type { GuardrailCache } from "../guardrails/guardrail-cache";
 import type { HealthCache } from "../health/health-cache";
+import type { PrivacyPolicies } from "../privacy/privacy-policies";
 import type { PresetCache } from "../presets/preset-cache";
 import { applyPreset, presetApplied } from "../presets/preset-merge";
 import { parsePresetReference } from "../presets/preset-reference";
@@ -20,6 +21,7 @@ export interface PlanSources {
   defaults: DefaultsCache;
   presets: PresetCache;
   guardrails: GuardrailCache;
+  privacy: PrivacyPolicies;
   pins: PinStore;
   log: Logger;
 }
@@ -56,6 +58,7 @@ export async function planRequest(req: routing.PlanRequest, sources: PlanSources
     pins,
     preset,
     guardrails,
+    privacy: req.orgId ? sources.privacy.get(req.orgId) : undefined,
   });
 }
 
