@@ -115,6 +115,7 @@ async function main(): Promise<void> {
     routingGuardrail("gr_key", { ...guardrailBase, allowedProviders: byok, allowedModels: [MODEL, "bench/second", "bench/third"], enforceZdr: { bench: true } }),
     routingGuardrail("gr_member", { ...guardrailBase, allowedDataRegions: ["us"], allowedProviders: byok }),
   ];
+  const privacy = { zdr: true, zdrGroups: ["bench"], denyTraining: true, regions: ["us"] };
   const scenarios: Record<string, (i: number) => Promise<routing.PlanResponse>> = {
     "weighted draw (default)": async (i) => plan(base, { catalog: snapshot, health: healthSnapshot, seed: `seed-${i}` }),
     "price sort": async (i) => plan({ ...base, provider: routing.ProviderPreferences.fromPartial({ sort: "price" }) }, { catalog: snapshot, health: healthSnapshot, seed: `seed-${i}` }),
@@ -127,8 +128,8 @@ async function main(): Promise<void> {
     // Every endpoint passes, so every stage runs for every endpoint (the costliest case).
     "preferences (7 stages + order)": async (i) =>
       plan({ ...base, requiredParameters: ["tools"], provider: preferences }, { catalog: snapshot, health: healthSnapshot, seed: `seed-${i}` }),
-    "preferences + 2 guardrails": async (i) =>
-      plan({ ...base, requiredParameters: ["tools"], provider: preferences }, { catalog: snapshot, health: healthSnapshot, seed: `seed-${i}`, guardrails }),
+    "preferences + 2 guardrails + privacy": async (i) =>
+      plan({ ...base, requiredParameters: ["tools"], provider: preferences }, { catalog: snapshot, health: healthSnapshot, seed: `seed-${i}`, guardrails, privacy }),
     "preset merged (latency sort)": async (i) => plan(applyPreset({ ...base, model: "@preset/bench", models: [] }, preset), { catalog: snapshot, health: healthSnapshot, seed: `seed-${i}` }),
   };
 
