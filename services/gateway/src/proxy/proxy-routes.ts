@@ -45,8 +45,8 @@ export function keyIdentity(caller: Caller): Identity {
 
 /**
  * Routes other services own, forwarded after authentication with the signed identity header:
- * activity (usage, CSV export, generation records), routing's account defaults, presets, guardrails and privacy policy, reports
- * (branding and client reports), alerts (channels, test alerts, deliveries), broadcast destinations,
+ * activity (usage, CSV export, generation records), routing's account defaults, presets, guardrails
+ * and privacy policy, reports (branding and client reports), alerts (channels, test alerts, deliveries), broadcast destinations,
  * runaway's settings, and the public catalog (routing). The gateway only authenticates management callers here (every role may
  * read); the owning service checks the role against the permission table.
  */
