@@ -1,7 +1,7 @@
 import { performance } from "node:perf_hooks";
 import { systemClock } from "@router/money";
 import { routing } from "@router/proto";
-import { applyPreset, CatalogSnapshot, HealthSnapshot, MemoryPinStore, plan, stickyKeyOf } from "@router/routing";
+import { applyPreset, CatalogSnapshot, HealthSnapshot, MemoryPinStore, plan, routingGuardrail, stickyKeyOf } from "@router/routing";
 
 /**
  * Routing's `Plan` computation in process, for one model served by 50 endpoints (plus two fallback
@@ -25,6 +25,9 @@ function catalog(): CatalogSnapshot {
     maxOutputTokens: 8192,
     quantization: i % 3 === 0 ? "fp8" : null,
     supportedParameters: ["max_tokens", "temperature", "tools"],
+    zdr: true,
+    noTraining: true,
+    deploymentRegion: "us",
     // Prices spread from $0.10 to about $5 per million, prompt plus completion.
     price: { promptPerMillion: BigInt(50_000_000 + i * 47_000_000), completionPerMillion: BigInt(50_000_000 + i * 53_000_000), cachedPromptPerMillion: null, priceVersionId: BigInt(i + 1) },
   });
@@ -74,6 +77,20 @@ function health(snapshot: CatalogSnapshot): HealthSnapshot {
   );
 }
 
+const guardrailBase = {
+  name: "bench",
+  allowedModels: [],
+  allowedProviders: [],
+  allowedDataRegions: [],
+  enforceZdr: {},
+  budgetNanodollars: null,
+  budgetReset: null,
+  includeByokInBudgets: false,
+  contentFilterBuiltins: [],
+  contentFilters: [],
+  filterAllowlist: [],
+};
+
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? Number.NaN;
 
 async function main(): Promise<void> {
@@ -86,6 +103,21 @@ async function main(): Promise<void> {
   await pins.record({ orgId: "org_bench", hash: pinnedKey?.hash ?? "", mode: "sticky", modelId: MODEL, endpointId: `ep_host-37_${MODEL.replace("/", "-")}`, atMs: 1 });
   const preset = { slug: "bench", version: 3, settings: { model: MODEL, models: ["bench/second", "bench/third"], temperature: 0.2, provider: { sort: "latency" as const } } };
 
+  const preferences = routing.ProviderPreferences.fromPartial({
+    order: ["host-07", "host-03", "host-41"],
+    ignore: ["elsewhere"],
+    requireParameters: true,
+    dataCollection: "deny",
+    zdr: true,
+    maxPricePromptPerMillion: 10_000_000_000n,
+    maxPriceCompletionPerMillion: 10_000_000_000n,
+  });
+  // A key's and a member's guardrail that every endpoint passes: allowlists, a region, ZDR.
+  const guardrails = [
+    routingGuardrail("gr_key", { ...guardrailBase, allowedProviders: byok, allowedModels: [MODEL, "bench/second", "bench/third"], enforceZdr: { bench: true } }),
+    routingGuardrail("gr_member", { ...guardrailBase, allowedDataRegions: ["us"], allowedProviders: byok }),
+  ];
+  const privacy = { zdr: true, zdrGroups: ["bench"], denyTraining: true, regions: ["us"] };
   const scenarios: Record<string, (i: number) => Promise<routing.PlanResponse>> = {
     "weighted draw (default)": async (i) => plan(base, { catalog: snapshot, health: healthSnapshot, seed: `seed-${i}` }),
     "price sort": async (i) => plan({ ...base, provider: routing.ProviderPreferences.fromPartial({ sort: "price" }) }, { catalog: snapshot, health: healthSnapshot, seed: `seed-${i}` }),
@@ -95,6 +127,11 @@ async function main(): Promise<void> {
       const held = await pins.read(req.orgId, sticky?.hash ?? "");
       return plan(req, { catalog: snapshot, health: healthSnapshot, seed: `seed-${i}`, sticky, pins: held });
     },
+    // Every endpoint passes, so every stage runs for every endpoint (the costliest case).
+    "preferences (7 stages + order)": async (i) =>
+      plan({ ...base, requiredParameters: ["tools"], provider: preferences }, { catalog: snapshot, health: healthSnapshot, seed: `seed-${i}` }),
+    "preferences + 2 guardrails + privacy": async (i) =>
+      plan({ ...base, requiredParameters: ["tools"], provider: preferences }, { catalog: snapshot, health: healthSnapshot, seed: `seed-${i}`, guardrails, privacy }),
     "preset merged (latency sort)": async (i) => plan(applyPreset({ ...base, model: "@preset/bench", models: [] }, preset), { catalog: snapshot, health: healthSnapshot, seed: `seed-${i}` }),
   };
 

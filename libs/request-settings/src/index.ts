@@ -11,6 +11,9 @@ export const ROUTING_STABILITIES = ["adaptive", "sticky", "pinned"] as const;
 
 const slugList = z.array(z.string().min(1)).max(64);
 
+// A million dollars per million tokens bounds every real price (and keeps nanodollars in int64).
+const usdPerMillion = z.number().min(0).max(1_000_000);
+
 /** `provider`: routing preferences and constraints; `max_price` in USD per million tokens. */
 export const providerPreferencesSchema = z.object({
   order: slugList.optional(),
@@ -23,7 +26,7 @@ export const providerPreferencesSchema = z.object({
   sort: z.enum(SORTS).optional(),
   quantizations: slugList.optional(),
   max_price: z
-    .object({ prompt: z.number().min(0).optional(), completion: z.number().min(0).optional() })
+    .object({ prompt: usdPerMillion.optional(), completion: usdPerMillion.optional() })
     .optional(),
 });
 

@@ -13,10 +13,14 @@ import { catalogRevision } from "./catalog/catalog-store";
 import { importCatalog } from "./catalog/import";
 import { DefaultsCache } from "./defaults/defaults-cache";
 import { defaultsRoutes } from "./defaults/defaults-routes";
+import { GuardrailCache } from "./guardrails/guardrail-cache";
+import { guardrailRoutes } from "./guardrails/guardrail-routes";
 import { HealthCache } from "./health/health-cache";
 import { diagnosticsRoute } from "./diagnostics/diagnostics-route";
 import { subscribeEndpointHealth } from "./health/health-consumer";
 import { RoutingMetrics } from "./metrics";
+import { PrivacyPolicies } from "./privacy/privacy-policies";
+import { privacyRoutes } from "./privacy/privacy-routes";
 import { routingGrpcService } from "./plan/plan-service";
 import { PresetCache } from "./presets/preset-cache";
 import { presetRoutes } from "./presets/preset-routes";
@@ -31,6 +35,7 @@ export { HealthSnapshot } from "./health/health-snapshot";
 export { MemoryPinStore } from "./sticky/pin-store";
 export { stickyKeyOf } from "./sticky/sticky-key";
 export { applyPreset } from "./presets/preset-merge";
+export { routingGuardrail } from "./guardrails/guardrail-stages";
 
 /** This service's SQL migrations (schema `routing`). */
 export const ROUTING_MIGRATIONS_DIR = join(__dirname, "..", "migrations");
@@ -76,7 +81,7 @@ export interface RoutingDeps {
   stickyKeyPrefix?: string;
   /** How long a sticky key's pins outlive its last use; default and most one hour. */
   stickyIdleTtlMs?: number;
-  /** How often a preset in use is re-read in the background (a missed eviction's bound); default 5 s. */
+  /** How often a preset or guardrail set in use is re-read in the background (a missed eviction's bound); default 5 s. */
   presetRefreshMs?: number;
 }
 
@@ -129,6 +134,8 @@ export async function startRouting(deps: RoutingDeps): Promise<RunningRouting> {
     ? new RedisPinStore(redis, { idleTtlMs, keyPrefix: deps.stickyKeyPrefix })
     : new MemoryPinStore(clock, { idleTtlMs });
   const presets = new PresetCache({ db, clock, log, redis, refreshMs: deps.presetRefreshMs });
+  const guardrails = new GuardrailCache({ db, clock, log, redis, refreshMs: deps.presetRefreshMs });
+  const privacy = await PrivacyPolicies.open({ db, clock, log, redis, refreshMs: deps.presetRefreshMs });
 
   const metrics = new RoutingMetrics();
   const app = createHttpApp({ log });
@@ -142,6 +149,8 @@ export async function startRouting(deps: RoutingDeps): Promise<RunningRouting> {
     app.use(defaultsRoutes({ db, catalog: cache, defaults, clock, internalSecret: deps.internalSecret }));
     app.use(presetRoutes({ db, catalog: cache, presets, clock, internalSecret: deps.internalSecret }));
     app.use(diagnosticsRoute({ health, internalSecret: deps.internalSecret }));
+    app.use(guardrailRoutes({ db, catalog: cache, guardrails, clock, internalSecret: deps.internalSecret }));
+    app.use(privacyRoutes({ db, catalog: cache, policies: privacy, clock, internalSecret: deps.internalSecret }));
   }
   finishApp(app, log);
 
@@ -155,11 +164,13 @@ export async function startRouting(deps: RoutingDeps): Promise<RunningRouting> {
     await health.close();
     await defaults.close();
     presets.close();
+    guardrails.close();
+    privacy.close();
     pins.close();
   };
   try {
     http = await listen(app, deps.httpPort, deps.host);
-    const sources = { catalog: cache, health, defaults, presets, pins, log };
+    const sources = { catalog: cache, health, defaults, presets, guardrails, privacy, pins, log };
     grpc = await startGrpcServer([routingGrpcService(sources, log, metrics)], { port: deps.grpcPort, host: deps.host, log });
     if (deps.bus) subscription = await subscribeEndpointHealth(deps.bus, { db, log, clock, metrics, pins });
   } catch (err) {

@@ -76,3 +76,16 @@ export function fixtureCatalog() {
 }
 
 export type FixtureCatalog = ReturnType<typeof fixtureCatalog>;
+
+/**
+ * The fixture with data policies declared on acme/one: alpha (region us, ZDR), beta (region eu);
+ * every other endpoint declares nothing.
+ */
+export function fixtureCatalogWithDataPolicies(): FixtureCatalog {
+  const catalog = fixtureCatalog();
+  for (const e of catalog.endpoints) {
+    if (e.id === "ep_alpha_one") Object.assign(e, { deployment_region: "US", zdr: true });
+    if (e.id === "ep_beta_one") Object.assign(e, { deployment_region: "eu" });
+  }
+  return catalog;
+}

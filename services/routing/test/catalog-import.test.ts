@@ -3,6 +3,7 @@ import { DomainError } from "@router/errors";
 import { fromUsd, ManualClock } from "@router/money";
 import { createTestDatabase, type TestDatabase } from "@router/testkit";
 import { migrateRouting } from "../src/app";
+import { loadCatalog } from "../src/catalog/catalog-store";
 import { BUNDLED_CATALOG_FILE, importCatalog, parseCatalogFile, readCatalogFile } from "../src/catalog/import";
 import { fixtureCatalog } from "./catalog-fixture";
 
@@ -113,6 +114,23 @@ describe("importCatalog", () => {
     changed.endpoints[1]!.pricing.cached_prompt = 0.1;
 
     expect((await importCatalog(db, changed, clock)).priceVersionsAdded).toBe(1);
+  });
+
+  it("stores what an endpoint declares about data (undeclared: no ZDR, may train, no region) and counts a change", async () => {
+    const declared = fixtureCatalog();
+    Object.assign(declared.endpoints[0]!, { zdr: true, no_training: true, deployment_region: "EU-West" });
+    await importCatalog(db, declared, clock);
+
+    const rows = (await loadCatalog(db)).endpoints;
+    const policy = (id: string) => {
+      const e = rows.find((r) => r.id === id)!;
+      return [e.zdr, e.noTraining, e.deploymentRegion];
+    };
+    expect(policy("ep_alpha_one")).toEqual([true, true, "eu-west"]);
+    expect(policy("ep_beta_one")).toEqual([false, false, null]);
+
+    Object.assign(declared.endpoints[0]!, { zdr: false });
+    expect((await importCatalog(db, declared, clock)).endpointsChanged).toBe(1);
   });
 
   it("deactivates rows that the new file no longer lists and revives them when they return", async () => {

@@ -9,6 +9,9 @@ export interface EndpointSpec {
   completion: number;
   quantization?: string | null;
   supportedParameters?: string[];
+  zdr?: boolean;
+  noTraining?: boolean;
+  deploymentRegion?: string | null;
 }
 
 const usd = (n: number) => BigInt(Math.round(n * 1e9));
@@ -54,6 +57,9 @@ export function memoryCatalog(specs: EndpointSpec[], extraModels: string[] = [])
     maxOutputTokens: 4096,
     quantization: s.quantization ?? null,
     supportedParameters: s.supportedParameters ?? ["max_tokens"],
+    zdr: s.zdr ?? false,
+    noTraining: s.noTraining ?? false,
+    deploymentRegion: s.deploymentRegion ?? null,
     price: { promptPerMillion: usd(s.prompt), completionPerMillion: usd(s.completion), cachedPromptPerMillion: null, priceVersionId: BigInt(i + 1) },
   }));
   return new CatalogSnapshot({ revision: 1n, providers, models, endpoints });

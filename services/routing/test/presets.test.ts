@@ -1,12 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { createPostgresDb } from "@router/db";
-import { CLIENT_OPTIONS, callUnary, insecure } from "@router/grpc-kit";
-import { IDENTITY_HEADER, signIdentity, type Identity } from "@router/http-kit";
+import type { Identity } from "@router/http-kit";
 import { routing } from "@router/proto";
-import { TEST_REDIS_URL, uniqueName } from "@router/testkit";
-import { startRouting } from "../src/app";
 import { fixtureCatalog } from "./catalog-fixture";
-import { silentLog, startHarness, type Harness } from "./routing-harness";
+import { expectSoon, managementIdentity, signedCall, startHarness, startReplicaPair, type Harness } from "./routing-harness";
 
 const SECRET = randomBytes(32).toString("base64url");
 const ALL = ["alpha", "beta", "gamma", "local"];
@@ -14,17 +10,9 @@ const ALL = ["alpha", "beta", "gamma", "local"];
 let orgSeq = 0;
 const newOrg = () => `org_presets${(orgSeq += 1)}_${randomBytes(3).toString("hex")}`;
 
-function caller(orgId: string, overrides: Partial<Identity> = {}): Identity {
-  return { orgId, credential: "management", keyHash: "b".repeat(64), keyName: "mgmt", workspaceId: null, role: "owner", userId: null, operator: false, ...overrides };
-}
-
-async function call(baseUrl: string, method: string, path: string, identity: Identity | null, body?: unknown) {
-  const headers: Record<string, string> = {};
-  if (identity) headers[IDENTITY_HEADER] = await signIdentity(identity, SECRET);
-  if (body !== undefined) headers["content-type"] = "application/json";
-  const res = await fetch(baseUrl + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  return { status: res.status, body: (await res.json()) as any };
-}
+const caller = managementIdentity;
+const call = (baseUrl: string, method: string, path: string, identity: Identity | null, body?: unknown) =>
+  signedCall(baseUrl, SECRET, method, path, identity, body);
 
 describe("presets", () => {
   let h: Harness;
@@ -276,46 +264,22 @@ describe("presets", () => {
 
 describe("presets across routing replicas sharing Redis", () => {
   it("evicts a changed preset on the other replica at once, not after its refresh period", async () => {
-    const h = await startHarness({ catalog: fixtureCatalog(), internalSecret: SECRET, redisUrl: TEST_REDIS_URL, presetRefreshMs: 600_000 });
-    const otherDb = createPostgresDb({ url: h.database.url, schema: "routing" });
-    const other = await startRouting({
-      db: otherDb,
-      log: silentLog,
-      clock: h.clock,
-      httpPort: 0,
-      grpcPort: 0,
-      internalSecret: SECRET,
-      redisUrl: TEST_REDIS_URL,
-      presetRefreshMs: 600_000,
-      stickyKeyPrefix: `${uniqueName("sticky")}:`,
-    });
-    const client = new routing.RoutingServiceClient(`127.0.0.1:${other.grpcPort}`, insecure(), CLIENT_OPTIONS);
-    const planThere = (req: Partial<routing.PlanRequest>) =>
-      callUnary(client, client.plan, routing.PlanRequest.fromPartial({ byokProviders: ALL, ...req }), { deadlineMs: 5000, service: "routing" });
+    const pair = await startReplicaPair(fixtureCatalog(), SECRET);
+    const { h } = pair;
+    const planThere = (req: Partial<routing.PlanRequest>) => pair.planOnOther({ byokProviders: ALL, ...req });
+    const stale = "the other replica still served the old preset";
     try {
       const org = newOrg();
       await call(h.baseUrl, "POST", "/v1/presets", caller(org), { slug: "shared", name: "Shared", body: { model: "acme/one" } });
       expect((await planThere({ orgId: org, model: "@preset/shared" })).cascade[0]?.modelId).toBe("acme/one");
 
       await call(h.baseUrl, "POST", "/v1/presets/shared/versions", caller(org), { body: { model: "acme/two" } });
-      await expectSoon(async () => (await planThere({ orgId: org, model: "@preset/shared" })).cascade[0]?.modelId === "acme/two");
+      await expectSoon(async () => (await planThere({ orgId: org, model: "@preset/shared" })).cascade[0]?.modelId === "acme/two", stale);
 
       await call(h.baseUrl, "DELETE", "/v1/presets/shared", caller(org));
-      await expectSoon(async () => (await planThere({ orgId: org, model: "@preset/shared" })).refusal?.code === "model_not_found");
+      await expectSoon(async () => (await planThere({ orgId: org, model: "@preset/shared" })).refusal?.code === "model_not_found", stale);
     } finally {
-      client.close();
-      await other.close();
-      await otherDb.close();
-      await h.close();
+      await pair.close();
     }
   });
 });
-
-/** Pub/sub is asynchronous: the eviction lands within milliseconds; the refresh period here is ten minutes. */
-async function expectSoon(check: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 2_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("the other replica still served the old preset after 2 s");
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

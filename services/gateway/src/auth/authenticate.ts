@@ -42,8 +42,8 @@ function describe(cls: KeyClass): string {
 }
 
 export function callerOf(key: StoredKey): Caller {
-  const { orgId, operator, disabled: _d, externalUser: _e, createdAt: _c, updatedAt: _u, userId: _p, userRole: _r, ...callerKey } = key;
-  return { orgId, operator, key: callerKey };
+  const { orgId, operator, disabled: _d, externalUser: _e, createdAt: _c, updatedAt: _u, userId, userRole: _r, ...callerKey } = key;
+  return { orgId, operator, key: callerKey, memberUserId: userId };
 }
 
 /**

@@ -9,6 +9,8 @@ export interface Caller {
   /** Whether the organisation is the operator organisation (sees /v1/health diagnostics). */
   operator: boolean;
   key: CallerKey;
+  /** The member user who owns the key, when a member does (guardrails may be assigned to them). */
+  memberUserId?: string | null;
 }
 
 export interface CallerKey {

@@ -49,6 +49,14 @@ const OPERATIONS: ForwardedOperation[] = [
   { method: "delete", path: "/v1/presets/{slug}", summary: "Delete a preset", access: "management" },
   { method: "post", path: "/v1/presets/{slug}/versions", summary: "Save a new version of a preset", access: "management", body: true, status: 201 },
   { method: "post", path: "/v1/presets/{slug}/revert", summary: "Revert a preset to an earlier version (as a new version)", access: "management", body: true, status: 201 },
+  // routing: guardrails and the privacy policy
+  { method: "get", path: "/v1/guardrails", summary: "Guardrails", access: "management", list: true },
+  { method: "post", path: "/v1/guardrails", summary: "Create a guardrail", access: "management", body: true, status: 201 },
+  { method: "delete", path: "/v1/guardrails/{id}", summary: "Delete a guardrail", access: "management" },
+  { method: "post", path: "/v1/guardrails/{id}/assignments", summary: "Assign a guardrail to a key or a member", access: "management", body: true, status: 201 },
+  { method: "get", path: "/v1/privacy", summary: "The account privacy policy, with eligibility", access: "management" },
+  { method: "put", path: "/v1/privacy", summary: "Replace the account privacy policy", access: "management", body: true },
+  { method: "post", path: "/v1/privacy/preview", summary: "Preview a privacy policy before saving it", access: "management", body: true },
   // ledger: workspace budgets and agents
   { method: "get", path: "/v1/workspaces/{id}/budgets", summary: "A workspace's budgets (none for an unknown workspace)", access: "management", list: true },
   { method: "put", path: "/v1/workspaces/{id}/budgets/{interval}", summary: "Set a workspace budget for a window", access: "management", body: true },

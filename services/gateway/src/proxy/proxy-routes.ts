@@ -48,11 +48,11 @@ export function keyIdentity(caller: Caller): Identity {
 
 /**
  * Routes other services own, forwarded after authentication with the signed identity header:
- * activity (usage, CSV export, generation records), routing's account defaults and presets, the
- * ledger's workspace budgets and agents, reports (branding and client reports), alerts (channels,
- * test alerts, deliveries), broadcast destinations, runaway's settings, and the public catalog
- * (routing). The gateway only authenticates management callers here (every role may read); the
- * owning service checks the role against the permission table.
+ * activity (usage, CSV export, generation records), routing's account defaults, presets, guardrails
+ * and privacy policy, the ledger's workspace budgets and agents, reports (branding and client
+ * reports), alerts (channels, test alerts, deliveries), broadcast destinations, runaway's settings,
+ * and the public catalog (routing). The gateway only authenticates management callers here (every
+ * role may read); the owning service checks the role against the permission table.
  */
 export function proxyRoutes(deps: ProxyRoutesDeps): Router {
   const router = Router();
@@ -125,6 +125,8 @@ export function proxyRoutes(deps: ProxyRoutesDeps): Router {
   router.all(["/v1/alerts/channels", "/v1/alerts/channels/*rest", "/v1/alerts/deliveries"], management, forwardAs(alerts, asPrincipal));
   router.all(["/v1/broadcast/destinations", "/v1/broadcast/destinations/*rest"], management, forwardAs(broadcast, asPrincipal));
   router.all(["/v1/presets", "/v1/presets/*rest"], management, forwardAs(routing, asPrincipal));
+  router.all(["/v1/guardrails", "/v1/guardrails/*rest"], management, forwardAs(routing, asPrincipal));
+  router.all(["/v1/privacy", "/v1/privacy/preview"], management, forwardAs(routing, asPrincipal));
   // What a runaway flag does; the flag list itself adds key state (runaway/runaway-flag-routes.ts).
   router.all("/v1/alerts/settings", management, forwardAs(runaway, asPrincipal));
 

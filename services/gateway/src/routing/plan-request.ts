@@ -23,6 +23,12 @@ export function planRequestOf(ctx: ChatContext, byokProviders: string[], openCir
     routingStability: request.routing_stability ?? "",
     routingSeed: request.routing_seed ?? "",
     openCircuits,
+    // Who asks, as guardrail assignments name them.
+    keyHash: ctx.caller.key.hash,
+    workspaceId: ctx.caller.key.workspaceId ?? "",
+    memberUserId: ctx.caller.memberUserId ?? "",
+    // Plan filters on these only under `provider.require_parameters`; hints are the per-attempt fit's.
+    requiredParameters: request.tools !== undefined && request.tools.length > 0 ? ["tools"] : [],
   };
 }
 

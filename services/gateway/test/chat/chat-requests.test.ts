@@ -217,6 +217,39 @@ describe("refusals before any provider is asked", () => {
     expect(h.fakes.openai.requests[0]!.headers.authorization).toBe("Bearer sk-second");
   });
 
+  it("routes by the request's provider preferences: order puts its providers before a cheaper one", async () => {
+    const res = await h.post({ model: "test/multi", messages: userMessage(), provider: { sort: "price", order: ["openai"] } });
+    expect(res.status).toBe(200);
+    expect(h.fakes.openai.requests).toHaveLength(1);
+    expect(h.fakes.groq.requests).toHaveLength(0);
+  });
+
+  it("answers 404 no_route naming each preference that removed an endpoint when none is left", async () => {
+    const res = await h.post({ model: "test/multi", messages: userMessage(), provider: { only: ["openai"], max_price: { prompt: 1 } } });
+    expect(res.status).toBe(404);
+    expect(res.body.error).toMatchObject({ code: "no_route", details: { unsatisfied_filters: ["provider.only", "provider.max_price.prompt"] } });
+    expect(h.upstreamCalls()).toBe(0);
+  });
+
+  it("restricts a key by the guardrail assigned to it, over the request's own preferences, and names it in no_route", async () => {
+    const guarded = h.addKey("rt-v1-guarded");
+    const created = await h.manageRouting("POST", "/v1/guardrails", { name: "groq only", allowed_providers: ["groq"] });
+    expect(created.status).toBe(201);
+    const assigned = await h.manageRouting("POST", `/v1/guardrails/${created.body.data.id}/assignments`, { subject_type: "key", subject_id: guarded.key.hash });
+    expect(assigned.status).toBe(201);
+
+    const multi = await h.post({ model: "test/multi", messages: userMessage(), provider: { order: ["openai"] } }, { token: "rt-v1-guarded" });
+    expect(multi.status).toBe(200);
+    expect(h.fakes.groq.requests).toHaveLength(1);
+    expect(h.fakes.openai.requests).toHaveLength(0);
+
+    const gpt = await h.post(ok, { token: "rt-v1-guarded" });
+    expect(gpt.status).toBe(404);
+    expect(gpt.body.error).toMatchObject({ code: "no_route", details: { unsatisfied_filters: ["guardrail.allowed_providers"] } });
+    // Another key of the organisation is not restricted.
+    expect((await h.post(ok)).status).toBe(200);
+  });
+
   it("answers 404 model_not_found for a model the catalog does not know", async () => {
     const res = await h.post({ model: "nobody/nothing", messages: userMessage() });
     expect(res.status).toBe(404);

@@ -70,6 +70,15 @@ const EndpointEntry = z.strictObject({
   }),
   quantization: z.string().min(1).nullable(),
   supported_parameters: params,
+  // What the endpoint declares about the data it is sent; undeclared fails every privacy filter.
+  zdr: z.boolean().default(false),
+  no_training: z.boolean().default(false),
+  deployment_region: z
+    .string()
+    .min(1)
+    .transform((r) => r.toLowerCase())
+    .nullable()
+    .default(null),
 });
 
 const CatalogFileSchema = z.strictObject({

@@ -28,6 +28,7 @@ export class CatalogSnapshot {
   readonly models: readonly Model[];
   private readonly modelById = new Map<string, Model>();
   private readonly ranked = new Map<string, RankedEndpoint[]>();
+  private regions: ReadonlySet<string> | undefined;
 
   constructor(rows: CatalogRows, opts: SnapshotOptions = {}) {
     this.revision = rows.revision;
@@ -47,6 +48,16 @@ export class CatalogSnapshot {
 
   static empty(): CatalogSnapshot {
     return new CatalogSnapshot({ revision: 0n, providers: [], models: [], endpoints: [] });
+  }
+
+  /** Every `deployment_region` an endpoint of the catalog declares. */
+  declaredRegions(): ReadonlySet<string> {
+    if (!this.regions) {
+      const regions = new Set<string>();
+      for (const list of this.ranked.values()) for (const r of list) if (r.endpoint.deploymentRegion) regions.add(r.endpoint.deploymentRegion);
+      this.regions = regions;
+    }
+    return this.regions;
   }
 
   model(id: string): Model | undefined {

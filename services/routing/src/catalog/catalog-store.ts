@@ -59,6 +59,12 @@ export interface Endpoint {
   quantization: string | null;
   supportedParameters: string[];
   price: EndpointPrice;
+  /** Declares zero data retention. */
+  zdr: boolean;
+  /** Declares it never trains on (or keeps for training) what it is sent. */
+  noTraining: boolean;
+  /** Where it serves from, lower case; null when undeclared. */
+  deploymentRegion: string | null;
 }
 
 /** The active catalog as stored, at one revision. */
@@ -115,6 +121,9 @@ interface EndpointRecord {
   max_output_tokens: number | null;
   quantization: string | null;
   supported_parameters: string[];
+  zdr: boolean;
+  no_training: boolean;
+  deployment_region: string | null;
   price_version_id: Int8;
   prompt_per_million: Int8;
   completion_per_million: Int8;
@@ -144,7 +153,7 @@ export async function loadCatalog(db: Db): Promise<CatalogRows> {
     );
     const endpoints = await q.query<EndpointRecord>(
       `SELECT e.id, e.model_id, e.provider_slug, e.upstream_model, e.context_length, e.max_output_tokens,
-              e.quantization, e.supported_parameters, e.price_version_id, pv.prompt_per_million,
+              e.quantization, e.supported_parameters, e.zdr, e.no_training, e.deployment_region, e.price_version_id, pv.prompt_per_million,
               pv.completion_per_million, pv.cached_prompt_per_million
          FROM endpoints e
          JOIN price_versions pv ON pv.id = e.price_version_id
@@ -205,6 +214,9 @@ function toEndpoint(r: EndpointRecord): Endpoint {
     maxOutputTokens: r.max_output_tokens,
     quantization: r.quantization,
     supportedParameters: r.supported_parameters,
+    zdr: r.zdr,
+    noTraining: r.no_training,
+    deploymentRegion: r.deployment_region,
     price: {
       promptPerMillion: toNanos(r.prompt_per_million),
       completionPerMillion: toNanos(r.completion_per_million),

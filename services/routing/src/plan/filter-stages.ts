@@ -1,14 +1,17 @@
 import type { routing } from "@router/proto";
 import type { RankedEndpoint } from "../catalog/catalog-snapshot";
 import type { ResolvedModel } from "./model-resolution";
+import { guardrailStages, type RoutingGuardrail } from "../guardrails/guardrail-stages";
+import { NO_POLICY, privacyStages, type PrivacyPolicy } from "../privacy/privacy-policy";
+import { preferenceStages } from "./provider-preferences";
 import { VARIANT_RULES } from "./variants";
 
 /**
  * One hard constraint on the endpoints of a model. `refuses` names the constraint the endpoint
  * fails (recorded in `refused`, and in `unsatisfied_filters` when nothing is left), or null.
  * Stages run in order and the first refusal is the one recorded, so the order is the order in
- * which the pipeline explains itself: credentials, then (to come) guardrails, privacy policy and
- * provider preferences, then the model's variant.
+ * which the pipeline explains itself: credentials, then the guardrails, the privacy policy,
+ * then the request's provider preferences, then the model's variant.
  */
 export interface FilterStage {
   refuses(r: RankedEndpoint, model: ResolvedModel): string | null;
@@ -31,8 +34,12 @@ export const variantStage: FilterStage = {
 };
 
 /** The stages one request's endpoints pass, in order. */
-export function filterStages(req: routing.PlanRequest): FilterStage[] {
-  return [credentialStage(req.byokProviders), variantStage];
+export function filterStages(
+  req: routing.PlanRequest,
+  guardrails: readonly RoutingGuardrail[] = [],
+  privacy: PrivacyPolicy = NO_POLICY,
+): FilterStage[] {
+  return [credentialStage(req.byokProviders), ...guardrailStages(guardrails), ...privacyStages(privacy), ...preferenceStages(req), variantStage];
 }
 
 /**

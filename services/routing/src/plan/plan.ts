@@ -1,10 +1,13 @@
 import type { routing } from "@router/proto";
 import type { CatalogSnapshot, RankedEndpoint } from "../catalog/catalog-snapshot";
 import { NEVER_SET, type RoutingDefaults } from "../defaults/routing-defaults";
+import type { RoutingGuardrail } from "../guardrails/guardrail-stages";
 import { HealthSnapshot } from "../health/health-snapshot";
+import type { PrivacyPolicy } from "../privacy/privacy-policy";
 import { pinRefOf, type StickyKey } from "../sticky/sticky-key";
 import { BYOK_CREDENTIAL, filterStages, passing, type FilterStage } from "./filter-stages";
 import { resolveModel, type ResolvedModel } from "./model-resolution";
+import { orderByPreference } from "./provider-preferences";
 import { isSort, rankEndpoints, type Sort } from "./ranking";
 import { seededRandom } from "./seeded-draw";
 import { VARIANT_RULES } from "./variants";
@@ -23,6 +26,10 @@ export interface PlanInputs {
   /** The request's sticky key, and the pins held for it (model id to endpoint id). */
   sticky?: StickyKey | null;
   pins?: ReadonlyMap<string, string>;
+  /** The guardrails assigned to the request's key and member; null when they cannot be read. */
+  guardrails?: readonly RoutingGuardrail[] | null;
+  /** The organisation's privacy policy; none when absent. */
+  privacy?: PrivacyPolicy;
   /** The preset the request named, already merged into the request. */
   preset?: routing.PresetApplied;
 }
@@ -39,7 +46,8 @@ export interface PlanInputs {
  *    recorded in `refused` with the first constraint that removed it.
  * 3. The first three distinct models (the fallback depth) are ranked (ranking.ts): by the sort
  *    that applies (the account's locked sort, a `:floor`/`:nitro` variant, the request's
- *    `provider.sort`, the account's default sort) or else by the weighted draw seeded by `seed`.
+ *    `provider.sort`, the account's default sort) or else by the weighted draw seeded by `seed`;
+ *    then the providers in `provider.order` go first, in that order.
  * 4. Sticky: a model's pinned endpoint is moved to the front of its endpoints (`sticky` while the
  *    asking gateway's circuit for it is closed, `pinned` regardless; `adaptive` reads no pins).
  * 5. The endpoints of later models are counted in `beyond_fallback_depth`.
@@ -73,7 +81,16 @@ export function plan(req: routing.PlanRequest, inputs: PlanInputs): routing.Plan
   const chain = distinctEntries([...requested, ...(account?.fallbackModels ?? []), ...req.accountFallbackModels]);
   answer.strategy = strategyOf(requested, catalog);
 
-  const stages = filterStages(req);
+  if (inputs.guardrails === null) {
+    // Guardrails restrict: routing without them could reach what they forbid.
+    return refuse(answer, {
+      httpStatus: 503,
+      code: "router.routing_unavailable",
+      message: "guardrails: the guardrails of this key cannot be read right now; retry",
+      unsatisfiedFilters: [],
+    });
+  }
+  const stages = filterStages(req, inputs.guardrails, inputs.privacy);
   const { models, unresolved } = resolveChain(chain, catalog, stages);
   answer.unresolvedModels = unresolved;
   if (models.length === 0) {
@@ -83,6 +100,7 @@ export function plan(req: routing.PlanRequest, inputs: PlanInputs): routing.Plan
   const requestSort = sortOf(req, account);
   answer.sort = requestSort ?? "";
   const openCircuits = new Set(req.openCircuits);
+  const preferredOrder = req.provider?.order ?? [];
   let random: (() => number) | undefined;
   const draw = () => (random ??= seededRandom(inputs.seed))();
   let sampled = false;
@@ -95,7 +113,7 @@ export function plan(req: routing.PlanRequest, inputs: PlanInputs): routing.Plan
     }
     const sort = (account?.lockSort ? null : variantSort(model)) ?? requestSort;
     if (sort === null && usable.length >= 2) sampled = true;
-    const ranked = rankEndpoints(usable, sort, health, draw);
+    const ranked = orderByPreference(rankEndpoints(usable, sort, health, draw), preferredOrder);
     const hoisted = hoistPin(ranked, model.modelId, inputs, openCircuits, answer.sticky);
     for (const r of ranked) answer.cascade.push(candidate(r, index + 1, r === hoisted && inputs.sticky?.mode === "pinned"));
   });

@@ -3,7 +3,9 @@ import type { routing } from "@router/proto";
 import type { CatalogCache } from "../catalog/catalog-cache";
 import type { DefaultsCache } from "../defaults/defaults-cache";
 import { NEVER_SET } from "../defaults/routing-defaults";
+import type { GuardrailCache } from "../guardrails/guardrail-cache";
 import type { HealthCache } from "../health/health-cache";
+import type { PrivacyPolicies } from "../privacy/privacy-policies";
 import type { PresetCache } from "../presets/preset-cache";
 import { applyPreset, presetApplied } from "../presets/preset-merge";
 import { parsePresetReference } from "../presets/preset-reference";
@@ -18,6 +20,8 @@ export interface PlanSources {
   health: HealthCache;
   defaults: DefaultsCache;
   presets: PresetCache;
+  guardrails: GuardrailCache;
+  privacy: PrivacyPolicies;
   pins: PinStore;
   log: Logger;
 }
@@ -39,9 +43,11 @@ export async function planRequest(req: routing.PlanRequest, sources: PlanSources
     preset = presetApplied(version);
   }
   const sticky = stickyKeyOf(effective);
-  const [account, pins] = await Promise.all([
+  const [account, pins, guardrails] = await Promise.all([
     req.orgId ? sources.defaults.get(req.orgId) : NEVER_SET,
     readPins(req.orgId, sticky, sources),
+    // Nobody named, nothing assigned: no read (and no refusal when the guardrails cannot be read).
+    req.orgId && (req.keyHash || req.memberUserId) ? sources.guardrails.forSubject(req.orgId, { keyHash: req.keyHash, memberUserId: req.memberUserId }) : [],
   ]);
   return plan(effective, {
     catalog: sources.catalog.snapshot(),
@@ -51,6 +57,8 @@ export async function planRequest(req: routing.PlanRequest, sources: PlanSources
     sticky,
     pins,
     preset,
+    guardrails,
+    privacy: req.orgId ? sources.privacy.get(req.orgId) : undefined,
   });
 }
 

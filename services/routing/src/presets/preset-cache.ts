@@ -1,26 +1,11 @@
-import type Redis from "ioredis";
-import type { Db } from "@router/db";
 import { LoadingCache } from "@router/loading-cache";
-import type { Logger } from "@router/logging";
-import type { Clock } from "@router/money";
 import type { PresetVersion } from "./preset-merge";
 import type { PresetReference } from "./preset-reference";
+import { ReplicaEviction, type EvictedCacheOptions } from "../cache/replica-eviction";
 import { loadPresetVersions, type PresetVersions } from "./preset-store";
 
 /** Redis channel on which a replica that changed a preset tells the others to forget it. */
 export const PRESETS_CHANGED_CHANNEL = "router:routing:presets-changed";
-
-export interface PresetCacheOptions {
-  db: Db;
-  clock: Clock;
-  log: Logger;
-  /** Shared Redis: a write on any replica evicts the preset on every replica at once. */
-  redis?: Redis;
-  /** How long an entry in use is served before it is re-read in the background; default 5 s. */
-  refreshMs?: number;
-  /** Past this age an entry is read again before it is served; default 60 s. */
-  ttlMs?: number;
-}
 
 const DEFAULT_REFRESH_MS = 5_000;
 const DEFAULT_TTL_MS = 60_000;
@@ -36,22 +21,15 @@ const keyOf = (orgId: string, slug: string) => `${orgId}\u0000${slug}`;
  */
 export class PresetCache {
   private readonly cache: LoadingCache<PresetVersions | null>;
-  private readonly subscriber: Redis | undefined;
+  private readonly eviction: ReplicaEviction;
 
-  constructor(private readonly opts: PresetCacheOptions) {
+  constructor(private readonly opts: EvictedCacheOptions) {
     this.cache = new LoadingCache(
       (key, previous) => this.read(key, previous),
       opts.clock,
       { ttlMs: opts.ttlMs ?? DEFAULT_TTL_MS, refreshAfterMs: opts.refreshMs ?? DEFAULT_REFRESH_MS, maxEntries: 100_000 },
     );
-    if (opts.redis) {
-      this.subscriber = opts.redis.duplicate();
-      this.subscriber.on("error", (err: unknown) => opts.log.warn({ err }, "routing.presets.subscriber_error"));
-      this.subscriber.on("message", (_channel: string, message: string) => this.cache.invalidate(message));
-      this.subscriber.subscribe(PRESETS_CHANGED_CHANNEL).catch((err: unknown) => {
-        opts.log.warn({ err }, "routing.presets.subscribe_failed");
-      });
-    }
+    this.eviction = new ReplicaEviction(PRESETS_CHANGED_CHANNEL, (key) => this.cache.invalidate(key), opts.log, opts.redis);
   }
 
   /** The version a reference names (the current one unless pinned); null when it names nothing. */
@@ -66,19 +44,11 @@ export class PresetCache {
 
   /** Forgets the preset here and, through Redis, on every replica; called after each write. */
   async changed(orgId: string, slug: string): Promise<void> {
-    const key = keyOf(orgId, slug);
-    this.cache.invalidate(key);
-    if (!this.opts.redis) return;
-    try {
-      await this.opts.redis.publish(PRESETS_CHANGED_CHANNEL, key);
-    } catch (err) {
-      // The other replicas re-read it within the refresh period.
-      this.opts.log.warn({ err, slug }, "routing.presets.publish_failed");
-    }
+    await this.eviction.evict(keyOf(orgId, slug));
   }
 
   close(): void {
-    this.subscriber?.disconnect();
+    this.eviction.close();
   }
 
   private async read(key: string, previous: PresetVersions | null | undefined): Promise<PresetVersions | null> {

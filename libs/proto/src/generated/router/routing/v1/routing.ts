@@ -33,7 +33,7 @@ export interface PlanRequest {
   byokProviders: string[];
   /** Account fallback models, appended after `models` within the fallback depth. */
   accountFallbackModels: string[];
-  /** The request's `provider` preferences (its `sort` orders the cascade; the filters come later). */
+  /** The request's `provider` preferences: filter stages of Plan, `order` and `sort` order the cascade. */
   provider?:
     | ProviderPreferences
     | undefined;
@@ -53,6 +53,19 @@ export interface PlanRequest {
    * not hoisted.
    */
   openCircuits: string[];
+  /**
+   * Parameters the request uses that an endpoint must list under `provider.require_parameters`
+   * (today `tools` when the request carries a non-empty tools list); the gateway's per-attempt fit
+   * handles the hints.
+   */
+  requiredParameters: string[];
+  /**
+   * Who makes the request, as guardrail assignments name them: the key's hash, its workspace (empty
+   * for none) and the member user who owns the key (empty for none).
+   */
+  keyHash: string;
+  workspaceId: string;
+  memberUserId: string;
 }
 
 /** The `provider` object of a chat request (routing preferences and constraints). */
@@ -214,6 +227,10 @@ function createBasePlanRequest(): PlanRequest {
     routingStability: "",
     routingSeed: "",
     openCircuits: [],
+    requiredParameters: [],
+    keyHash: "",
+    workspaceId: "",
+    memberUserId: "",
   };
 }
 
@@ -254,6 +271,18 @@ export const PlanRequest: MessageFns<PlanRequest> = {
     }
     for (const v of message.openCircuits) {
       writer.uint32(98).string(v!);
+    }
+    for (const v of message.requiredParameters) {
+      writer.uint32(106).string(v!);
+    }
+    if (message.keyHash !== "") {
+      writer.uint32(114).string(message.keyHash);
+    }
+    if (message.workspaceId !== "") {
+      writer.uint32(122).string(message.workspaceId);
+    }
+    if (message.memberUserId !== "") {
+      writer.uint32(130).string(message.memberUserId);
     }
     return writer;
   },
@@ -367,6 +396,38 @@ export const PlanRequest: MessageFns<PlanRequest> = {
             message.openCircuits.push(reader.string());
             continue;
           }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.requiredParameters.push(reader.string());
+            continue;
+          }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.keyHash = reader.string();
+            continue;
+          }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.workspaceId = reader.string();
+            continue;
+          }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.memberUserId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -429,6 +490,26 @@ export const PlanRequest: MessageFns<PlanRequest> = {
         : globalThis.Array.isArray(object?.open_circuits)
         ? object.open_circuits.map((e: any) => globalThis.String(e))
         : [],
+      requiredParameters: globalThis.Array.isArray(object?.requiredParameters)
+        ? object.requiredParameters.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.required_parameters)
+        ? object.required_parameters.map((e: any) => globalThis.String(e))
+        : [],
+      keyHash: isSet(object.keyHash)
+        ? globalThis.String(object.keyHash)
+        : isSet(object.key_hash)
+        ? globalThis.String(object.key_hash)
+        : "",
+      workspaceId: isSet(object.workspaceId)
+        ? globalThis.String(object.workspaceId)
+        : isSet(object.workspace_id)
+        ? globalThis.String(object.workspace_id)
+        : "",
+      memberUserId: isSet(object.memberUserId)
+        ? globalThis.String(object.memberUserId)
+        : isSet(object.member_user_id)
+        ? globalThis.String(object.member_user_id)
+        : "",
     };
   },
 
@@ -470,6 +551,18 @@ export const PlanRequest: MessageFns<PlanRequest> = {
     if (message.openCircuits?.length) {
       obj.openCircuits = message.openCircuits;
     }
+    if (message.requiredParameters?.length) {
+      obj.requiredParameters = message.requiredParameters;
+    }
+    if (message.keyHash !== "") {
+      obj.keyHash = message.keyHash;
+    }
+    if (message.workspaceId !== "") {
+      obj.workspaceId = message.workspaceId;
+    }
+    if (message.memberUserId !== "") {
+      obj.memberUserId = message.memberUserId;
+    }
     return obj;
   },
 
@@ -492,6 +585,10 @@ export const PlanRequest: MessageFns<PlanRequest> = {
     message.routingStability = object.routingStability ?? "";
     message.routingSeed = object.routingSeed ?? "";
     message.openCircuits = object.openCircuits?.map((e) => e) || [];
+    message.requiredParameters = object.requiredParameters?.map((e) => e) || [];
+    message.keyHash = object.keyHash ?? "";
+    message.workspaceId = object.workspaceId ?? "";
+    message.memberUserId = object.memberUserId ?? "";
     return message;
   },
 };

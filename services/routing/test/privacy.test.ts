@@ -1,0 +1,146 @@
+import { randomBytes } from "node:crypto";
+import type { Identity } from "@router/http-kit";
+import { routing } from "@router/proto";
+import { fixtureCatalogWithDataPolicies } from "./catalog-fixture";
+import { expectSoon, managementIdentity, orgIds, servedAcmeOne, signedCall, signedClient, startHarness, startReplicaPair, type Harness } from "./routing-harness";
+
+const SECRET = randomBytes(32).toString("base64url");
+const ALL = ["alpha", "beta", "gamma", "local"];
+const KEY = "k".repeat(64);
+const BY_PRICE = routing.ProviderPreferences.fromPartial({ sort: "price" });
+const OFF = { zdr: false, zdr_groups: [], deny_training: false, regions: [] };
+
+const newOrg = orgIds("privacy");
+const served = servedAcmeOne;
+
+describe("privacy policy", () => {
+  let h: Harness;
+  const as = (orgId: string, overrides: Partial<Identity> = {}) => {
+    const client = signedClient(() => h.baseUrl, SECRET, managementIdentity(orgId, overrides));
+    return {
+      ...client,
+      get: () => client.get("/v1/privacy"),
+      put: (body: unknown) => client.put("/v1/privacy", body),
+      preview: (body: unknown) => client.post("/v1/privacy/preview", body),
+    };
+  };
+  const planAs = (orgId: string, over: Partial<routing.PlanRequest> = {}) =>
+    h.plan({ orgId, model: "acme/one", byokProviders: ALL, provider: BY_PRICE, ...over });
+
+  beforeAll(async () => {
+    h = await startHarness({ catalog: fixtureCatalogWithDataPolicies(), internalSecret: SECRET });
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  it("reads as all off before one is set, with the declared regions and the model authors by model count", async () => {
+    const res = await as(newOrg(), { role: "readonly" }).get();
+    expect(res.status).toBe(200);
+    expect(res.body.data).toEqual({
+      policy: OFF,
+      eligibility: { available: 9, unavailable: 0 },
+      regions: ["eu", "us"],
+      groups: [
+        { group: "acme", models: 7 },
+        { group: "other", models: 1 },
+        { group: "zeta", models: 1 },
+      ],
+    });
+  });
+
+  it("replaces the whole policy: an omitted field is off", async () => {
+    const org = newOrg();
+    const set = await as(org).put({ zdr: true, regions: ["US"] });
+    expect(set.status).toBe(200);
+    expect(set.body.data).toEqual({ policy: { ...OFF, zdr: true, regions: ["us"] }, eligibility: { available: 1, unavailable: 8 } });
+    expect((await as(org).put({ deny_training: true })).body.data.policy).toEqual({ ...OFF, deny_training: true });
+    expect((await as(org).get()).body.data.policy).toEqual({ ...OFF, deny_training: true });
+    expect((await as(org).put({})).body.data.policy).toEqual(OFF);
+  });
+
+  it.each<[string, Record<string, unknown>]>([
+    ["retention", { zdr: true, retention: "none" }],
+    ["zdr", { zdr: "yes" }],
+    ["regions.0", { regions: ["mars"] }],
+    ["zdr_groups.0", { zdr_groups: ["nobody"] }],
+    ["deny_training", { deny_training: null }],
+  ])("answers 400 naming %s for %j and keeps the stored policy", async (field, body) => {
+    const org = newOrg();
+    await as(org).put({ zdr: true });
+    const res = await as(org).put(body);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ code: "invalid_request", details: { field } });
+    expect((await as(org).get()).body.data.policy).toEqual({ ...OFF, zdr: true });
+  });
+
+  it("lets any role read and only owner or admin set or preview", async () => {
+    const org = newOrg();
+    expect((await as(org, { role: "member" }).put({ zdr: true })).status).toBe(403);
+    expect((await as(org, { role: "member" }).preview({ zdr: true })).status).toBe(403);
+    expect((await as(org, { role: "admin" }).put({ zdr: true })).status).toBe(200);
+    expect((await as(org, { role: "member" }).get()).body.data.policy.zdr).toBe(true);
+  });
+
+  it("previews what a policy would leave without saving it", async () => {
+    const org = newOrg();
+    const res = await as(org).preview({ regions: ["eu"], zdr_groups: ["zeta"] });
+    expect(res.status).toBe(200);
+    expect(res.body.data.available).toBe(1);
+    expect(res.body.data.unavailable).toBe(8);
+    expect(res.body.data.excluded).toContainEqual({ model_id: "acme/two", constraints: ["privacy.regions"] });
+    expect(res.body.data.excluded).toContainEqual({ model_id: "zeta/open", constraints: ["privacy.zdr_groups"] });
+    expect((await as(org).get()).body.data.policy).toEqual(OFF);
+    expect((await as(org).preview({ bogus: true })).body.error.details.field).toBe("bogus");
+  });
+
+  describe("enforcement in Plan", () => {
+    it.each<[string, Record<string, unknown>, string[], Record<string, string>]>([
+      ["zdr", { zdr: true }, ["alpha"], { beta: "privacy.zdr", gamma: "privacy.zdr" }],
+      ["zdr_groups naming the model's author", { zdr_groups: ["acme"] }, ["alpha"], { beta: "privacy.zdr_groups", gamma: "privacy.zdr_groups" }],
+      ["zdr_groups naming another author", { zdr_groups: ["zeta"] }, ["gamma", "alpha", "beta"], {}],
+      ["regions (fails closed on an undeclared region)", { regions: ["eu"] }, ["beta"], { alpha: "privacy.regions", gamma: "privacy.regions" }],
+    ])("%s", async (_name, policy, cascade, refused) => {
+      const org = newOrg();
+      await as(org).put(policy);
+      const res = await planAs(org);
+      expect(served(res)).toEqual(cascade);
+      expect(Object.fromEntries(res.refused.filter((r) => r.modelId === "acme/one").map((r) => [r.providerSlug, r.constraint]))).toEqual(refused);
+    });
+
+    it("refuses with no_route naming the policy when nothing declares no-training", async () => {
+      const org = newOrg();
+      await as(org).put({ deny_training: true });
+      const res = await planAs(org);
+      expect(res.refusal).toMatchObject({ httpStatus: 404, code: "no_route", unsatisfiedFilters: ["privacy.deny_training"] });
+    });
+
+    it("intersects regions with a guardrail's allowed_data_regions", async () => {
+      const org = newOrg();
+      await as(org).put({ regions: ["eu", "us"] });
+      expect(served(await planAs(org, { keyHash: KEY }))).toEqual(["alpha", "beta"]);
+      const g = (await as(org).post("/v1/guardrails", { name: "us", allowed_data_regions: ["us"] })).body.data;
+      await as(org).post(`/v1/guardrails/${g.id}/assignments`, { subject_type: "key", subject_id: KEY });
+      expect(served(await planAs(org, { keyHash: KEY }))).toEqual(["alpha"]);
+      await as(org).put({ regions: ["eu"] });
+      const none = await planAs(org, { keyHash: KEY });
+      expect(none.refusal?.code).toBe("no_route");
+      expect([...(none.refusal?.unsatisfiedFilters ?? [])].sort()).toEqual(["guardrail.allowed_data_regions", "privacy.regions"]);
+    });
+  });
+});
+
+describe("privacy policy across routing replicas sharing Redis", () => {
+  it("a policy set on one replica applies on the other at once", async () => {
+    const pair = await startReplicaPair(fixtureCatalogWithDataPolicies(), SECRET);
+    const org = newOrg();
+    const planOnOther = async () => served(await pair.planOnOther({ orgId: org, model: "acme/one", byokProviders: ALL, provider: BY_PRICE }));
+    try {
+      expect(await planOnOther()).toEqual(["gamma", "alpha", "beta"]);
+      await signedCall(pair.h.baseUrl, SECRET, "PUT", "/v1/privacy", managementIdentity(org), { zdr: true });
+      await expectSoon(async () => (await planOnOther()).join() === "alpha", "the other replica still routed without the policy");
+    } finally {
+      await pair.close();
+    }
+  });
+});
