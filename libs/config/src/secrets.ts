@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { ConfigError } from "./config-error";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -36,4 +37,23 @@ export function resolveSecrets(
     writeFileSync(file, JSON.stringify(stored, null, 2), { mode: 0o600 });
   }
   return { secrets: out as Secrets, generated };
+}
+
+/**
+ * The secrets one service needs, by name: each from the environment when set; otherwise, only for
+ * the embedded default (no `DATABASE_URL`), the ones kept or generated under `dataDir`, which the
+ * one-process runner and the CLI share. With a database, a missing one stops the start, named.
+ */
+export function serviceSecrets<N extends SecretName>(
+  env: NodeJS.ProcessEnv,
+  names: readonly N[],
+  opts: { dataDir: string; embedded: boolean },
+): Pick<Secrets, N> {
+  const missing = names.filter((name) => !env[name]);
+  if (missing.length === 0) return Object.fromEntries(names.map((name) => [name, env[name]])) as Pick<Secrets, N>;
+  if (!opts.embedded) {
+    throw new ConfigError(missing.map((name) => `${name}: required with DATABASE_URL (set the same value on every service)`));
+  }
+  const { secrets } = resolveSecrets(env, opts.dataDir, { allowGenerated: true });
+  return Object.fromEntries(names.map((name) => [name, secrets[name]])) as Pick<Secrets, N>;
 }

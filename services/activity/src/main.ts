@@ -1,23 +1,11 @@
 import { startTracing } from "@router/tracing";
 import { busConfigOf, createBus } from "@router/bus";
-import { loadConfig, resolveSecrets } from "@router/config";
+import { loadConfig, serviceSecrets } from "@router/config";
 import { openServiceDb } from "@router/db";
 import { createLogger, installProcessHandlers, stopOnSignals } from "@router/logging";
 import { systemClock } from "@router/money";
 import { startActivity } from "./app";
-import { activityConfigSchema, type ActivityConfig } from "./config";
-
-/**
- * Only the internal secret matters here. Taken from the environment when set, so a deployment need
- * not hand this service the key pepper or master key; otherwise the embedded default shares the
- * generated one kept under ROUTER_DATA_DIR.
- */
-function internalSecret(cfg: ActivityConfig): string {
-  const fromEnv = process.env.ROUTER_INTERNAL_SECRET;
-  if (fromEnv) return fromEnv;
-  const { secrets } = resolveSecrets(process.env, cfg.ROUTER_DATA_DIR, { allowGenerated: cfg.DATABASE_URL === undefined });
-  return secrets.ROUTER_INTERNAL_SECRET;
-}
+import { activityConfigSchema } from "./config";
 
 async function main(): Promise<void> {
   const cfg = loadConfig(activityConfigSchema);
@@ -25,7 +13,7 @@ async function main(): Promise<void> {
   installProcessHandlers(log);
   // Off unless the standard OTEL_* settings ask for traces.
   const tracing = startTracing({ serviceName: "router-activity" });
-  const secret = internalSecret(cfg);
+  const secret = serviceSecrets(process.env, ["ROUTER_INTERNAL_SECRET"], { dataDir: cfg.ROUTER_DATA_DIR, embedded: cfg.DATABASE_URL === undefined }).ROUTER_INTERNAL_SECRET;
 
   const store = await openServiceDb({ databaseUrl: cfg.DATABASE_URL, dataDir: cfg.ROUTER_DATA_DIR, schema: "activity" });
   const bus = await createBus(busConfigOf(cfg, { clientId: "activity", dataDir: cfg.ROUTER_DATA_DIR, log }));

@@ -1,24 +1,12 @@
 import { startTracing } from "@router/tracing";
 import { busConfigOf, createBus } from "@router/bus";
-import { loadConfig, resolveSecrets } from "@router/config";
+import { loadConfig, serviceSecrets } from "@router/config";
 import { openServiceDb } from "@router/db";
 import { createLogger, installProcessHandlers, stopOnSignals } from "@router/logging";
 import { systemClock } from "@router/money";
 import { outboundOptionsOf } from "@router/outbound";
 import { startAlerts } from "./app";
-import { alertsConfigSchema, type AlertsConfig } from "./config";
-
-/**
- * The internal secret (verifies the gateway's identity header) and the master key (seals signing
- * secrets), from the environment when set; otherwise the embedded default shares the generated
- * ones kept under ROUTER_DATA_DIR.
- */
-function secretsOf(cfg: AlertsConfig): { internalSecret: string; masterKey: string } {
-  const { ROUTER_INTERNAL_SECRET, ROUTER_MASTER_KEY } = process.env;
-  if (ROUTER_INTERNAL_SECRET && ROUTER_MASTER_KEY) return { internalSecret: ROUTER_INTERNAL_SECRET, masterKey: ROUTER_MASTER_KEY };
-  const { secrets } = resolveSecrets(process.env, cfg.ROUTER_DATA_DIR, { allowGenerated: cfg.DATABASE_URL === undefined });
-  return { internalSecret: secrets.ROUTER_INTERNAL_SECRET, masterKey: secrets.ROUTER_MASTER_KEY };
-}
+import { alertsConfigSchema } from "./config";
 
 async function main(): Promise<void> {
   const cfg = loadConfig(alertsConfigSchema);
@@ -26,7 +14,7 @@ async function main(): Promise<void> {
   installProcessHandlers(log);
   // Off unless the standard OTEL_* settings ask for traces.
   const tracing = startTracing({ serviceName: "router-alerts" });
-  const { internalSecret, masterKey } = secretsOf(cfg);
+  const { ROUTER_INTERNAL_SECRET: internalSecret, ROUTER_MASTER_KEY: masterKey } = serviceSecrets(process.env, ["ROUTER_INTERNAL_SECRET", "ROUTER_MASTER_KEY"], { dataDir: cfg.ROUTER_DATA_DIR, embedded: cfg.DATABASE_URL === undefined });
 
   const store = await openServiceDb({ databaseUrl: cfg.DATABASE_URL, dataDir: cfg.ROUTER_DATA_DIR, schema: "alerts" });
   const bus = await createBus(busConfigOf(cfg, { clientId: "alerts", dataDir: cfg.ROUTER_DATA_DIR, log }));

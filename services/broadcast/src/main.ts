@@ -1,24 +1,12 @@
 import { startTracing } from "@router/tracing";
 import { busConfigOf, createBus } from "@router/bus";
-import { loadConfig, resolveSecrets } from "@router/config";
+import { loadConfig, serviceSecrets } from "@router/config";
 import { openServiceDb } from "@router/db";
 import { createLogger, installProcessHandlers, stopOnSignals } from "@router/logging";
 import { systemClock } from "@router/money";
 import { outboundOptionsOf } from "@router/outbound";
 import { startBroadcast } from "./app";
-import { broadcastConfigSchema, type BroadcastConfig } from "./config";
-
-/**
- * The two secrets this service uses. Taken from the environment when both are set, so a deployment
- * need not hand it the key pepper; otherwise the embedded default shares the generated ones kept
- * under ROUTER_DATA_DIR.
- */
-function processSecrets(cfg: BroadcastConfig): { internalSecret: string; masterKey: string } {
-  const { ROUTER_INTERNAL_SECRET: internalSecret, ROUTER_MASTER_KEY: masterKey } = process.env;
-  if (internalSecret && masterKey) return { internalSecret, masterKey };
-  const { secrets } = resolveSecrets(process.env, cfg.ROUTER_DATA_DIR, { allowGenerated: cfg.DATABASE_URL === undefined });
-  return { internalSecret: secrets.ROUTER_INTERNAL_SECRET, masterKey: secrets.ROUTER_MASTER_KEY };
-}
+import { broadcastConfigSchema } from "./config";
 
 async function main(): Promise<void> {
   const cfg = loadConfig(broadcastConfigSchema);
@@ -26,7 +14,7 @@ async function main(): Promise<void> {
   installProcessHandlers(log);
   // Off unless the standard OTEL_* settings ask for traces.
   const tracing = startTracing({ serviceName: "router-broadcast" });
-  const { internalSecret, masterKey } = processSecrets(cfg);
+  const { ROUTER_INTERNAL_SECRET: internalSecret, ROUTER_MASTER_KEY: masterKey } = serviceSecrets(process.env, ["ROUTER_INTERNAL_SECRET", "ROUTER_MASTER_KEY"], { dataDir: cfg.ROUTER_DATA_DIR, embedded: cfg.DATABASE_URL === undefined });
 
   const store = await openServiceDb({ databaseUrl: cfg.DATABASE_URL, dataDir: cfg.ROUTER_DATA_DIR, schema: "broadcast" });
   const bus = await createBus(busConfigOf(cfg, { clientId: "broadcast", dataDir: cfg.ROUTER_DATA_DIR, log }));

@@ -1,29 +1,17 @@
 import { busConfigOf, createBus } from "@router/bus";
-import { ConfigError, loadConfig, resolveSecrets } from "@router/config";
+import { ConfigError, loadConfig, serviceSecrets } from "@router/config";
 import { startTracing } from "@router/tracing";
 import { openServiceDb } from "@router/db";
 import { createLogger, installProcessHandlers, stopOnSignals } from "@router/logging";
 import { systemClock } from "@router/money";
 import { startLedger } from "./app";
-import { ledgerConfigSchema, type LedgerConfig } from "./config";
-
-/**
- * Only the internal secret matters here. A deployment sets it (the ledger need not hold the key
- * pepper or master key); the embedded default shares the one generated under ROUTER_DATA_DIR.
- */
-function internalSecret(config: LedgerConfig): string {
-  if (config.ROUTER_INTERNAL_SECRET) return config.ROUTER_INTERNAL_SECRET;
-  if (config.DATABASE_URL !== undefined) {
-    throw new ConfigError(["ROUTER_INTERNAL_SECRET: required with DATABASE_URL (it verifies the identity the gateway forwards)"]);
-  }
-  return resolveSecrets(process.env, config.ROUTER_DATA_DIR, { allowGenerated: true }).secrets.ROUTER_INTERNAL_SECRET;
-}
+import { ledgerConfigSchema } from "./config";
 
 async function main(): Promise<void> {
   const config = loadConfig(ledgerConfigSchema);
   const log = createLogger({ level: config.LOG_LEVEL, base: { service: "ledger" } });
   installProcessHandlers(log);
-  const secret = internalSecret(config);
+  const secret = serviceSecrets(process.env, ["ROUTER_INTERNAL_SECRET"], { dataDir: config.ROUTER_DATA_DIR, embedded: config.DATABASE_URL === undefined }).ROUTER_INTERNAL_SECRET;
   // Off unless the standard OTEL_* settings ask for traces.
   const tracing = startTracing({ serviceName: "router-ledger" });
 

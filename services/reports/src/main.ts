@@ -1,23 +1,11 @@
 import { startTracing } from "@router/tracing";
 import { busConfigOf, createBus } from "@router/bus";
-import { loadConfig, resolveSecrets } from "@router/config";
+import { loadConfig, serviceSecrets } from "@router/config";
 import { openServiceDb } from "@router/db";
 import { createLogger, installProcessHandlers, stopOnSignals } from "@router/logging";
 import { systemClock } from "@router/money";
 import { REPORTS_SCHEMA, startReports } from "./app";
-import { reportsConfigSchema, type ReportsConfig } from "./config";
-
-/**
- * Only the internal secret matters here. A deployment sets it (reports need not hold the key
- * pepper or master key); the embedded default shares the one generated under ROUTER_DATA_DIR.
- */
-function internalSecret(config: ReportsConfig): string {
-  if (config.ROUTER_INTERNAL_SECRET) return config.ROUTER_INTERNAL_SECRET;
-  if (config.DATABASE_URL !== undefined) {
-    throw new Error("ROUTER_INTERNAL_SECRET must be set: it verifies the identity the gateway forwards");
-  }
-  return resolveSecrets(process.env, config.ROUTER_DATA_DIR, { allowGenerated: true }).secrets.ROUTER_INTERNAL_SECRET;
-}
+import { reportsConfigSchema } from "./config";
 
 async function main(): Promise<void> {
   const config = loadConfig(reportsConfigSchema);
@@ -25,7 +13,7 @@ async function main(): Promise<void> {
   installProcessHandlers(log);
   // Off unless the standard OTEL_* settings ask for traces.
   const tracing = startTracing({ serviceName: "router-reports" });
-  const secret = internalSecret(config);
+  const secret = serviceSecrets(process.env, ["ROUTER_INTERNAL_SECRET"], { dataDir: config.ROUTER_DATA_DIR, embedded: config.DATABASE_URL === undefined }).ROUTER_INTERNAL_SECRET;
 
   const store = await openServiceDb({ databaseUrl: config.DATABASE_URL, dataDir: config.ROUTER_DATA_DIR, schema: REPORTS_SCHEMA });
   const bus = await createBus(busConfigOf(config, { clientId: "reports", dataDir: config.ROUTER_DATA_DIR, log }));

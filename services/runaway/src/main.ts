@@ -1,22 +1,11 @@
 import { startTracing } from "@router/tracing";
 import { busConfigOf, createBus } from "@router/bus";
-import { loadConfig, resolveSecrets } from "@router/config";
+import { loadConfig, serviceSecrets } from "@router/config";
 import { openServiceDb } from "@router/db";
 import { createLogger, installProcessHandlers, stopOnSignals } from "@router/logging";
 import { fromUsd, systemClock } from "@router/money";
 import { startRunaway } from "./app";
-import { runawayConfigSchema, type RunawayConfig } from "./config";
-
-/**
- * Only the internal secret matters here. Taken from the environment when set; otherwise the
- * embedded default shares the generated one kept under ROUTER_DATA_DIR.
- */
-function internalSecret(cfg: RunawayConfig): string {
-  const fromEnv = process.env.ROUTER_INTERNAL_SECRET;
-  if (fromEnv) return fromEnv;
-  const { secrets } = resolveSecrets(process.env, cfg.ROUTER_DATA_DIR, { allowGenerated: cfg.DATABASE_URL === undefined });
-  return secrets.ROUTER_INTERNAL_SECRET;
-}
+import { runawayConfigSchema } from "./config";
 
 async function main(): Promise<void> {
   const cfg = loadConfig(runawayConfigSchema);
@@ -24,7 +13,7 @@ async function main(): Promise<void> {
   installProcessHandlers(log);
   // Off unless the standard OTEL_* settings ask for traces.
   const tracing = startTracing({ serviceName: "router-runaway" });
-  const secret = internalSecret(cfg);
+  const secret = serviceSecrets(process.env, ["ROUTER_INTERNAL_SECRET"], { dataDir: cfg.ROUTER_DATA_DIR, embedded: cfg.DATABASE_URL === undefined }).ROUTER_INTERNAL_SECRET;
 
   const store = await openServiceDb({ databaseUrl: cfg.DATABASE_URL, dataDir: cfg.ROUTER_DATA_DIR, schema: "runaway" });
   const bus = await createBus(busConfigOf(cfg, { clientId: "runaway", dataDir: cfg.ROUTER_DATA_DIR, log }));
