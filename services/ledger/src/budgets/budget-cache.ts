@@ -1,5 +1,5 @@
 import type { Db } from "@router/db";
-import { LoadingCache } from "@router/loading-cache";
+import { DEFAULT_STATE_REFRESH_MS, OrganisationStateCache } from "@router/loading-cache";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
 import { BudgetCeilings } from "./budget-ceilings";
@@ -20,9 +20,7 @@ export interface BudgetCacheOptions {
   maxEntries?: number;
 }
 
-export const DEFAULT_BUDGET_REFRESH_MS = 5_000;
-const DEFAULT_MAX_STALE_MS = 60_000;
-const DEFAULT_MAX_ENTRIES = 100_000;
+export const DEFAULT_BUDGET_REFRESH_MS = DEFAULT_STATE_REFRESH_MS;
 
 /**
  * Each organisation's budgets in memory, as ceilings indexed for admission, so an Admit does not
@@ -32,15 +30,13 @@ const DEFAULT_MAX_ENTRIES = 100_000;
  * budgets is remembered too, so its admissions cost nothing extra.
  */
 export class BudgetCache {
-  private readonly cache: LoadingCache<BudgetCeilings>;
-  private readonly reading = new Set<Promise<unknown>>();
+  private readonly cache: OrganisationStateCache<BudgetCeilings>;
 
-  constructor(private readonly opts: BudgetCacheOptions) {
-    const refreshMs = opts.refreshMs ?? DEFAULT_BUDGET_REFRESH_MS;
-    this.cache = new LoadingCache((orgId, previous) => this.read(orgId, previous), opts.clock, {
-      ttlMs: Math.max(opts.maxStaleMs ?? DEFAULT_MAX_STALE_MS, refreshMs),
-      refreshAfterMs: refreshMs,
-      maxEntries: opts.maxEntries ?? DEFAULT_MAX_ENTRIES,
+  constructor(opts: BudgetCacheOptions) {
+    this.cache = new OrganisationStateCache({
+      ...opts,
+      load: async (orgId) => new BudgetCeilings(orgId, await loadOrgBudgets(opts.db, orgId)),
+      loadFailedEvent: "ledger.budgets.load_failed",
     });
   }
 
@@ -55,22 +51,7 @@ export class BudgetCache {
   }
 
   /** Waits for reads in flight, so the caller may close the database. */
-  async close(): Promise<void> {
-    await Promise.allSettled([...this.reading]);
-  }
-
-  private async read(orgId: string, previous: BudgetCeilings | undefined): Promise<BudgetCeilings> {
-    const reading = loadOrgBudgets(this.opts.db, orgId);
-    this.reading.add(reading);
-    try {
-      return new BudgetCeilings(orgId, await reading);
-    } catch (err) {
-      this.opts.log.warn({ err, orgId }, "ledger.budgets.load_failed");
-      // Keep serving what we had for another period rather than reading again on every Admit.
-      if (previous !== undefined) return previous;
-      throw err;
-    } finally {
-      this.reading.delete(reading);
-    }
+  close(): Promise<void> {
+    return this.cache.close();
   }
 }

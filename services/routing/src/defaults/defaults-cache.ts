@@ -1,5 +1,5 @@
 import type { Db } from "@router/db";
-import { LoadingCache } from "@router/loading-cache";
+import { OrganisationStateCache } from "@router/loading-cache";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
 import { loadDefaults } from "./defaults-store";
@@ -20,10 +20,6 @@ export interface DefaultsCacheOptions {
   maxEntries?: number;
 }
 
-const DEFAULT_REFRESH_MS = 5_000;
-const DEFAULT_MAX_STALE_MS = 60_000;
-const DEFAULT_MAX_ENTRIES = 100_000;
-
 /**
  * Each organisation's routing defaults in memory, so Plan does not wait on the database: an
  * organisation is read on its first Plan, then served from memory and re-read in the background
@@ -32,16 +28,10 @@ const DEFAULT_MAX_ENTRIES = 100_000;
  * defaults are remembered too (as null).
  */
 export class DefaultsCache {
-  private readonly cache: LoadingCache<RoutingDefaults | null>;
-  private readonly reading = new Set<Promise<unknown>>();
+  private readonly cache: OrganisationStateCache<RoutingDefaults | null>;
 
-  constructor(private readonly opts: DefaultsCacheOptions) {
-    const refreshMs = opts.refreshMs ?? DEFAULT_REFRESH_MS;
-    this.cache = new LoadingCache((orgId, previous) => this.read(orgId, previous), opts.clock, {
-      ttlMs: Math.max(opts.maxStaleMs ?? DEFAULT_MAX_STALE_MS, refreshMs),
-      refreshAfterMs: refreshMs,
-      maxEntries: opts.maxEntries ?? DEFAULT_MAX_ENTRIES,
-    });
+  constructor(opts: DefaultsCacheOptions) {
+    this.cache = new OrganisationStateCache<RoutingDefaults | null>({ ...opts, load: (orgId) => loadDefaults(opts.db, orgId), loadFailedEvent: "routing.defaults.load_failed" });
   }
 
   /**
@@ -63,22 +53,7 @@ export class DefaultsCache {
   }
 
   /** Waits for reads in flight, so the caller may close the database. */
-  async close(): Promise<void> {
-    await Promise.allSettled([...this.reading]);
-  }
-
-  private async read(orgId: string, previous: RoutingDefaults | null | undefined): Promise<RoutingDefaults | null> {
-    const reading = loadDefaults(this.opts.db, orgId);
-    this.reading.add(reading);
-    try {
-      return await reading;
-    } catch (err) {
-      this.opts.log.warn({ err, orgId }, "routing.defaults.load_failed");
-      // Keep serving what we had for another period rather than retrying on every Plan.
-      if (previous !== undefined) return previous;
-      throw err;
-    } finally {
-      this.reading.delete(reading);
-    }
+  close(): Promise<void> {
+    return this.cache.close();
   }
 }
