@@ -33,17 +33,29 @@ export interface Stack {
   logs(): string;
 }
 
+export type StackOptions = Parameters<typeof startStackWith>[0];
+
 /**
- * Starts routing, ledger, activity, reports and gateway as separate Node processes on a fresh Postgres
- * Starts routing, ledger, activity, alerts and gateway as separate Node processes on a fresh Postgres
- * Starts routing, ledger, activity, runaway and gateway as separate Node processes on a fresh Postgres
- * database, the real Redis and the Redis Streams bus (namespaced so parallel runs never share
- * streams), with provider base URLs pointed at fake upstreams.
- * Starts routing, ledger, activity, broadcast and gateway as separate Node processes on a fresh
- * Postgres database, the real Redis and the Redis Streams bus (namespaced so parallel runs never
- * share streams), with provider base URLs pointed at fake upstreams.
+ * A port picked free can be taken by another test process before the service binds it (every
+ * stack starts eight services): a start that fails on EADDRINUSE is tried again on fresh ports.
  */
-export async function startStack(opts: {
+export async function startStack(opts: StackOptions): Promise<Stack> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startStackWith(opts);
+    } catch (err) {
+      if (attempt >= 3 || !String(err instanceof Error ? err.message : err).includes("EADDRINUSE")) throw err;
+    }
+  }
+}
+
+/**
+ * Starts every service (routing, ledger, activity, reports, alerts, broadcast, runaway, then the
+ * gateway) as separate Node processes on a fresh Postgres database, the real Redis and the Redis
+ * Streams bus (namespaced so parallel runs never share streams), with provider base URLs pointed at
+ * fake upstreams.
+ */
+async function startStackWith(opts: {
   providerBaseUrls: Record<string, string>;
   extraEnv?: Record<string, string>;
   /** Extra node flags for every service process, e.g. `--cpu-prof` (not allowed in NODE_OPTIONS). */
