@@ -49,6 +49,9 @@ bench: build ## Measure the gateway's added latency and memory against the fake 
 bench-plan: build ## Routing's Plan computation in process for a model with 50 endpoints (p50/p90/p99)
 	node bench/dist/plan.js
 
+bench-content-filter: build ## The gateway's content filters (6 builtins + 20 patterns) over a 2 KB conversation (p50/p90/p99)
+	node bench/dist/content-filter.js
+
 bench-management: build ## A management read authenticated with a key and with a dashboard session, side by side
 	node bench/dist/management-read.js
 
@@ -58,4 +61,4 @@ lint: ## Lint the protobuf contracts, type-check everything (tests included) and
 	npx tsc -p tsconfig.test.json
 	npx eslint --max-warnings 0 .
 
-.PHONY: help install proto proto-check asyncapi build typecheck-tests eslint services test start up bench bench-plan bench-management lint
+.PHONY: help install proto proto-check asyncapi build typecheck-tests eslint services test start up bench bench-plan bench-content-filter bench-management lint

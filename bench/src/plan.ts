@@ -118,6 +118,17 @@ async function main(): Promise<void> {
     routingGuardrail("gr_member", { ...guardrailBase, allowedDataRegions: ["us"], allowedProviders: byok }),
   ];
   const privacy = { zdr: true, zdrGroups: ["bench"], denyTraining: true, regions: ["us"] };
+  // The same, with the key's guardrail carrying every builtin detector and 20 patterns of its own.
+  const filtering = [
+    routingGuardrail("gr_filters", {
+      ...guardrailBase,
+      allowedProviders: byok,
+      contentFilterBuiltins: ["email", "phone", "credit_card", "ssn", "ip_address", "api_key"],
+      contentFilters: Array.from({ length: 20 }, (_, i) => ({ name: `rule-${i}`, pattern: `(?i)codename-${i}\\b`, action: "block" as const })),
+      filterAllowlist: ["support@example.com"],
+    }),
+    ...guardrails,
+  ];
   const scenarios: Record<string, (i: number) => Promise<routing.PlanResponse>> = {
     "weighted draw (default)": async (i) => plan(base, { catalog: snapshot, health: healthSnapshot, seed: `seed-${i}` }),
     "price sort": async (i) => plan({ ...base, provider: routing.ProviderPreferences.fromPartial({ sort: "price" }) }, { catalog: snapshot, health: healthSnapshot, seed: `seed-${i}` }),
@@ -132,6 +143,8 @@ async function main(): Promise<void> {
       plan({ ...base, requiredParameters: ["tools"], provider: preferences }, { catalog: snapshot, health: healthSnapshot, seed: `seed-${i}` }),
     "preferences + 2 guardrails + privacy": async (i) =>
       plan({ ...base, requiredParameters: ["tools"], provider: preferences }, { catalog: snapshot, health: healthSnapshot, seed: `seed-${i}`, guardrails, privacy }),
+    "+ 20 content-filter patterns": async (i) =>
+      plan({ ...base, requiredParameters: ["tools"], provider: preferences }, { catalog: snapshot, health: healthSnapshot, seed: `seed-${i}`, guardrails: filtering, privacy }),
     "preset merged (latency sort)": async (i) => plan(applyPreset({ ...base, model: "@preset/bench", models: [] }, preset), { catalog: snapshot, health: healthSnapshot, seed: `seed-${i}` }),
   };
 

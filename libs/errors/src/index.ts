@@ -11,6 +11,7 @@ export type ErrorCode =
   | "rate_limited"
   | "budget_exceeded"
   | "key_paused"
+  | "content_filtered"
   | "insufficient_credits"
   | "upstream_error"
   | "model_not_found"
@@ -27,6 +28,7 @@ const DEFAULT_STATUS: Record<string, number> = {
   permission_denied: 403,
   budget_exceeded: 403,
   key_paused: 403,
+  content_filtered: 403,
   not_found: 404,
   model_not_found: 404,
   no_route: 404,

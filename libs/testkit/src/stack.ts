@@ -120,23 +120,16 @@ async function startStackWith(opts: {
     await Promise.all(services.filter((s) => !isGateway(s)).map((s) => s.stop()));
   };
   try {
-    services.push(
-      ...(await Promise.all([
-        startNodeProcess("routing", main("routing"), env, () => httpReady(`http://127.0.0.1:${routingHttp}/v1/providers`), 20_000, opts.nodeArgs),
-        startNodeProcess("ledger", main("ledger"), env, () => tcpReady(ledgerHttp), 20_000, opts.nodeArgs),
-        startNodeProcess("activity", main("activity"), env, () => tcpReady(activityHttp), 20_000, opts.nodeArgs),
-        startNodeProcess("reports", main("reports"), env, () => tcpReady(reportsHttp), 20_000, opts.nodeArgs),
-        startNodeProcess("alerts", main("alerts"), env, () => tcpReady(alertsHttp), 20_000, opts.nodeArgs),
-        startNodeProcess("runaway", main("runaway"), env, () => httpReady(`http://127.0.0.1:${runawayHttp}/health`), 20_000, opts.nodeArgs),
-      ])),
-    );
     // Settled, not Promise.all: when one fails to start, the ones that did start are stopped too
     // (otherwise they outlive the test run and keep jest from exiting).
     const started = await Promise.allSettled([
       startNodeProcess("routing", main("routing"), env, () => httpReady(`http://127.0.0.1:${routingHttp}/v1/providers`), 20_000, opts.nodeArgs),
-      startNodeProcess("ledger", main("ledger"), env, () => tcpReady(ledgerGrpc), 20_000, opts.nodeArgs),
+      startNodeProcess("ledger", main("ledger"), env, async () => (await tcpReady(ledgerGrpc)) && tcpReady(ledgerHttp), 20_000, opts.nodeArgs),
       startNodeProcess("activity", main("activity"), env, () => tcpReady(activityHttp), 20_000, opts.nodeArgs),
+      startNodeProcess("reports", main("reports"), env, () => tcpReady(reportsHttp), 20_000, opts.nodeArgs),
+      startNodeProcess("alerts", main("alerts"), env, () => tcpReady(alertsHttp), 20_000, opts.nodeArgs),
       startNodeProcess("broadcast", main("broadcast"), env, () => httpReady(`http://127.0.0.1:${broadcastHttp}/health`), 20_000, opts.nodeArgs),
+      startNodeProcess("runaway", main("runaway"), env, () => httpReady(`http://127.0.0.1:${runawayHttp}/health`), 20_000, opts.nodeArgs),
     ]);
     for (const s of started) if (s.status === "fulfilled") services.push(s.value);
     const failed = started.find((s) => s.status === "rejected");

@@ -21,6 +21,7 @@ import { healthRoutes } from "./health/health-routes";
 import { diagnosticsRoute } from "./health/diagnostics-route";
 import { Drain } from "./shutdown/drain";
 import { previewRoutes } from "./routing/preview-route";
+import { ContentFilters } from "./content-filter/content-filters";
 import { BudgetSubjects } from "./spend/budget-subjects";
 import { cspReportRoute } from "./meta/csp-report-route";
 import { openApiRoutes } from "./openapi/openapi-routes";
@@ -264,6 +265,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
         })
       : undefined;
   const budgetSubjects = new BudgetSubjects(ledgerPort, deps.clock, deps.log);
+  const contentFilters = new ContentFilters(metrics.contentFilterMatched);
   const plans = cachedRoutingPort(grpcRoutingPort(deps.routing, { deadlineMs: grpcDeadlineMs }), deps.clock, {
     ttlMs: deps.planCacheMs ?? 1000,
   });
@@ -274,6 +276,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     closings,
     leases,
     budgetSubjects,
+    contentFilters,
     credentials,
     bus: deps.bus,
     log: deps.log,
@@ -386,7 +389,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   app.use(
     previewRoutes({
       authenticate,
-      chat: { credentials, routing: plans, ledger: ledgerPort, budgetSubjects, clock: deps.clock },
+      chat: { credentials, routing: plans, ledger: ledgerPort, budgetSubjects, contentFilters, clock: deps.clock },
       limit: rateLimits.credential("route_preview"),
       openCircuits: () => upstream.breakers.openEndpoints(),
     }),

@@ -28,6 +28,7 @@ export class GatewayMetrics {
   private readonly leaseCalls: Counter<"outcome">;
   private readonly rateLimitRefusals: Counter<"limit">;
   private readonly runawayFlags: Counter<"result">;
+  private readonly contentFilterMatches: Counter<"action">;
   private authCacheStats: (() => LoadingCacheStats) | undefined;
   private closingsPending: (() => number) | undefined;
 
@@ -105,6 +106,12 @@ export class GatewayMetrics {
       name: "gateway_runaway_flags_total",
       help: "Runaway flags received: paused (a key paused), unchanged (revoked, unknown or already paused), duplicate (applied before) or alert (nothing to pause).",
       labelNames: ["result"],
+      registers,
+    });
+    this.contentFilterMatches = new Counter({
+      name: "gateway_content_filter_matches_total",
+      help: "Requests in which a content-filter detector matched, by action (block, redact, flag); one count per label.",
+      labelNames: ["action"],
       registers,
     });
     // Read from the cache's own counters at scrape time: nothing is added to the lookup path.
@@ -193,6 +200,11 @@ export class GatewayMetrics {
   /** A request was refused by the rate limit `limit` (wired as GatewayRateLimits' `onRefused`). */
   readonly rateLimited = (limit: string): void => {
     this.rateLimitRefusals.inc({ limit });
+  };
+
+  /** A content-filter detector matched a request (wired as ContentFilters' `onMatch`). */
+  readonly contentFilterMatched = (action: "block" | "redact" | "flag"): void => {
+    this.contentFilterMatches.inc({ action });
   };
 
   /** A runaway flag was handled (wired as the runaway consumer's `onFlag`). */

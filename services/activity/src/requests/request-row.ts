@@ -40,6 +40,8 @@ export interface RequestRow {
   agent: string | null;
   session_id: string | null;
   run_id: string | null;
+  /** Content-filter labels that matched (jsonb); absent on rows read without the column. */
+  content_filter_labels?: string[] | string;
 }
 
 export interface StoredUsageLine {
@@ -103,4 +105,9 @@ export function renderUsageLines(r: RequestRow) {
 
 export function priceVersionIdsOf(r: RequestRow): number[] {
   return (r.price_version_ids ?? []).map((v) => Number(v));
+}
+
+export function contentFilterLabelsOf(r: RequestRow): string[] {
+  const labels = r.content_filter_labels ?? [];
+  return typeof labels === "string" ? (JSON.parse(labels) as string[]) : labels;
 }

@@ -1,4 +1,5 @@
 import { DomainError } from "@router/errors";
+import { ContentFilters } from "../content-filter/content-filters";
 import type { DispatchCredential } from "../provider-keys/dispatch-credential";
 import { planRequestOf } from "../routing/plan-request";
 import { withPresetParams } from "../routing/preset-params";
@@ -19,19 +20,25 @@ export interface Admitted {
 
 /**
  * Routes the request and reserves its worst case: sets the plan and the hold (or lease) on the
- * context, and throws `Refused` when a spend limit or routing says no. A budget binds before
- * routing: when Plan refused, the limits are still checked, and a budget refusal is the one reported.
+ * context, and throws `Refused` when a spend limit, a content filter or routing says no. The order
+ * is a budget, then a filter, then routing: when a filter blocked or Plan refused, the limits are
+ * still checked (without a hold), and a budget refusal is the one reported. The content filters of
+ * the guardrails Plan names run here, over the messages, which never travel to routing; a redacting
+ * filter rewrites what goes upstream.
  */
 export class ChatAdmission {
   private readonly spend: SpendAdmission;
 
   constructor(
-    private readonly deps: Pick<ChatDeps, "credentials" | "routing" | "ledger" | "leases" | "budgetSubjects">,
+    private readonly deps: Pick<ChatDeps, "credentials" | "routing" | "ledger" | "leases" | "budgetSubjects" | "contentFilters">,
     /** Endpoints whose circuit is open in this gateway, for routing's sticky hoist. */
     private readonly openCircuits: () => string[] = () => [],
   ) {
     this.spend = new SpendAdmission(deps.ledger, deps.leases, deps.budgetSubjects);
+    this.filters = deps.contentFilters ?? new ContentFilters();
   }
+
+  private readonly filters: ContentFilters;
 
   async admit(ctx: ChatContext): Promise<Admitted> {
     const { caller } = ctx;
@@ -41,14 +48,23 @@ export class ChatAdmission {
     ctx.plan = plan;
     // A named preset's sampling settings count in the worst case and go upstream.
     ctx.request = withPresetParams(ctx.request, plan.preset);
+    const filtered = this.filters.apply(plan.contentFilters, ctx.request.messages);
+    const blocked = filtered?.verdict.blocked === true;
+    if (filtered) {
+      ctx.contentFilterLabels = filtered.verdict.sortedLabels();
+      // What goes upstream is the redacted text; the caller's own copy is never echoed anyway.
+      if (!blocked) ctx.request = { ...ctx.request, messages: filtered.messages };
+    }
     const { request } = ctx;
+    // Refused before routing (a filter binds first) or by routing: the limits are checked, no hold.
+    const refused = blocked || plan.refusal !== undefined;
     const decision = await this.spend.admit({
       requestId: ctx.id,
       orgId: caller.orgId,
       key: caller.key,
       agent: ctx.headers.agent,
-      worstCase: plan.refusal ? 0n : worstCaseCost(request, plan.cascade, ctx.promptTokens),
-      checkOnly: plan.refusal !== undefined,
+      worstCase: refused ? 0n : worstCaseCost(request, plan.cascade, ctx.promptTokens),
+      checkOnly: refused,
     });
     if (!decision.admitted) {
       throw new Refused(decision.code as DomainError["code"], decision.message, {
@@ -58,6 +74,13 @@ export class ChatAdmission {
     }
     ctx.holdId = decision.holdId;
     ctx.lease = decision.lease;
+    if (blocked) {
+      const labels = [...filtered.verdict.blocking].sort();
+      throw new Refused("content_filtered", `messages: refused by a content filter (${labels.join(", ")})`, {
+        status: 403,
+        details: { labels },
+      });
+    }
     if (plan.refusal) {
       throw new Refused(plan.refusal.code as DomainError["code"], plan.refusal.message, {
         status: plan.refusal.httpStatus || 404,

@@ -25,6 +25,8 @@ export interface ChatContext {
   holdId: string;
   /** Set instead of `holdId` when a spend lease admitted the request. */
   lease: LeaseTicket | null;
+  /** Labels of the content-filter detectors that matched the messages (never the matched text). */
+  contentFilterLabels: string[];
 }
 
 export function newChatContext(
@@ -46,6 +48,7 @@ export function newChatContext(
     plan: null,
     holdId: "",
     lease: null,
+    contentFilterLabels: [],
   };
 }
 

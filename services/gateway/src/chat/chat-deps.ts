@@ -12,6 +12,7 @@ import type { LedgerPort } from "../spend/ledger-port";
 import type { SpendLeases } from "../spend/spend-leases";
 import type { BudgetSubjects } from "../spend/budget-subjects";
 import type { Drain } from "../shutdown/drain";
+import type { ContentFilters } from "../content-filter/content-filters";
 
 /** What the chat path is built from; `main` wires the real ones, tests hand in their own. */
 export interface ChatDeps {
@@ -39,6 +40,8 @@ export interface ChatDeps {
   keepaliveMs?: number;
   /** Where each request's outcome, overhead and attempts are counted; none when omitted. */
   metrics?: GatewayMetrics;
+  /** Runs the applied guardrails' content filters over the messages; built here when omitted. */
+  contentFilters?: ContentFilters;
   /** The gateway's graceful stop: cuts requests at the end of its grace, and waits for their finishing. */
   drain?: Drain;
 }

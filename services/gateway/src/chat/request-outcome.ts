@@ -39,6 +39,8 @@ export interface RequestOutcome {
   attempts: Attempt[];
   /** Tool calls in the served answer (routing's tool-call reliability). */
   toolCalls: ToolCallCount;
+  /** Content-filter labels that matched the messages. */
+  contentFilterLabels: string[];
 }
 
 /** What a stage knows of how the request ended; the rest of the outcome comes from the context. */
@@ -78,6 +80,7 @@ export function outcomeOf(ctx: ChatContext, o: OutcomeFacts): RequestOutcome {
     errorMessage: o.errorMessage ?? null,
     attempts: o.attempts ?? [],
     toolCalls: o.toolCalls ?? NO_TOOL_CALLS,
+    contentFilterLabels: ctx.contentFilterLabels,
   };
 }
 
@@ -124,6 +127,7 @@ export function completedEvent(o: RequestOutcome): events.RequestCompleted {
     stickyPin: o.stickyPin,
     toolCalls: o.toolCalls.total,
     invalidToolCalls: o.toolCalls.invalid,
+    contentFilterLabels: o.contentFilterLabels,
     runId: orEmpty(o.runId),
     appHidden: o.headers.appHidden,
     appCategories: o.headers.appCategories,

@@ -8,6 +8,7 @@ import type { ChatDeps } from "../chat/chat-deps";
 import { chatBodySchema, parseChatRequest } from "../chat/request-schema";
 import { readRouterHeaders } from "../chat/router-headers";
 import type { CredentialRateLimit } from "../rate-limits/rate-limit-middleware";
+import type { ContentFilters } from "../content-filter/content-filters";
 import { SpendAdmission } from "../spend/spend-admission";
 import { planRequestOf } from "./plan-request";
 import { withPresetParams } from "./preset-params";
@@ -55,7 +56,7 @@ function candidateView(c: routing.Candidate) {
  */
 export function previewRoutes(deps: {
   authenticate: Authenticate;
-  chat: Pick<ChatDeps, "credentials" | "routing" | "ledger" | "budgetSubjects" | "clock">;
+  chat: Pick<ChatDeps, "credentials" | "routing" | "ledger" | "budgetSubjects" | "clock"> & { contentFilters: ContentFilters };
   limit: CredentialRateLimit;
   openCircuits: () => string[];
 }): Router {
@@ -77,6 +78,7 @@ export function previewRoutes(deps: {
     const credentials = await deps.chat.credentials.enabledFor(caller.orgId);
     const plan = await deps.chat.routing.plan(planRequestOf(ctx, [...new Set(credentials.map((c) => c.providerSlug))], deps.openCircuits()));
     ctx.request = withPresetParams(ctx.request, plan.preset);
+    const filtered = hasMessages ? deps.chat.contentFilters.apply(plan.contentFilters, ctx.request.messages) : null;
     const decision = await spend.admit({
       requestId: ctx.id,
       orgId: caller.orgId,
@@ -94,7 +96,12 @@ export function previewRoutes(deps: {
         : plan.cascade.length === 0
           ? { status: 404, code: "no_route", message: "no endpoint can serve this request", unsatisfied_filters: [] }
           : null;
-    const refusal = budgetRefusal ?? routingRefusal;
+    const blocking = filtered?.verdict.blocked ? [...filtered.verdict.blocking].sort() : null;
+    const filterRefusal = blocking
+      ? { status: 403, code: "content_filtered", message: `messages: refused by a content filter (${blocking.join(", ")})`, labels: blocking }
+      : null;
+    // The chat route's precedence: a budget, then a content filter, then routing.
+    const refusal = budgetRefusal ?? filterRefusal ?? routingRefusal;
     const cascade = plan.cascade.map(candidateView);
     res.json({
       data: {
@@ -112,9 +119,9 @@ export function previewRoutes(deps: {
         refused: plan.refused.map((r) => ({ model: r.modelId, provider: r.providerSlug, endpoint_id: r.endpointId, constraint: r.constraint })),
         unsatisfied_filters: plan.refusal?.unsatisfiedFilters ?? [],
         unresolved_models: plan.unresolvedModels,
-        guardrails: { applied: [] },
-        // No content filter exists yet; with messages supplied nothing can have matched.
-        content_filter: hasMessages ? { labels: [] } : null,
+        guardrails: { applied: plan.guardrailsApplied },
+        // Labels only, never the matched text; null without messages, never a fabricated allow.
+        content_filter: hasMessages ? { labels: filtered?.verdict.sortedLabels() ?? [] } : null,
         sticky: plan.sticky?.mode
           ? {
               mode: plan.sticky.mode,

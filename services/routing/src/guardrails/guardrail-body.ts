@@ -2,25 +2,22 @@ import { fromUsd, type Nanodollars } from "@router/money";
 import { z } from "zod";
 import { invalid } from "@router/errors";
 import { parseInput } from "@router/http-kit";
+import { BUILTIN_DETECTORS, patternProblem } from "@router/content-filter";
 import type { CatalogSnapshot } from "../catalog/catalog-snapshot";
 
-/** Detectors a guardrail may switch on by name (enforced by the content filter, not by Plan). */
-export const CONTENT_FILTER_BUILTINS = ["email", "phone", "credit_card", "ssn", "ip_address", "api_key"] as const;
 
 const MODEL_AUTHOR = /^[a-z0-9][a-z0-9._-]*$/;
 const list = (item: z.ZodType<string>) => z.array(item).max(100).default([]);
-const compiles = (pattern: string) => {
-  try {
-    new RegExp(pattern, "u");
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 const ContentFilter = z.strictObject({
   name: z.string().trim().min(1).max(80).optional(),
-  pattern: z.string().min(1).max(500).refine(compiles, "must be a valid regular expression"),
+  pattern: z
+    .string()
+    .min(1)
+    .max(500)
+    .superRefine((pattern, ctx) => {
+      const problem = patternProblem(pattern);
+      if (problem !== null) ctx.addIssue({ code: "custom", message: problem });
+    }),
   action: z.enum(["block", "redact", "flag"]),
 });
 
@@ -34,7 +31,7 @@ export const GuardrailBody = z.strictObject({
   include_byok_in_budgets: z.boolean().default(false),
   // Model authors (the privacy policy's groups) whose models must route to ZDR endpoints.
   enforce_zdr: z.record(z.string().regex(MODEL_AUTHOR, "a model author such as openai"), z.boolean()).default({}),
-  content_filter_builtins: z.array(z.enum(CONTENT_FILTER_BUILTINS)).max(CONTENT_FILTER_BUILTINS.length).default([]),
+  content_filter_builtins: z.array(z.enum(BUILTIN_DETECTORS)).max(BUILTIN_DETECTORS.length).default([]),
   content_filters: z.array(ContentFilter).max(50).default([]),
   filter_allowlist: list(z.string().min(1).max(200)),
 });

@@ -1,3 +1,4 @@
+import type { routing } from "@router/proto";
 import type { RankedEndpoint } from "../catalog/catalog-snapshot";
 import type { FilterStage } from "../plan/filter-stages";
 import type { GuardrailSettings } from "./guardrail-body";
@@ -10,6 +11,8 @@ export interface RoutingGuardrail {
   regions: ReadonlySet<string> | null;
   /** Model authors whose models must be served by endpoints declaring ZDR. */
   zdrAuthors: ReadonlySet<string>;
+  /** Its content filters, for the gateway to run over the messages; null when it sets none. */
+  contentFilter: routing.ContentFilterSet | null;
 }
 
 export function routingGuardrail(id: string, g: GuardrailSettings): RoutingGuardrail {
@@ -20,6 +23,25 @@ export function routingGuardrail(id: string, g: GuardrailSettings): RoutingGuard
     providers: setOf(g.allowedProviders),
     regions: setOf(g.allowedDataRegions),
     zdrAuthors: new Set(Object.entries(g.enforceZdr).flatMap(([author, on]) => (on ? [author] : []))),
+    contentFilter:
+      g.contentFilterBuiltins.length === 0 && g.contentFilters.length === 0
+        ? null
+        : {
+            guardrailId: id,
+            builtins: g.contentFilterBuiltins,
+            rules: g.contentFilters.map((f) => ({ name: f.name ?? "", pattern: f.pattern, action: f.action })),
+            allowlist: g.filterAllowlist,
+          },
+  };
+}
+
+/** What a plan reports of the guardrails that applied: their ids and their content filters. */
+export function appliedGuardrails(
+  guardrails: readonly RoutingGuardrail[] | null | undefined,
+): Pick<routing.PlanResponse, "guardrailsApplied" | "contentFilters"> {
+  return {
+    guardrailsApplied: guardrails?.map((g) => g.id) ?? [],
+    contentFilters: guardrails?.flatMap((g) => (g.contentFilter ? [g.contentFilter] : [])) ?? [],
   };
 }
 

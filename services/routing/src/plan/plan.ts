@@ -1,7 +1,7 @@
 import type { routing } from "@router/proto";
 import type { CatalogSnapshot, RankedEndpoint } from "../catalog/catalog-snapshot";
 import { NEVER_SET, type RoutingDefaults } from "../defaults/routing-defaults";
-import type { RoutingGuardrail } from "../guardrails/guardrail-stages";
+import { appliedGuardrails, type RoutingGuardrail } from "../guardrails/guardrail-stages";
 import { HealthSnapshot } from "../health/health-snapshot";
 import type { PrivacyPolicy } from "../privacy/privacy-policy";
 import { pinRefOf, type StickyKey } from "../sticky/sticky-key";
@@ -145,6 +145,7 @@ function newAnswer(inputs: PlanInputs): routing.PlanResponse & { sticky: routing
     preset: inputs.preset,
     refused: [],
     sort: "",
+    ...appliedGuardrails(inputs.guardrails),
   };
 }
 

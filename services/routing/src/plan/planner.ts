@@ -4,6 +4,7 @@ import type { CatalogCache } from "../catalog/catalog-cache";
 import type { DefaultsCache } from "../defaults/defaults-cache";
 import { NEVER_SET } from "../defaults/routing-defaults";
 import type { GuardrailCache } from "../guardrails/guardrail-cache";
+import { appliedGuardrails, type RoutingGuardrail } from "../guardrails/guardrail-stages";
 import type { HealthCache } from "../health/health-cache";
 import type { PrivacyPolicies } from "../privacy/privacy-policies";
 import type { PresetCache } from "../presets/preset-cache";
@@ -38,7 +39,8 @@ export async function planRequest(req: routing.PlanRequest, sources: PlanSources
   let preset: routing.PresetApplied | undefined;
   if (ref) {
     const version = req.orgId ? await sources.presets.find(req.orgId, ref) : null;
-    if (!version) return presetNotFound(ref.text, req.routingSeed);
+    // A content filter binds before routing, so even this refusal carries the guardrails' filters.
+    if (!version) return presetNotFound(ref.text, req.routingSeed, await readGuardrails(req, sources));
     effective = applyPreset(req, version);
     preset = presetApplied(version);
   }
@@ -46,8 +48,7 @@ export async function planRequest(req: routing.PlanRequest, sources: PlanSources
   const [account, pins, guardrails] = await Promise.all([
     req.orgId ? sources.defaults.get(req.orgId) : NEVER_SET,
     readPins(req.orgId, sticky, sources),
-    // Nobody named, nothing assigned: no read (and no refusal when the guardrails cannot be read).
-    req.orgId && (req.keyHash || req.memberUserId) ? sources.guardrails.forSubject(req.orgId, { keyHash: req.keyHash, memberUserId: req.memberUserId }) : [],
+    readGuardrails(req, sources),
   ]);
   return plan(effective, {
     catalog: sources.catalog.snapshot(),
@@ -62,6 +63,12 @@ export async function planRequest(req: routing.PlanRequest, sources: PlanSources
   });
 }
 
+// Nobody named, nothing assigned: no read (and no refusal when the guardrails cannot be read).
+function readGuardrails(req: routing.PlanRequest, sources: PlanSources): Promise<readonly RoutingGuardrail[] | null> | readonly RoutingGuardrail[] {
+  if (!req.orgId || !(req.keyHash || req.memberUserId)) return [];
+  return sources.guardrails.forSubject(req.orgId, { keyHash: req.keyHash, memberUserId: req.memberUserId });
+}
+
 // Pins are a preference: when they cannot be read the request routes without them.
 async function readPins(orgId: string, key: StickyKey | null, sources: PlanSources): Promise<ReadonlyMap<string, string>> {
   if (!key || key.mode === "adaptive" || !orgId) return NO_PINS;
@@ -73,7 +80,7 @@ async function readPins(orgId: string, key: StickyKey | null, sources: PlanSourc
   }
 }
 
-function presetNotFound(reference: string, seed: string): routing.PlanResponse {
+function presetNotFound(reference: string, seed: string, guardrails: readonly RoutingGuardrail[] | null): routing.PlanResponse {
   return {
     cascade: [],
     refusal: { httpStatus: 404, code: "model_not_found", message: `preset not found: ${reference}`, unsatisfiedFilters: [] },
@@ -86,5 +93,6 @@ function presetNotFound(reference: string, seed: string): routing.PlanResponse {
     preset: undefined,
     refused: [],
     sort: "",
+    ...appliedGuardrails(guardrails),
   };
 }

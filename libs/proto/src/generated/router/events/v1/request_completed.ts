@@ -73,6 +73,11 @@ export interface RequestCompleted {
    */
   toolCalls: number;
   invalidToolCalls: number;
+  /**
+   * Labels of the content-filter detectors that matched the request's messages (blocked, redacted
+   * or flagged), sorted; never the matched text.
+   */
+  contentFilterLabels: string[];
 }
 
 export interface TokenUsage {
@@ -158,6 +163,7 @@ function createBaseRequestCompleted(): RequestCompleted {
     stickyPin: "",
     toolCalls: 0,
     invalidToolCalls: 0,
+    contentFilterLabels: [],
   };
 }
 
@@ -307,6 +313,9 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
     }
     if (message.invalidToolCalls !== 0) {
       writer.uint32(344).int32(message.invalidToolCalls);
+    }
+    for (const v of message.contentFilterLabels) {
+      writer.uint32(354).string(v!);
     }
     return writer;
   },
@@ -678,6 +687,14 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
             message.invalidToolCalls = reader.int32();
             continue;
           }
+          case 44: {
+            if (tag !== 354) {
+              break;
+            }
+
+            message.contentFilterLabels.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -881,6 +898,11 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
         : isSet(object.invalid_tool_calls)
         ? globalThis.Number(object.invalid_tool_calls)
         : 0,
+      contentFilterLabels: globalThis.Array.isArray(object?.contentFilterLabels)
+        ? object.contentFilterLabels.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.content_filter_labels)
+        ? object.content_filter_labels.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -1015,6 +1037,9 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
     if (message.invalidToolCalls !== 0) {
       obj.invalidToolCalls = Math.round(message.invalidToolCalls);
     }
+    if (message.contentFilterLabels?.length) {
+      obj.contentFilterLabels = message.contentFilterLabels;
+    }
     return obj;
   },
 
@@ -1075,6 +1100,7 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
     message.stickyPin = object.stickyPin ?? "";
     message.toolCalls = object.toolCalls ?? 0;
     message.invalidToolCalls = object.invalidToolCalls ?? 0;
+    message.contentFilterLabels = object.contentFilterLabels?.map((e) => e) || [];
     return message;
   },
 };

@@ -167,6 +167,36 @@ export interface PlanResponse {
    * or `:nitro` model is sorted by its own variant unless the account locks its sort.
    */
   sort: string;
+  /** Ids of the guardrails that applied (assigned to the request's key or member). */
+  guardrailsApplied: string[];
+  /**
+   * The content filters of those guardrails that set any, one entry per guardrail, set even when
+   * the plan is refused (a filter binds before routing). The gateway runs them over the messages,
+   * which never travel to routing.
+   */
+  contentFilters: ContentFilterSet[];
+}
+
+/**
+ * One guardrail's content filters. Guardrails never change once written, so the gateway compiles
+ * each set once, by guardrail id.
+ */
+export interface ContentFilterSet {
+  guardrailId: string;
+  /** Builtin detectors by name: email, phone, credit_card, ssn, ip_address, api_key. */
+  builtins: string[];
+  rules: ContentFilterRule[];
+  /** Phrases this guardrail's detectors never act on. */
+  allowlist: string[];
+}
+
+export interface ContentFilterRule {
+  /** The label reported when it matches; empty: "custom". */
+  name: string;
+  /** An RE2 pattern. */
+  pattern: string;
+  /** "block", "redact" or "flag". */
+  action: string;
 }
 
 export interface Sticky {
@@ -1477,6 +1507,8 @@ function createBasePlanResponse(): PlanResponse {
     preset: undefined,
     refused: [],
     sort: "",
+    guardrailsApplied: [],
+    contentFilters: [],
   };
 }
 
@@ -1514,6 +1546,12 @@ export const PlanResponse: MessageFns<PlanResponse> = {
     }
     if (message.sort !== "") {
       writer.uint32(90).string(message.sort);
+    }
+    for (const v of message.guardrailsApplied) {
+      writer.uint32(98).string(v!);
+    }
+    for (const v of message.contentFilters) {
+      ContentFilterSet.encode(v!, writer.uint32(106).fork()).join();
     }
     return writer;
   },
@@ -1619,6 +1657,22 @@ export const PlanResponse: MessageFns<PlanResponse> = {
             message.sort = reader.string();
             continue;
           }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.guardrailsApplied.push(reader.string());
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.contentFilters.push(ContentFilterSet.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1658,6 +1712,16 @@ export const PlanResponse: MessageFns<PlanResponse> = {
         ? object.refused.map((e: any) => RefusedEndpoint.fromJSON(e))
         : [],
       sort: isSet(object.sort) ? globalThis.String(object.sort) : "",
+      guardrailsApplied: globalThis.Array.isArray(object?.guardrailsApplied)
+        ? object.guardrailsApplied.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.guardrails_applied)
+        ? object.guardrails_applied.map((e: any) => globalThis.String(e))
+        : [],
+      contentFilters: globalThis.Array.isArray(object?.contentFilters)
+        ? object.contentFilters.map((e: any) => ContentFilterSet.fromJSON(e))
+        : globalThis.Array.isArray(object?.content_filters)
+        ? object.content_filters.map((e: any) => ContentFilterSet.fromJSON(e))
+        : [],
     };
   },
 
@@ -1696,6 +1760,12 @@ export const PlanResponse: MessageFns<PlanResponse> = {
     if (message.sort !== "") {
       obj.sort = message.sort;
     }
+    if (message.guardrailsApplied?.length) {
+      obj.guardrailsApplied = message.guardrailsApplied;
+    }
+    if (message.contentFilters?.length) {
+      obj.contentFilters = message.contentFilters.map((e) => ContentFilterSet.toJSON(e));
+    }
     return obj;
   },
 
@@ -1721,6 +1791,232 @@ export const PlanResponse: MessageFns<PlanResponse> = {
       : undefined;
     message.refused = object.refused?.map((e) => RefusedEndpoint.fromPartial(e)) || [];
     message.sort = object.sort ?? "";
+    message.guardrailsApplied = object.guardrailsApplied?.map((e) => e) || [];
+    message.contentFilters = object.contentFilters?.map((e) => ContentFilterSet.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseContentFilterSet(): ContentFilterSet {
+  return { guardrailId: "", builtins: [], rules: [], allowlist: [] };
+}
+
+export const ContentFilterSet: MessageFns<ContentFilterSet> = {
+  encode(message: ContentFilterSet, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.guardrailId !== "") {
+      writer.uint32(10).string(message.guardrailId);
+    }
+    for (const v of message.builtins) {
+      writer.uint32(18).string(v!);
+    }
+    for (const v of message.rules) {
+      ContentFilterRule.encode(v!, writer.uint32(26).fork()).join();
+    }
+    for (const v of message.allowlist) {
+      writer.uint32(34).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ContentFilterSet {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseContentFilterSet();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.guardrailId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.builtins.push(reader.string());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.rules.push(ContentFilterRule.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.allowlist.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ContentFilterSet {
+    return {
+      guardrailId: isSet(object.guardrailId)
+        ? globalThis.String(object.guardrailId)
+        : isSet(object.guardrail_id)
+        ? globalThis.String(object.guardrail_id)
+        : "",
+      builtins: globalThis.Array.isArray(object?.builtins) ? object.builtins.map((e: any) => globalThis.String(e)) : [],
+      rules: globalThis.Array.isArray(object?.rules) ? object.rules.map((e: any) => ContentFilterRule.fromJSON(e)) : [],
+      allowlist: globalThis.Array.isArray(object?.allowlist)
+        ? object.allowlist.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ContentFilterSet): unknown {
+    const obj: any = {};
+    if (message.guardrailId !== "") {
+      obj.guardrailId = message.guardrailId;
+    }
+    if (message.builtins?.length) {
+      obj.builtins = message.builtins;
+    }
+    if (message.rules?.length) {
+      obj.rules = message.rules.map((e) => ContentFilterRule.toJSON(e));
+    }
+    if (message.allowlist?.length) {
+      obj.allowlist = message.allowlist;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ContentFilterSet>, I>>(base?: I): ContentFilterSet {
+    return ContentFilterSet.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ContentFilterSet>, I>>(object: I): ContentFilterSet {
+    const message = createBaseContentFilterSet();
+    message.guardrailId = object.guardrailId ?? "";
+    message.builtins = object.builtins?.map((e) => e) || [];
+    message.rules = object.rules?.map((e) => ContentFilterRule.fromPartial(e)) || [];
+    message.allowlist = object.allowlist?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseContentFilterRule(): ContentFilterRule {
+  return { name: "", pattern: "", action: "" };
+}
+
+export const ContentFilterRule: MessageFns<ContentFilterRule> = {
+  encode(message: ContentFilterRule, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.pattern !== "") {
+      writer.uint32(18).string(message.pattern);
+    }
+    if (message.action !== "") {
+      writer.uint32(26).string(message.action);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ContentFilterRule {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseContentFilterRule();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.pattern = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.action = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ContentFilterRule {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      pattern: isSet(object.pattern) ? globalThis.String(object.pattern) : "",
+      action: isSet(object.action) ? globalThis.String(object.action) : "",
+    };
+  },
+
+  toJSON(message: ContentFilterRule): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.pattern !== "") {
+      obj.pattern = message.pattern;
+    }
+    if (message.action !== "") {
+      obj.action = message.action;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ContentFilterRule>, I>>(base?: I): ContentFilterRule {
+    return ContentFilterRule.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ContentFilterRule>, I>>(object: I): ContentFilterRule {
+    const message = createBaseContentFilterRule();
+    message.name = object.name ?? "";
+    message.pattern = object.pattern ?? "";
+    message.action = object.action ?? "";
     return message;
   },
 };
