@@ -12,8 +12,8 @@ export const protobufPackage = "router.events.v1";
 export const protobufFileName = "router/events/v1/request_completed.proto";
 
 /**
- * router.request.completed.v1: published by the gateway after every chat completion request,
- * served, failed or refused. Metadata only: never a prompt or a completion. Downstream teams consume
+ * router.request.completed.v1: published by the gateway after every inference request (chat
+ * completions, Responses, Anthropic Messages), served, failed or refused. Metadata only: never a prompt or a completion. Downstream teams consume
  * this topic, so fields are only ever added.
  */
 export interface RequestCompleted {
@@ -73,6 +73,12 @@ export interface RequestCompleted {
    */
   toolCalls: number;
   invalidToolCalls: number;
+  /**
+   * The format the request came in: "chat_completions" (POST /v1/chat/completions), "responses"
+   * (POST /v1/responses) or "anthropic_messages" (POST /v1/messages). Empty on events of gateways
+   * older than the field: read it as "chat_completions".
+   */
+  ingress: string;
 }
 
 export interface TokenUsage {
@@ -158,6 +164,7 @@ function createBaseRequestCompleted(): RequestCompleted {
     stickyPin: "",
     toolCalls: 0,
     invalidToolCalls: 0,
+    ingress: "",
   };
 }
 
@@ -307,6 +314,9 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
     }
     if (message.invalidToolCalls !== 0) {
       writer.uint32(344).int32(message.invalidToolCalls);
+    }
+    if (message.ingress !== "") {
+      writer.uint32(354).string(message.ingress);
     }
     return writer;
   },
@@ -678,6 +688,14 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
             message.invalidToolCalls = reader.int32();
             continue;
           }
+          case 44: {
+            if (tag !== 354) {
+              break;
+            }
+
+            message.ingress = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -881,6 +899,7 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
         : isSet(object.invalid_tool_calls)
         ? globalThis.Number(object.invalid_tool_calls)
         : 0,
+      ingress: isSet(object.ingress) ? globalThis.String(object.ingress) : "",
     };
   },
 
@@ -1015,6 +1034,9 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
     if (message.invalidToolCalls !== 0) {
       obj.invalidToolCalls = Math.round(message.invalidToolCalls);
     }
+    if (message.ingress !== "") {
+      obj.ingress = message.ingress;
+    }
     return obj;
   },
 
@@ -1075,6 +1097,7 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
     message.stickyPin = object.stickyPin ?? "";
     message.toolCalls = object.toolCalls ?? 0;
     message.invalidToolCalls = object.invalidToolCalls ?? 0;
+    message.ingress = object.ingress ?? "";
     return message;
   },
 };
