@@ -58,6 +58,7 @@ const REQUEST_COLUMNS = [
   "agent",
   "session_id",
   "run_id",
+  "ingress",
 ] as const;
 
 // Requests, their attempts, the daily totals and the conversations go in one statement per batch of
@@ -156,6 +157,7 @@ function requestRow(e: RequestCompleted, createdAt: Date): Record<(typeof REQUES
     agent: orNull(e.agent),
     session_id: orNull(e.sessionId),
     run_id: orNull(e.runId),
+    ingress: orNull(e.ingress),
   };
   return values;
 }

@@ -40,6 +40,7 @@ export interface RequestRow {
   agent: string | null;
   session_id: string | null;
   run_id: string | null;
+  ingress: string | null;
 }
 
 export interface StoredUsageLine {
@@ -81,6 +82,8 @@ export function renderRequestRecord(r: RequestRow) {
     http_referer: r.http_referer,
     workspace_id: r.workspace_id,
     agent: r.agent,
+    // Requests recorded before the gateway named its ingress all came in by chat completions.
+    ingress: r.ingress ?? "chat_completions",
   };
 }
 

@@ -140,7 +140,10 @@ const formatSchema = z.discriminatedUnion(
 );
 
 const stateless = (what: string) =>
-  z.unknown().refine((v) => v === undefined || v === null, { message: `Router keeps no responses (stateless): ${what}` });
+  z
+    .unknown()
+    .refine((v) => v === undefined || v === null, { message: `Router keeps no responses (stateless): ${what}` })
+    .optional();
 
 export const responsesBodySchema = z.object({
   model: z.string().min(1).max(256).optional(),
