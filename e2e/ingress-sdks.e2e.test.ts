@@ -74,7 +74,7 @@ describe("the Responses and Anthropic Messages ingresses through the official SD
       expect(res.output_text).toBe("Bonjour.");
       expect(res.usage).toMatchObject({ input_tokens: 11, output_tokens: 3, total_tokens: 14 });
       expect(res.instructions).toBe("Answer in French.");
-      expect(res.store).toBe(false);
+      expect((res as unknown as { store: boolean }).store).toBe(false);
       expect(lastBody(slug)).toContain("Answer in French.");
       expect(fakes[slug].requests).toHaveLength(1);
     });

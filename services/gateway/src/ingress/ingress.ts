@@ -68,12 +68,12 @@ export interface Ingress {
   /** The route, e.g. `/v1/responses`. */
   path: string;
   /** Reads the format's own header names into the router's (e.g. `x-api-key`), before authentication. */
-  prepare?(req: IncomingMessage): void;
+  prepare?: (req: IncomingMessage) => void;
   /** Validates the body (a 400 naming the field) and maps it to the internal chat request. */
-  parse(body: unknown): ParsedRequest;
+  parse: (body: unknown) => ParsedRequest;
   /** The body of a whole answer. */
-  render(ctx: ChatContext, answer: ServedAnswer): Record<string, unknown>;
-  stream(ctx: ChatContext, sse: SseResponse): IngressStream;
+  render: (ctx: ChatContext, answer: ServedAnswer) => Record<string, unknown>;
+  stream: (ctx: ChatContext, sse: SseResponse) => IngressStream;
   /** The format's error body for the router's error (status, code, message, details). */
-  errorBody(error: ErrorBody["error"]): Record<string, unknown>;
+  errorBody: (error: ErrorBody["error"]) => Record<string, unknown>;
 }
