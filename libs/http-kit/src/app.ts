@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type RequestListener, type Server, 
 import express, { type ErrorRequestHandler, type Express, type NextFunction, type Request, type Response } from "express";
 import { DomainError } from "@router/errors";
 import type { Logger } from "@router/logging";
-import { errorBody } from "./envelope";
+import { errorBody, type ErrorBody } from "./envelope";
 import { IDENTITY_HEADER, verifyIdentity, type Identity } from "./identity";
 
 export interface HttpAppOptions {
@@ -44,32 +44,50 @@ export function writeJson(res: ServerResponse, status: number, body: unknown, he
   res.end(text);
 }
 
-/** Answers a thrown error with the envelope (`toHttpError`); a response already begun is ended. */
-export function writeHttpError(req: IncomingMessage, res: ServerResponse, err: unknown, log: Logger): void {
+/**
+ * Answers a thrown error with the envelope (`toHttpError`); a response already begun is ended.
+ * `shape` re-dresses the envelope for a route that answers in another API's error format.
+ */
+export function writeHttpError(
+  req: IncomingMessage,
+  res: ServerResponse,
+  err: unknown,
+  log: Logger,
+  shape?: (error: ErrorBody["error"]) => unknown,
+): void {
   const { status, body } = toHttpError(err);
   if (status >= 500) log.error({ err, method: req.method, path: req.url?.split("?")[0] }, "http.request.failed");
   if (res.headersSent) {
     res.end();
     return;
   }
-  writeJson(res, status, body);
+  writeJson(res, status, shape ? shape(body.error) : body);
 }
 
 /**
- * Serves one hot route on Node's request and response directly, ahead of the express app, which
+ * Serves the hot routes on Node's request and response directly, ahead of the express app, which
  * gets every other request. Matches as express would: any letter case, an optional trailing slash,
  * any query string.
  */
-export function routeAhead(route: { method: string; path: string; listener: RequestListener }, app: RequestListener): RequestListener {
-  const path = route.path.toLowerCase();
+export function routeAhead(routes: AheadRoute | AheadRoute[], app: RequestListener): RequestListener {
+  const list = (Array.isArray(routes) ? routes : [routes]).map((r) => ({ ...r, lower: r.path.toLowerCase() }));
   return (req, res) => {
     const url = req.url ?? "";
     const end = url.indexOf("?");
     let p = end < 0 ? url : url.slice(0, end);
     if (p.length > 1 && p.endsWith("/")) p = p.slice(0, -1);
-    if (req.method === route.method && (p === route.path || p.toLowerCase() === path)) route.listener(req, res);
-    else app(req, res);
+    for (const route of list) {
+      if (req.method === route.method && (p === route.path || p.toLowerCase() === route.lower)) return route.listener(req, res);
+    }
+    app(req, res);
   };
+}
+
+/** A route `routeAhead` serves on Node's own request and response. */
+export interface AheadRoute {
+  method: string;
+  path: string;
+  listener: RequestListener;
 }
 
 /** Adds the 404 route and the one error handler that maps every error to the envelope. */

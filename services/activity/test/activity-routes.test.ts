@@ -63,7 +63,7 @@ describe("GET /v1/activity", () => {
   });
 
   test("renders exactly the request-record fields, with total_cost in USD from the billed amount", async () => {
-    const event = completedEvent({ orgId: "org_render", billedCostNanodollars: 1_500_000n, listCostNanodollars: 9_000_000n });
+    const event = completedEvent({ orgId: "org_render", billedCostNanodollars: 1_500_000n, listCostNanodollars: 9_000_000n, ingress: "responses" });
     await seed(event);
 
     const res = await get("/v1/activity", "org_render");
@@ -94,6 +94,7 @@ describe("GET /v1/activity", () => {
         http_referer: "https://console.example.com",
         workspace_id: "ws_client1",
         agent: "planner",
+        ingress: "responses",
       },
     ]);
   });

@@ -31,7 +31,11 @@ test("fills the daily totals and conversations from the requests recorded before
             ('gen-old-3', 'org_old', NULL, '2026-10-02T01:00:00Z', 'm', 'complete', NULL, false, 7, 1, 1, 0, NULL)`,
   );
 
-  expect((await migrate(db, ACTIVITY_MIGRATIONS_DIR)).applied).toEqual(["002_totals_conversations_client.sql", "003_content_filter_labels.sql"]);
+  expect((await migrate(db, ACTIVITY_MIGRATIONS_DIR)).applied).toEqual([
+    "002_totals_conversations_client.sql",
+    "003_content_filter_labels.sql",
+    "004_request_ingress.sql",
+  ]);
 
   const totals = await db.query(
     `SELECT workspace_key, to_char(day, 'YYYY-MM-DD') AS day, requests, errors, byok_requests, spend_nanodollars, prompt_tokens,

@@ -12,7 +12,8 @@ import type { ledger, routing } from "@router/proto";
 import { AuthCache } from "./auth/auth-cache";
 import { createAuthenticator, createCallerResolver } from "./auth/authenticate";
 import { createManagementAuth } from "./auth/management-auth";
-import { CHAT_COMPLETIONS_PATH, chatCompletionsListener } from "./chat/completions-route";
+import { inferenceRoutes } from "./chat/completions-route";
+import { INGRESSES } from "./ingress";
 import { UpstreamDispatcher } from "./dispatch/upstream-dispatcher";
 import type { UpstreamTimeouts } from "./dispatch/upstream-client";
 import { createRecentGenerations } from "./generation/recent-generations";
@@ -182,7 +183,7 @@ export interface GatewayDeps {
 
 export interface RunningGateway {
   port: number;
-  /** Every route served: the chat route Node serves ahead of express, then express's routes. */
+  /** Every route served: the inference routes Node serves ahead of express, then express's routes. */
   routes: ServedRoute[];
   /** Set when `metricsPort` was given. */
   metricsPort?: number;
@@ -269,7 +270,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const plans = cachedRoutingPort(grpcRoutingPort(deps.routing, { deadlineMs: grpcDeadlineMs }), deps.clock, {
     ttlMs: deps.planCacheMs ?? 1000,
   });
-  const chat = chatCompletionsListener({
+  const inferenceApis = inferenceRoutes({
     resolveCaller: createCallerResolver(authDeps, { allow: ["inference"] }),
     routing: plans,
     ledger: ledgerPort,
@@ -287,7 +288,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     keepaliveMs: deps.keepaliveMs,
     metrics,
     drain,
-  });
+  }, INGRESSES);
   app.use(
     keyRoutes({
       db: deps.db,
@@ -431,8 +432,8 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     onFlag: metrics.runawayFlagHandled,
   });
 
-  // The chat route is the hot path: Node serves it directly; express serves every other route.
-  const root = routeAhead({ method: "POST", path: CHAT_COMPLETIONS_PATH, listener: chat }, app);
+  // The inference routes are the hot path: Node serves them directly; express serves every other route.
+  const root = routeAhead(inferenceApis, app);
   // Spans are named by the path without ids or queries: only the chat path and the first segments.
   const spanRoute = (req: IncomingMessage) => (req.url ?? "").split("?")[0]?.split("/").slice(0, 3).join("/") ?? "";
   const server = await listen(drain.track(tracedListener(root, spanRoute)), deps.port, deps.host).catch(async (err: unknown) => {
@@ -456,7 +457,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   if (admin) deps.log.info({ port: admin.port }, "gateway.metrics.listening");
   return {
     port: server.port,
-    routes: [{ method: "post", path: CHAT_COMPLETIONS_PATH }, ...servedRoutes(app)],
+    routes: [...inferenceApis.map((r) => ({ method: "post", path: r.path })), ...servedRoutes(app)],
     metricsPort: admin?.port,
     async close() {
       // Drain: no new connections, readiness fails, requests in flight finish (or are cut at the end

@@ -59,6 +59,7 @@ const REQUEST_COLUMNS = [
   "session_id",
   "run_id",
   "content_filter_labels",
+  "ingress",
 ] as const;
 
 // Requests, their attempts, the daily totals and the conversations go in one statement per batch of
@@ -158,6 +159,7 @@ function requestRow(e: RequestCompleted, createdAt: Date): Record<(typeof REQUES
     session_id: orNull(e.sessionId),
     run_id: orNull(e.runId),
     content_filter_labels: e.contentFilterLabels,
+    ingress: orNull(e.ingress),
   };
   return values;
 }

@@ -42,6 +42,7 @@ export interface RequestRow {
   run_id: string | null;
   /** Content-filter labels that matched (jsonb); absent on rows read without the column. */
   content_filter_labels?: string[] | string;
+  ingress: string | null;
 }
 
 export interface StoredUsageLine {
@@ -83,6 +84,8 @@ export function renderRequestRecord(r: RequestRow) {
     http_referer: r.http_referer,
     workspace_id: r.workspace_id,
     agent: r.agent,
+    // Requests recorded before the gateway named its ingress all came in by chat completions.
+    ingress: r.ingress ?? "chat_completions",
   };
 }
 

@@ -1,5 +1,6 @@
 import type { routing } from "@router/proto";
 import type { Caller } from "../auth/caller";
+import type { Ingress } from "../ingress/ingress";
 import { randomId } from "../random-tokens";
 import { promptTokenBound } from "../spend/worst-case";
 import type { LeaseTicket } from "../spend/spend-leases";
@@ -11,6 +12,10 @@ export interface ChatContext {
   /** The generation id (`gen-…`), also the request id the ledger and the event carry. */
   id: string;
   caller: Caller;
+  /** The format the request came in and is answered in. */
+  ingress: Ingress;
+  /** What the ingress's answer repeats of the request (`ParsedRequest.echo`). */
+  echo: Record<string, unknown> | null;
   createdAt: Date;
   /** `createdAt` in Unix seconds, as the OpenAI shapes carry it. */
   created: number;
@@ -35,10 +40,14 @@ export function newChatContext(
   request: ChatRequest,
   createdAt: Date,
   t0: number,
+  ingress: Ingress,
+  echo: Record<string, unknown> | null = null,
 ): ChatContext {
   return {
     id: `gen-${randomId(16, "hex")}`,
     caller,
+    ingress,
+    echo,
     createdAt,
     created: Math.floor(createdAt.getTime() / 1000),
     t0,

@@ -11,35 +11,54 @@ import { newChatContext } from "./chat-context";
 import type { ChatDeps } from "./chat-deps";
 import { sendChatError } from "./error-response";
 import { Finishing } from "./finishing";
+import { chatCompletionsIngress } from "../ingress/chat-completions";
+import type { Ingress } from "../ingress/ingress";
 import { JsonResponder } from "./json-responder";
-import { parseChatRequest } from "./request-schema";
 import { readRouterHeaders } from "./router-headers";
 import { DEFAULT_KEEPALIVE_MS } from "./sse-response";
 import { StreamResponder } from "./stream-responder";
 
-export const CHAT_COMPLETIONS_PATH = "/v1/chat/completions";
+export { CHAT_COMPLETIONS_PATH } from "../ingress/chat-completions";
 
 type ParsedRequest = IncomingMessage & { body?: unknown };
 
 // Header values must be visible ASCII; a ledger sentence is, but a stray character must not 500.
 const headerSafe = (s: string): string => s.replace(/[^\x20-\x7e]/g, "?");
 
+/** One inference route served on Node's own request and response, for `routeAhead`. */
+export interface InferenceRoute {
+  method: "POST";
+  path: string;
+  listener: RequestListener;
+}
+
 /**
- * `POST /v1/chat/completions` on Node's own request and response, for `routeAhead`: the hot path
- * skips express's router and its request and response wrappers (docs/decisions.md). The body is
- * parsed by the same parser as every express route, before authentication, as there.
+ * The inference routes, one per ingress (chat completions, Responses, Anthropic Messages), on Node's
+ * own request and response: the hot path skips express's router and its request and response
+ * wrappers (docs/decisions.md). Every ingress runs the same pipeline; only parsing and rendering
+ * differ. The body is parsed by the same parser as every express route, before authentication.
  */
-export function chatCompletionsListener(deps: ChatDeps): RequestListener {
+export function inferenceRoutes(deps: ChatDeps, ingresses: Ingress[]): InferenceRoute[] {
   const chat = new ChatCompletions(deps, deps.upstream ?? new UpstreamDispatcher());
   const parseBody = jsonBodyParser();
   const metrics = deps.metrics;
-  return (req, res) => {
-    if (metrics) res.once("close", () => metrics.countHttp(CHAT_COMPLETIONS_PATH, "POST", res.statusCode));
-    parseBody(req, res, (err) => {
-      if (err) return writeHttpError(req, res, err, deps.log);
-      chat.serve(req, res).catch((e: unknown) => writeHttpError(req, res, e, deps.log));
-    });
-  };
+  return ingresses.map((ingress) => ({
+    method: "POST",
+    path: ingress.path,
+    listener: (req, res) => {
+      if (metrics) res.once("close", () => metrics.countHttp(ingress.path, "POST", res.statusCode));
+      parseBody(req, res, (err) => {
+        if (err) return writeHttpError(req, res, err, deps.log, ingress.errorBody);
+        chat.serve(req, res, ingress).catch((e: unknown) => writeHttpError(req, res, e, deps.log, ingress.errorBody));
+      });
+    },
+  }));
+}
+
+/** `POST /v1/chat/completions` alone (tests that need no other ingress). */
+export function chatCompletionsListener(deps: ChatDeps): RequestListener {
+  const [route] = inferenceRoutes(deps, [chatCompletionsIngress]);
+  return route!.listener;
 }
 
 /**
@@ -66,7 +85,7 @@ class ChatCompletions {
     this.streams = new StreamResponder(upstream, this.finishing, deps.keepaliveMs ?? DEFAULT_KEEPALIVE_MS);
   }
 
-  async serve(req: ParsedRequest, res: ServerResponse): Promise<void> {
+  async serve(req: ParsedRequest, res: ServerResponse, ingress: Ingress): Promise<void> {
     const t0 = performance.now();
     // Listening from the start: a client gone during routing or admission is never dispatched.
     const abort = new AbortController();
@@ -77,12 +96,13 @@ class ChatCompletions {
       shutdown?.removeEventListener("abort", cut);
       if (!res.writableFinished) abort.abort();
     });
+    ingress.prepare?.(req);
     const caller = await this.deps.resolveCaller(req, res);
     mayChat(caller);
     // Header and body checks come first: a malformed request spends nothing and records nothing.
     const headers = readRouterHeaders(req);
-    const request = parseChatRequest(req.body);
-    const ctx = newChatContext(caller, headers, request, this.deps.clock.now(), t0);
+    const { request, echo } = ingress.parse(req.body);
+    const ctx = newChatContext(caller, headers, request, this.deps.clock.now(), t0, ingress, echo);
 
     let admitted: Admitted;
     try {

@@ -7,7 +7,7 @@ import type { ChatContext } from "./chat-context";
 import { requestMetadata } from "./router-metadata";
 
 /**
- * A non-stream error: the envelope, `router_metadata` when asked, and a provider's `Retry-After`
+ * A non-stream error: the envelope in the ingress's format, `router_metadata` when asked, and a provider's `Retry-After`
  * passed on with its 429.
  */
 export function sendChatError(
@@ -17,7 +17,7 @@ export function sendChatError(
   result: CompletionResult | null,
   failure: AttemptFailure | null,
 ): void {
-  const body: Record<string, unknown> = { ...errorBody(err.status, err.code, err.message, err.details) };
+  const body = ctx.ingress.errorBody(errorBody(err.status, err.code, err.message, err.details).error);
   const meta = requestMetadata(ctx, result, null);
   if (meta) body.router_metadata = meta;
   if (failure?.opts.retryAfter && err.status === 429) res.setHeader("retry-after", failure.opts.retryAfter);

@@ -5,14 +5,13 @@ import { writeJson } from "@router/http-kit";
 import type { UpstreamDispatcher } from "../dispatch/upstream-dispatcher";
 import type { CascadeInput, CompletionResult } from "../dispatch/types";
 import type { ChatContext } from "./chat-context";
-import { completionChars, usageBody } from "./completion-shapes";
 import { sendChatError } from "./error-response";
 import { interruptionOf, type Finishing } from "./finishing";
 import { outcomeOf } from "./request-outcome";
 import { requestMetadata } from "./router-metadata";
-import { estimatedUsage } from "./usage-cost";
+import { completionChars, estimatedUsage } from "./usage-cost";
 
-/** Answers a non-stream request with one `chat.completion` once a provider answered whole. */
+/** Answers a non-stream request once a provider answered whole, in the ingress's format. */
 export class JsonResponder {
   constructor(
     private readonly upstream: UpstreamDispatcher,
@@ -57,22 +56,8 @@ export class JsonResponder {
       toolCalls: countToolCalls(completion.choices),
     });
     this.finishing.finish(ctx, outcome, served);
-    const body: Record<string, unknown> = {
-      id: ctx.id,
-      object: "chat.completion",
-      created: ctx.created,
-      model: served.candidate.modelId,
-      provider: served.candidate.providerSlug,
-      choices: completion.choices.map((c) => ({
-        index: c.index,
-        message: c.message,
-        logprobs: null,
-        finish_reason: c.finish_reason,
-        native_finish_reason: c.native_finish_reason,
-      })),
-      usage: usageBody(usage),
-    };
-    if (ctx.headers.metadata) body.router_metadata = requestMetadata(ctx, result, outcome.routingOverheadMs);
+    const meta = ctx.headers.metadata ? requestMetadata(ctx, result, outcome.routingOverheadMs) : null;
+    const body = ctx.ingress.render(ctx, { candidate: served.candidate, completion, usage, meta });
     writeJson(res, 200, body, extraHeaders);
   }
 }

@@ -23,6 +23,8 @@ export interface RequestOutcome {
   stickyPin: string;
   runId: string | null;
   streamed: boolean;
+  /** The format the request came in (`chat_completions`, `responses`, `anthropic_messages`). */
+  ingress: string;
   status: "complete" | "error" | "refused" | "cancelled";
   served: Candidate | null;
   finishReason: FinishReason | null;
@@ -64,6 +66,7 @@ export function outcomeOf(ctx: ChatContext, o: OutcomeFacts): RequestOutcome {
     stickyPin: ctx.plan?.sticky?.pinRef ?? "",
     runId: ctx.request.run_id ?? null,
     streamed: ctx.request.stream === true,
+    ingress: ctx.ingress.name,
     status: o.status,
     served: o.served ?? null,
     finishReason: o.finishReason ?? (o.status === "error" ? "error" : null),
@@ -110,6 +113,7 @@ export function completedEvent(o: RequestOutcome): events.RequestCompleted {
     isCacheHit: (o.usage?.cached ?? 0) > 0,
     cancelled: o.status === "cancelled",
     streamed: o.streamed,
+    ingress: o.ingress,
     quantization: orEmpty(o.served?.quantization),
     ttftMs: optInt(o.ttftMs),
     generationMs: optInt(o.generationMs),

@@ -44,10 +44,22 @@ export class SseResponse {
     this.res.write(`data: ${json}\n\n`);
   }
 
+  /** Writes one named event (`event:` then `data:`), for formats whose clients dispatch on the name. */
+  event(name: string, json: string): void {
+    if (!this.writable) return;
+    this.timer?.refresh();
+    this.res.write(`event: ${name}\ndata: ${json}\n\n`);
+  }
+
   /** Writes `data: [DONE]` and ends the response. */
   done(): void {
+    this.end("data: [DONE]\n\n");
+  }
+
+  /** Ends the response, after `last` when given. */
+  end(last?: string): void {
     this.stop();
-    if (this.writable) this.res.end("data: [DONE]\n\n");
+    if (this.writable) this.res.end(last);
   }
 
   stop(): void {

@@ -4,9 +4,9 @@ import { performance } from "node:perf_hooks";
 import { DomainError } from "@router/errors";
 import type { UpstreamDispatcher } from "../dispatch/upstream-dispatcher";
 import type { CascadeInput, Served, StreamResult, StreamSink } from "../dispatch/types";
+import type { IngressStream } from "../ingress/ingress";
 import type { ChunkChoice } from "../providers/types";
 import type { ChatContext } from "./chat-context";
-import { chunkPrefix, errorChunk, usageBody } from "./completion-shapes";
 import { interruptionOf, type Finishing } from "./finishing";
 import { GATEWAY_SHUTDOWN } from "../shutdown/drain";
 import { outcomeOf } from "./request-outcome";
@@ -16,8 +16,8 @@ import { estimatedUsage, streamUsage } from "./usage-cost";
 
 /**
  * Answers a stream request with server-sent events: status and headers at once (with the first
- * keepalive), chunks from the first content chunk on, then a usage chunk, or one error chunk when
- * the stream broke, and `[DONE]`.
+ * keepalive), then the ingress's events from the first content chunk on, ending with usage, or
+ * with an error when the stream broke.
  */
 export class StreamResponder {
   constructor(
@@ -30,14 +30,11 @@ export class StreamResponder {
     const sse = new SseResponse(res, this.keepaliveMs);
     sse.open(extraHeaders);
     const exclude = ctx.request.reasoning?.exclude === true;
-    let prefix = "";
+    const out = ctx.ingress.stream(ctx, sse);
     let chars = 0;
     const toolCalls = new StreamedToolCalls();
     const sink = {
-      commit: (served: Served) => {
-        // Only the choices are serialised per chunk; the envelope is fixed once the stream commits.
-        prefix = chunkPrefix(ctx, served.candidate);
-      },
+      commit: (served: Served) => out.commit(served.candidate),
       chunk: (choices: ChunkChoice[]) => {
         for (const c of choices) {
           const d = c.delta;
@@ -51,11 +48,11 @@ export class StreamResponder {
             toolCalls.add(c.index, d.tool_calls);
           }
         }
-        sse.data(`${prefix}${JSON.stringify(choices)}}`);
+        out.chunk(choices);
       },
     };
     try {
-      await this.streamThrough(ctx, input, sse, sink, () => chars, toolCalls);
+      await this.streamThrough(ctx, input, out, sink, () => chars, toolCalls);
     } finally {
       // Whatever happened above, the keepalive timer must not outlive the request.
       sse.stop();
@@ -65,7 +62,7 @@ export class StreamResponder {
   private async streamThrough(
     ctx: ChatContext,
     input: CascadeInput,
-    sse: SseResponse,
+    out: IngressStream,
     sink: StreamSink,
     streamedChars: () => number,
     toolCalls: StreamedToolCalls,
@@ -75,8 +72,8 @@ export class StreamResponder {
       result = await this.upstream.stream(input, sink);
     } catch (err) {
       const error = this.finishing.crashed(ctx, err);
-      sse.data(JSON.stringify(errorChunk(ctx, ctx.request.model ?? "", null, error, null, requestMetadata(ctx, null, null))));
-      sse.done();
+      out.fail({ error, candidate: null, usage: null, meta: requestMetadata(ctx, null, null) });
+      out.close();
       return;
     }
     const interrupted = interruptionOf(input.signal);
@@ -85,11 +82,8 @@ export class StreamResponder {
     const served = result.served;
     if (!served) {
       const { error, outcome } = this.finishing.unserved(ctx, result, interrupted);
-      if (!cancelled) {
-        const meta = requestMetadata(ctx, result, outcome.routingOverheadMs);
-        sse.data(JSON.stringify(errorChunk(ctx, ctx.request.model ?? "", null, error, null, meta)));
-      }
-      sse.done();
+      if (!cancelled) out.fail({ error, candidate: null, usage: null, meta: requestMetadata(ctx, result, outcome.routingOverheadMs) });
+      out.close();
       return;
     }
 
@@ -113,27 +107,14 @@ export class StreamResponder {
       toolCalls: toolCalls.count(),
     });
     this.finishing.finish(ctx, outcome, served);
-    if (cancelled) {
-      sse.stop();
-      return;
-    }
+    if (cancelled) return;
     const meta = requestMetadata(ctx, result, outcome.routingOverheadMs);
     if (failure || shutdown) {
       const error = shutdown ? GATEWAY_SHUTDOWN : new DomainError("upstream_error", failure?.clientMessage ?? "", { status: 502 });
-      sse.data(JSON.stringify(errorChunk(ctx, served.candidate.modelId, served.candidate.providerSlug, error, usage, meta)));
+      out.fail({ error, candidate: served.candidate, usage, meta });
     } else {
-      const last: Record<string, unknown> = {
-        id: ctx.id,
-        object: "chat.completion.chunk",
-        created: ctx.created,
-        model: served.candidate.modelId,
-        provider: served.candidate.providerSlug,
-        choices: [],
-        usage: usageBody(usage),
-      };
-      if (meta) last.router_metadata = meta;
-      sse.data(JSON.stringify(last));
+      out.end({ candidate: served.candidate, usage, finishReason: result.finishReason, nativeFinishReason: result.nativeFinishReason, meta });
     }
-    sse.done();
+    out.close();
   }
 }

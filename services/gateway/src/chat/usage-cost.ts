@@ -1,6 +1,6 @@
 import { costOfTokens, type Nanodollars } from "@router/money";
 import type { Candidate } from "../dispatch/types";
-import type { TokenUsage } from "../providers/types";
+import type { Completion, TokenUsage } from "../providers/types";
 
 export interface UsageLine {
   kind: "prompt" | "cached_prompt" | "completion";
@@ -55,4 +55,14 @@ export function streamUsage(reported: TokenUsage | null, streamed: TokenUsage, c
   if (!reported) return streamed;
   if (!cutShort || reported.completion >= streamed.completion) return reported;
   return { ...reported, completion: streamed.completion };
+}
+
+/** Characters of generated text, reasoning and tool arguments, for estimating unreported usage. */
+export function completionChars(c: Completion): number {
+  let n = 0;
+  for (const ch of c.choices) {
+    n += (ch.message.content?.length ?? 0) + (ch.message.reasoning?.length ?? 0);
+    for (const t of ch.message.tool_calls ?? []) n += t.function.arguments.length;
+  }
+  return n;
 }

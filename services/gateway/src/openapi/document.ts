@@ -1,6 +1,7 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from "@asteasolutions/zod-to-openapi";
 import { stringify } from "yaml";
 import { registerChatPaths } from "./chat";
+import { registerIngressPaths } from "./ingress";
 import { registerForwardedPaths } from "./forwarded";
 import { registerKeyPaths } from "./keys";
 import { registerMetaPaths } from "./meta";
@@ -18,6 +19,7 @@ export function buildOpenApiDocument(version: string): OpenApiDocument {
   const registry = new OpenAPIRegistry();
   registerSecuritySchemes(registry);
   registerChatPaths(registry);
+  registerIngressPaths(registry);
   registerKeyPaths(registry);
   registerOrganisationPaths(registry);
   registerSignInPaths(registry);

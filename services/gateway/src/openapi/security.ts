@@ -7,6 +7,12 @@ export function registerSecuritySchemes(registry: OpenAPIRegistry): void {
     scheme: "bearer",
     description: "An inference key, `rt-v1-...`",
   });
+  registry.registerComponent("securitySchemes", "inferenceApiKey", {
+    type: "apiKey",
+    in: "header",
+    name: "x-api-key",
+    description: "An inference key, `rt-v1-...`, as Anthropic clients send it (`POST /v1/messages` only)",
+  });
   registry.registerComponent("securitySchemes", "managementKey", {
     type: "http",
     scheme: "bearer",

@@ -4,6 +4,7 @@ import type { routing } from "@router/proto";
 import { Router, type Request, type Response } from "express";
 import { requireCaller, type Authenticate } from "../auth/authenticate";
 import { newChatContext } from "../chat/chat-context";
+import { chatCompletionsIngress } from "../ingress/chat-completions";
 import type { ChatDeps } from "../chat/chat-deps";
 import { chatBodySchema, parseChatRequest } from "../chat/request-schema";
 import { readRouterHeaders } from "../chat/router-headers";
@@ -74,7 +75,7 @@ export function previewRoutes(deps: {
     const hasMessages = supplied.messages !== undefined;
     // The chat route's own schema checks every field it shares; messages stand in when omitted.
     const request = parseChatRequest(hasMessages ? supplied : { ...supplied, messages: [{ role: "user", content: "" }] });
-    const ctx = newChatContext(caller, readRouterHeaders(req), request, deps.chat.clock.now(), performance.now());
+    const ctx = newChatContext(caller, readRouterHeaders(req), request, deps.chat.clock.now(), performance.now(), chatCompletionsIngress);
     const credentials = await deps.chat.credentials.enabledFor(caller.orgId);
     const plan = await deps.chat.routing.plan(planRequestOf(ctx, [...new Set(credentials.map((c) => c.providerSlug))], deps.openCircuits()));
     ctx.request = withPresetParams(ctx.request, plan.preset);

@@ -12,8 +12,8 @@ export const protobufPackage = "router.events.v1";
 export const protobufFileName = "router/events/v1/request_completed.proto";
 
 /**
- * router.request.completed.v1: published by the gateway after every chat completion request,
- * served, failed or refused. Metadata only: never a prompt or a completion. Downstream teams consume
+ * router.request.completed.v1: published by the gateway after every inference request (chat
+ * completions, Responses, Anthropic Messages), served, failed or refused. Metadata only: never a prompt or a completion. Downstream teams consume
  * this topic, so fields are only ever added.
  */
 export interface RequestCompleted {
@@ -78,6 +78,12 @@ export interface RequestCompleted {
    * or flagged), sorted; never the matched text.
    */
   contentFilterLabels: string[];
+  /**
+   * The format the request came in: "chat_completions" (POST /v1/chat/completions), "responses"
+   * (POST /v1/responses) or "anthropic_messages" (POST /v1/messages). Empty on events of gateways
+   * older than the field: read it as "chat_completions".
+   */
+  ingress: string;
 }
 
 export interface TokenUsage {
@@ -164,6 +170,7 @@ function createBaseRequestCompleted(): RequestCompleted {
     toolCalls: 0,
     invalidToolCalls: 0,
     contentFilterLabels: [],
+    ingress: "",
   };
 }
 
@@ -316,6 +323,9 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
     }
     for (const v of message.contentFilterLabels) {
       writer.uint32(354).string(v!);
+    }
+    if (message.ingress !== "") {
+      writer.uint32(362).string(message.ingress);
     }
     return writer;
   },
@@ -695,6 +705,14 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
             message.contentFilterLabels.push(reader.string());
             continue;
           }
+          case 45: {
+            if (tag !== 362) {
+              break;
+            }
+
+            message.ingress = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -903,6 +921,7 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
         : globalThis.Array.isArray(object?.content_filter_labels)
         ? object.content_filter_labels.map((e: any) => globalThis.String(e))
         : [],
+      ingress: isSet(object.ingress) ? globalThis.String(object.ingress) : "",
     };
   },
 
@@ -1040,6 +1059,9 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
     if (message.contentFilterLabels?.length) {
       obj.contentFilterLabels = message.contentFilterLabels;
     }
+    if (message.ingress !== "") {
+      obj.ingress = message.ingress;
+    }
     return obj;
   },
 
@@ -1101,6 +1123,7 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
     message.toolCalls = object.toolCalls ?? 0;
     message.invalidToolCalls = object.invalidToolCalls ?? 0;
     message.contentFilterLabels = object.contentFilterLabels?.map((e) => e) || [];
+    message.ingress = object.ingress ?? "";
     return message;
   },
 };

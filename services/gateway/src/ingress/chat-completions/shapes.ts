@@ -1,7 +1,7 @@
 import { DomainError } from "@router/errors";
 import { errorBody } from "@router/http-kit";
-import type { Candidate } from "../dispatch/types";
-import type { Completion, TokenUsage } from "../providers/types";
+import type { Candidate } from "../../dispatch/types";
+import type { TokenUsage } from "../../providers/types";
 
 // The OpenAI-compatible shapes the chat route answers with.
 
@@ -49,14 +49,4 @@ export function usageBody(u: TokenUsage): Record<string, unknown> {
     prompt_tokens_details: { cached_tokens: u.cached },
     completion_tokens_details: { reasoning_tokens: u.reasoning },
   };
-}
-
-/** Characters of generated text, reasoning and tool arguments, for estimating unreported usage. */
-export function completionChars(c: Completion): number {
-  let n = 0;
-  for (const ch of c.choices) {
-    n += (ch.message.content?.length ?? 0) + (ch.message.reasoning?.length ?? 0);
-    for (const t of ch.message.tool_calls ?? []) n += t.function.arguments.length;
-  }
-  return n;
 }

@@ -1,0 +1,7 @@
+import { anthropicMessagesIngress } from "./anthropic-messages";
+import { chatCompletionsIngress } from "./chat-completions";
+import type { Ingress } from "./ingress";
+import { responsesIngress } from "./responses";
+
+/** Every format the gateway takes inference requests in; each is one route on the one pipeline. */
+export const INGRESSES: Ingress[] = [chatCompletionsIngress, responsesIngress, anthropicMessagesIngress];

@@ -1,0 +1,79 @@
+import type { IncomingMessage } from "node:http";
+import type { DomainError } from "@router/errors";
+import type { ErrorBody } from "@router/http-kit";
+import type { ChatContext } from "../chat/chat-context";
+import type { ChatRequest } from "../chat/request-schema";
+import type { SseResponse } from "../chat/sse-response";
+import type { Candidate } from "../dispatch/types";
+import type { ChunkChoice, Completion, FinishReason, TokenUsage } from "../providers/types";
+
+/**
+ * The ingress adapter contract: the mirror of a provider adapter. A provider adapter turns the
+ * internal chat request into a provider's wire format and its answer back; an ingress adapter turns
+ * a client's wire format (OpenAI chat completions, OpenAI Responses, Anthropic Messages) into the
+ * internal chat request and renders the internal answer, stream and errors back in that format.
+ * Everything between (authentication, admission, routing, failover, settlement, events) is the one
+ * chat pipeline (`chat/`), the same for every ingress.
+ */
+
+/** Which format a request came in by; recorded on `router.request.completed.v1` as `ingress`. */
+export type IngressName = "chat_completions" | "responses" | "anthropic_messages";
+
+/** A request in the internal shape, and what the format's answer repeats of it. */
+export interface ParsedRequest {
+  request: ChatRequest;
+  /** Request settings the answer echoes (the Responses format does); null when none. */
+  echo: Record<string, unknown> | null;
+}
+
+/** What a served, whole answer is rendered from. */
+export interface ServedAnswer {
+  candidate: Candidate;
+  completion: Completion;
+  usage: TokenUsage;
+  /** `router_metadata` when the caller asked for it. */
+  meta: Record<string, unknown> | null;
+}
+
+/** How a committed stream ended well. */
+export interface StreamEnd {
+  candidate: Candidate;
+  usage: TokenUsage;
+  finishReason: FinishReason | null;
+  nativeFinishReason: string | null;
+  meta: Record<string, unknown> | null;
+}
+
+/** How a stream ended badly: before any provider answered (`candidate` null) or after it committed. */
+export interface StreamFailure {
+  error: DomainError;
+  candidate: Candidate | null;
+  usage: TokenUsage | null;
+  meta: Record<string, unknown> | null;
+}
+
+/** One stream's renderer: stateful (open blocks, sequence numbers); made per request. */
+export interface IngressStream {
+  /** The stream committed to the endpoint that serves it (before its first chunk). */
+  commit(candidate: Candidate): void;
+  chunk(choices: ChunkChoice[]): void;
+  end(end: StreamEnd): void;
+  fail(failure: StreamFailure): void;
+  /** The format's last word (`data: [DONE]` or none); ends the response. */
+  close(): void;
+}
+
+export interface Ingress {
+  name: IngressName;
+  /** The route, e.g. `/v1/responses`. */
+  path: string;
+  /** Reads the format's own header names into the router's (e.g. `x-api-key`), before authentication. */
+  prepare?: (req: IncomingMessage) => void;
+  /** Validates the body (a 400 naming the field) and maps it to the internal chat request. */
+  parse: (body: unknown) => ParsedRequest;
+  /** The body of a whole answer. */
+  render: (ctx: ChatContext, answer: ServedAnswer) => Record<string, unknown>;
+  stream: (ctx: ChatContext, sse: SseResponse) => IngressStream;
+  /** The format's error body for the router's error (status, code, message, details). */
+  errorBody: (error: ErrorBody["error"]) => Record<string, unknown>;
+}

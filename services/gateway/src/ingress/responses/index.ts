@@ -1,0 +1,242 @@
+import type { ErrorBody } from "@router/http-kit";
+import type { ChatContext } from "../../chat/chat-context";
+import type { SseResponse } from "../../chat/sse-response";
+import type { Candidate } from "../../dispatch/types";
+import type { ChunkChoice, FinishReason, TokenUsage } from "../../providers/types";
+import type { Ingress, IngressStream, ServedAnswer, StreamEnd, StreamFailure } from "../ingress";
+import { blocksOf, StreamBlocks, type OpenedBlock, type OutputBlock } from "../output-blocks";
+import { parseResponsesRequest } from "./request";
+
+export const RESPONSES_PATH = "/v1/responses";
+
+export function responsesUsage(u: TokenUsage): Record<string, unknown> {
+  return {
+    input_tokens: u.prompt,
+    input_tokens_details: { cached_tokens: u.cached },
+    output_tokens: u.completion,
+    output_tokens_details: { reasoning_tokens: u.reasoning },
+    total_tokens: u.prompt + u.completion,
+  };
+}
+
+/** `completed`, or `incomplete` with its reason when the answer was cut by the token bound or a filter. */
+function statusOf(finish: FinishReason | null): { status: string; incomplete_details: { reason: string } | null } {
+  if (finish === "length") return { status: "incomplete", incomplete_details: { reason: "max_output_tokens" } };
+  if (finish === "content_filter") return { status: "incomplete", incomplete_details: { reason: "content_filter" } };
+  return { status: "completed", incomplete_details: null };
+}
+
+/** Output item ids: the generation id's hex with the item's position, so they are unique and traceable. */
+const itemId = (ctx: ChatContext, prefix: string, index: number): string => `${prefix}_${ctx.id.slice(4)}_${index}`;
+
+function outputItem(ctx: ChatContext, b: OutputBlock, index: number): Record<string, unknown> {
+  switch (b.kind) {
+    case "reasoning":
+      return { type: "reasoning", id: itemId(ctx, "rs", index), summary: [], content: [{ type: "reasoning_text", text: b.text }] };
+    case "redacted":
+      return { type: "reasoning", id: itemId(ctx, "rs", index), summary: [], encrypted_content: b.data };
+    case "text":
+      return {
+        type: "message",
+        id: itemId(ctx, "msg", index),
+        status: "completed",
+        role: "assistant",
+        content: [{ type: "output_text", text: b.text, annotations: [], logprobs: [] }],
+      };
+    case "tool_call":
+      return { type: "function_call", id: itemId(ctx, "fc", index), call_id: b.id, name: b.name, arguments: b.arguments, status: "completed" };
+  }
+}
+
+/** The `response` object: the answer (or its state so far) with the request's settings echoed. */
+function responseObject(ctx: ChatContext, c: Candidate | null, fields: Record<string, unknown>): Record<string, unknown> {
+  return {
+    id: ctx.id,
+    object: "response",
+    created_at: ctx.created,
+    model: c?.modelId ?? ctx.request.model ?? "",
+    ...(c ? { provider: c.providerSlug } : {}),
+    ...ctx.echo,
+    error: null,
+    incomplete_details: null,
+    output: [],
+    usage: null,
+    ...fields,
+  };
+}
+
+/** OpenAI's error `type` by status. */
+function errorType(status: number): string {
+  if (status === 401) return "authentication_error";
+  if (status === 403) return "permission_error";
+  if (status === 404) return "not_found_error";
+  if (status === 429) return "rate_limit_error";
+  if (status >= 500) return "server_error";
+  return "invalid_request_error";
+}
+
+/** The OpenAI error envelope (`message`, `type`, `param`, `code`), with the router's `status` and `details`. */
+function openAiError(e: ErrorBody["error"]): Record<string, unknown> {
+  const field = e.details?.field;
+  return { error: { ...e, type: errorType(e.status), param: typeof field === "string" ? field : null } };
+}
+
+/**
+ * `POST /v1/responses`: OpenAI Responses in and out, served by any provider, stateless (docs/ingress.md).
+ * The response id is the generation id, so `GET /v1/generation?id=` finds it.
+ */
+export const responsesIngress: Ingress = {
+  name: "responses",
+  path: RESPONSES_PATH,
+  parse: parseResponsesRequest,
+  render(ctx: ChatContext, a: ServedAnswer): Record<string, unknown> {
+    const choice = a.completion.choices[0];
+    const body = responseObject(ctx, a.candidate, {
+      ...statusOf(choice?.finish_reason ?? null),
+      output: choice ? blocksOf(choice.message).map((b, i) => outputItem(ctx, b, i)) : [],
+      usage: responsesUsage(a.usage),
+    });
+    if (a.meta) body.router_metadata = a.meta;
+    return body;
+  },
+  stream: (ctx, sse) => new ResponseEvents(ctx, sse),
+  errorBody: openAiError,
+};
+
+/** One output item as it streams: its block and the text or arguments so far. */
+interface OpenItem {
+  block: OpenedBlock;
+  text: string;
+  signature: string | null;
+}
+
+/**
+ * The Responses event stream: response.created and response.in_progress at commit, then per output
+ * item output_item.added, content_part.added, the deltas, their .done events and output_item.done,
+ * then response.completed (or response.incomplete) with usage; response.failed when it fails.
+ * Every event carries `sequence_number`.
+ */
+class ResponseEvents implements IngressStream {
+  private readonly blocks: StreamBlocks;
+  private readonly items = new Map<number, OpenItem>();
+  private readonly done: Record<string, unknown>[] = [];
+  private candidate: Candidate | null = null;
+  private seq = 0;
+
+  constructor(
+    private readonly ctx: ChatContext,
+    private readonly sse: SseResponse,
+  ) {
+    this.blocks = new StreamBlocks({
+      open: (index, block) => this.openItem(index, block),
+      delta: (index, kind, text) => this.delta(index, kind, text),
+      signature: (index, signature) => {
+        const item = this.items.get(index);
+        if (item) item.signature = signature;
+      },
+      close: (index) => this.closeItem(index),
+    });
+  }
+
+  commit(c: Candidate): void {
+    this.candidate = c;
+    this.created();
+  }
+
+  chunk(choices: ChunkChoice[]): void {
+    this.blocks.feed(choices);
+  }
+
+  end(e: StreamEnd): void {
+    this.blocks.finish();
+    const state = statusOf(e.finishReason);
+    const response = responseObject(this.ctx, e.candidate, { ...state, output: this.done, usage: responsesUsage(e.usage) });
+    if (e.meta) response.router_metadata = e.meta;
+    this.send(state.status === "completed" ? "response.completed" : "response.incomplete", { response });
+  }
+
+  fail(f: StreamFailure): void {
+    if (!this.candidate) this.created();
+    else this.blocks.finish();
+    const response = responseObject(this.ctx, f.candidate, {
+      status: "failed",
+      error: { code: f.error.code, message: f.error.message },
+      output: this.done,
+      usage: f.usage ? responsesUsage(f.usage) : null,
+    });
+    if (f.meta) response.router_metadata = f.meta;
+    this.send("response.failed", { response });
+  }
+
+  close(): void {
+    this.sse.end();
+  }
+
+  private created(): void {
+    const response = responseObject(this.ctx, this.candidate, { status: "in_progress" });
+    this.send("response.created", { response });
+    this.send("response.in_progress", { response });
+  }
+
+  private openItem(index: number, block: OpenedBlock): void {
+    this.items.set(index, { block, text: "", signature: null });
+    const item = this.itemOf(index, block, "", "in_progress");
+    this.send("response.output_item.added", { output_index: index, item });
+    const part = partOf(block, "");
+    if (part) this.send("response.content_part.added", { item_id: item.id, output_index: index, content_index: 0, part });
+    if (block.kind === "redacted") this.blocks.finish();
+  }
+
+  private delta(index: number, kind: "reasoning" | "text" | "tool_call", delta: string): void {
+    const item = this.items.get(index);
+    if (!item) return;
+    item.text += delta;
+    const id = this.itemOf(index, item.block, "", "in_progress").id;
+    if (kind === "text") this.send("response.output_text.delta", { item_id: id, output_index: index, content_index: 0, delta, logprobs: [] });
+    else if (kind === "reasoning") this.send("response.reasoning_text.delta", { item_id: id, output_index: index, content_index: 0, delta });
+    else this.send("response.function_call_arguments.delta", { item_id: id, output_index: index, delta });
+  }
+
+  private closeItem(index: number): void {
+    const open = this.items.get(index);
+    if (!open) return;
+    this.items.delete(index);
+    const { block, text } = open;
+    const item = this.itemOf(index, block, text, "completed");
+    const at = { item_id: item.id, output_index: index };
+    if (block.kind === "text") this.send("response.output_text.done", { ...at, content_index: 0, text, logprobs: [] });
+    else if (block.kind === "reasoning") this.send("response.reasoning_text.done", { ...at, content_index: 0, text });
+    else if (block.kind === "tool_call") this.send("response.function_call_arguments.done", { ...at, name: block.name, arguments: text });
+    const part = partOf(block, text);
+    if (part) this.send("response.content_part.done", { ...at, content_index: 0, part });
+    this.send("response.output_item.done", { output_index: index, item });
+    this.done.push(item);
+  }
+
+  private itemOf(index: number, block: OpenedBlock, text: string, status: string): Record<string, unknown> & { id: string } {
+    const whole: OutputBlock =
+      block.kind === "tool_call"
+        ? { ...block, arguments: text }
+        : block.kind === "redacted"
+          ? block
+          : block.kind === "text"
+            ? { kind: "text", text }
+            : { kind: "reasoning", text, signature: null };
+    const item = outputItem(this.ctx, whole, index) as Record<string, unknown> & { id: string };
+    if (block.kind === "reasoning" && status === "in_progress") item.content = [];
+    if (block.kind === "text") item.content = status === "in_progress" ? [] : item.content;
+    if ("status" in item) item.status = status;
+    return item;
+  }
+
+  private send(type: string, fields: Record<string, unknown>): void {
+    this.sse.event(type, JSON.stringify({ type, sequence_number: this.seq++, ...fields }));
+  }
+}
+
+/** The content part a block streams into: output text for a message, reasoning text for reasoning. */
+function partOf(block: OpenedBlock, text: string): Record<string, unknown> | null {
+  if (block.kind === "text") return { type: "output_text", text, annotations: [], logprobs: [] };
+  if (block.kind === "reasoning") return { type: "reasoning_text", text };
+  return null;
+}

@@ -1,0 +1,293 @@
+import { z } from "zod";
+import { invalid } from "@router/errors";
+import { parseInput } from "@router/http-kit";
+import { samplingSettings, tokenCount } from "@router/request-settings";
+import type { ChatMessage, ChatRequest, ContentPart } from "../../chat/request-schema";
+import type { ParsedRequest } from "../ingress";
+import { routerFields } from "../router-fields";
+
+/**
+ * The body of `POST /v1/responses` (OpenAI Responses), validated and mapped to the internal chat
+ * request. Router keeps no responses, so what needs a stored one (`previous_response_id`,
+ * `conversation`, `item_reference` items, `background`) is a 400 naming the field; `store` is
+ * accepted and nothing is stored. Unknown top-level fields are dropped, as on the chat route.
+ */
+
+const functionName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, { message: "expected 1 to 64 letters, digits, _ or -" });
+const jsonText = z.string().refine(
+  (a) => {
+    try {
+      JSON.parse(a);
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  { message: "expected a JSON text" },
+);
+
+const inputText = z.object({ type: z.literal("input_text"), text: z.string() });
+const inputImage = z.object({
+  type: z.literal("input_image"),
+  image_url: z
+    .string()
+    .refine((u) => /^https?:\/\//i.test(u) || /^data:image\/[a-z0-9.+-]+;base64,/i.test(u), {
+      message: "expected an http(s) URL or a base64 data URL of an image",
+    }),
+  detail: z.enum(["auto", "low", "high"]).optional(),
+});
+const outputText = z.object({ type: z.literal("output_text"), text: z.string(), annotations: z.array(z.unknown()).optional() });
+const refusal = z.object({ type: z.literal("refusal"), refusal: z.string() });
+
+const inputPart = z.discriminatedUnion("type", [inputText, inputImage], {
+  error: 'expected a content part of type "input_text" or "input_image"',
+});
+const assistantPart = z.discriminatedUnion("type", [outputText, refusal], {
+  error: 'expected a content part of type "output_text" or "refusal"',
+});
+
+const message = (role: "user" | "system" | "developer") =>
+  z.object({
+    type: z.literal("message").optional(),
+    role: z.literal(role),
+    content: z.union([z.string(), z.array(inputPart)], { error: "expected a string or an array of input parts" }),
+  });
+
+const assistantMessage = z.object({
+  type: z.literal("message").optional(),
+  role: z.literal("assistant"),
+  id: z.string().optional(),
+  status: z.string().optional(),
+  content: z.union([z.string(), z.array(assistantPart)], { error: "expected a string or an array of output parts" }),
+});
+
+const messageItem = z.discriminatedUnion("role", [message("user"), message("system"), message("developer"), assistantMessage], {
+  error: 'expected role "user", "assistant", "system" or "developer"',
+});
+
+const functionCallItem = z.object({
+  type: z.literal("function_call"),
+  id: z.string().optional(),
+  call_id: z.string().min(1),
+  name: functionName,
+  arguments: jsonText,
+  status: z.string().optional(),
+});
+const functionCallOutputItem = z.object({
+  type: z.literal("function_call_output"),
+  id: z.string().optional(),
+  call_id: z.string().min(1),
+  output: z.union([z.string(), z.array(inputText)], { error: "expected a string or an array of input_text parts" }),
+  status: z.string().optional(),
+});
+// Reasoning items of an earlier answer may be echoed back; they are not sent on (no provider here continues them).
+const reasoningItem = z.looseObject({ type: z.literal("reasoning") });
+
+/** One input item; checked by `type` (a message may omit it), so the error names the right field. */
+const inputItem = z.unknown().superRefine((item, ctx) => {
+  const type = item !== null && typeof item === "object" ? (item as { type?: unknown }).type : undefined;
+  const schema =
+    type === undefined || type === "message"
+      ? messageItem
+      : type === "function_call"
+        ? functionCallItem
+        : type === "function_call_output"
+          ? functionCallOutputItem
+          : type === "reasoning"
+            ? reasoningItem
+            : null;
+  if (!schema) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["type"],
+      message:
+        type === "item_reference"
+          ? "item references need stored responses, which Router does not keep: send the items themselves"
+          : 'expected an item of type "message", "function_call", "function_call_output" or "reasoning"',
+    });
+    return;
+  }
+  for (const issue of schema.safeParse(item).error?.issues ?? []) ctx.addIssue({ code: "custom", message: issue.message, path: issue.path });
+});
+
+const functionTool = z.object({
+  type: z.literal("function", { message: 'only function tools are supported (built-in tools such as web_search run at OpenAI)' }),
+  name: functionName,
+  description: z.string().nullable().optional(),
+  parameters: z.record(z.string(), z.unknown()).nullable().optional(),
+  strict: z.boolean().nullable().optional(),
+});
+
+const toolChoiceSchema = z.union(
+  [z.enum(["none", "auto", "required"]), z.object({ type: z.literal("function"), name: functionName })],
+  { error: 'expected "none", "auto", "required" or {"type":"function","name":...}' },
+);
+
+const formatSchema = z.discriminatedUnion(
+  "type",
+  [
+    z.object({ type: z.literal("text") }),
+    z.object({ type: z.literal("json_object") }),
+    z.object({
+      type: z.literal("json_schema"),
+      name: z.string().min(1).max(64),
+      description: z.string().optional(),
+      schema: z.record(z.string(), z.unknown()),
+      strict: z.boolean().nullable().optional(),
+    }),
+  ],
+  { error: 'expected a format of type "text", "json_object" or "json_schema"' },
+);
+
+const stateless = (what: string) =>
+  z
+    .unknown()
+    .refine((v) => v === undefined || v === null, { message: `Router keeps no responses (stateless): ${what}` })
+    .optional();
+
+export const responsesBodySchema = z.object({
+  model: z.string().min(1).max(256).optional(),
+  input: z.union([z.string(), z.array(inputItem).min(1)], { error: "expected a string or an array of input items" }),
+  instructions: z.string().nullable().optional(),
+  stream: z.boolean().optional(),
+  max_output_tokens: tokenCount.nullable().optional(),
+  temperature: samplingSettings.temperature.nullable(),
+  top_p: samplingSettings.top_p.nullable(),
+  tools: z.array(functionTool).max(128).optional(),
+  tool_choice: toolChoiceSchema.optional(),
+  parallel_tool_calls: z.boolean().nullable().optional(),
+  reasoning: z
+    .object({
+      effort: z.enum(["none", "minimal", "low", "medium", "high"]).nullable().optional(),
+      summary: z.string().nullable().optional(),
+    })
+    .nullable()
+    .optional(),
+  text: z.object({ format: formatSchema.optional(), verbosity: z.string().nullable().optional() }).nullable().optional(),
+  store: z.boolean().nullable().optional(),
+  metadata: z.record(z.string(), z.string().max(512)).nullable().optional(),
+  user: z.string().max(256).optional(),
+  previous_response_id: stateless("send the whole conversation in input instead of previous_response_id"),
+  conversation: stateless("send the whole conversation in input instead of a conversation"),
+  background: z.literal(false, { message: "background responses need stored responses, which Router does not keep" }).nullable().optional(),
+  ...routerFields,
+});
+
+export type ResponsesBody = z.infer<typeof responsesBodySchema>;
+type MessageItem = z.infer<typeof messageItem>;
+
+/** Validates a Responses body (400 naming the field) and maps it to the internal chat request. */
+export function parseResponsesRequest(body: unknown): ParsedRequest {
+  if (body === null || typeof body !== "object" || Array.isArray(body)) throw invalid("body", "expected a JSON object");
+  const b = parseInput(responsesBodySchema, body);
+  const messages: ChatMessage[] = [];
+  if (b.instructions) messages.push({ role: "system", content: b.instructions });
+  if (typeof b.input === "string") messages.push({ role: "user", content: b.input });
+  else for (const item of b.input) addItem(messages, item as InputItem);
+  if (!messages.some((m) => m.role !== "system")) throw invalid("input", "expected at least one message or function call output");
+  const request: ChatRequest = {
+    model: b.model,
+    models: b.models,
+    messages,
+    stream: b.stream,
+    max_tokens: b.max_output_tokens ?? undefined,
+    temperature: b.temperature ?? undefined,
+    top_p: b.top_p ?? undefined,
+    user: b.user,
+    provider: b.provider,
+    session_id: b.session_id,
+    prompt_cache_key: b.prompt_cache_key,
+    routing_stability: b.routing_stability,
+    routing_seed: b.routing_seed,
+    run_id: b.run_id,
+  };
+  if (b.tools?.length) {
+    request.tools = b.tools.map((t) => ({
+      type: "function",
+      function: {
+        name: t.name,
+        ...(t.description ? { description: t.description } : {}),
+        ...(t.parameters ? { parameters: t.parameters } : {}),
+        ...(t.strict != null ? { strict: t.strict } : {}),
+      },
+    }));
+  }
+  if (b.tool_choice) request.tool_choice = typeof b.tool_choice === "string" ? b.tool_choice : { type: "function", function: { name: b.tool_choice.name } };
+  if (b.parallel_tool_calls != null) request.parallel_tool_calls = b.parallel_tool_calls;
+  const effort = b.reasoning?.effort;
+  if (effort === "none") request.reasoning = { enabled: false };
+  else if (effort) request.reasoning = { effort: effort === "minimal" ? "low" : effort };
+  const format = b.text?.format;
+  if (format?.type === "json_schema") {
+    request.response_format = {
+      type: "json_schema",
+      json_schema: {
+        name: format.name,
+        schema: format.schema,
+        ...(format.description !== undefined ? { description: format.description } : {}),
+        ...(format.strict != null ? { strict: format.strict } : {}),
+      },
+    };
+  } else if (format) request.response_format = { type: format.type };
+  for (const k of Object.keys(request) as (keyof ChatRequest)[]) if (request[k] === undefined) delete request[k];
+  return { request, echo: echoOf(b) };
+}
+
+/** What a Responses answer repeats of its request (settings, not input). */
+function echoOf(b: ResponsesBody): Record<string, unknown> {
+  return {
+    instructions: b.instructions ?? null,
+    max_output_tokens: b.max_output_tokens ?? null,
+    temperature: b.temperature ?? null,
+    top_p: b.top_p ?? null,
+    tools: b.tools ?? [],
+    tool_choice: b.tool_choice ?? "auto",
+    parallel_tool_calls: b.parallel_tool_calls ?? true,
+    reasoning: { effort: b.reasoning?.effort ?? null, summary: null },
+    text: { format: b.text?.format ?? { type: "text" } },
+    metadata: b.metadata ?? {},
+    user: b.user ?? null,
+    // Nothing is kept, whatever `store` said.
+    store: false,
+    previous_response_id: null,
+    truncation: "disabled",
+  };
+}
+
+type InputItem = MessageItem | z.infer<typeof functionCallItem> | z.infer<typeof functionCallOutputItem> | { type: "reasoning" };
+
+type AssistantMessage = Extract<ChatMessage, { role: "assistant" }>;
+
+/** Appends one item; consecutive function calls join the assistant turn before them, as chat carries them. */
+function addItem(messages: ChatMessage[], item: InputItem): void {
+  if (item.type === "reasoning") return;
+  if (item.type === "function_call") {
+    const call = { id: item.call_id, type: "function" as const, function: { name: item.name, arguments: item.arguments } };
+    const last = messages[messages.length - 1];
+    if (last?.role === "assistant") (last.tool_calls ??= []).push(call);
+    else messages.push({ role: "assistant", content: null, tool_calls: [call] } satisfies AssistantMessage);
+    return;
+  }
+  if (item.type === "function_call_output") {
+    const content = typeof item.output === "string" ? item.output : item.output.map((p) => p.text).join("");
+    messages.push({ role: "tool", tool_call_id: item.call_id, content });
+    return;
+  }
+  if (item.role === "assistant") {
+    const content = typeof item.content === "string" ? item.content : item.content.map((p) => (p.type === "output_text" ? p.text : p.refusal)).join("");
+    messages.push({ role: "assistant", content });
+    return;
+  }
+  const content = typeof item.content === "string" ? item.content : item.content.map(partOf);
+  if (item.role === "user") {
+    messages.push({ role: "user", content });
+    return;
+  }
+  const text = typeof content === "string" ? content : content.map((p) => (p.type === "text" ? p.text : "")).join("");
+  messages.push({ role: item.role, content: text });
+}
+
+function partOf(p: z.infer<typeof inputPart>): ContentPart {
+  if (p.type === "input_text") return { type: "text", text: p.text };
+  return { type: "image_url", image_url: { url: p.image_url, ...(p.detail ? { detail: p.detail } : {}) } };
+}

@@ -1,0 +1,76 @@
+import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
+import { z } from "zod";
+import { messagesBodySchema } from "../ingress/anthropic-messages/request";
+import { responsesBodySchema } from "../ingress/responses/request";
+import { jsonBody, SECURITY } from "./envelopes";
+
+/** The other ways in beside chat completions: OpenAI Responses and Anthropic Messages (docs/ingress.md). */
+export function registerIngressPaths(registry: OpenAPIRegistry): void {
+  const openAiError = z
+    .looseObject({ error: z.looseObject({ message: z.string(), type: z.string(), param: z.string().nullable(), code: z.string() }) })
+    .meta({ id: "OpenAiError" });
+  const response = z
+    .looseObject({
+      id: z.string(),
+      object: z.literal("response"),
+      created_at: z.number().int(),
+      status: z.enum(["completed", "incomplete", "failed", "in_progress"]),
+      model: z.string(),
+      output: z.array(z.looseObject({ type: z.string() })),
+      usage: z.looseObject({ input_tokens: z.number().int(), output_tokens: z.number().int(), total_tokens: z.number().int() }).nullable(),
+    })
+    .meta({ id: "Response" });
+  registry.registerPath({
+    method: "post",
+    path: "/v1/responses",
+    summary: "OpenAI Responses, stateless, served by any provider; the Responses event stream when `stream` is true",
+    security: SECURITY.inference,
+    request: { body: jsonBody(responsesBodySchema.meta({ id: "ResponsesRequest" })) },
+    responses: {
+      200: {
+        description: "The response, or its event stream (response.created ... response.completed)",
+        content: { "application/json": { schema: response }, "text/event-stream": { schema: z.string() } },
+      },
+      ...errors([400, 401, 403, 404, 429], openAiError),
+    },
+  });
+
+  const anthropicError = z
+    .looseObject({ type: z.literal("error"), error: z.looseObject({ type: z.string(), message: z.string() }) })
+    .meta({ id: "AnthropicError" });
+  const message = z
+    .looseObject({
+      id: z.string(),
+      type: z.literal("message"),
+      role: z.literal("assistant"),
+      model: z.string(),
+      content: z.array(z.looseObject({ type: z.string() })),
+      stop_reason: z.string().nullable(),
+      usage: z.looseObject({ input_tokens: z.number().int(), output_tokens: z.number().int() }),
+    })
+    .meta({ id: "AnthropicMessage" });
+  registry.registerPath({
+    method: "post",
+    path: "/v1/messages",
+    summary: "Anthropic Messages, served by any provider; the Messages event stream when `stream` is true",
+    security: [...SECURITY.inference, { inferenceApiKey: [] }],
+    request: {
+      headers: z.object({
+        "anthropic-version": z.string().optional().meta({ description: "Accepted; the answer has the 2023-06-01 shape" }),
+        "anthropic-beta": z.string().optional().meta({ description: "Sent on to Anthropic endpoints (as X-Vendor-Beta)" }),
+      }),
+      body: jsonBody(messagesBodySchema.meta({ id: "MessagesRequest" })),
+    },
+    responses: {
+      200: {
+        description: "The message, or its event stream (message_start ... message_stop)",
+        content: { "application/json": { schema: message }, "text/event-stream": { schema: z.string() } },
+      },
+      ...errors([400, 401, 403, 404, 429], anthropicError),
+    },
+  });
+}
+
+function errors(statuses: number[], schema: z.ZodType): Record<number, { description: string; content: { "application/json": { schema: z.ZodType } } }> {
+  return Object.fromEntries(statuses.map((s) => [s, { description: `Refused (${s}), in the format's own error shape`, content: { "application/json": { schema } } }]));
+}

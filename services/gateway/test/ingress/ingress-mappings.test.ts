@@ -1,0 +1,299 @@
+import { DomainError } from "@router/errors";
+import { parseMessagesRequest } from "../../src/ingress/anthropic-messages/request";
+import { anthropicMessagesIngress, stopReasonOf } from "../../src/ingress/anthropic-messages";
+import { parseResponsesRequest } from "../../src/ingress/responses/request";
+import { responsesIngress } from "../../src/ingress/responses";
+import { blocksOf, StreamBlocks, type BlockSink } from "../../src/ingress/output-blocks";
+import type { ChatContext } from "../../src/chat/chat-context";
+import type { Candidate } from "../../src/dispatch/types";
+import type { SseResponse } from "../../src/chat/sse-response";
+
+const fieldOf = (f: () => unknown): unknown => {
+  try {
+    f();
+  } catch (e) {
+    return e instanceof DomainError ? e.details?.field : e;
+  }
+  return undefined;
+};
+
+describe("the Responses request mapping", () => {
+  it("maps instructions, items, tools, the token bound, effort and a json_schema format to the chat request", () => {
+    const { request, echo } = parseResponsesRequest({
+      model: "openai/gpt-4o-mini",
+      instructions: "Be brief.",
+      input: [
+        { role: "user", content: [{ type: "input_text", text: "Weather?" }, { type: "input_image", image_url: "https://x.test/a.png" }] },
+        { type: "function_call", call_id: "c1", name: "w", arguments: '{"city":"Oslo"}' },
+        { type: "function_call", call_id: "c2", name: "w", arguments: '{"city":"Rome"}' },
+        { type: "function_call_output", call_id: "c1", output: "cold" },
+        { type: "reasoning", id: "rs_1", summary: [] },
+      ],
+      tools: [{ type: "function", name: "w", parameters: { type: "object" } }],
+      tool_choice: { type: "function", name: "w" },
+      max_output_tokens: 300,
+      reasoning: { effort: "minimal" },
+      text: { format: { type: "json_schema", name: "out", schema: { type: "object" }, strict: true } },
+      store: true,
+      metadata: { team: "a" },
+    });
+    expect(request.messages).toEqual([
+      { role: "system", content: "Be brief." },
+      { role: "user", content: [{ type: "text", text: "Weather?" }, { type: "image_url", image_url: { url: "https://x.test/a.png" } }] },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          { id: "c1", type: "function", function: { name: "w", arguments: '{"city":"Oslo"}' } },
+          { id: "c2", type: "function", function: { name: "w", arguments: '{"city":"Rome"}' } },
+        ],
+      },
+      { role: "tool", tool_call_id: "c1", content: "cold" },
+    ]);
+    expect(request).toMatchObject({
+      max_tokens: 300,
+      reasoning: { effort: "low" },
+      tools: [{ type: "function", function: { name: "w", parameters: { type: "object" } } }],
+      tool_choice: { type: "function", function: { name: "w" } },
+      response_format: { type: "json_schema", json_schema: { name: "out", schema: { type: "object" }, strict: true } },
+    });
+    expect(echo).toMatchObject({ instructions: "Be brief.", store: false, metadata: { team: "a" }, max_output_tokens: 300 });
+  });
+
+  it("refuses what needs stored responses, built-in tools and bad items, naming the field", () => {
+    expect(fieldOf(() => parseResponsesRequest({ input: "Hi", previous_response_id: "resp_1" }))).toBe("previous_response_id");
+    expect(fieldOf(() => parseResponsesRequest({ input: [{ type: "item_reference", id: "x" }] }))).toBe("input.0.type");
+    expect(fieldOf(() => parseResponsesRequest({ input: "Hi", tools: [{ type: "web_search" }] }))).toBe("tools.0.type");
+    expect(fieldOf(() => parseResponsesRequest({ input: [{ type: "function_call", call_id: "c", name: "w", arguments: "{" }] }))).toBe(
+      "input.0.arguments",
+    );
+    expect(fieldOf(() => parseResponsesRequest({ input: 3 }))).toBe("input");
+    expect(fieldOf(() => parseResponsesRequest({ input: "Hi", background: true }))).toBe("background");
+  });
+});
+
+describe("the Anthropic Messages request mapping", () => {
+  it("maps system blocks, tool results, images, signed thinking, tools, tool choice and thinking", () => {
+    const request = parseMessagesRequest({
+      model: "anthropic/claude-sonnet-4",
+      max_tokens: 4000,
+      system: [{ type: "text", text: "Sys " }, { type: "text", text: "prompt." }],
+      messages: [
+        { role: "user", content: "Look" },
+        {
+          role: "assistant",
+          content: [
+            { type: "thinking", thinking: "hmm", signature: "sig" },
+            { type: "text", text: "Looking." },
+            { type: "tool_use", id: "toolu_1", name: "look", input: { at: "sky" } },
+          ],
+        },
+        {
+          role: "user",
+          content: [
+            { type: "tool_result", tool_use_id: "toolu_1", content: [{ type: "text", text: "blue" }] },
+            { type: "image", source: { type: "base64", media_type: "image/png", data: "AAAA" } },
+          ],
+        },
+      ],
+      tools: [{ name: "look", input_schema: { type: "object" } }],
+      tool_choice: { type: "any", disable_parallel_tool_use: true },
+      thinking: { type: "enabled", budget_tokens: 2048 },
+      stop_sequences: ["END"],
+      metadata: { user_id: "u1" },
+    });
+    expect(request.messages).toEqual([
+      { role: "system", content: "Sys prompt." },
+      { role: "user", content: "Look" },
+      {
+        role: "assistant",
+        content: "Looking.",
+        tool_calls: [{ id: "toolu_1", type: "function", function: { name: "look", arguments: '{"at":"sky"}' } }],
+        reasoning_details: [{ type: "reasoning.text", text: "hmm", signature: "sig", format: "anthropic-claude-v1", index: 0 }],
+      },
+      { role: "tool", tool_call_id: "toolu_1", content: "blue" },
+      { role: "user", content: [{ type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } }] },
+    ]);
+    expect(request).toMatchObject({
+      max_tokens: 4000,
+      tool_choice: "required",
+      parallel_tool_calls: false,
+      reasoning: { max_tokens: 2048 },
+      stop: ["END"],
+      user: "u1",
+      tools: [{ type: "function", function: { name: "look", parameters: { type: "object" } } }],
+    });
+  });
+
+  it("requires max_tokens and refuses server tools and bad roles, naming the field", () => {
+    expect(fieldOf(() => parseMessagesRequest({ messages: [{ role: "user", content: "Hi" }] }))).toBe("max_tokens");
+    expect(fieldOf(() => parseMessagesRequest({ max_tokens: 5, messages: [{ role: "system", content: "Hi" }] }))).toBe("messages.0.role");
+    expect(
+      fieldOf(() => parseMessagesRequest({ max_tokens: 5, messages: [{ role: "user", content: "Hi" }], tools: [{ type: "web_search_20250305", name: "web_search" }] })),
+    ).toBe("tools.0.type");
+  });
+
+  it("maps finish reasons to stop reasons, keeping Anthropic's own", () => {
+    expect(stopReasonOf("stop", "stop_sequence")).toBe("stop_sequence");
+    expect(stopReasonOf("length", "MAX_TOKENS")).toBe("max_tokens");
+    expect(stopReasonOf("tool_calls", "tool_calls")).toBe("tool_use");
+    expect(stopReasonOf("content_filter", "SAFETY")).toBe("refusal");
+    expect(stopReasonOf("stop", "stop")).toBe("end_turn");
+  });
+});
+
+const candidate = { modelId: "openai/gpt-4o-mini", providerSlug: "openai" } as Candidate;
+const ctx = (echo: Record<string, unknown> | null = null) =>
+  ({ id: "gen-abc", created: 1700000000, request: { model: "openai/gpt-4o-mini", messages: [] }, echo }) as unknown as ChatContext;
+const usage = { prompt: 10, completion: 5, cached: 4, reasoning: 2 };
+const message = {
+  role: "assistant" as const,
+  content: "Hi.",
+  reasoning: "think",
+  tool_calls: [{ id: "c1", type: "function" as const, function: { name: "w", arguments: '{"a":1}' } }],
+};
+
+describe("rendering a whole answer", () => {
+  const completion = { choices: [{ index: 0, message, finish_reason: "tool_calls" as const, native_finish_reason: "tool_calls" }], usage };
+
+  it("as a Responses response: reasoning, message and function call items, usage", () => {
+    const body = responsesIngress.render(ctx({ store: false }), { candidate, completion, usage, meta: null });
+    expect(body).toMatchObject({ id: "gen-abc", object: "response", status: "completed", store: false, model: "openai/gpt-4o-mini" });
+    expect((body.output as Array<{ type: string }>).map((o) => o.type)).toEqual(["reasoning", "message", "function_call"]);
+    expect(body.output).toContainEqual(expect.objectContaining({ type: "function_call", call_id: "c1", name: "w", arguments: '{"a":1}' }));
+    expect(body.usage).toEqual({
+      input_tokens: 10,
+      input_tokens_details: { cached_tokens: 4 },
+      output_tokens: 5,
+      output_tokens_details: { reasoning_tokens: 2 },
+      total_tokens: 15,
+    });
+  });
+
+  it("as an Anthropic message: thinking, text and tool_use blocks; input tokens without the cached ones", () => {
+    const body = anthropicMessagesIngress.render(ctx(), { candidate, completion, usage, meta: null });
+    expect(body).toMatchObject({ id: "gen-abc", type: "message", role: "assistant", stop_reason: "tool_use" });
+    expect(body.content).toEqual([
+      { type: "thinking", thinking: "think", signature: "" },
+      { type: "text", text: "Hi." },
+      { type: "tool_use", id: "c1", name: "w", input: { a: 1 } },
+    ]);
+    expect(body.usage).toEqual({ input_tokens: 6, output_tokens: 5, cache_read_input_tokens: 4, cache_creation_input_tokens: 0 });
+  });
+
+  it("errors in each format's shape", () => {
+    const e = { status: 400, code: "invalid_request", message: "messages.0.role: bad", details: { field: "messages.0.role" } };
+    expect(anthropicMessagesIngress.errorBody(e)).toEqual({
+      type: "error",
+      error: { type: "invalid_request_error", message: "messages.0.role: bad", code: "invalid_request", details: { field: "messages.0.role" } },
+    });
+    expect(responsesIngress.errorBody(e)).toEqual({ error: { ...e, type: "invalid_request_error", param: "messages.0.role" } });
+  });
+});
+
+describe("the stream renderers", () => {
+  const fakeSse = () => {
+    const events: Array<{ event: string; data: Record<string, unknown> }> = [];
+    const sse = { event: (event: string, json: string) => events.push({ event, data: JSON.parse(json) as Record<string, unknown> }), end: () => undefined };
+    return { events, sse: sse as unknown as SseResponse };
+  };
+  const chunks = [
+    { reasoning: "th" },
+    { reasoning: "ink", reasoning_details: [{ type: "reasoning.text" as const, text: "", signature: "sig", index: 0 }] },
+    { content: "He" },
+    { content: "llo" },
+    { tool_calls: [{ index: 0, id: "c1", type: "function" as const, function: { name: "w", arguments: "" } }] },
+    { tool_calls: [{ index: 0, function: { arguments: '{"a":1}' } }] },
+  ];
+  const end = { candidate, usage, finishReason: "tool_calls" as const, nativeFinishReason: "tool_use", meta: null };
+
+  it("Anthropic: message_start, three blocks with their deltas (signature included), message_delta, message_stop", () => {
+    const { events, sse } = fakeSse();
+    const out = anthropicMessagesIngress.stream(ctx(), sse);
+    out.commit(candidate);
+    for (const delta of chunks) out.chunk([{ index: 0, delta, finish_reason: null, native_finish_reason: null }]);
+    out.end(end);
+    expect(events.map((e) => e.event)).toEqual([
+      "message_start",
+      "content_block_start",
+      "content_block_delta",
+      "content_block_delta",
+      "content_block_delta",
+      "content_block_stop",
+      "content_block_start",
+      "content_block_delta",
+      "content_block_delta",
+      "content_block_stop",
+      "content_block_start",
+      "content_block_delta",
+      "content_block_stop",
+      "message_delta",
+      "message_stop",
+    ]);
+    expect(events[4]?.data).toMatchObject({ index: 0, delta: { type: "signature_delta", signature: "sig" } });
+    expect(events[10]?.data).toMatchObject({ index: 2, content_block: { type: "tool_use", id: "c1", name: "w" } });
+    expect(events[13]?.data).toMatchObject({ delta: { stop_reason: "tool_use" }, usage: { input_tokens: 6, output_tokens: 5 } });
+  });
+
+  it("Responses: created, items with deltas and done events, completed with the output and usage; sequence numbers count up", () => {
+    const { events, sse } = fakeSse();
+    const out = responsesIngress.stream(ctx(), sse);
+    out.commit(candidate);
+    for (const delta of chunks) out.chunk([{ index: 0, delta, finish_reason: null, native_finish_reason: null }]);
+    out.end(end);
+    const types = events.map((e) => e.event);
+    expect(types.slice(0, 3)).toEqual(["response.created", "response.in_progress", "response.output_item.added"]);
+    expect(types).toContain("response.output_text.delta");
+    expect(types).toContain("response.function_call_arguments.done");
+    expect(types.at(-1)).toBe("response.completed");
+    expect(events.map((e) => e.data.sequence_number)).toEqual(events.map((_, i) => i));
+    expect(events.find((e) => e.event === "response.output_text.done")?.data).toMatchObject({ text: "Hello" });
+    const response = events.at(-1)?.data.response as { output: Array<{ type: string }>; usage: unknown };
+    expect(response.output.map((o) => o.type)).toEqual(["reasoning", "message", "function_call"]);
+    expect(response.usage).toMatchObject({ input_tokens: 10, output_tokens: 5 });
+  });
+
+  it("a failure before any provider answered: Responses created then failed; Anthropic an error event", () => {
+    const error = new DomainError("upstream_error", "every provider failed", { status: 502 });
+    const r = fakeSse();
+    responsesIngress.stream(ctx(), r.sse).fail({ error, candidate: null, usage: null, meta: null });
+    expect(r.events.map((e) => e.event)).toEqual(["response.created", "response.in_progress", "response.failed"]);
+    expect(r.events[2]?.data).toMatchObject({ response: { status: "failed", error: { code: "upstream_error", message: "every provider failed" } } });
+    const a = fakeSse();
+    anthropicMessagesIngress.stream(ctx(), a.sse).fail({ error, candidate: null, usage: null, meta: null });
+    expect(a.events).toEqual([{ event: "error", data: { type: "error", error: { type: "api_error", message: "every provider failed", code: "upstream_error" } } }]);
+  });
+});
+
+describe("output blocks", () => {
+  it("orders a whole answer's signed and redacted reasoning by index, then text, then tool calls", () => {
+    expect(
+      blocksOf({
+        role: "assistant",
+        content: "x",
+        reasoning_details: [
+          { type: "reasoning.encrypted", data: "enc", index: 1 },
+          { type: "reasoning.text", text: "t", signature: "s", index: 0 },
+        ],
+      }),
+    ).toEqual([
+      { kind: "reasoning", text: "t", signature: "s" },
+      { kind: "redacted", data: "enc" },
+      { kind: "text", text: "x" },
+    ]);
+  });
+
+  it("opens a new block for each tool call of a stream", () => {
+    const seen: string[] = [];
+    const sink: BlockSink = {
+      open: (i, b) => seen.push(`open ${i} ${b.kind}`),
+      delta: (i, _k, t) => seen.push(`delta ${i} ${t}`),
+      signature: () => undefined,
+      close: (i) => seen.push(`close ${i}`),
+    };
+    const blocks = new StreamBlocks(sink);
+    blocks.feed([{ index: 0, finish_reason: null, native_finish_reason: null, delta: { tool_calls: [{ index: 0, id: "a", function: { name: "f", arguments: "{}" } }, { index: 1, id: "b", function: { name: "g", arguments: "{}" } }] } }]);
+    blocks.finish();
+    expect(seen).toEqual(["open 0 tool_call", "delta 0 {}", "close 0", "open 1 tool_call", "delta 1 {}", "close 1"]);
+  });
+});
