@@ -4,6 +4,7 @@ import { createLogger } from "@router/logging";
 import { loadCliConfig } from "./config";
 import { runCatalogImport } from "./commands/catalog-import";
 import { runEventsTail } from "./commands/events-tail";
+import { runKafkaTopicsCreate } from "./commands/kafka-topics";
 import { runMigrate } from "./commands/migrate";
 import { runOrgCreate } from "./commands/org-create";
 import { runKeyCreate, runOrgList } from "./commands/org-recovery";
@@ -22,13 +23,16 @@ Commands:
   catalog import [<file>]                 Import the model catalog (default: the bundled catalog)
   migrate                                 Apply every service's database migrations
   events tail <topic>                     Print events on a bus topic as JSON lines (redis or kafka bus)
+  kafka topics create                     Declare every bus topic and its .dlq on KAFKA_BROKERS
+                                          (KAFKA_TOPIC_PARTITIONS, KAFKA_TOPIC_REPLICATION_FACTOR,
+                                          KAFKA_TOPIC_MIN_INSYNC_REPLICAS); existing ones are kept
   probe --url <gateway> --region <name>   Call <gateway>/health every minute and record it for
         [--interval <s>] [--timeout-ms <ms>] [--once]
                                           GET /v1/status/uptime (needs DATABASE_URL; one per region)
 
 Settings come from the environment, as for the services: DATABASE_URL (unset: the embedded store
 under ROUTER_DATA_DIR, default ./.data, which only one process may hold: stop \`npm start\` first),
-ROUTER_BUS, REDIS_URL, KAFKA_BROKERS, ROUTER_KEY_PEPPER.`;
+ROUTER_BUS, ROUTER_BUS_NAMESPACE, REDIS_URL, KAFKA_BROKERS, KAFKA_TOPIC_*, ROUTER_KEY_PEPPER.`;
 
 async function main(argv: string[]): Promise<number> {
   const { positionals, values } = parseArgs({
@@ -63,6 +67,7 @@ async function main(argv: string[]): Promise<number> {
     if (group === "catalog" && action === "import") return await runCatalogImport(stores, arg);
     if (group === "migrate") return await runMigrate(stores);
     if (group === "events" && action === "tail") return await runEventsTail(config, log, arg);
+    if (group === "kafka" && action === "topics" && arg === "create") return await runKafkaTopicsCreate(config, log);
     if (group === "probe") {
       const intervalSeconds = Number(values.interval);
       const timeoutMs = Number(values["timeout-ms"]);
