@@ -17,6 +17,10 @@ Usage: npm run router -- <command>
 
 Commands:
   org create --name <name> [--operator]   Create an organisation; prints its management key once
+        [--if-missing] [--key-file <path> | --key-secret <name>]
+                                          --if-missing: nothing to do when an operator organisation
+                                          exists; --key-file / --key-secret: hand the key over in a
+                                          file (0600) or a Kubernetes Secret, not on stdout
   org list                                List every organisation (id, name, operator, members, keys)
   key create --org <org_id> [--name <n>]  Mint a new management key for an existing organisation
                                           (a lost operator key); printed once
@@ -48,6 +52,9 @@ async function main(argv: string[]): Promise<number> {
       "timeout-ms": { type: "string", default: "10000" },
       once: { type: "boolean", default: false },
       org: { type: "string" },
+      "if-missing": { type: "boolean", default: false },
+      "key-file": { type: "string" },
+      "key-secret": { type: "string" },
     },
   });
   const [group, action, arg] = positionals;
@@ -60,7 +67,13 @@ async function main(argv: string[]): Promise<number> {
   const stores = new Stores(config.DATABASE_URL, config.ROUTER_DATA_DIR);
   try {
     if (group === "org" && action === "create") {
-      return await runOrgCreate(stores, config, { name: values.name, operator: values.operator ?? false });
+      return await runOrgCreate(stores, config, {
+        name: values.name,
+        operator: values.operator ?? false,
+        ifMissing: values["if-missing"] ?? false,
+        keyFile: values["key-file"],
+        keySecret: values["key-secret"],
+      });
     }
     if (group === "org" && action === "list") return await runOrgList(stores);
     if (group === "key" && action === "create") return await runKeyCreate(stores, config, { org: values.org, name: values.name });
