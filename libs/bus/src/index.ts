@@ -37,7 +37,7 @@ export {
  */
 export async function createBus(config: BusConfig): Promise<EventBus> {
   const bus = await createAdapter(config);
-  return traced(config.namespace ? namespaced(bus, config.namespace) : bus);
+  return traced(config.namespace ? namespaced(bus, config.namespace, { groups: config.kind === "kafka" }) : bus);
 }
 
 async function createAdapter(config: BusConfig): Promise<EventBus> {

@@ -1,4 +1,4 @@
-import { checkTopicLayout, declareKafkaTopics, topicLayoutOf } from "@router/bus";
+import { BusMisconfiguredError, checkTopicLayout, declareKafkaTopics, topicLayoutOf, type TopicPlan } from "@router/bus";
 import type { Logger } from "@router/logging";
 import { TOPICS } from "@router/proto";
 import type { CliConfig } from "../config";
@@ -17,7 +17,17 @@ export async function runKafkaTopicsCreate(config: CliConfig, log: Logger): Prom
   }
   const layout = topicLayoutOf(config);
   checkTopicLayout(layout);
-  const plan = await declareKafkaTopics({ brokers, topics: Object.values(TOPICS), namespace: config.ROUTER_BUS_NAMESPACE, layout, log });
+  let plan: TopicPlan;
+  try {
+    plan = await declareKafkaTopics({ brokers, topics: Object.values(TOPICS), namespace: config.ROUTER_BUS_NAMESPACE, layout, log });
+  } catch (err) {
+    // A misconfiguration's message says what to fix; anything else is the brokers not answering.
+    const message = err instanceof Error ? err.message : String(err);
+    process.stderr.write(
+      err instanceof BusMisconfiguredError ? `${message}\n` : `kafka topics create: no answer from KAFKA_BROKERS=${brokers.join(",")} (${message})\n`,
+    );
+    return 1;
+  }
   const line = (row: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(row)}\n`);
   for (const t of plan.create) {
     line({ topic: t.topic, action: "created", partitions: t.numPartitions, replication_factor: t.replicationFactor });
