@@ -97,7 +97,8 @@ export class SecretWriter {
 function apiError(what: string, res: { status: number; text: string }): Error {
   let message = "";
   try {
-    message = String((JSON.parse(res.text) as { message?: unknown }).message ?? "");
+    const parsed = (JSON.parse(res.text) as { message?: unknown }).message;
+    message = typeof parsed === "string" ? parsed : "";
   } catch {
     message = "";
   }
