@@ -37,6 +37,10 @@ eslint: ## ESLint with typescript-eslint's type-checked rules over sources, test
 test: services proto-check build typecheck-tests eslint ## Unit, integration and end-to-end tests (needs Postgres and Redis)
 	npx jest --ci
 
+test-kafka: services build ## Every test with the end-to-end stacks on Kafka: KAFKA_BROKERS=host:port make test-kafka
+	@test -n "$(KAFKA_BROKERS)" || { echo "KAFKA_BROKERS: set it to a Kafka broker, e.g. docker run -d -p 9092:9092 apache/kafka:3.8.0, then KAFKA_BROKERS=localhost:9092 make test-kafka"; exit 2; }
+	ROUTER_BUS=kafka KAFKA_BROKERS="$(KAFKA_BROKERS)" npx jest --ci
+
 start: build ## Run the whole stack in one process with embedded defaults
 	node services/embedded/dist/main.js
 
@@ -61,4 +65,4 @@ lint: ## Lint the protobuf contracts, type-check everything (tests included) and
 	npx tsc -p tsconfig.test.json
 	npx eslint --max-warnings 0 .
 
-.PHONY: help install proto proto-check asyncapi build typecheck-tests eslint services test start up bench bench-plan bench-content-filter bench-management lint
+.PHONY: help install proto proto-check asyncapi build typecheck-tests eslint services test test-kafka start up bench bench-plan bench-content-filter bench-management lint

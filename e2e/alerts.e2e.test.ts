@@ -5,10 +5,10 @@ import { createBus, type EventBus } from "@router/bus";
 import { createLogger } from "@router/logging";
 import { SIGNATURE_HEADER, verifySignature } from "@router/outbound";
 import { events, TOPICS } from "@router/proto";
-import { gatewayClient, startHttpsReceiver, startStack, TEST_REDIS_URL, waitFor, type HttpsReceiver, type Stack } from "@router/testkit";
+import { gatewayClient, startHttpsReceiver, startStack, waitFor, type HttpsReceiver, type Stack } from "@router/testkit";
 
 /**
- * Usage alerts across the separate-process stack on the Redis Streams bus: a threshold crossing
+ * Usage alerts across the separate-process stack on its bus (Redis Streams, or Kafka): a threshold crossing
  * published on the stack's bus reaches a webhook channel at a real HTTPS receiver on loopback
  * (allowed through the test-only outbound override), signed; a receiver answering 500 is retried
  * and the failure shows in the delivery log through the gateway; a private target is refused.
@@ -37,10 +37,8 @@ describe("alerts through the separate-process stack", () => {
     // The ledger's side of the topic: a publisher on the stack's own namespace.
     outboxDir = mkdtempSync(join(tmpdir(), "alerts-e2e-outbox-"));
     bus = await createBus({
-      kind: "redis",
+      ...stack.bus,
       clientId: "alerts-e2e-ledger",
-      redisUrl: TEST_REDIS_URL,
-      namespace: stack.env.ROUTER_BUS_NAMESPACE,
       outboxDir,
       log: createLogger({ level: "silent" }),
     });

@@ -1,7 +1,7 @@
 import { createBus, type EventBus, type Subscription } from "@router/bus";
 import { createLogger } from "@router/logging";
 import { events, TOPICS } from "@router/proto";
-import { gatewayClient, startFakeOpenAi, startStack, TEST_REDIS_URL, waitFor, type FakeUpstream, type Stack } from "@router/testkit";
+import { gatewayClient, startFakeOpenAi, startStack, waitFor, type FakeUpstream, type Stack } from "@router/testkit";
 
 type Client = ReturnType<typeof gatewayClient>;
 
@@ -15,7 +15,7 @@ const ask = (client: Client, headers: Record<string, string> = {}) =>
 
 /**
  * Workspace and agent budgets end to end: gateway, routing, ledger and activity as separate
- * processes on Postgres and the Redis Streams bus. Budgets are set through the gateway (forwarded to
+ * processes on Postgres and the stack's bus (Redis Streams, or Kafka). Budgets are set through the gateway (forwarded to
  * the ledger), admissions and settlements go over gRPC, and the ledger's threshold events arrive on
  * the bus as the alerts service would read them.
  */
@@ -63,11 +63,9 @@ describe("spend budgets through the separate-process stack", () => {
     const org = await stack.createOrg("Budgets Inc");
     mgmt = gatewayClient(stack.gatewayUrl, org.managementKey);
     expect((await mgmt.post("/v1/provider-keys", { provider: "openai", api_key: "sk-openai-budgets-01" })).status).toBe(201);
-    // Read the ledger's events the way the alerts service does: the stack's own namespace on Redis.
+    // Read the ledger's events the way the alerts service does: the stack's own bus and namespace.
     bus = await createBus({
-      kind: "redis",
-      redisUrl: TEST_REDIS_URL,
-      namespace: stack.env.ROUTER_BUS_NAMESPACE,
+      ...stack.bus,
       clientId: "budgets-e2e",
       log: createLogger({ level: "silent" }),
     });

@@ -52,10 +52,16 @@ describe("docker-compose.yml", () => {
     expect(compose.services.redis).toBeDefined();
   });
 
-  it("makes every service wait for its stores and the broker, and points it at Kafka", () => {
+  it("declares the Kafka topics in a one-shot step, on a broker that creates none by itself", () => {
+    expect(compose.services["kafka-topics"]?.command).toEqual(["node", "services/cli/dist/main.js", "kafka", "topics", "create"]);
+    expect(compose.services.kafka?.environment?.KAFKA_AUTO_CREATE_TOPICS_ENABLE).toBe("false");
+  });
+
+  it("makes every service wait for its stores, the broker and the declared topics, and points it at Kafka", () => {
     for (const name of deployable) {
       const svc = compose.services[name];
-      expect(Object.keys(svc?.depends_on ?? {})).toEqual(expect.arrayContaining(["postgres", "redis", "kafka"]));
+      expect(Object.keys(svc?.depends_on ?? {})).toEqual(expect.arrayContaining(["postgres", "redis", "kafka", "kafka-topics"]));
+      expect(svc?.depends_on?.["kafka-topics"]).toEqual({ condition: "service_completed_successfully" });
       expect(svc?.environment?.ROUTER_BUS).toBe("kafka");
       expect(svc?.environment?.KAFKA_BROKERS).toBe("kafka:9092");
     }

@@ -147,6 +147,35 @@ describe.each(overlays)("deploy/k8s/overlays/%s", (overlay) => {
     for (const name of ["routing", "ledger"]) expect((find(objects, "Service", name)!.spec as { clusterIP?: string }).clusterIP).toBe("None");
   });
 
+  it("declares the Kafka topics in a Job, laid out by the ConfigMap's KAFKA_TOPIC_* settings", () => {
+    const job = find(objects, "Job", "router-kafka-topics")!;
+    expect(mainContainer(job).command).toEqual(["node", "services/cli/dist/main.js", "kafka", "topics", "create"]);
+    const config = find(objects, "ConfigMap", "router-config") as K8sObject & { data: Record<string, string> };
+    expect(config.data.ROUTER_BUS).toBe("kafka");
+    for (const setting of ["KAFKA_TOPIC_PARTITIONS", "KAFKA_TOPIC_REPLICATION_FACTOR", "KAFKA_TOPIC_MIN_INSYNC_REPLICAS"]) {
+      expect(Number(config.data[setting])).toBeGreaterThanOrEqual(1);
+    }
+    expect(Number(config.data.KAFKA_TOPIC_MIN_INSYNC_REPLICAS)).toBeLessThanOrEqual(Number(config.data.KAFKA_TOPIC_REPLICATION_FACTOR));
+  });
+
+  it("bootstraps the operator organisation in a Job that writes the key into a Secret, with rights for that alone", () => {
+    const job = find(objects, "Job", "router-bootstrap")!;
+    const command = mainContainer(job).command ?? [];
+    expect(command.slice(0, 4)).toEqual(["node", "services/cli/dist/main.js", "org", "create"]);
+    expect(command).toEqual(expect.arrayContaining(["--operator", "--if-missing", "--key-secret"]));
+    const spec = podSpec(job) as PodSpec & { serviceAccountName?: string };
+    expect(spec.serviceAccountName).toBe("router-bootstrap");
+    const role = find(objects, "Role", "router-bootstrap") as K8sObject & { rules: Array<{ resources: string[]; verbs: string[] }> };
+    expect(role.rules.flatMap((r) => r.resources)).toEqual(["secrets", "secrets"]);
+    expect(role.rules.flatMap((r) => r.verbs).sort()).toEqual(["create", "get"]);
+    const binding = find(objects, "RoleBinding", "router-bootstrap") as K8sObject & { subjects: Array<{ name: string; namespace?: string }> };
+    expect(binding.subjects).toEqual([{ kind: "ServiceAccount", name: "router-bootstrap", namespace: job.metadata.namespace }]);
+    // Every other pod runs without an API token.
+    for (const o of [...byKind(objects, "Deployment"), ...byKind(objects, "Job")].filter((o) => o !== job)) {
+      expect((podSpec(o) as PodSpec & { automountServiceAccountToken?: boolean }).automountServiceAccountToken).toBe(false);
+    }
+  });
+
   it("runs migrations as a Job and admits outside traffic only to the gateway", () => {
     const job = find(objects, "Job", "router-migrate")!;
     expect(mainContainer(job).command).toEqual(["node", "services/cli/dist/main.js", "migrate"]);

@@ -2,7 +2,8 @@ import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { freePort, gatewayClient, startStack, type JsonResponse } from "@router/testkit";
-import { catchUpMs } from "./consumer-lag";
+import { TOPICS } from "@router/proto";
+import { catchUpMs, REQUEST_COMPLETED_GROUPS } from "./consumer-lag";
 import { cpuPerRequest, sampleCpu, type CpuSubjects } from "./cpu";
 import { pauseDamonMonitors, runningDamonMonitors } from "./damon";
 import { gcPauses, overheadPercentileMs, scrapeGateway } from "./gateway-overhead";
@@ -185,7 +186,7 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
       const { trace, ...result } = await runLoad(target, rate, SECONDS, { trace: TRACE_DIR !== undefined });
       if (TRACE_DIR && trace) writeTrace(TRACE_DIR, `${round}-${scenario}`, trace);
       const consumersCaughtUpMs =
-        target.origin === gatewayOrigin ? await catchUpMs(stack.env.REDIS_URL ?? "", `${stack.env.ROUTER_BUS_NAMESPACE}.router.request.completed.v1`) : undefined;
+        target.origin === gatewayOrigin ? await catchUpMs(stack.bus, TOPICS.requestCompleted, REQUEST_COMPLETED_GROUPS) : undefined;
       // Consumers work off the events of the last requests after the load ends; let them finish.
       await new Promise((r) => setTimeout(r, 1000));
       const cpuMsPerRequest = cpuPerRequest(before, sampleCpu(cpuSubjects), result.ok);

@@ -4,7 +4,7 @@ import { parse, parseAllDocuments } from "yaml";
 
 /**
  * The part of kustomize that deploy/k8s uses, so CI renders the overlays without a kustomize binary
- * (none ships on npm): `resources` (files and directories), `namespace`, `images` and `patches` by
+ * (none ships on npm): `resources` (files and directories), `namespace` (RoleBinding subjects too), `images` and `patches` by
  * path, merged the way a strategic merge patch merges these objects (maps key by key, lists of
  * named items by name). The Kubernetes test compares it with `kubectl kustomize` where kubectl is
  * installed, so it cannot drift from the real renderer unnoticed.
@@ -43,10 +43,17 @@ export function renderKustomization(dir: string): K8sObject[] {
   }
   if (k.namespace) {
     const ns = k.namespace;
-    objects = objects.map((o) => (CLUSTER_SCOPED.has(o.kind) ? o : { ...o, metadata: { ...o.metadata, namespace: ns } }));
+    objects = objects.map((o) => (CLUSTER_SCOPED.has(o.kind) ? o : withSubjectsIn({ ...o, metadata: { ...o.metadata, namespace: ns } }, ns)));
   }
   for (const image of k.images ?? []) objects = objects.map((o) => setImage(o, image) as K8sObject);
   return objects;
+}
+
+/** kustomize's namespace also moves a RoleBinding's ServiceAccount subjects into that namespace. */
+function withSubjectsIn(o: K8sObject, ns: string): K8sObject {
+  if (o.kind !== "RoleBinding" || !Array.isArray(o.subjects)) return o;
+  const subjects = (o.subjects as Array<{ kind: string }>).map((s) => (s.kind === "ServiceAccount" ? { ...s, namespace: ns } : s));
+  return { ...o, subjects };
 }
 
 function readObjects(path: string): K8sObject[] {

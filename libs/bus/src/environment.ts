@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { env, z } from "@router/config";
 import type { Logger } from "@router/logging";
+import type { TopicLayout } from "./kafka/topic-plan";
 import type { BusConfig } from "./port";
 
 /** The bus settings every service reads from its environment; spread into a service's config schema. */
@@ -48,5 +49,28 @@ export function busConfigOf(
     batchWaitMs: c.ROUTER_BUS_BATCH_WAIT_MS,
     outboxDir: opts.outboxDir ?? join(opts.dataDir, "outbox", opts.clientId),
     log: opts.log,
+  };
+}
+
+/**
+ * How `router kafka topics create` lays out the topics it declares. Defaults suit a 3-broker
+ * cluster: 12 partitions (room for 12 replicas of a consumer), 3 copies, writes waiting for 2.
+ */
+export const kafkaTopicEnvironment = {
+  KAFKA_TOPIC_PARTITIONS: z.coerce.number().int().min(1).max(1000).default(12),
+  KAFKA_TOPIC_REPLICATION_FACTOR: z.coerce.number().int().min(1).max(16).default(3),
+  /** Default: 2, or the replication factor when that is smaller. */
+  KAFKA_TOPIC_MIN_INSYNC_REPLICAS: z.coerce.number().int().min(1).max(16).optional(),
+};
+
+export function topicLayoutOf(c: {
+  KAFKA_TOPIC_PARTITIONS: number;
+  KAFKA_TOPIC_REPLICATION_FACTOR: number;
+  KAFKA_TOPIC_MIN_INSYNC_REPLICAS?: number;
+}): TopicLayout {
+  return {
+    partitions: c.KAFKA_TOPIC_PARTITIONS,
+    replicationFactor: c.KAFKA_TOPIC_REPLICATION_FACTOR,
+    minInsyncReplicas: c.KAFKA_TOPIC_MIN_INSYNC_REPLICAS ?? Math.min(2, c.KAFKA_TOPIC_REPLICATION_FACTOR),
   };
 }

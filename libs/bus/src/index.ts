@@ -3,9 +3,11 @@ import { invalid } from "@router/errors";
 import { createMemoryBus } from "./memory/memory-bus";
 import { namespaced } from "./namespace";
 import type { BusConfig, EventBus } from "./port";
+import type { DeclareTopicsOptions } from "./kafka/declare-topics";
+import type { TopicPlan } from "./kafka/topic-plan";
 
 export * from "./port";
-export { busEnvironment, checkBusEnvironment, busConfigOf } from "./environment";
+export { busEnvironment, checkBusEnvironment, busConfigOf, kafkaTopicEnvironment, topicLayoutOf } from "./environment";
 export {
   idempotent,
   createMemoryIdempotencyStore,
@@ -14,6 +16,9 @@ export {
   type MemoryIdempotencyOptions,
   type RedisIdempotencyOptions,
 } from "./idempotency";
+export { BusMisconfiguredError, classifyKafkaError, type KafkaFailure, type MisconfigurationReason } from "./kafka/kafka-errors";
+export { checkTopicLayout, planTopics, topicNames, type TopicLayout, type TopicPlan, type TopicSpec } from "./kafka/topic-plan";
+export type { DeclareTopicsOptions } from "./kafka/declare-topics";
 export {
   HEADER_EVENT_ID,
   HEADER_EVENT_TYPE,
@@ -32,7 +37,7 @@ export {
  */
 export async function createBus(config: BusConfig): Promise<EventBus> {
   const bus = await createAdapter(config);
-  return traced(config.namespace ? namespaced(bus, config.namespace) : bus);
+  return traced(config.namespace ? namespaced(bus, config.namespace, { groups: config.kind === "kafka" }) : bus);
 }
 
 async function createAdapter(config: BusConfig): Promise<EventBus> {
@@ -54,4 +59,13 @@ async function createAdapter(config: BusConfig): Promise<EventBus> {
     default:
       throw invalid("kind", `unknown bus kind ${String(config.kind)}`);
   }
+}
+
+/**
+ * Creates Router's Kafka topics that are missing (the deployment step; services never create
+ * topics). kafkajs is loaded only when this is called.
+ */
+export async function declareKafkaTopics(opts: DeclareTopicsOptions): Promise<TopicPlan> {
+  const { declareKafkaTopics: declare } = await import("./kafka/declare-topics");
+  return declare(opts);
 }

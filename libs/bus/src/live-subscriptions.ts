@@ -1,4 +1,5 @@
 import { DomainError } from "@router/errors";
+import { BusMisconfiguredError } from "./kafka/kafka-errors";
 import type { Subscription } from "./port";
 
 interface Startable {
@@ -10,7 +11,10 @@ interface Startable {
 export class LiveSubscriptions<S extends Startable> {
   private readonly live = new Set<S>();
 
-  /** Starts `subscription`; a broker that cannot be reached now is `router.bus_unavailable`. */
+  /**
+   * Starts `subscription`; a broker that cannot be reached now is `router.bus_unavailable`, one that
+   * refuses the deployment (Kafka: undeclared topic, ACLs) its `BusMisconfiguredError`.
+   */
   async start(subscription: S): Promise<Subscription> {
     this.live.add(subscription);
     try {
@@ -18,6 +22,8 @@ export class LiveSubscriptions<S extends Startable> {
     } catch (err) {
       this.live.delete(subscription);
       await subscription.close();
+      // A broker that refuses the deployment is not an outage: its error says what to fix.
+      if (err instanceof BusMisconfiguredError) throw err;
       throw new DomainError("router.bus_unavailable", "could not subscribe: the event broker is unreachable", { cause: err });
     }
     return {

@@ -77,7 +77,8 @@ export interface BusConfig {
   /** Prefix for every topic on the broker (`<namespace>.<topic>`); isolates installs sharing a broker. */
   namespace?: string;
   /**
-   * Partitions per topic (memory, redis; kafka when it creates a missing topic). Events with one key
+   * Partitions per topic (memory, redis; Kafka topics are declared by the deployment with
+   * `declareKafkaTopics`, and the bus never creates one). Events with one key
    * land in one partition; a partition is consumed by one group member at a time. Default 8.
    * Redis records the count of a topic on first use and every client follows the recorded value.
    */
@@ -103,4 +104,12 @@ export interface BusConfig {
    * reads again at once.
    */
   batchWaitMs?: number;
+  /**
+   * Called once, after a `bus.kafka.misconfigured` log line, when Kafka refuses the deployment
+   * itself after start (an undeclared topic, a missing ACL, an unsupported broker): no retry can fix
+   * it. Events that met it stay in the outbox. Default: exit the process with status 1, so the
+   * orchestrator shows a failing service naming the fix instead of one that silently stopped
+   * publishing or consuming. (At start, `createBus` and `subscribe` reject with the same error.)
+   */
+  onFatal?: (err: Error) => void;
 }

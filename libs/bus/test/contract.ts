@@ -31,6 +31,8 @@ export interface BrokerOutage {
 }
 
 export interface ContractOptions {
+  /** Creates a topic and its `.dlq` before use, where the deployment must (kafka: buses never do). */
+  declare?(topic: string): Promise<void>;
   /** Deletes what the broker keeps for these topics (their `.dlq` included). */
   cleanup?(topics: string[]): Promise<void>;
   /** Absent when the adapter has no broker to lose (memory). */
@@ -54,9 +56,10 @@ export function runBusContract(name: string, makeBus: MakeBus, options: Contract
     let open: EventBus[] = [];
     let cleanups: Array<() => unknown> = [];
 
-    const topic = (label: string) => {
+    const topic = async (label: string) => {
       const t = uniqueName(`bus.${label}`);
       topics.push(t, dlqTopicOf(t));
+      await options.declare?.(t);
       return t;
     };
     const bus = async (overrides?: Partial<BusConfig>, make: MakeBus = makeBus) => {
@@ -77,7 +80,7 @@ export function runBusContract(name: string, makeBus: MakeBus, options: Contract
     });
 
     it("delivers one key's events in publish order across group members, through a retry", async () => {
-      const t = topic("order");
+      const t = await topic("order");
       const [a, b, producer] = await Promise.all([bus(), bus(), bus()]);
       const seen = new Map<string, number[]>();
       let failed = false;
@@ -103,7 +106,7 @@ export function runBusContract(name: string, makeBus: MakeBus, options: Contract
     });
 
     it("carries the key, type, payload and standard headers", async () => {
-      const t = topic("headers");
+      const t = await topic("headers");
       const [consumer, producer] = await Promise.all([bus(), bus()]);
       const got: IncomingEvent[] = [];
       await consumer.subscribe({ topic: t, group: "g", handler: async (e) => void got.push(e) });
@@ -129,7 +132,7 @@ export function runBusContract(name: string, makeBus: MakeBus, options: Contract
     });
 
     it("shares a group's work between its members and handles every event once", async () => {
-      const t = topic("share");
+      const t = await topic("share");
       const [a, b, producer] = await Promise.all([bus(), bus(), bus()]);
       const handledBy = new Map<string, string[]>();
       const record = (member: string): EventHandler => async (event) => {
@@ -161,7 +164,7 @@ export function runBusContract(name: string, makeBus: MakeBus, options: Contract
     });
 
     it("gives every group every event", async () => {
-      const t = topic("groups");
+      const t = await topic("groups");
       const [one, two, producer] = await Promise.all([bus(), bus(), bus()]);
       const got = { one: new Set<string>(), two: new Set<string>() };
       await one.subscribe({ topic: t, group: "one", handler: async (e) => void got.one.add(e.id) });
@@ -178,7 +181,7 @@ export function runBusContract(name: string, makeBus: MakeBus, options: Contract
     });
 
     it("redelivers a failed handler's event with the next attempt number", async () => {
-      const t = topic("retry");
+      const t = await topic("retry");
       const [consumer, producer] = await Promise.all([bus(), bus()]);
       const attempts: number[] = [];
       await consumer.subscribe({
@@ -197,7 +200,7 @@ export function runBusContract(name: string, makeBus: MakeBus, options: Contract
     });
 
     it("hands an event to another group member when its consumer crashes mid-handler", async () => {
-      const t = topic("crash");
+      const t = await topic("crash");
       const [crashing, survivor, producer] = await Promise.all([bus(), bus(), bus()]);
       let release: () => void = () => undefined;
       const hung = new Promise<void>((resolve) => (release = resolve));
@@ -223,7 +226,7 @@ export function runBusContract(name: string, makeBus: MakeBus, options: Contract
     });
 
     it("lets an idempotent consumer skip a duplicate by event id", async () => {
-      const t = topic("dedupe");
+      const t = await topic("dedupe");
       const [consumer, producer] = await Promise.all([bus(), bus()]);
       const store = options.idempotencyStore?.(uniqueName("scope")) ?? createMemoryIdempotencyStore();
       let deliveries = 0;
@@ -248,7 +251,7 @@ export function runBusContract(name: string, makeBus: MakeBus, options: Contract
     });
 
     it("moves an event whose handler always fails to <topic>.dlq after maxAttempts, then goes on", async () => {
-      const t = topic("poison");
+      const t = await topic("poison");
       const [consumer, dlqConsumer, producer] = await Promise.all([bus(), bus(), bus()]);
       const attempts: number[] = [];
       const handled: string[] = [];
@@ -279,7 +282,7 @@ export function runBusContract(name: string, makeBus: MakeBus, options: Contract
     });
 
     it("with a batch handler, handles every event once, in key order, whether batched or alone", async () => {
-      const t = topic("batch");
+      const t = await topic("batch");
       const [consumer, producer] = await Promise.all([bus(), bus()]);
       const seen: string[] = [];
       await consumer.subscribe({
@@ -306,7 +309,7 @@ export function runBusContract(name: string, makeBus: MakeBus, options: Contract
     });
 
     it("retries a failed batch's events alone, so one that cannot be handled dead-letters alone", async () => {
-      const t = topic("batch-poison");
+      const t = await topic("batch-poison");
       const [consumer, dlqConsumer, producer] = await Promise.all([bus(), bus(), bus()]);
       const handled: string[] = [];
       const fail = (texts: string[]) => {
@@ -357,7 +360,7 @@ export function runBusContract(name: string, makeBus: MakeBus, options: Contract
       };
 
       it("loses no event published while the broker is away and keeps their order", async () => {
-        const t = topic("outage");
+        const t = await topic("outage");
         const producer = await bus({ outboxDir: await outboxDir() }, outage.makeBus);
         const consumer = await bus();
         const got: string[] = [];
@@ -376,7 +379,7 @@ export function runBusContract(name: string, makeBus: MakeBus, options: Contract
       });
 
       it("lets a consumer that lost its broker connection carry on where it stopped", async () => {
-        const t = topic("reconnect");
+        const t = await topic("reconnect");
         const consumer = await bus({}, outage.makeBus);
         const producer = await bus();
         const got: string[] = [];
@@ -394,7 +397,7 @@ export function runBusContract(name: string, makeBus: MakeBus, options: Contract
       });
 
       it("sends what the outbox kept after the producer restarts", async () => {
-        const t = topic("restart");
+        const t = await topic("restart");
         const dir = await outboxDir();
         const consumer = await bus();
         const got: string[] = [];

@@ -3,15 +3,20 @@ import os from "node:os";
 import path from "node:path";
 import { Kafka } from "kafkajs";
 import { createLogger } from "@router/logging";
-import { createBus, type BusConfig } from "../src";
+import { uniqueName, waitFor } from "@router/testkit";
+import { BusMisconfiguredError, createBus, declareKafkaTopics, type BusConfig } from "../src";
 import { runBusContract } from "./contract";
 
 const log = createLogger({ level: process.env.LOG_LEVEL ?? "silent" });
 const brokers = process.env.KAFKA_BROKERS?.split(",").map((b) => b.trim()).filter(Boolean) ?? [];
 const outboxDirs: string[] = [];
+// A one-broker test cluster: one copy of each partition.
+const layout = { partitions: 4, replicationFactor: 1, minInsyncReplicas: 1 };
 
 // No Kafka broker runs on the development machines by default: the Kafka suite runs wherever
-// KAFKA_BROKERS is set (docker compose, CI with Kafka).
+// KAFKA_BROKERS is set (docker compose, CI with Kafka, `make test-kafka`). Skipped otherwise, as
+// it needs a real broker to mean anything; the error classification and topic planning it relies
+// on are unit-tested without one (kafka-errors.test.ts, topic-plan.test.ts).
 const describeWithKafka = brokers.length > 0 ? describe : describe.skip;
 
 describeWithKafka("kafka", () => {
@@ -43,6 +48,8 @@ describeWithKafka("kafka", () => {
     {
       // Kafka counts no deliveries: an event taken over after a crash starts again at attempt 1.
       countsCrashRedeliveries: false,
+      // Buses never create topics: the test declares each one as a deployment would.
+      declare: async (topic) => void (await declareKafkaTopics({ brokers, topics: [topic], layout, log })),
       // No outage case: clients reach brokers at their advertised addresses, so a TCP proxy in
       // front of one cannot cut them off. The outbox itself is the same code the redis suite proves.
       async cleanup(topics) {
@@ -57,4 +64,42 @@ describeWithKafka("kafka", () => {
       },
     },
   );
+
+  describe("a deployment that forgot to declare a topic", () => {
+    it("refuses the subscription, naming the topic and the command that declares it, and creates nothing", async () => {
+      const topic = uniqueName("bus.undeclared");
+      const bus = await createBus({ kind: "kafka", clientId: "kafka-undeclared", kafkaBrokers: brokers, log, outboxDir: await mkdtemp(path.join(os.tmpdir(), "bus-kafka-")) });
+      try {
+        const refused = bus.subscribe({ topic, group: "g", handler: async () => undefined });
+        await expect(refused).rejects.toBeInstanceOf(BusMisconfiguredError);
+        await expect(refused).rejects.toThrow(new RegExp(`topic ${topic.replace(/\./g, "\\.")}.*router kafka topics create`));
+      } finally {
+        await bus.close();
+      }
+      const admin = new Kafka({ clientId: "kafka-contract-check", brokers }).admin();
+      await admin.connect();
+      try {
+        expect(await admin.listTopics()).not.toContain(topic);
+      } finally {
+        await admin.disconnect();
+      }
+    });
+
+    it("keeps an event published to it in the outbox and stops the service through onFatal", async () => {
+      const topic = uniqueName("bus.undeclared");
+      const fatal: Error[] = [];
+      const outboxDir = await mkdtemp(path.join(os.tmpdir(), "bus-kafka-"));
+      outboxDirs.push(outboxDir);
+      const bus = await createBus({ kind: "kafka", clientId: "kafka-undeclared", kafkaBrokers: brokers, log, outboxDir, publishTimeoutMs: 5_000, onFatal: (err) => void fatal.push(err) });
+      try {
+        await bus.publish({ topic, key: "k", type: "router.test.happened.v1", payload: new TextEncoder().encode("kept") });
+        await waitFor(() => fatal.length > 0, { timeoutMs: 20_000, what: "onFatal" });
+        expect(fatal).toHaveLength(1);
+        expect(fatal[0]).toBeInstanceOf(BusMisconfiguredError);
+        expect(fatal[0]?.message).toMatch(/topic_not_declared/);
+      } finally {
+        await bus.close();
+      }
+    });
+  });
 });

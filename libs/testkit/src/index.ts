@@ -2,6 +2,7 @@ export * from "./database";
 export * from "./wait";
 export * from "./processes";
 export * from "./stack";
+export * from "./stack-bus";
 export * from "./fake-upstream";
 export * from "./prometheus";
 export * from "./event-stream";

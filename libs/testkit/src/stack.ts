@@ -1,11 +1,11 @@
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import Redis from "ioredis";
 import { promisify } from "node:util";
-import { createTestDatabase, TEST_REDIS_URL, type TestDatabase } from "./database";
+import { createTestDatabase, type TestDatabase } from "./database";
 import { parseEventStream, type ParsedEventStream } from "./event-stream";
 import { freePort, httpReady, startNodeProcess, tcpReady, type ChildService } from "./processes";
+import { dropStackBus, prepareStackBus, stackBusEnv, stackBusOf, type StackBus } from "./stack-bus";
 
 /** The gateway and its replicas (`gateway-replica-<n>`). */
 const isGateway = (s: ChildService): boolean => s.name.startsWith("gateway");
@@ -24,6 +24,8 @@ export const GATEWAY_NODE_ARGS = ["--initial-old-space-size=128"];
 export interface Stack {
   gatewayUrl: string;
   env: Record<string, string>;
+  /** The stack's bus: `createBus({ ...stack.bus, clientId, log })` makes a client of it. */
+  bus: StackBus;
   services: ChildService[];
   /** Creates an organisation through the operator CLI and returns its management key. */
   createOrg(name: string, opts?: { operator?: boolean }): Promise<{ orgId: string; managementKey: string }>;
@@ -51,9 +53,10 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
 
 /**
  * Starts every service (routing, ledger, activity, reports, alerts, broadcast, runaway, then the
- * gateway) as separate Node processes on a fresh Postgres database, the real Redis and the Redis
- * Streams bus (namespaced so parallel runs never share streams), with provider base URLs pointed at
- * fake upstreams.
+ * gateway) as separate Node processes on a fresh Postgres database, the real Redis and a real bus
+ * (namespaced so parallel runs never share topics): Redis Streams, or Kafka when the environment
+ * sets ROUTER_BUS=kafka and KAFKA_BROKERS (its topics declared first, as a deployment does), with
+ * provider base URLs pointed at fake upstreams.
  */
 async function startStackWith(opts: {
   providerBaseUrls: Record<string, string>;
@@ -61,6 +64,8 @@ async function startStackWith(opts: {
   /** Extra node flags for every service process, e.g. `--cpu-prof` (not allowed in NODE_OPTIONS). */
   nodeArgs?: string[];
 }): Promise<Stack> {
+  const bus = stackBusOf(`e2e-${randomBytes(4).toString("hex")}`);
+  await prepareStackBus(bus);
   const db: TestDatabase = await createTestDatabase("e2e");
   const gatewayPort = await freePort();
   const routingHttp = await freePort();
@@ -74,9 +79,7 @@ async function startStackWith(opts: {
   const runawayHttp = await freePort();
   const env: Record<string, string> = {
     DATABASE_URL: db.url,
-    REDIS_URL: TEST_REDIS_URL,
-    ROUTER_BUS: "redis",
-    ROUTER_BUS_NAMESPACE: `e2e-${randomBytes(4).toString("hex")}`,
+    ...stackBusEnv(bus),
     // Rate-limit counts of this stack's gateways only (parallel stacks share one Redis).
     GATEWAY_RATE_LIMIT_PREFIX: `e2e:rl:${randomBytes(4).toString("hex")}`,
     ROUTER_KEY_PEPPER: randomBytes(32).toString("hex"),
@@ -124,7 +127,7 @@ async function startStackWith(opts: {
     // (otherwise they outlive the test run and keep jest from exiting).
     const started = await Promise.allSettled([
       startNodeProcess("routing", main("routing"), env, () => httpReady(`http://127.0.0.1:${routingHttp}/v1/providers`), 20_000, opts.nodeArgs),
-      startNodeProcess("ledger", main("ledger"), env, async () => (await tcpReady(ledgerGrpc)) && tcpReady(ledgerHttp), 20_000, opts.nodeArgs),
+      startNodeProcess("ledger", main("ledger"), env, async () => (await tcpReady(ledgerGrpc)) && (await tcpReady(ledgerHttp)), 20_000, opts.nodeArgs),
       startNodeProcess("activity", main("activity"), env, () => tcpReady(activityHttp), 20_000, opts.nodeArgs),
       startNodeProcess("reports", main("reports"), env, () => tcpReady(reportsHttp), 20_000, opts.nodeArgs),
       startNodeProcess("alerts", main("alerts"), env, () => tcpReady(alertsHttp), 20_000, opts.nodeArgs),
@@ -138,12 +141,14 @@ async function startStackWith(opts: {
   } catch (err) {
     await stopAll();
     await db.drop();
+    await dropStackBus(bus);
     throw err;
   }
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
   return {
     gatewayUrl,
     env,
+    bus,
     services,
     async createOrg(name, opts = {}) {
       const args = [main("cli"), "org", "create", "--name", name, ...(opts.operator ? ["--operator"] : [])];
@@ -165,7 +170,7 @@ async function startStackWith(opts: {
     async stop() {
       await stopAll();
       await db.drop();
-      await dropNamespace(TEST_REDIS_URL, env.ROUTER_BUS_NAMESPACE ?? "");
+      await dropStackBus(bus);
     },
   };
 }
@@ -176,23 +181,6 @@ export interface JsonResponse {
   text: string;
   // Test code reads arbitrary response fields; the shape is what the test asserts.
   json: Record<string, any>;
-}
-
-/** Deletes every Redis key of a bus namespace (its streams, groups and leases). */
-async function dropNamespace(redisUrl: string, namespace: string): Promise<void> {
-  if (!namespace) return;
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true });
-  try {
-    await redis.connect();
-    let cursor = "0";
-    do {
-      const [next, keys] = await redis.scan(cursor, "MATCH", `${namespace}.*`, "COUNT", 1000);
-      cursor = next;
-      if (keys.length > 0) await redis.del(...keys);
-    } while (cursor !== "0");
-  } finally {
-    redis.disconnect();
-  }
 }
 
 /** A streamed chat completion as the client received it. */

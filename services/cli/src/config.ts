@@ -1,3 +1,4 @@
+import { kafkaTopicEnvironment } from "@router/bus";
 import { loadConfig, z } from "@router/config";
 
 /** Settings the CLI shares with the services it acts for. */
@@ -9,6 +10,7 @@ export const cliConfigSchema = z.object({
   REDIS_URL: z.string().optional(),
   KAFKA_BROKERS: z.string().optional(),
   LOG_LEVEL: z.string().default("warn"),
+  ...kafkaTopicEnvironment,
 });
 
 export type CliConfig = z.infer<typeof cliConfigSchema>;

@@ -42,11 +42,13 @@ async function main(): Promise<void> {
   await migrateGateway(db);
   if (config.DATABASE_URL) {
     // In production the first operator organisation is an explicit step that hands its key to the
-    // operator (`router org create --operator` run from the operator's terminal, e.g. through
-    // `kubectl exec`): a key printed here would travel with the container's log stream.
+    // operator (the router-bootstrap Job writing it into a Secret, or `router org create --operator`
+    // from the operator's terminal): a key printed here would travel with the container's log stream.
     if (!(await operatorOrganisationExists(db))) {
       log.warn(
-        { how: "kubectl exec deploy/gateway -- node services/cli/dist/main.js org create --name <name> --operator (or npm run router -- org create ... with DATABASE_URL)" },
+        {
+          how: "run the router-bootstrap Job (docs/runbook.md), or kubectl exec deploy/gateway -- node services/cli/dist/main.js org create --name <name> --operator (or npm run router -- org create ... with DATABASE_URL)",
+        },
         "gateway.operator_organisation_missing",
       );
     }

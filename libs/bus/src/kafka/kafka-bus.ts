@@ -1,16 +1,4 @@
-import {
-  Kafka,
-  KafkaJSNumberOfRetriesExceeded,
-  KafkaJSProtocolError,
-  logLevel,
-  Partitioners,
-  type Admin,
-  type Consumer,
-  type EachMessagePayload,
-  type IHeaders,
-  type logCreator,
-  type Producer,
-} from "kafkajs";
+import { Kafka, logLevel, Partitioners, type Consumer, type EachMessagePayload, type IHeaders, type Producer } from "kafkajs";
 import { DomainError } from "@router/errors";
 import type { Logger } from "@router/logging";
 import { withDeadline } from "../deadline";
@@ -20,6 +8,8 @@ import { Outbox } from "../outbox";
 import type { BusConfig, EventBus, OutgoingEvent, SubscribeOptions, Subscription } from "../port";
 import { maxAttemptsOf, retryDelay, settingsOf, type BusSettings } from "../settings";
 import { Waker } from "../waker";
+import { BusMisconfiguredError, classifyKafkaError, misconfiguration } from "./kafka-errors";
+import { pinoLogCreator } from "./kafka-log";
 
 // Brokers refuse session timeouts below group.min.session.timeout.ms, 6 s by default.
 const MIN_SESSION_TIMEOUT_MS = 6_000;
@@ -29,7 +19,9 @@ const JOIN_TIMEOUT_MS = 30_000;
  * The Kafka bus (kafkajs), the production engine. Idempotent producer waiting for all in-sync
  * replicas, one request in flight (so retries cannot reorder a partition); consumer groups with
  * offsets committed after the handler; bounded retries then `<topic>.dlq`. Events keyed by `key`,
- * so one key stays in one partition, in order.
+ * so one key stays in one partition, in order. It never creates topics: the deployment declares
+ * them (`declareKafkaTopics`), and a missing topic, a refused ACL or an unsupported broker stops
+ * the service (see `BusConfig.onFatal`) instead of being retried as an outage.
  */
 export async function createKafkaBus(config: BusConfig & { kafkaBrokers: string[] }): Promise<EventBus> {
   const settings = settingsOf(config);
@@ -42,17 +34,19 @@ export async function createKafkaBus(config: BusConfig & { kafkaBrokers: string[
     logLevel: logLevel.WARN,
     logCreator: pinoLogCreator(config.log),
   });
-  const bus = new KafkaBus(kafka, settings, config.log);
+  const bus = new KafkaBus(kafka, settings, config.log, config.onFatal ?? exitOnFatal);
   await bus.open();
   return bus;
 }
 
 class KafkaBus implements EventBus {
   private readonly producer: Producer;
-  private readonly admin: Admin;
   private connected: Promise<void> | undefined;
   private outbox: Outbox | undefined;
-  private readonly topics = new Map<string, Promise<void>>();
+  private fatalReported = false;
+  /** A misconfiguration met while publishes were still putting events in the outbox. */
+  private misconfigured: BusMisconfiguredError | undefined;
+  private publishing = 0;
   private readonly subscriptions = new LiveSubscriptions<KafkaSubscription>();
   private closed = false;
 
@@ -60,6 +54,7 @@ class KafkaBus implements EventBus {
     private readonly kafka: Kafka,
     private readonly settings: BusSettings,
     private readonly log: Logger,
+    private readonly onFatal: (err: BusMisconfiguredError) => void,
   ) {
     this.producer = kafka.producer({
       idempotent: true,
@@ -68,16 +63,22 @@ class KafkaBus implements EventBus {
       createPartitioner: Partitioners.DefaultPartitioner,
       retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 1_000 },
     });
-    this.admin = kafka.admin();
     this.producer.on(this.producer.events.DISCONNECT, () => (this.connected = undefined));
   }
 
   async open(): Promise<void> {
-    // Not fatal when Kafka is away at start: publishes go to the outbox until it is back.
-    await withDeadline(this.connect(), this.settings.publishTimeoutMs);
+    // Not fatal when Kafka is away at start: publishes go to the outbox until it is back. A broker
+    // that refuses the client (credentials, API version) is: the service does not start.
+    let failure: unknown;
+    await withDeadline(this.connect().catch((err: unknown) => void (failure = err)), this.settings.publishTimeoutMs);
+    const refused = failure === undefined ? undefined : misconfiguration(failure, {});
+    if (refused) {
+      await withDeadline(this.producer.disconnect(), this.settings.closeTimeoutMs);
+      throw refused;
+    }
     this.outbox = await Outbox.forBroker(this.settings, this.log, {
       send: (envelope) => this.send(envelope),
-      unreachable: isUnreachable,
+      unreachable: (err) => this.keepForLater(err),
     });
   }
 
@@ -93,7 +94,7 @@ class KafkaBus implements EventBus {
       group: opts.group,
       handler: opts.handler,
       maxAttempts: maxAttemptsOf(opts.maxAttempts),
-      ensureTopic: (topic) => this.ensureTopic(topic),
+      fatal: (err) => this.fatal(err),
       publishEnvelope: (envelope) => this.publishEnvelope(envelope),
     });
     return this.subscriptions.start(subscription);
@@ -104,52 +105,65 @@ class KafkaBus implements EventBus {
     this.closed = true;
     await this.subscriptions.closeAll();
     await this.outbox?.close();
-    await withDeadline(Promise.all([this.producer.disconnect(), this.admin.disconnect()]), this.settings.closeTimeoutMs);
+    await withDeadline(this.producer.disconnect(), this.settings.closeTimeoutMs);
   }
 
-  private publishEnvelope(envelope: Envelope): Promise<void> {
+  private async publishEnvelope(envelope: Envelope): Promise<void> {
     if (!this.outbox) throw closedError();
-    return this.outbox.publish(envelope);
+    this.publishing += 1;
+    try {
+      await this.outbox.publish(envelope);
+    } finally {
+      this.publishing -= 1;
+    }
+    // Only now: the event that met the misconfiguration is safe in the outbox.
+    if (this.misconfigured && this.publishing === 0) this.fatal(this.misconfigured);
   }
 
   private async send(envelope: Envelope): Promise<void> {
-    await this.connect();
-    await this.ensureTopic(envelope.topic);
-    await this.producer.send({
-      topic: envelope.topic,
-      acks: -1,
-      timeout: this.settings.publishTimeoutMs,
-      messages: [{ key: envelope.key, value: Buffer.from(envelope.payload), headers: envelope.headers }],
-    });
+    try {
+      await this.connect();
+      await this.producer.send({
+        topic: envelope.topic,
+        acks: -1,
+        timeout: this.settings.publishTimeoutMs,
+        messages: [{ key: envelope.key, value: Buffer.from(envelope.payload), headers: envelope.headers }],
+      });
+    } catch (err) {
+      throw misconfiguration(err, { topic: envelope.topic }) ?? err;
+    }
+  }
+
+  /**
+   * Whether the outbox keeps an event the broker did not take. An outage: yes, and retries. A
+   * misconfiguration: yes too (it is sent once the deployment is fixed), but the service stops.
+   * The broker refusing this one event: no, it is set aside.
+   */
+  private keepForLater(err: unknown): boolean {
+    if (err instanceof BusMisconfiguredError) {
+      this.misconfigured ??= err;
+      if (this.publishing === 0) this.fatal(err);
+      return true;
+    }
+    return classifyKafkaError(err).kind === "unreachable";
+  }
+
+  private fatal(err: BusMisconfiguredError): void {
+    if (this.fatalReported) return;
+    this.fatalReported = true;
+    this.log.fatal({ err, reason: err.reason, ...err.where, fix: err.hint }, "bus.kafka.misconfigured");
+    this.onFatal(err);
   }
 
   private connect(): Promise<void> {
     if (!this.connected) {
-      const connecting = Promise.all([this.producer.connect(), this.admin.connect()]).then(() => undefined);
+      const connecting = this.producer.connect();
       connecting.catch(() => {
         if (this.connected === connecting) this.connected = undefined;
       });
       this.connected = connecting;
     }
     return this.connected;
-  }
-
-  /** Creates a missing topic with the configured partition count (production topics come from ops). */
-  private ensureTopic(topic: string): Promise<void> {
-    let known = this.topics.get(topic);
-    if (!known) {
-      known = this.connect()
-        .then(() =>
-          this.admin.createTopics({
-            topics: [{ topic, numPartitions: this.settings.partitions }],
-            waitForLeaders: true,
-          }),
-        )
-        .then(() => undefined);
-      known.catch(() => this.topics.delete(topic));
-      this.topics.set(topic, known);
-    }
-    return known;
   }
 }
 
@@ -158,7 +172,8 @@ interface KafkaSubscriptionOptions {
   group: string;
   handler: SubscribeOptions["handler"];
   maxAttempts: number;
-  ensureTopic(topic: string): Promise<void>;
+  /** Reports a misconfiguration found after the subscription started (stops the service). */
+  fatal(err: BusMisconfiguredError): void;
   publishEnvelope(envelope: Envelope): Promise<void>;
 }
 
@@ -182,20 +197,45 @@ class KafkaSubscription {
       sessionTimeout,
       heartbeatInterval: Math.floor(sessionTimeout / 3),
       allowAutoTopicCreation: false,
-      retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 2_000 },
+      retry: {
+        retries: 5,
+        initialRetryTime: 100,
+        maxRetryTime: 2_000,
+        // kafkajs restarts a crashed consumer on retriable errors, an undeclared topic included:
+        // a misconfiguration stops it instead (and the CRASH listener reports it).
+        restartOnFailure: async (err) => !misconfiguration(err, {}),
+      },
     });
     this.log = log.child({ topic: opts.topic, group: opts.group });
   }
 
   /** Connects, joins the group (waiting for the first assignment) and starts consuming. */
   async start(): Promise<void> {
-    await this.opts.ensureTopic(this.opts.topic);
-    await this.consumer.connect();
-    // From the beginning for a new group: events published before it first subscribed are not lost.
-    await this.consumer.subscribe({ topics: [this.opts.topic], fromBeginning: true });
-    const joined = new Promise<void>((resolve) => this.consumer.on(this.consumer.events.GROUP_JOIN, () => resolve()));
-    await this.consumer.run({ autoCommit: false, eachMessage: (payload) => this.onMessage(payload) });
-    await withDeadline(joined, JOIN_TIMEOUT_MS);
+    const where = { topic: this.opts.topic, group: this.opts.group };
+    let started = false;
+    let stopped!: (err: unknown) => void;
+    const crashed = new Promise<never>((_, reject) => (stopped = reject));
+    crashed.catch(() => undefined);
+    this.consumer.on(this.consumer.events.CRASH, ({ payload }) => {
+      if (payload.restart || this.closing) return;
+      const err = misconfiguration(payload.error, where);
+      if (!started) stopped(err ?? payload.error);
+      else if (err) this.opts.fatal(err);
+      else this.log.error({ err: payload.error }, "bus.kafka.consumer_stopped");
+    });
+    try {
+      await this.consumer.connect();
+      // From the beginning for a new group: events published before it first subscribed are not lost.
+      await this.consumer.subscribe({ topics: [this.opts.topic], fromBeginning: true });
+      const joined = new Promise<void>((resolve) => this.consumer.on(this.consumer.events.GROUP_JOIN, () => resolve()));
+      await this.consumer.run({ autoCommit: false, eachMessage: (payload) => this.onMessage(payload) });
+      // A consumer that cannot join (group ACL) crashes instead: subscribe() rejects with the reason.
+      await Promise.race([withDeadline(joined, JOIN_TIMEOUT_MS), crashed]);
+      started = true;
+    } catch (err) {
+      await withDeadline(this.consumer.disconnect(), this.settings.closeTimeoutMs);
+      throw misconfiguration(err, where) ?? err;
+    }
   }
 
   close(): Promise<void> {
@@ -255,34 +295,12 @@ function envelopeOfMessage(
   };
 }
 
-/** Broker away or slow (kept in the outbox and retried), as opposed to the broker refusing the event. */
-function isUnreachable(err: unknown): boolean {
-  let cause: unknown = err;
-  while (cause instanceof KafkaJSNumberOfRetriesExceeded && cause.cause) cause = cause.cause;
-  if (cause instanceof KafkaJSProtocolError) return cause.retriable;
-  return true;
-}
-
 /**
- * kafkajs logs through pino. Connection failures are logged by kafkajs on every retry; the bus
- * reports an unreachable broker itself (bus.publish.deferred, bus.outbox.*), so those go to debug.
+ * Logging happened already (bus.kafka.misconfigured): exit, so the orchestrator shows a failing
+ * service with that line instead of one that silently stopped publishing or consuming.
  */
-function pinoLogCreator(log: Logger): logCreator {
-  const child = log.child({ component: "kafkajs" });
-  return () =>
-    ({ namespace, level, log: entry }) => {
-      const { message, timestamp: _timestamp, ...fields } = entry;
-      const data = { namespace, detail: message, ...fields };
-      if (level <= logLevel.WARN && !expectedNoise(namespace, message)) child.warn(data, "bus.kafka.client");
-      else if (level <= logLevel.INFO) child.debug(data, "bus.kafka.client");
-      else child.trace(data, "bus.kafka.client");
-    };
-}
-
-function expectedNoise(namespace: string, message: string): boolean {
-  if (namespace === "Connection" || namespace === "BrokerPool") return true;
-  // Retries are bounded on purpose: the outbox does the long retrying, so a send never hangs.
-  return message.startsWith("Limiting retries for the idempotent producer");
+function exitOnFatal(): void {
+  process.exit(1);
 }
 
 function closedError(): DomainError {

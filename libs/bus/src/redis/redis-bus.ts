@@ -9,6 +9,7 @@ import { partitionOf } from "../partition";
 import type { BusConfig, EventBus, OutgoingEvent, SubscribeOptions, Subscription } from "../port";
 import { maxAttemptsOf, settingsOf, type BusSettings } from "../settings";
 import { PARTITIONS } from "./group-scripts";
+import { checkPersistence } from "./persistence";
 import { ready } from "./ready";
 import { redisKeys } from "./redis-keys";
 import { RedisSubscription } from "./redis-subscription";
@@ -46,7 +47,10 @@ class RedisBus implements EventBus {
 
   async open(): Promise<void> {
     // Not fatal when Redis is away at start: publishes go to the outbox until it is back.
-    await withDeadline(ready(this.client), this.settings.publishTimeoutMs);
+    const connected = ready(this.client);
+    const persistence = connected.then(() => (this.closed ? undefined : checkPersistence(this.client, this.log))).catch(() => undefined);
+    // Checked before the first event when Redis answers at once (the log line comes first), later otherwise.
+    await withDeadline(persistence, this.settings.publishTimeoutMs);
     this.outbox = await Outbox.forBroker(this.settings, this.log, {
       send: (envelope) => this.send(envelope),
       unreachable: isUnreachable,
