@@ -49,15 +49,19 @@ export class ChatAdmission {
       agent: ctx.headers.agent,
       worstCase: plan.refusal ? 0n : worstCaseCost(request, plan.cascade, ctx.promptTokens),
       checkOnly: plan.refusal !== undefined,
+      runId: request.run_id ?? null,
     });
     if (!decision.admitted) {
       throw new Refused(decision.code as DomainError["code"], decision.message, {
         status: decision.httpStatus,
-        details: { scope: decision.scope },
+        // A run that takes no turn names its status (409).
+        details: { scope: decision.scope, ...(decision.runStatus ? { status: decision.runStatus } : {}) },
       });
     }
     ctx.holdId = decision.holdId;
     ctx.lease = decision.lease;
+    // The turn was reserved on the run only when the request goes on to dispatch.
+    if (!plan.refusal) ctx.runId = request.run_id ?? null;
     if (plan.refusal) {
       throw new Refused(plan.refusal.code as DomainError["code"], plan.refusal.message, {
         status: plan.refusal.httpStatus || 404,

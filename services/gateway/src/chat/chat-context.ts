@@ -25,6 +25,8 @@ export interface ChatContext {
   holdId: string;
   /** Set instead of `holdId` when a spend lease admitted the request. */
   lease: LeaseTicket | null;
+  /** The run this request is an admitted turn of: its settlement reports the turn. Null otherwise. */
+  runId: string | null;
 }
 
 export function newChatContext(
@@ -46,6 +48,7 @@ export function newChatContext(
     plan: null,
     holdId: "",
     lease: null,
+    runId: null,
   };
 }
 
