@@ -47,13 +47,14 @@ function fakeLedger(subjects: { workspaceIds: string[]; agents: string[] } | "do
   return { port, asked };
 }
 
-const request = (k: CallerKey, agent: string | null = null) => ({
+const request = (k: CallerKey, agent: string | null = null, runId: string | null = null) => ({
   requestId: "gen-1",
   orgId: "org_1",
   key: k,
   agent,
   worstCase: 100n,
   checkOnly: false,
+  runId,
 });
 
 describe("spend admission without a limit that counts", () => {
@@ -79,6 +80,20 @@ describe("spend admission without a limit that counts", () => {
     const spend = new SpendAdmission(port, undefined, new BudgetSubjects(port, new ManualClock(), silent));
     expect(await spend.admit(request(k, agent))).toMatchObject({ admitted: true, holdId: "hold_1" });
     expect(asked.admit).toBe(1);
+  });
+
+  it("asks Admit for a turn of a run that nothing else counts, naming the run", async () => {
+    const { port, asked } = fakeLedger({ workspaceIds: [], agents: [] });
+    const admits: ledger.AdmitRequest[] = [];
+    const admit = port.admit;
+    port.admit = (req) => {
+      admits.push(req);
+      return admit(req);
+    };
+    const spend = new SpendAdmission(port, undefined, new BudgetSubjects(port, new ManualClock(), silent));
+    expect(await spend.admit(request(key(), null, "run_abc"))).toMatchObject({ admitted: true, holdId: "hold_1" });
+    expect(asked.admit).toBe(1);
+    expect(admits[0]).toMatchObject({ runId: "run_abc", dryRun: false });
   });
 
   it("asks Admit when the ledger cannot say which budgets exist", async () => {
