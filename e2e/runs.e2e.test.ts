@@ -123,8 +123,8 @@ describe("agent runs through the separate-process stack", () => {
 
     const paused = await until(run.id, (r) => r.status === "paused", "the run to pause");
     const refused = await turn(run.id);
-    const resumed = await mgmt.post(`/v1/runs/${run.id}/resume`);
-    const again = await mgmt.post(`/v1/runs/${run.id}/resume`);
+    const resumed = await mgmt.post(`/v1/runs/${run.id}/resume`, {});
+    const again = await mgmt.post(`/v1/runs/${run.id}/resume`, {});
     const after = await turn(run.id);
 
     expect(paused).toMatchObject({ pause_reason: "cost_velocity", spent: 0.15, turns_used: 1 });
@@ -144,7 +144,7 @@ describe("agent runs through the separate-process stack", () => {
 
     const paused = await until(run.id, (r) => r.status === "paused", "the run to pause");
     expect(paused).toMatchObject({ pause_reason: "no_progress", tool_calls_without_progress: 2 });
-    const resumed = await agent.post(`/v1/runs/${run.id}/resume`);
+    const resumed = await agent.post(`/v1/runs/${run.id}/resume`, {});
     expect(resumed.json.data).toMatchObject({ status: "open", tool_calls_without_progress: 0, tool_calls_used: 2 });
   });
 

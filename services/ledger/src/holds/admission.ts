@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { Db } from "@router/db";
+import type { Db, Queryable } from "@router/db";
 import { DomainError } from "@router/errors";
 import type { Clock, Nanodollars } from "@router/money";
 import type { BudgetCache } from "../budgets/budget-cache";
@@ -78,12 +78,15 @@ export async function admit(input: AdmitInput, deps: AdmissionDeps): Promise<Adm
 
 const FREE: Admission = { admitted: true, holdId: "", warning: "" };
 
-/** The decision without a reservation (a dry run): read against the counters' current totals. */
-export async function checkOnly(ceilings: WindowedCeiling[], deps: Pick<AdmissionDeps, "store">): Promise<Admission> {
+/**
+ * The decision without a reservation (a dry run): read against the counters' current totals,
+ * through `q` inside a transaction.
+ */
+export async function checkOnly(ceilings: WindowedCeiling[], deps: Pick<AdmissionDeps, "store">, q?: Queryable): Promise<Admission> {
   if (ceilings.length === 0) return FREE;
   const exhausted = exhaustedCeiling(ceilings);
   if (exhausted) return refuse(exhausted);
-  const totals = await deps.store.totals(ceilings);
+  const totals = await deps.store.totals(ceilings, q);
   const usedBefore = (c: WindowedCeiling) => used(totals.get(counterKey(c)));
   const refusing = ceilings.find((c) => c.hard && usedBefore(c) >= c.limit);
   if (refusing) return refuse(refusing);

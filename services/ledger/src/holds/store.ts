@@ -270,8 +270,12 @@ export class HoldStore {
     return r.rows[0]?.hold_id ?? "";
   }
 
-  /** Settled plus reserved per counter row, without locking; rows never written read as zero. */
-  async totals(ceilings: WindowedCeiling[]): Promise<Map<string, CounterTotals>> {
+  /**
+   * Settled plus reserved per counter row, without locking; rows never written read as zero. `q`: a
+   * transaction's connection (the embedded store serves one session, so a transaction's reads must
+   * go through it).
+   */
+  async totals(ceilings: WindowedCeiling[], q: Queryable = this.db): Promise<Map<string, CounterTotals>> {
     const out = new Map<string, CounterTotals>();
     if (ceilings.length === 0) return out;
     const params: unknown[] = [];
@@ -280,7 +284,7 @@ export class HoldStore {
       ["text", "text", "text", "timestamptz"],
       params,
     );
-    const result = await this.db.query<CounterRow>(
+    const result = await q.query<CounterRow>(
       `SELECT sc.subject_kind, sc.subject_id, sc.window_kind, sc.settled_nanodollars, sc.reserved_nanodollars
        FROM (VALUES ${values}) AS v (subject_kind, subject_id, window_kind, window_start)
        JOIN spend_counters sc USING (subject_kind, subject_id, window_kind, window_start)`,

@@ -32,7 +32,7 @@ export async function admitTurn(input: AdmitInput, ceilings: WindowedCeiling[], 
     }
     const refusal = turnRefusal(run);
     if (refusal) {
-      const counters = await checkOnly(ceilings, deps);
+      const counters = await checkOnly(ceilings, deps, q);
       return counters.admitted ? refuseRun(run, refusal) : counters;
     }
     const counters =
