@@ -43,7 +43,7 @@ export interface LedgerDeps {
   /** Address of the metrics listener; default loopback. */
   metricsHost?: string;
   /**
-   * Port of the HTTP server for the management routes the gateway forwards (workspace budgets,
+   * Port of the HTTP server for the management routes the gateway forwards (workspace budgets, runs,
    * agents); 0 picks one. Served only together with `internalSecret`.
    */
   httpPort?: number;
