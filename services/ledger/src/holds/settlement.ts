@@ -102,10 +102,16 @@ export async function closeHolds(
     ...batch.settlements.map(({ holdId, listCost, billedCost }): [string, Closing] => [holdId, { to: "settled", listCost, billedCost }]),
     ...batch.releases.map(({ holdId, keep }): [string, Closing] => [holdId, releasing(keep, deps)]),
   ].filter(([holdId]) => holdId !== "");
-  const finished: Array<Promise<RecordingOutcome | TurnOutcome | undefined>> = [
-    ...batch.settlements.flatMap((s) => (s.request ? [recordRequest(s.request, s.listCost, deps), settleRunTurn(s.request, s.listCost, deps)] : [])),
-    ...batch.releases.flatMap((r) => (r.request ? [recordRequest(r.request, 0n, deps), settleRunTurn(r.request, null, deps)] : [])),
-  ];
+  const finished: Array<Promise<RecordingOutcome | TurnOutcome>> = [];
+  for (const [request, cost] of [
+    ...batch.settlements.map((s): [FinishedRequest | null, Nanodollars | null] => [s.request, s.listCost]),
+    ...batch.releases.map((r): [FinishedRequest | null, Nanodollars | null] => [r.request, null]),
+  ]) {
+    if (!request) continue;
+    finished.push(recordRequest(request, cost ?? 0n, deps));
+    const turn = settleRunTurn(request, cost, deps);
+    if (turn) finished.push(turn);
+  }
   // Pushed in this order, so the queue applies them in this order.
   const [outcomes] = await Promise.all([
     Promise.all(closings.map(([holdId, closing]) => closeHold(holdId, closing, deps))),
@@ -122,7 +128,8 @@ function recordRequest(request: FinishedRequest, listCost: Nanodollars, deps: Se
  * A turn's report to its run: `cost` for a served turn, null for a failed one (its money comes
  * back, its turn does not). Nothing for a request that was no turn.
  */
-async function settleRunTurn(request: FinishedRequest, cost: Nanodollars | null, deps: SettlementDeps): Promise<TurnOutcome | undefined> {
+function settleRunTurn(request: FinishedRequest, cost: Nanodollars | null, deps: SettlementDeps): Promise<TurnOutcome> | undefined {
+  // Most requests are no turn: they pay nothing here, not even a promise.
   if (!request.runTurn) return undefined;
   return deps.turns.push({
     ...request.runTurn,
