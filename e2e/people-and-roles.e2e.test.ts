@@ -88,6 +88,18 @@ const ROUTES: Array<{ method: string; path: string; body?: unknown; needs: Permi
   { method: "DELETE", path: "/v1/agents/matrix-agent/budgets/daily", needs: "config:write" },
 ];
 
+/**
+ * The run routes: a role's permission for a management key or session, as above, and open to the
+ * organisation's inference keys too (the agent's own). Opening a run takes an inference key only.
+ */
+const RUN_ROUTES: Array<{ method: string; path: string; body?: unknown; needs: Permission }> = [
+  { method: "GET", path: "/v1/runs", needs: "usage:read" },
+  { method: "GET", path: "/v1/runs/run_missing", needs: "usage:read" },
+  { method: "POST", path: "/v1/runs/run_missing/close", body: { status: "exhausted" }, needs: "config:write" },
+  { method: "POST", path: "/v1/runs/run_missing/resume", needs: "config:write" },
+];
+const OPEN_RUN = { method: "POST", path: "/v1/runs", body: { budget_usd: -1 } };
+
 describe("people, sessions and roles through the separate-process stack", () => {
   let stack: Stack;
   let db: Client;
@@ -159,7 +171,7 @@ describe("people, sessions and roles through the separate-process stack", () => 
     }
   });
 
-  const cases = ROUTES.flatMap((route) =>
+  const cases = [...ROUTES, ...RUN_ROUTES].flatMap((route) =>
     (["owner", "admin", "member", "billing", "readonly"] as const).map((role) => ({ ...route, role, allowed: ALLOWED[route.needs].includes(role) })),
   );
 
@@ -174,7 +186,7 @@ describe("people, sessions and roles through the separate-process stack", () => 
     }
   });
 
-  it.each(ROUTES)("$method $path with the CLI's management key is allowed", async ({ method, path, body }) => {
+  it.each([...ROUTES, ...RUN_ROUTES])("$method $path with the CLI's management key is allowed", async ({ method, path, body }) => {
     const res = await fetch(`${stack.gatewayUrl}${path}`, {
       method,
       headers: { authorization: `Bearer ${org.managementKey}`, "content-type": "application/json" },
@@ -191,6 +203,28 @@ describe("people, sessions and roles through the separate-process stack", () => 
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     expect(res.status).toBe(403);
+  });
+
+  it.each(RUN_ROUTES)("$method $path with an inference key is allowed", async ({ method, path, body }) => {
+    const created = await gatewayClient(stack.gatewayUrl, org.managementKey).post("/v1/keys", { name: "agent" });
+    const res = await fetch(`${stack.gatewayUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${created.json.data.key as string}`, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    expect([401, 403]).not.toContain(res.status);
+  });
+
+  it("opening a run is refused to every role's session and to the management key, and taken from an inference key", async () => {
+    for (const role of ["owner", "admin", "member", "billing", "readonly"] as const) {
+      const res = await people[role]!.request(OPEN_RUN.method, OPEN_RUN.path, { body: OPEN_RUN.body });
+      expect([res.status, res.body.error.code]).toEqual([403, "permission_denied"]);
+    }
+    const byManagementKey = await gatewayClient(stack.gatewayUrl, org.managementKey).post(OPEN_RUN.path, OPEN_RUN.body);
+    const created = await gatewayClient(stack.gatewayUrl, org.managementKey).post("/v1/keys", { name: "agent" });
+    const byInferenceKey = await gatewayClient(stack.gatewayUrl, created.json.data.key as string).post(OPEN_RUN.path, OPEN_RUN.body);
+    expect(byManagementKey.status).toBe(403);
+    expect([byInferenceKey.status, byInferenceKey.json.error.details.field]).toEqual([400, "budget_usd"]);
   });
 
   it("a session writes only with the CSRF header, through the gateway and the services it forwards to", async () => {

@@ -15,6 +15,9 @@ import { ledgerService } from "./holds/ledger-service";
 import { startExpirySweep, type ClosingQueue, type UsageQueue } from "./holds/settlement";
 import { HoldStore } from "./holds/store";
 import { LedgerMetrics } from "./metrics";
+import { runRoutes } from "./runs/run-routes";
+import { expireTurn, settleTurns, type TurnQueue } from "./runs/run-settlement";
+import { expiredTurns } from "./runs/run-store";
 import { ThresholdPublisher } from "./thresholds/threshold-publisher";
 import { pruneRecordedRequests, recordRequests } from "./usage/usage-store";
 
@@ -40,7 +43,7 @@ export interface LedgerDeps {
   /** Address of the metrics listener; default loopback. */
   metricsHost?: string;
   /**
-   * Port of the HTTP server for the management routes the gateway forwards (workspace budgets,
+   * Port of the HTTP server for the management routes the gateway forwards (workspace budgets, runs,
    * agents); 0 picks one. Served only together with `internalSecret`.
    */
   httpPort?: number;
@@ -103,6 +106,13 @@ export async function startLedger(deps: LedgerDeps): Promise<RunningLedger> {
     log: deps.log,
     name: "usage",
   });
+  const turns: TurnQueue = new GroupCommit({
+    apply: (batch) => settleTurns(deps.db, batch),
+    maxBatch: CLOSING_MAX_BATCH,
+    intervalMs: deps.closingIntervalMs ?? DEFAULT_CLOSING_INTERVAL_MS,
+    log: deps.log,
+    name: "turns",
+  });
   const budgets = new BudgetCache({ db: deps.db, clock: deps.clock, log: deps.log, refreshMs: deps.budgetRefreshMs });
   const holdTtlMs = deps.holdTtlMs ?? DEFAULT_HOLD_TTL_MS;
   const leaseTtlMs = deps.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
@@ -113,6 +123,7 @@ export async function startLedger(deps: LedgerDeps): Promise<RunningLedger> {
     admissions,
     closings,
     usage,
+    turns,
     budgets,
     clock: deps.clock,
     log: deps.log,
@@ -133,6 +144,9 @@ export async function startLedger(deps: LedgerDeps): Promise<RunningLedger> {
     intervalMs: deps.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS,
     prune: async () => {
       await pruneRecordedRequests(deps.db, new Date(deps.clock.now().getTime() - RECORDED_REQUESTS_KEPT_MS));
+      // Turns never reported (a gateway that crashed) give their reservation back, as holds do.
+      const now = deps.clock.now();
+      for (const turn of await expiredTurns(deps.db, now, 200)) await expireTurn(deps.db, turn, now);
     },
   });
   // Metrics are auxiliary: a port that cannot be bound is logged and never stops the ledger.
@@ -156,7 +170,7 @@ export async function startLedger(deps: LedgerDeps): Promise<RunningLedger> {
       log: deps.log,
       registry: metrics.registry,
       internalSecret: deps.internalSecret,
-      routes: [workspaceBudgetRoutes(routeDeps), agentRoutes(routeDeps)],
+      routes: [workspaceBudgetRoutes(routeDeps), agentRoutes(routeDeps), runRoutes(routeDeps)],
       port: deps.httpPort,
       host: deps.host,
     }).catch(async (err: unknown) => {
@@ -173,7 +187,7 @@ export async function startLedger(deps: LedgerDeps): Promise<RunningLedger> {
       await sweep.stop();
       // Calls in flight wait on the queues, so they keep applying until the server has shut down.
       await server.close();
-      await Promise.all([closings.drain(), usage.drain()]);
+      await Promise.all([closings.drain(), usage.drain(), turns.drain()]);
       await publisher?.stop();
       await budgets.close();
     },

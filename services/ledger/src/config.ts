@@ -10,7 +10,7 @@ export const ledgerConfigSchema = z.object({
   /** The bus threshold crossings are published on. */
   ...busEnvironment,
   LEDGER_GRPC_PORT: env.port(50052),
-  /** Port of the management routes the gateway forwards (workspace budgets, agents). */
+  /** Port of the management routes the gateway forwards (workspace budgets, agents, runs). */
   LEDGER_HTTP_PORT: env.port(8085),
   /**
    * Verifies the identity the gateway signs and forwards on management routes. Required with

@@ -43,6 +43,7 @@ describe("Admit", () => {
       code: "budget_exceeded",
       scope: "key",
       subjectId: key.subjectId,
+      runStatus: "",
       message: "This key has reached its daily spend limit of $1.00; the limit resets at 2026-11-19T00:00:00.000Z.",
     });
     expect(await l.used(key)).toBe(USD);

@@ -57,6 +57,7 @@ describe("workspace budgets at admission", () => {
       code: "budget_exceeded",
       scope: "workspace",
       subjectId: ws,
+      runStatus: "",
       message: "This workspace has reached its daily spend limit of $0.50; the limit resets at 2026-11-19T00:00:00.000Z.",
     });
     // Another workspace of the organisation is not bound by it.

@@ -65,15 +65,19 @@ export class ChatAdmission {
       agent: ctx.headers.agent,
       worstCase: refused ? 0n : worstCaseCost(request, plan.cascade, ctx.promptTokens),
       checkOnly: refused,
+      runId: request.run_id ?? null,
     });
     if (!decision.admitted) {
       throw new Refused(decision.code as DomainError["code"], decision.message, {
         status: decision.httpStatus,
-        details: { scope: decision.scope },
+        // A run that takes no turn names its status (409).
+        details: { scope: decision.scope, ...(decision.runStatus ? { status: decision.runStatus } : {}) },
       });
     }
     ctx.holdId = decision.holdId;
     ctx.lease = decision.lease;
+    // The turn was reserved on the run only when the request goes on to dispatch.
+    if (!refused) ctx.runId = request.run_id ?? null;
     if (blocked) {
       const labels = [...filtered.verdict.blocking].sort();
       throw new Refused("content_filtered", `messages: refused by a content filter (${labels.join(", ")})`, {

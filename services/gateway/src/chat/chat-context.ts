@@ -32,6 +32,8 @@ export interface ChatContext {
   lease: LeaseTicket | null;
   /** Labels of the content-filter detectors that matched the messages (never the matched text). */
   contentFilterLabels: string[];
+  /** The run this request is an admitted turn of: its settlement reports the turn. Null otherwise. */
+  runId: string | null;
 }
 
 export function newChatContext(
@@ -58,6 +60,7 @@ export function newChatContext(
     holdId: "",
     lease: null,
     contentFilterLabels: [],
+    runId: null,
   };
 }
 

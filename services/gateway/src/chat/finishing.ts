@@ -1,5 +1,5 @@
 import { DomainError } from "@router/errors";
-import { events } from "@router/proto";
+import { events, type ledger } from "@router/proto";
 import type { CompletionResult, Served, StreamResult } from "../dispatch/types";
 import { generationRecordOf } from "../generation/generation-record";
 import { Refused } from "./admission";
@@ -12,6 +12,19 @@ import { completedEvent, outcomeOf, REQUEST_COMPLETED_TOPIC, type RequestOutcome
 const CANCELLED = "router.client_cancelled";
 
 type FinishingDeps = Pick<ChatDeps, "recent" | "metrics" | "closings" | "leases" | "credentials" | "bus" | "log" | "clock" | "drain">;
+
+/** What a run's turn did, for the run's counters and tree (the ledger's). */
+function runTurnOf(runId: string, outcome: RequestOutcome): ledger.RunTurn {
+  return {
+    runId,
+    model: outcome.served?.modelId ?? "",
+    finishReason: outcome.finishReason ?? "",
+    toolCalls: outcome.toolCalls.total,
+    failedToolCalls: outcome.toolCalls.invalid,
+    promptTokens: BigInt(outcome.usage?.prompt ?? 0),
+    cachedTokens: BigInt(outcome.usage?.cached ?? 0),
+  };
+}
 
 /** How a request without a served answer ended when it did not simply fail: the client left, or the gateway stopped. */
 export type Interrupted = "cancelled" | "shutdown" | null;
@@ -49,6 +62,7 @@ export class Finishing {
       workspaceId: ctx.caller.key.workspaceId ?? "",
       agent: ctx.headers.agent ?? "",
       isByok: true,
+      ...(ctx.runId ? { runTurn: runTurnOf(ctx.runId, outcome) } : {}),
     };
     if (served) closings.settle(ctx.holdId, outcome.listCost, outcome.billedCost, request);
     else closings.release(ctx.holdId, 0n, request);

@@ -165,7 +165,8 @@ export const chatBodySchema = z.object({
   routing_stability: z.enum(ROUTING_STABILITIES).optional(),
   // Seeds routing's weighted draw, so an order can be replayed (not the sampling `seed`).
   routing_seed: z.string().min(1).max(128).optional(),
-  run_id: z.string().min(1).max(128).optional(),
+  // The run this completion is a turn of (`POST /v1/runs` answers the id); its limits are checked at admission.
+  run_id: z.string().regex(/^run_[0-9A-Za-z]{1,64}$/, "expected a run id (run_...)").optional(),
   usage: z.object({ include: z.boolean().optional() }).optional(),
 });
 

@@ -3,7 +3,8 @@ import { z } from "zod";
 import { dataOf, json, jsonBody, looseObject, refusals, SECURITY } from "./envelopes";
 
 type Method = "get" | "post" | "put" | "patch" | "delete";
-type Access = "public" | "inference" | "management";
+/** `any`: an inference key, a management key or a dashboard session (runs). */
+type Access = "public" | "inference" | "management" | "any";
 
 interface ForwardedOperation {
   method: Method;
@@ -17,6 +18,8 @@ interface ForwardedOperation {
   /** Query parameters, all strings at the edge. */
   query?: string[];
   status?: number;
+  /** The operation can answer 409 (a move the resource's state does not allow). */
+  conflict?: boolean;
 }
 
 /**
@@ -64,6 +67,12 @@ const OPERATIONS: ForwardedOperation[] = [
   { method: "get", path: "/v1/agents", summary: "Agents named in the last 31 days or with a budget", access: "management", list: true },
   { method: "put", path: "/v1/agents/{agent}/budgets/{interval}", summary: "Set an agent budget for a window", access: "management", body: true },
   { method: "delete", path: "/v1/agents/{agent}/budgets/{interval}", summary: "Remove an agent budget", access: "management", query: ["workspace_id"] },
+  // ledger: runs (one goal, many turns, one budget; `run_id` on a chat completion makes it a turn)
+  { method: "get", path: "/v1/runs", summary: "Runs of the organisation, newest first", access: "any", list: true, query: ["limit", "status"] },
+  { method: "post", path: "/v1/runs", summary: "Open a run (an inference key only)", access: "inference", body: true, status: 201 },
+  { method: "get", path: "/v1/runs/{id}", summary: "A run and its tree of turns", access: "any" },
+  { method: "post", path: "/v1/runs/{id}/close", summary: "Close a run as completed or cancelled", access: "any", body: true, conflict: true },
+  { method: "post", path: "/v1/runs/{id}/resume", summary: "Resume a run a detector paused", access: "any", conflict: true },
   // reports
   { method: "get", path: "/v1/reports/branding", summary: "Report branding", access: "management" },
   { method: "put", path: "/v1/reports/branding", summary: "Change the report branding", access: "management", body: true },
@@ -90,6 +99,14 @@ const REFUSALS_BY_ACCESS = {
   public: refusals(400, 404, 429),
   inference: refusals(400, 401, 403, 404, 429),
   management: refusals(400, 401, 403, 404, 429),
+  any: refusals(400, 401, 403, 404, 429),
+};
+
+const ACCESS_SECURITY: Record<Access, (typeof SECURITY)[keyof typeof SECURITY]> = {
+  public: SECURITY.public,
+  inference: SECURITY.inference,
+  management: SECURITY.management,
+  any: [...SECURITY.inference, ...SECURITY.management],
 };
 
 function paramsOf(path: string) {
@@ -106,11 +123,12 @@ export function registerForwardedPaths(registry: OpenAPIRegistry): void {
       method: op.method,
       path: op.path,
       summary: op.summary,
-      security: SECURITY[op.access],
+      security: ACCESS_SECURITY[op.access],
       request: { params: paramsOf(op.path), query, body: op.body ? jsonBody(looseObject) : undefined },
       responses: {
         [op.status ?? 200]: json(op.summary, op.list ? rows : dataOf(looseObject)),
         ...REFUSALS_BY_ACCESS[op.access],
+        ...(op.conflict ? refusals(409) : {}),
       },
     });
   }

@@ -2,6 +2,7 @@ import type { Db } from "@router/db";
 import { Router, type Request, type RequestHandler, type Response } from "express";
 import { signIdentity, type Identity } from "@router/http-kit";
 import type { Caller } from "../auth/caller";
+import { KEY_PREFIXES } from "../keys/key-secret";
 import { requireCaller, type Authenticate } from "../auth/authenticate";
 import type { Manage } from "../auth/management-auth";
 import { principalIdentity, requirePrincipal } from "../auth/principal";
@@ -49,7 +50,7 @@ export function keyIdentity(caller: Caller): Identity {
 /**
  * Routes other services own, forwarded after authentication with the signed identity header:
  * activity (usage, CSV export, generation records), routing's account defaults, presets, guardrails
- * and privacy policy, the ledger's workspace budgets and agents, reports (branding and client
+ * and privacy policy, the ledger's workspace budgets, agents and runs, reports (branding and client
  * reports), alerts (channels, test alerts, deliveries), broadcast destinations, runaway's settings,
  * and the public catalog (routing). The gateway only authenticates management callers here (every
  * role may read); the owning service checks the role against the permission table.
@@ -129,6 +130,17 @@ export function proxyRoutes(deps: ProxyRoutesDeps): Router {
   router.all(["/v1/privacy", "/v1/privacy/preview"], management, forwardAs(routing, asPrincipal));
   // What a runaway flag does; the flag list itself adds key state (runaway/runaway-flag-routes.ts).
   router.all("/v1/alerts/settings", management, forwardAs(runaway, asPrincipal));
+
+  // Runs: the agent's inference key opens, reads, closes and resumes its organisation's runs; a
+  // management key or session reads, closes and resumes them (the ledger checks the role, and
+  // refuses it an open).
+  const inference = deps.authenticate({ allow: ["inference"] });
+  const keyOrManagement: RequestHandler = (req, res, next) => {
+    const bearer = req.headers.authorization?.replace(/^Bearer\s+/i, "") ?? "";
+    return bearer.startsWith(KEY_PREFIXES.inference) ? inference(req, res, next) : management(req, res, next);
+  };
+  const asRunCaller = (res: Response): Identity => (res.locals.principal ? asPrincipal(res) : asInferenceKey(res));
+  router.all(["/v1/runs", "/v1/runs/*rest"], keyOrManagement, forwardAs(ledger, asRunCaller));
 
   router.get(["/v1/models", "/v1/models/*rest", "/v1/providers"], deps.catalogLimit, open(routing));
   return router;

@@ -87,6 +87,8 @@ export function previewRoutes(deps: {
       agent: ctx.headers.agent,
       worstCase: 0n,
       checkOnly: true,
+      // A preview names no run (no run reservation either way).
+      runId: null,
     });
     const budgetRefusal = decision.admitted
       ? null

@@ -3,6 +3,7 @@ import { createTimeout } from "retry";
 import { DomainError } from "@router/errors";
 import type { Logger } from "@router/logging";
 import type { Nanodollars } from "@router/money";
+import type { ledger } from "@router/proto";
 
 /**
  * The request a settlement or release is for: the ledger records every finished request once, per
@@ -14,6 +15,8 @@ export interface FinishedRequest {
   workspaceId: string;
   agent: string;
   isByok: boolean;
+  /** Set when the request was an admitted turn of a run: what the turn did. */
+  runTurn?: ledger.RunTurn;
 }
 
 const NO_REQUEST: FinishedRequest = { orgId: "", requestId: "", workspaceId: "", agent: "", isByok: false };
@@ -181,8 +184,8 @@ export class HoldClosings {
           });
           break;
         case "release": {
-          const { orgId, requestId, workspaceId, agent } = c.request;
-          request.releases.push({ holdId: c.holdId, keepNanodollars: c.keepNanodollars, orgId, requestId, workspaceId, agent });
+          const { orgId, requestId, workspaceId, agent, runTurn } = c.request;
+          request.releases.push({ holdId: c.holdId, keepNanodollars: c.keepNanodollars, orgId, requestId, workspaceId, agent, runTurn });
           break;
         }
       }

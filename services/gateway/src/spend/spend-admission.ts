@@ -15,6 +15,8 @@ export interface SpendRequest {
   worstCase: Nanodollars;
   /** Routing already refused: the limits are checked (a budget refusal wins) but nothing is reserved. */
   checkOnly: boolean;
+  /** The run the request is a turn of (`run_id`), if any: the ledger checks and reserves on it too. */
+  runId: string | null;
 }
 
 export type SpendDecision =
@@ -27,7 +29,15 @@ export type SpendDecision =
       /** A soft limit's warning for the `x-router-limit-warning` header; empty when none. */
       warning: string;
     }
-  | { admitted: false; code: string; message: string; httpStatus: number; scope: string };
+  | {
+      admitted: false;
+      code: string;
+      message: string;
+      httpStatus: number;
+      scope: string;
+      /** For a run that takes no turn (409): its status. */
+      runStatus: string;
+    };
 
 /** A request no limit counts: admitted, nothing reserved anywhere. */
 const UNLIMITED: SpendDecision = { admitted: true, holdId: "", lease: null, warning: "" };
@@ -49,11 +59,14 @@ export class SpendAdmission {
     // Every request is BYOK, and a key ceiling without include_byok counts none. The workspace's and
     // the agent's budgets are the ledger's: it is asked unless nothing can count the request.
     const ceilings = keyCeilings(req.key).filter((c) => c.includeByok);
-    if (ceilings.length === 0 && this.budgets && !(await this.budgets.mayCount(req.orgId, req.key.workspaceId, req.agent))) {
+    // A turn of a run always asks Admit (the run is the ledger's); any other request skips it when
+    // nothing counts it, or takes a lease.
+    const turn = req.runId !== null;
+    if (!turn && ceilings.length === 0 && this.budgets && !(await this.budgets.mayCount(req.orgId, req.key.workspaceId, req.agent))) {
       return UNLIMITED;
     }
     const scope = { orgId: req.orgId, workspaceId: req.key.workspaceId ?? "", agent: req.agent ?? "" };
-    if (this.leases && !req.checkOnly && SpendLeases.serves(ceilings)) {
+    if (this.leases && !turn && !req.checkOnly && SpendLeases.serves(ceilings)) {
       const lease = await this.leases.admit({ ...scope, ceilings }, req.worstCase);
       if (lease) return { admitted: true, holdId: "", lease, warning: "" };
     }
@@ -64,6 +77,7 @@ export class SpendAdmission {
       worstCaseNanodollars: req.worstCase,
       isByok: true,
       dryRun: req.checkOnly,
+      runId: req.runId ?? "",
     });
     if (admission.admitted) return { admitted: true, holdId: admission.holdId, lease: null, warning: admission.limitWarning };
     const r = admission.refusal;
@@ -73,6 +87,7 @@ export class SpendAdmission {
       message: r?.message || "a spend limit refused this request",
       httpStatus: r?.httpStatus || 403,
       scope: r?.scope || "key",
+      runStatus: r?.runStatus ?? "",
     };
   }
 }

@@ -72,8 +72,9 @@ describe("request headers", () => {
   });
 
   it("records attribution: referer as scheme and host only, title, visibility, categories, agent and session", async () => {
+    // (`run_id` makes a request a turn of a run the ledger must know: e2e/runs.e2e.test.ts.)
     const res = await h.post(
-      { ...ok, run_id: "run_123" },
+      ok,
       {
         headers: {
           "HTTP-Referer": "https://app.example.com/private/path?token=abc#frag",
@@ -96,7 +97,7 @@ describe("request headers", () => {
       agent: "planner:v2.1_a-b",
       sessionId: "sess-42",
       userAgent: "test-sdk/1.0",
-      runId: "run_123",
+      runId: "",
       keyClass: "inference",
     });
     expect(event.appId).toMatch(/^app_[0-9a-f]{20}$/);

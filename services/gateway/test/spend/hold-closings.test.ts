@@ -45,6 +45,7 @@ async function admit(subjectId: string): Promise<string> {
     worstCaseNanodollars: 1_000n,
     isByok: true,
     dryRun: false,
+    runId: "",
   }, call);
   return res.holdId;
 }

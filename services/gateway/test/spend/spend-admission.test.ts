@@ -5,6 +5,7 @@ import type { CallerKey } from "../../src/auth/caller";
 import { BUDGET_SUBJECTS_TTL_MS, BudgetSubjects } from "../../src/spend/budget-subjects";
 import type { LedgerPort } from "../../src/spend/ledger-port";
 import { SpendAdmission } from "../../src/spend/spend-admission";
+import type { SpendLeases } from "../../src/spend/spend-leases";
 
 const silent = createLogger({ level: "silent" });
 
@@ -47,13 +48,14 @@ function fakeLedger(subjects: { workspaceIds: string[]; agents: string[] } | "do
   return { port, asked };
 }
 
-const request = (k: CallerKey, agent: string | null = null) => ({
+const request = (k: CallerKey, agent: string | null = null, runId: string | null = null) => ({
   requestId: "gen-1",
   orgId: "org_1",
   key: k,
   agent,
   worstCase: 100n,
   checkOnly: false,
+  runId,
 });
 
 describe("spend admission without a limit that counts", () => {
@@ -79,6 +81,37 @@ describe("spend admission without a limit that counts", () => {
     const spend = new SpendAdmission(port, undefined, new BudgetSubjects(port, new ManualClock(), silent));
     expect(await spend.admit(request(k, agent))).toMatchObject({ admitted: true, holdId: "hold_1" });
     expect(asked.admit).toBe(1);
+  });
+
+  it("asks Admit for a turn of a run that nothing else counts, naming the run", async () => {
+    const { port, asked } = fakeLedger({ workspaceIds: [], agents: [] });
+    const admits: ledger.AdmitRequest[] = [];
+    const admit = port.admit;
+    port.admit = (req) => {
+      admits.push(req);
+      return admit(req);
+    };
+    const spend = new SpendAdmission(port, undefined, new BudgetSubjects(port, new ManualClock(), silent));
+    expect(await spend.admit(request(key(), null, "run_abc"))).toMatchObject({ admitted: true, holdId: "hold_1" });
+    expect(asked.admit).toBe(1);
+    expect(admits[0]).toMatchObject({ runId: "run_abc", dryRun: false });
+  });
+
+  it("never admits a turn of a run from a spend lease: the run is the ledger's", async () => {
+    const { port, asked } = fakeLedger({ workspaceIds: [], agents: [] });
+    let leaseAsked = 0;
+    const leases = {
+      admit: async () => {
+        leaseAsked++;
+        return { holdId: "lease_1" };
+      },
+    } as unknown as SpendLeases;
+    const spend = new SpendAdmission(port, leases, new BudgetSubjects(port, new ManualClock(), silent));
+    const hard = key({ limitNanos: 1_000n, limitReset: "daily", includeByokInLimit: true });
+
+    expect(await spend.admit(request(hard))).toMatchObject({ admitted: true, holdId: "", lease: { holdId: "lease_1" } });
+    expect(await spend.admit(request(hard, null, "run_abc"))).toMatchObject({ admitted: true, holdId: "hold_1", lease: null });
+    expect([leaseAsked, asked.admit]).toEqual([1, 1]);
   });
 
   it("asks Admit when the ledger cannot say which budgets exist", async () => {

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import type { Db, Queryable } from "@router/db";
 import { DomainError } from "@router/errors";
 import type { Clock, Nanodollars } from "@router/money";
 import type { BudgetCache } from "../budgets/budget-cache";
@@ -13,7 +14,8 @@ import {
 } from "./ceilings";
 import type { CounterAdmissions } from "./counter-admissions";
 import { limitReachedSentence } from "./sentences";
-import type { CounterTotals, HoldStore, NewHold } from "./store";
+import type { CounterAdmission, CounterTotals, HoldStore, NewHold, Reservation } from "./store";
+import { admitTurn } from "../runs/run-admission";
 
 export interface AdmitInput {
   requestId: string;
@@ -26,12 +28,18 @@ export interface AdmitInput {
   worstCase: Nanodollars;
   isByok: boolean;
   dryRun: boolean;
+  /** The run the request is a turn of ('' for none). */
+  runId: string;
 }
 
 export interface CeilingRefusal {
   scope: string;
   subjectId: string;
   message: string;
+  /** Unset: 403 `budget_exceeded`. A run that takes no turn is a 409 `conflict` naming its status. */
+  httpStatus?: number;
+  code?: string;
+  runStatus?: string;
 }
 
 export type Admission =
@@ -40,6 +48,7 @@ export type Admission =
   | { admitted: false; refusal: CeilingRefusal };
 
 export interface AdmissionDeps {
+  db: Db;
   store: HoldStore;
   admissions: CounterAdmissions;
   budgets: BudgetCache;
@@ -49,29 +58,54 @@ export interface AdmissionDeps {
 
 /**
  * One decision for every limit that counts the request: the caller's key ceiling, then the budgets
- * of its workspace and of its agent (organisation-wide, then workspace-scoped). A hard one refuses
- * when its usage (settled + reserved) is already at or past the limit, and the first refusing one
- * in that order is named; a soft one never refuses and warns instead. Unless it is a dry run, the
- * worst case is reserved on all of them at once (all or none).
+ * of its workspace and of its agent (organisation-wide, then workspace-scoped), then the run it is a
+ * turn of. A hard one refuses when its usage (settled + reserved) is already at or past the limit,
+ * and the first refusing one in that order is named; a soft one never refuses and warns instead.
+ * Unless it is a dry run, the worst case is reserved on all of them at once (all or none).
  */
 export async function admit(input: AdmitInput, deps: AdmissionDeps): Promise<Admission> {
   const now = deps.clock.now();
   const budgets = await deps.budgets.get(input.orgId);
   const ceilings = countingCeilings([...input.ceilings, ...budgets.of(input.workspaceId, input.agent)], input.isByok, now);
-  if (ceilings.length === 0) return { admitted: true, holdId: "", warning: "" };
+  // Only a turn of a run pays for the run's checks: every other request goes on as before.
+  if (input.runId !== "") return admitTurn(input, ceilings, now, deps);
+  if (input.dryRun) return checkOnly(ceilings, deps);
+  if (ceilings.length === 0) return FREE;
+  // Admissions on the same counter rows are decided together, one statement per batch, so a hot
+  // row is locked the shortest; every row of a request is reserved all or none.
+  return reserve(input, ceilings, now, deps, (a) => deps.admissions.reserve(a));
+}
 
-  // Usage never drops below zero, so a hard limit of zero or less is reached before any spend.
-  const exhausted = ceilings.find((c) => c.hard && c.limit <= 0n);
+const FREE: Admission = { admitted: true, holdId: "", warning: "" };
+
+/**
+ * The decision without a reservation (a dry run): read against the counters' current totals,
+ * through `q` inside a transaction.
+ */
+export async function checkOnly(ceilings: WindowedCeiling[], deps: Pick<AdmissionDeps, "store">, q?: Queryable): Promise<Admission> {
+  if (ceilings.length === 0) return FREE;
+  const exhausted = exhaustedCeiling(ceilings);
   if (exhausted) return refuse(exhausted);
+  const totals = await deps.store.totals(ceilings, q);
+  const usedBefore = (c: WindowedCeiling) => used(totals.get(counterKey(c)));
+  const refusing = ceilings.find((c) => c.hard && usedBefore(c) >= c.limit);
+  if (refusing) return refuse(refusing);
+  return { admitted: true, holdId: "", warning: softWarning(ceilings, usedBefore) };
+}
 
-  if (input.dryRun) {
-    const totals = await deps.store.totals(ceilings);
-    const usedBefore = (c: WindowedCeiling) => used(totals.get(counterKey(c)));
-    const refusing = ceilings.find((c) => c.hard && usedBefore(c) >= c.limit);
-    if (refusing) return refuse(refusing);
-    return { admitted: true, holdId: "", warning: softWarning(ceilings, usedBefore) };
-  }
-
+/**
+ * Reserves the worst case on every counter row of `ceilings` (at least one) through `place`, or
+ * names the first hard one in precedence order that is at or past its limit.
+ */
+export async function reserve(
+  input: AdmitInput,
+  ceilings: WindowedCeiling[],
+  now: Date,
+  deps: Pick<AdmissionDeps, "holdTtlMs">,
+  place: (admission: CounterAdmission) => Promise<Reservation>,
+): Promise<Admission> {
+  const exhausted = exhaustedCeiling(ceilings);
+  if (exhausted) return refuse(exhausted);
   const hold: NewHold = {
     holdId: `hold_${randomBytes(16).toString("base64url")}`,
     requestId: input.requestId,
@@ -83,10 +117,8 @@ export async function admit(input: AdmitInput, deps: AdmissionDeps): Promise<Adm
     createdAt: now,
     expiresAt: new Date(now.getTime() + deps.holdTtlMs),
   };
-  // Admissions on the same counter rows are decided together, one statement per batch, so a hot
-  // row is locked the shortest; every row of a request is reserved all or none.
   const rows = [...ceilings].sort(lockOrder);
-  const reservation = await deps.admissions.reserve({
+  const reservation = await place({
     hold,
     ceilings: rows,
     warnings: rows.map((c) => (c.hard ? "" : limitReachedSentence(c))),
@@ -109,6 +141,11 @@ export async function admit(input: AdmitInput, deps: AdmissionDeps): Promise<Adm
     case "placed":
       return { admitted: true, holdId: hold.holdId, warning: reservation.warning };
   }
+}
+
+/** Usage never drops below zero, so a hard limit of zero or less is reached before any spend. */
+function exhaustedCeiling(ceilings: WindowedCeiling[]): WindowedCeiling | undefined {
+  return ceilings.find((c) => c.hard && c.limit <= 0n);
 }
 
 /**

@@ -13,7 +13,17 @@ import { admit } from "./admission";
 import type { CeilingRule } from "./ceilings";
 import type { CounterAdmissions } from "./counter-admissions";
 import { grantLease } from "./leases";
-import { closeHolds, release, settle, type ClosingQueue, type FinishedRequest, type UsageQueue } from "./settlement";
+import { RUN_ID } from "../runs/run-rules";
+import type { TurnQueue } from "../runs/run-settlement";
+import {
+  closeHolds,
+  release,
+  settle,
+  type ClosingQueue,
+  type FinishedRequest,
+  type RunTurnFacts,
+  type UsageQueue,
+} from "./settlement";
 import type { HoldStore } from "./store";
 import { usageOf } from "./usage";
 
@@ -23,6 +33,7 @@ export interface LedgerServiceDeps {
   admissions: CounterAdmissions;
   closings: ClosingQueue;
   usage: UsageQueue;
+  turns: TurnQueue;
   budgets: BudgetCache;
   clock: Clock;
   log: Logger;
@@ -52,16 +63,18 @@ export function ledgerService(deps: LedgerServiceDeps): ledger.LedgerServiceServ
           worstCase: req.worstCaseNanodollars,
           isByok: req.isByok,
           dryRun: req.dryRun,
+          runId: runIdOf(req.runId, "run_id"),
         },
         deps,
       );
       admitted?.(result);
       if (!result.admitted) {
+        const { httpStatus = 403, code = "budget_exceeded", runStatus = "", scope, subjectId, message } = result.refusal;
         return {
           admitted: false,
           holdId: "",
           limitWarning: "",
-          refusal: { httpStatus: 403, code: "budget_exceeded", ...result.refusal },
+          refusal: { httpStatus, code, runStatus, scope, subjectId, message },
         };
       }
       return { admitted: true, holdId: result.holdId, limitWarning: result.warning, refusal: undefined };
@@ -218,15 +231,41 @@ function requestScope(req: { workspaceId: string; agent: string }, prefix = ""):
  * name one: then only that is recorded.
  */
 function finishedRequest(
-  r: { holdId: string; orgId: string; requestId: string; workspaceId: string; agent: string; isByok: boolean },
+  r: {
+    holdId: string;
+    orgId: string;
+    requestId: string;
+    workspaceId: string;
+    agent: string;
+    isByok: boolean;
+    runTurn?: ledger.RunTurn | undefined;
+  },
   prefix: string,
 ): FinishedRequest | null {
   if (r.orgId === "" || r.requestId === "") {
     if (prefix) required(r.holdId, `${prefix}hold_id`);
+    if (r.runTurn) invalidField(`${prefix}run_turn`, "needs org_id and request_id");
     return null;
   }
   const scope = requestScope(r, prefix);
-  return { requestId: r.requestId, orgId: r.orgId, ...scope, isByok: r.isByok };
+  return { requestId: r.requestId, orgId: r.orgId, ...scope, isByok: r.isByok, ...(r.runTurn ? { runTurn: runTurnOf(r.runTurn, `${prefix}run_turn.`) } : {}) };
+}
+
+/** A turn's report, checked: a run id as Open answers them, counts that are not negative. */
+function runTurnOf(t: ledger.RunTurn, prefix: string): RunTurnFacts {
+  const runId = runIdOf(t.runId, `${prefix}run_id`);
+  if (runId === "") invalidField(`${prefix}run_id`, "is required");
+  const counts = { toolCalls: t.toolCalls, failedToolCalls: t.failedToolCalls, promptTokens: Number(t.promptTokens), cachedTokens: Number(t.cachedTokens) };
+  for (const [field, n] of Object.entries({ tool_calls: counts.toolCalls, failed_tool_calls: counts.failedToolCalls, prompt_tokens: counts.promptTokens, cached_tokens: counts.cachedTokens })) {
+    if (n < 0) invalidField(`${prefix}${field}`, "must not be negative");
+  }
+  return { runId, model: t.model, finishReason: t.finishReason, ...counts };
+}
+
+/** A run id ('' for none); anything else than what Open answers is a 400 naming `field`. */
+function runIdOf(value: string, field: string): string {
+  if (value !== "" && !RUN_ID.test(value)) invalidField(field, "expected a run id (run_...)");
+  return value;
 }
 
 const WINDOWS: Partial<Record<ledger.Window, WindowKind>> = {

@@ -1,6 +1,7 @@
 import { notFound } from "@router/errors";
 import type { Logger } from "@router/logging";
 import type { Clock, Nanodollars } from "@router/money";
+import type { TurnOutcome, TurnQueue, TurnReport } from "../runs/run-settlement";
 import type { RecordingOutcome, RequestUsage } from "../usage/usage-store";
 import type { GroupCommit } from "./group-commit";
 import type { Closing, ClosingOutcome, HoldClosing, HoldStore } from "./store";
@@ -18,12 +19,19 @@ export interface FinishedRequest {
   workspaceId: string;
   agent: string;
   isByok: boolean;
+  /** Set when the request was a turn of a run: what the turn did. */
+  runTurn?: RunTurnFacts;
 }
+
+/** What a turn did, beyond its cost (which its Settle carries). */
+export type RunTurnFacts = Omit<TurnReport, "orgId" | "requestId" | "served" | "cost" | "at">;
 
 export interface SettlementDeps {
   store: HoldStore;
   /** Closings go through the queue, which answers once the batch has committed. */
   closings: ClosingQueue;
+  /** So do turns of runs. */
+  turns: TurnQueue;
   /** So do finished requests. */
   usage: UsageQueue;
   clock: Clock;
@@ -44,6 +52,7 @@ export async function settle(
   const [outcome] = await Promise.all([
     holdId === "" ? undefined : closeHold(holdId, { to: "settled", ...cost }, deps),
     request && recordRequest(request, cost.listCost, deps),
+    request && settleRunTurn(request, cost.listCost, deps),
   ]);
   if (outcome === "not_found") throw notFound(`hold ${holdId}`);
 }
@@ -61,6 +70,7 @@ export async function release(holdId: string, keep: Nanodollars, request: Finish
   const [outcome] = await Promise.all([
     holdId === "" ? undefined : closeHold(holdId, releasing(keep, deps), deps),
     request && recordRequest(request, 0n, deps),
+    request && settleRunTurn(request, null, deps),
   ]);
   if (outcome === "not_found") throw notFound(`hold ${holdId}`);
 }
@@ -92,10 +102,16 @@ export async function closeHolds(
     ...batch.settlements.map(({ holdId, listCost, billedCost }): [string, Closing] => [holdId, { to: "settled", listCost, billedCost }]),
     ...batch.releases.map(({ holdId, keep }): [string, Closing] => [holdId, releasing(keep, deps)]),
   ].filter(([holdId]) => holdId !== "");
-  const finished: Array<Promise<RecordingOutcome>> = [
-    ...batch.settlements.flatMap((s) => (s.request ? [recordRequest(s.request, s.listCost, deps)] : [])),
-    ...batch.releases.flatMap((r) => (r.request ? [recordRequest(r.request, 0n, deps)] : [])),
-  ];
+  const finished: Array<Promise<RecordingOutcome | TurnOutcome>> = [];
+  for (const [request, cost] of [
+    ...batch.settlements.map((s): [FinishedRequest | null, Nanodollars | null] => [s.request, s.listCost]),
+    ...batch.releases.map((r): [FinishedRequest | null, Nanodollars | null] => [r.request, null]),
+  ]) {
+    if (!request) continue;
+    finished.push(recordRequest(request, cost ?? 0n, deps));
+    const turn = settleRunTurn(request, cost, deps);
+    if (turn) finished.push(turn);
+  }
   // Pushed in this order, so the queue applies them in this order.
   const [outcomes] = await Promise.all([
     Promise.all(closings.map(([holdId, closing]) => closeHold(holdId, closing, deps))),
@@ -106,6 +122,23 @@ export async function closeHolds(
 
 function recordRequest(request: FinishedRequest, listCost: Nanodollars, deps: SettlementDeps): Promise<RecordingOutcome> {
   return deps.usage.push({ ...request, listCost, at: deps.clock.now() });
+}
+
+/**
+ * A turn's report to its run: `cost` for a served turn, null for a failed one (its money comes
+ * back, its turn does not). Nothing for a request that was no turn.
+ */
+function settleRunTurn(request: FinishedRequest, cost: Nanodollars | null, deps: SettlementDeps): Promise<TurnOutcome> | undefined {
+  // Most requests are no turn: they pay nothing here, not even a promise.
+  if (!request.runTurn) return undefined;
+  return deps.turns.push({
+    ...request.runTurn,
+    orgId: request.orgId,
+    requestId: request.requestId,
+    served: cost !== null,
+    cost: cost ?? 0n,
+    at: deps.clock.now(),
+  });
 }
 
 function releasing(keep: Nanodollars, deps: ReleaseDeps): Closing {

@@ -200,7 +200,17 @@ export class HoldStore {
     }
   }
 
-  private async admitOnCounters(items: CounterAdmission[]): Promise<Reservation[]> {
+  /**
+   * Places one hold as `reserveEach` does, inside the caller's transaction (a run's turn, whose run
+   * row the transaction has locked): the counter rows stay locked until it commits.
+   */
+  async reserveIn(q: Queryable, item: CounterAdmission): Promise<Reservation> {
+    const [answer] = await this.admitOnCounters([item], q);
+    if (!answer) throw new Error("admit_on_counters answered nothing");
+    return answer;
+  }
+
+  private async admitOnCounters(items: CounterAdmission[], q: Queryable = this.db): Promise<Reservation[]> {
     const [first] = items;
     if (!first) return [];
     const rows = first.ceilings;
@@ -210,7 +220,7 @@ export class HoldStore {
     }
     const perRow = <T>(f: (i: CounterAdmission, c: WindowedCeiling, j: number) => T): T[] =>
       items.flatMap((i) => i.ceilings.map((c, j) => f(i, c, j)));
-    const result = await this.db.query<AdmitOnCountersRow>(
+    const result = await q.query<AdmitOnCountersRow>(
       `SELECT * FROM admit_on_counters($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[],
          $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::bigint[], $12::boolean[], $13::jsonb[],
          $14::timestamptz[], $15::timestamptz[], $16::bigint[], $17::boolean[], $18::text[], $19::integer[])
@@ -254,8 +264,18 @@ export class HoldStore {
     });
   }
 
-  /** Settled plus reserved per counter row, without locking; rows never written read as zero. */
-  async totals(ceilings: WindowedCeiling[]): Promise<Map<string, CounterTotals>> {
+  /** The hold placed for a request, if any. */
+  async holdIdOf(q: Queryable, requestId: string): Promise<string> {
+    const r = await q.query<{ hold_id: string }>(`SELECT hold_id FROM holds WHERE request_id = $1`, [requestId]);
+    return r.rows[0]?.hold_id ?? "";
+  }
+
+  /**
+   * Settled plus reserved per counter row, without locking; rows never written read as zero. `q`: a
+   * transaction's connection (the embedded store serves one session, so a transaction's reads must
+   * go through it).
+   */
+  async totals(ceilings: WindowedCeiling[], q: Queryable = this.db): Promise<Map<string, CounterTotals>> {
     const out = new Map<string, CounterTotals>();
     if (ceilings.length === 0) return out;
     const params: unknown[] = [];
@@ -264,7 +284,7 @@ export class HoldStore {
       ["text", "text", "text", "timestamptz"],
       params,
     );
-    const result = await this.db.query<CounterRow>(
+    const result = await q.query<CounterRow>(
       `SELECT sc.subject_kind, sc.subject_id, sc.window_kind, sc.settled_nanodollars, sc.reserved_nanodollars
        FROM (VALUES ${values}) AS v (subject_kind, subject_id, window_kind, window_start)
        JOIN spend_counters sc USING (subject_kind, subject_id, window_kind, window_start)`,

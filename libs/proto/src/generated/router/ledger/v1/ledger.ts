@@ -144,6 +144,11 @@ export interface AdmitRequest {
   workspaceId: string;
   /** The agent named in X-Router-Agent (empty for none): its budgets count the request. */
   agent: string;
+  /**
+   * The run the request is a turn of (empty for none): the run's budget, turn limit and tool-call
+   * limit are checked after the key ceiling and the budgets, and the turn is reserved on the run.
+   */
+  runId: string;
 }
 
 export interface Refusal {
@@ -153,6 +158,8 @@ export interface Refusal {
   /** Which kind of ceiling refused: "key", "workspace", "agent", "run". */
   scope: string;
   subjectId: string;
+  /** For a run that takes no turn (409 conflict): its status ("paused", "completed", ...). */
+  runStatus: string;
 }
 
 export interface AdmitResponse {
@@ -182,6 +189,22 @@ export interface SettleRequest {
   workspaceId: string;
   agent: string;
   isByok: boolean;
+  /** Set when the request was a turn of a run: what the turn did, for the run's counters and tree. */
+  runTurn?: RunTurn | undefined;
+}
+
+/** How one turn of a run ended. Sent with the Settle (served) or Release (failed) of its request. */
+export interface RunTurn {
+  runId: string;
+  /** The model that served; empty when nothing was served. */
+  model: string;
+  /** The served answer's finish reason ("stop", "tool_calls", ...); empty when nothing was served. */
+  finishReason: string;
+  toolCalls: number;
+  /** Tool calls whose arguments were not valid JSON. */
+  failedToolCalls: number;
+  promptTokens: bigint;
+  cachedTokens: bigint;
 }
 
 export interface SettleResponse {
@@ -202,6 +225,8 @@ export interface ReleaseRequest {
   requestId: string;
   workspaceId: string;
   agent: string;
+  /** Set when the request was a turn of a run: the turn failed (its money is refunded, not its turn). */
+  runTurn?: RunTurn | undefined;
 }
 
 /**
@@ -527,6 +552,7 @@ function createBaseAdmitRequest(): AdmitRequest {
     dryRun: false,
     workspaceId: "",
     agent: "",
+    runId: "",
   };
 }
 
@@ -558,6 +584,9 @@ export const AdmitRequest: MessageFns<AdmitRequest> = {
     }
     if (message.agent !== "") {
       writer.uint32(66).string(message.agent);
+    }
+    if (message.runId !== "") {
+      writer.uint32(74).string(message.runId);
     }
     return writer;
   },
@@ -639,6 +668,14 @@ export const AdmitRequest: MessageFns<AdmitRequest> = {
             message.agent = reader.string();
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.runId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -685,6 +722,11 @@ export const AdmitRequest: MessageFns<AdmitRequest> = {
         ? globalThis.String(object.workspace_id)
         : "",
       agent: isSet(object.agent) ? globalThis.String(object.agent) : "",
+      runId: isSet(object.runId)
+        ? globalThis.String(object.runId)
+        : isSet(object.run_id)
+        ? globalThis.String(object.run_id)
+        : "",
     };
   },
 
@@ -714,6 +756,9 @@ export const AdmitRequest: MessageFns<AdmitRequest> = {
     if (message.agent !== "") {
       obj.agent = message.agent;
     }
+    if (message.runId !== "") {
+      obj.runId = message.runId;
+    }
     return obj;
   },
 
@@ -732,12 +777,13 @@ export const AdmitRequest: MessageFns<AdmitRequest> = {
     message.dryRun = object.dryRun ?? false;
     message.workspaceId = object.workspaceId ?? "";
     message.agent = object.agent ?? "";
+    message.runId = object.runId ?? "";
     return message;
   },
 };
 
 function createBaseRefusal(): Refusal {
-  return { httpStatus: 0, code: "", message: "", scope: "", subjectId: "" };
+  return { httpStatus: 0, code: "", message: "", scope: "", subjectId: "", runStatus: "" };
 }
 
 export const Refusal: MessageFns<Refusal> = {
@@ -756,6 +802,9 @@ export const Refusal: MessageFns<Refusal> = {
     }
     if (message.subjectId !== "") {
       writer.uint32(42).string(message.subjectId);
+    }
+    if (message.runStatus !== "") {
+      writer.uint32(50).string(message.runStatus);
     }
     return writer;
   },
@@ -813,6 +862,14 @@ export const Refusal: MessageFns<Refusal> = {
             message.subjectId = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.runStatus = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -840,6 +897,11 @@ export const Refusal: MessageFns<Refusal> = {
         : isSet(object.subject_id)
         ? globalThis.String(object.subject_id)
         : "",
+      runStatus: isSet(object.runStatus)
+        ? globalThis.String(object.runStatus)
+        : isSet(object.run_status)
+        ? globalThis.String(object.run_status)
+        : "",
     };
   },
 
@@ -860,6 +922,9 @@ export const Refusal: MessageFns<Refusal> = {
     if (message.subjectId !== "") {
       obj.subjectId = message.subjectId;
     }
+    if (message.runStatus !== "") {
+      obj.runStatus = message.runStatus;
+    }
     return obj;
   },
 
@@ -873,6 +938,7 @@ export const Refusal: MessageFns<Refusal> = {
     message.message = object.message ?? "";
     message.scope = object.scope ?? "";
     message.subjectId = object.subjectId ?? "";
+    message.runStatus = object.runStatus ?? "";
     return message;
   },
 };
@@ -1014,6 +1080,7 @@ function createBaseSettleRequest(): SettleRequest {
     workspaceId: "",
     agent: "",
     isByok: false,
+    runTurn: undefined,
   };
 }
 
@@ -1048,6 +1115,9 @@ export const SettleRequest: MessageFns<SettleRequest> = {
     }
     if (message.isByok !== false) {
       writer.uint32(64).bool(message.isByok);
+    }
+    if (message.runTurn !== undefined) {
+      RunTurn.encode(message.runTurn, writer.uint32(74).fork()).join();
     }
     return writer;
   },
@@ -1129,6 +1199,14 @@ export const SettleRequest: MessageFns<SettleRequest> = {
             message.isByok = reader.bool();
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.runTurn = RunTurn.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1179,6 +1257,11 @@ export const SettleRequest: MessageFns<SettleRequest> = {
         : isSet(object.is_byok)
         ? globalThis.Boolean(object.is_byok)
         : false,
+      runTurn: isSet(object.runTurn)
+        ? RunTurn.fromJSON(object.runTurn)
+        : isSet(object.run_turn)
+        ? RunTurn.fromJSON(object.run_turn)
+        : undefined,
     };
   },
 
@@ -1208,6 +1291,9 @@ export const SettleRequest: MessageFns<SettleRequest> = {
     if (message.isByok !== false) {
       obj.isByok = message.isByok;
     }
+    if (message.runTurn !== undefined) {
+      obj.runTurn = RunTurn.toJSON(message.runTurn);
+    }
     return obj;
   },
 
@@ -1229,6 +1315,216 @@ export const SettleRequest: MessageFns<SettleRequest> = {
     message.workspaceId = object.workspaceId ?? "";
     message.agent = object.agent ?? "";
     message.isByok = object.isByok ?? false;
+    message.runTurn = (object.runTurn !== undefined && object.runTurn !== null)
+      ? RunTurn.fromPartial(object.runTurn)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseRunTurn(): RunTurn {
+  return {
+    runId: "",
+    model: "",
+    finishReason: "",
+    toolCalls: 0,
+    failedToolCalls: 0,
+    promptTokens: 0n,
+    cachedTokens: 0n,
+  };
+}
+
+export const RunTurn: MessageFns<RunTurn> = {
+  encode(message: RunTurn, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.runId !== "") {
+      writer.uint32(10).string(message.runId);
+    }
+    if (message.model !== "") {
+      writer.uint32(18).string(message.model);
+    }
+    if (message.finishReason !== "") {
+      writer.uint32(26).string(message.finishReason);
+    }
+    if (message.toolCalls !== 0) {
+      writer.uint32(32).int32(message.toolCalls);
+    }
+    if (message.failedToolCalls !== 0) {
+      writer.uint32(40).int32(message.failedToolCalls);
+    }
+    if (message.promptTokens !== 0n) {
+      if (BigInt.asIntN(64, message.promptTokens) !== message.promptTokens) {
+        throw new globalThis.Error("value provided for field message.promptTokens of type int64 too large");
+      }
+      writer.uint32(48).int64(message.promptTokens);
+    }
+    if (message.cachedTokens !== 0n) {
+      if (BigInt.asIntN(64, message.cachedTokens) !== message.cachedTokens) {
+        throw new globalThis.Error("value provided for field message.cachedTokens of type int64 too large");
+      }
+      writer.uint32(56).int64(message.cachedTokens);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RunTurn {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRunTurn();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.runId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.model = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.finishReason = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.toolCalls = reader.int32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.failedToolCalls = reader.int32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.promptTokens = reader.int64() as bigint;
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.cachedTokens = reader.int64() as bigint;
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RunTurn {
+    return {
+      runId: isSet(object.runId)
+        ? globalThis.String(object.runId)
+        : isSet(object.run_id)
+        ? globalThis.String(object.run_id)
+        : "",
+      model: isSet(object.model) ? globalThis.String(object.model) : "",
+      finishReason: isSet(object.finishReason)
+        ? globalThis.String(object.finishReason)
+        : isSet(object.finish_reason)
+        ? globalThis.String(object.finish_reason)
+        : "",
+      toolCalls: isSet(object.toolCalls)
+        ? globalThis.Number(object.toolCalls)
+        : isSet(object.tool_calls)
+        ? globalThis.Number(object.tool_calls)
+        : 0,
+      failedToolCalls: isSet(object.failedToolCalls)
+        ? globalThis.Number(object.failedToolCalls)
+        : isSet(object.failed_tool_calls)
+        ? globalThis.Number(object.failed_tool_calls)
+        : 0,
+      promptTokens: isSet(object.promptTokens)
+        ? BigInt(object.promptTokens)
+        : isSet(object.prompt_tokens)
+        ? BigInt(object.prompt_tokens)
+        : 0n,
+      cachedTokens: isSet(object.cachedTokens)
+        ? BigInt(object.cachedTokens)
+        : isSet(object.cached_tokens)
+        ? BigInt(object.cached_tokens)
+        : 0n,
+    };
+  },
+
+  toJSON(message: RunTurn): unknown {
+    const obj: any = {};
+    if (message.runId !== "") {
+      obj.runId = message.runId;
+    }
+    if (message.model !== "") {
+      obj.model = message.model;
+    }
+    if (message.finishReason !== "") {
+      obj.finishReason = message.finishReason;
+    }
+    if (message.toolCalls !== 0) {
+      obj.toolCalls = Math.round(message.toolCalls);
+    }
+    if (message.failedToolCalls !== 0) {
+      obj.failedToolCalls = Math.round(message.failedToolCalls);
+    }
+    if (message.promptTokens !== 0n) {
+      obj.promptTokens = message.promptTokens.toString();
+    }
+    if (message.cachedTokens !== 0n) {
+      obj.cachedTokens = message.cachedTokens.toString();
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RunTurn>, I>>(base?: I): RunTurn {
+    return RunTurn.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RunTurn>, I>>(object: I): RunTurn {
+    const message = createBaseRunTurn();
+    message.runId = object.runId ?? "";
+    message.model = object.model ?? "";
+    message.finishReason = object.finishReason ?? "";
+    message.toolCalls = object.toolCalls ?? 0;
+    message.failedToolCalls = object.failedToolCalls ?? 0;
+    message.promptTokens = (object.promptTokens !== undefined && object.promptTokens !== null)
+      ? BigInt(object.promptTokens)
+      : 0n;
+    message.cachedTokens = (object.cachedTokens !== undefined && object.cachedTokens !== null)
+      ? BigInt(object.cachedTokens)
+      : 0n;
     return message;
   },
 };
@@ -1286,7 +1582,7 @@ export const SettleResponse: MessageFns<SettleResponse> = {
 };
 
 function createBaseReleaseRequest(): ReleaseRequest {
-  return { holdId: "", keepNanodollars: 0n, orgId: "", requestId: "", workspaceId: "", agent: "" };
+  return { holdId: "", keepNanodollars: 0n, orgId: "", requestId: "", workspaceId: "", agent: "", runTurn: undefined };
 }
 
 export const ReleaseRequest: MessageFns<ReleaseRequest> = {
@@ -1311,6 +1607,9 @@ export const ReleaseRequest: MessageFns<ReleaseRequest> = {
     }
     if (message.agent !== "") {
       writer.uint32(50).string(message.agent);
+    }
+    if (message.runTurn !== undefined) {
+      RunTurn.encode(message.runTurn, writer.uint32(58).fork()).join();
     }
     return writer;
   },
@@ -1376,6 +1675,14 @@ export const ReleaseRequest: MessageFns<ReleaseRequest> = {
             message.agent = reader.string();
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.runTurn = RunTurn.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1416,6 +1723,11 @@ export const ReleaseRequest: MessageFns<ReleaseRequest> = {
         ? globalThis.String(object.workspace_id)
         : "",
       agent: isSet(object.agent) ? globalThis.String(object.agent) : "",
+      runTurn: isSet(object.runTurn)
+        ? RunTurn.fromJSON(object.runTurn)
+        : isSet(object.run_turn)
+        ? RunTurn.fromJSON(object.run_turn)
+        : undefined,
     };
   },
 
@@ -1439,6 +1751,9 @@ export const ReleaseRequest: MessageFns<ReleaseRequest> = {
     if (message.agent !== "") {
       obj.agent = message.agent;
     }
+    if (message.runTurn !== undefined) {
+      obj.runTurn = RunTurn.toJSON(message.runTurn);
+    }
     return obj;
   },
 
@@ -1455,6 +1770,9 @@ export const ReleaseRequest: MessageFns<ReleaseRequest> = {
     message.requestId = object.requestId ?? "";
     message.workspaceId = object.workspaceId ?? "";
     message.agent = object.agent ?? "";
+    message.runTurn = (object.runTurn !== undefined && object.runTurn !== null)
+      ? RunTurn.fromPartial(object.runTurn)
+      : undefined;
     return message;
   },
 };
