@@ -35,6 +35,11 @@ async function main(): Promise<void> {
     internalSecret: secret,
     bus,
     budgetRefreshMs: config.LEDGER_BUDGET_REFRESH_MS,
+    stripe: {
+      secretKey: config.LEDGER_STRIPE_SECRET_KEY,
+      webhookSecret: config.LEDGER_STRIPE_WEBHOOK_SECRET,
+      apiUrl: config.LEDGER_STRIPE_API_URL,
+    },
   });
   log.info({ grpcPort: ledger.grpcPort, httpPort: ledger.httpPort, metricsPort: ledger.metricsPort }, "ledger.started");
 
