@@ -1,41 +1,10 @@
 import { randomBytes } from "node:crypto";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import Stripe from "stripe";
 import { signIdentity } from "@router/http-kit";
+import { FakeStripeApi } from "@router/testkit";
 import { identity, orgId, startTestLedger, TEST_SECRET, type Caller, type TestLedger } from "./ledger-fixture";
 
 const WEBHOOK_SECRET = "whsec_credits_test_secret";
-
-/**
- * A stand-in for the processor's API on loopback, answering `GET /v1/checkout/sessions/{id}` with the
- * session stored under that id (expanded invoice and payment intent included), in Stripe's wire format.
- */
-class FakeStripeApi {
-  readonly sessions = new Map<string, Record<string, unknown>>();
-  readonly requests: string[] = [];
-  private server!: Server;
-  url = "";
-
-  async start(): Promise<void> {
-    this.server = createServer((req, res) => {
-      this.requests.push(`${req.method} ${req.url} ${req.headers.authorization ?? ""}`);
-      const id = /^\/v1\/checkout\/sessions\/([^/?]+)/.exec(req.url ?? "")?.[1];
-      const session = id ? this.sessions.get(decodeURIComponent(id)) : undefined;
-      res.writeHead(session ? 200 : 404, { "content-type": "application/json", "request-id": "req_fake" });
-      res.end(JSON.stringify(session ?? { error: { type: "invalid_request_error", message: "No such checkout.session" } }));
-    });
-    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-
-  close(): Promise<void> {
-    return new Promise((resolve) => {
-      this.server.close(() => resolve());
-      this.server.closeAllConnections();
-    });
-  }
-}
 
 const stripeApi = new FakeStripeApi();
 let l: TestLedger;

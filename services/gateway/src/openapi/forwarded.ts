@@ -3,7 +3,7 @@ import { z } from "zod";
 import { dataOf, json, jsonBody, looseObject, refusals, SECURITY } from "./envelopes";
 
 type Method = "get" | "post" | "put" | "patch" | "delete";
-type Access = "public" | "inference" | "management";
+type Access = "public" | "inference" | "management" | "processor";
 
 interface ForwardedOperation {
   method: Method;
@@ -17,6 +17,8 @@ interface ForwardedOperation {
   /** Query parameters, all strings at the edge. */
   query?: string[];
   status?: number;
+  /** Refusals besides the usual ones of its access. */
+  refused?: Array<409>;
 }
 
 /**
@@ -64,6 +66,13 @@ const OPERATIONS: ForwardedOperation[] = [
   { method: "get", path: "/v1/agents", summary: "Agents named in the last 31 days or with a budget", access: "management", list: true },
   { method: "put", path: "/v1/agents/{agent}/budgets/{interval}", summary: "Set an agent budget for a window", access: "management", body: true },
   { method: "delete", path: "/v1/agents/{agent}/budgets/{interval}", summary: "Remove an agent budget", access: "management", query: ["workspace_id"] },
+  // ledger: credits (checkout is refused with 409 while every model is BYOK-only)
+  { method: "get", path: "/v1/credits", summary: "The credit balance", access: "management" },
+  { method: "get", path: "/v1/credits/fees", summary: "The credit purchase fee schedule", access: "public" },
+  { method: "get", path: "/v1/credits/purchases", summary: "Credit purchases, newest first", access: "management", list: true, query: ["limit", "cursor"] },
+  { method: "get", path: "/v1/credits/purchases/{id}/document", summary: "A purchase's invoice or receipt, from the payment processor", access: "management" },
+  { method: "post", path: "/v1/credits/checkout", summary: "Start a credit purchase (refused with 409 while credits cannot be spent)", access: "management", body: true, refused: [409] },
+  { method: "post", path: "/v1/billing/webhook", summary: "Receive a payment-processor event", access: "processor", body: true },
   // reports
   { method: "get", path: "/v1/reports/branding", summary: "Report branding", access: "management" },
   { method: "put", path: "/v1/reports/branding", summary: "Change the report branding", access: "management", body: true },
@@ -90,6 +99,7 @@ const REFUSALS_BY_ACCESS = {
   public: refusals(400, 404, 429),
   inference: refusals(400, 401, 403, 404, 429),
   management: refusals(400, 401, 403, 404, 429),
+  processor: refusals(400, 429),
 };
 
 function paramsOf(path: string) {
@@ -111,6 +121,7 @@ export function registerForwardedPaths(registry: OpenAPIRegistry): void {
       responses: {
         [op.status ?? 200]: json(op.summary, op.list ? rows : dataOf(looseObject)),
         ...REFUSALS_BY_ACCESS[op.access],
+        ...refusals(...(op.refused ?? [])),
       },
     });
   }
