@@ -22,6 +22,8 @@ import { LedgerMetrics } from "./metrics";
 import { ThresholdPublisher } from "./thresholds/threshold-publisher";
 import { pruneRecordedRequests, recordRequests } from "./usage/usage-store";
 
+export { stripeEnvironment, stripeSettingsOf } from "./config";
+
 export interface LedgerDeps {
   db: Db;
   log: Logger;
