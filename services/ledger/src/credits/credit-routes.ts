@@ -75,7 +75,7 @@ export function creditRoutes(deps: CreditRoutesDeps): Router {
   });
 
   // Decided before the body is read: while credits cannot be spent, any body gets the same 409.
-  router.post(CHECKOUT_PATH, (req, res) => {
+  router.post(CHECKOUT_PATH, (req, _res) => {
     const identity = identityOf(req);
     requirePermission(identity, "billing:write");
     if (!deps.policy.purchasable) {
