@@ -364,3 +364,30 @@ describe("purchases and their documents", () => {
     expect(res.json.error.details.field).toBe("id");
   });
 });
+
+describe("without a payment processor configured", () => {
+  let bare: TestLedger;
+  beforeAll(async () => {
+    bare = await startTestLedger({ label: "credits_bare" });
+  });
+  afterAll(() => bare.close());
+
+  it("reports the fee schedule as not configured", async () => {
+    const res = await fetch(`http://127.0.0.1:${bare.httpPort}/v1/credits/fees`);
+    expect(((await res.json()) as { data: Record<string, unknown> }).data).toMatchObject({ configured: false, purchasable: false });
+  });
+
+  it("accepts no event (503, so the processor tries again once a secret is set) and credits nothing", async () => {
+    const org = orgId();
+    const payload = eventPayload("checkout.session.completed", checkoutSession(org));
+
+    const res = await fetch(`http://127.0.0.1:${bare.httpPort}/v1/billing/webhook`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "stripe-signature": signed(payload) },
+      body: payload,
+    });
+
+    expect(res.status).toBe(503);
+    expect((await bare.http("GET", "/v1/credits", owner(org))).json.data.total_credits).toBe(0);
+  });
+});
