@@ -9,7 +9,7 @@ import { Browser, gatewayClient, startStack, type Stack } from "@router/testkit"
  */
 
 type Role = "owner" | "admin" | "member" | "billing" | "readonly";
-type Permission = "read" | "usage:read" | "usage:export" | "config:write" | "org:write" | "members:write";
+type Permission = "read" | "usage:read" | "usage:export" | "billing:read" | "billing:write" | "config:write" | "org:write" | "members:write";
 
 /** The roles and what each may do (libs/access), with this product's reading of admin and readonly. */
 const ALLOWED: Record<Permission, Role[]> = {
@@ -17,6 +17,9 @@ const ALLOWED: Record<Permission, Role[]> = {
   "usage:read": ["owner", "admin", "member", "billing", "readonly"],
   // Exports are Finance's ability (product rule), with the owner's and admin's.
   "usage:export": ["owner", "admin", "billing"],
+  // Developers read billing; Finance reads and buys credits (product rule), as do the owner and admin.
+  "billing:read": ["owner", "admin", "member", "billing"],
+  "billing:write": ["owner", "admin", "billing"],
   "config:write": ["owner", "admin", "member"],
   "org:write": ["owner", "admin"],
   "members:write": ["owner"],
@@ -84,6 +87,11 @@ const ROUTES: Array<{ method: string; path: string; body?: unknown; needs: Permi
   { method: "PUT", path: "/v1/alerts/settings", body: { runaway_action: "halt" }, needs: "config:write" },
   { method: "GET", path: "/v1/workspaces/ws_missing/budgets", needs: "read" },
   { method: "GET", path: "/v1/agents", needs: "read" },
+  { method: "GET", path: "/v1/credits", needs: "billing:read" },
+  { method: "GET", path: "/v1/credits/purchases", needs: "billing:read" },
+  { method: "GET", path: "/v1/credits/purchases/pur_missing/document", needs: "billing:read" },
+  // Refused with 409 for those allowed (credits cannot be bought), 403 for the others.
+  { method: "POST", path: "/v1/credits/checkout", body: { amount: 10 }, needs: "billing:write" },
   { method: "PUT", path: "/v1/agents/matrix-agent/budgets/daily", body: { limit_usd: -1 }, needs: "config:write" },
   { method: "DELETE", path: "/v1/agents/matrix-agent/budgets/daily", needs: "config:write" },
 ];

@@ -12,6 +12,13 @@ export interface InternalHttpOptions {
   internalSecret: string;
   /** The service's routes; each request reaching them carries a verified `req.identity`. */
   routes: RequestHandler[];
+  /**
+   * Routes served without the gateway-signed identity, ahead of it: ones the gateway forwards
+   * without a caller (public, or authenticated by their own scheme, such as a signed processor event).
+   */
+  openRoutes?: RequestHandler[];
+  /** Paths whose routes read their own body, or none at all (`createHttpApp`). */
+  ownBodyPaths?: readonly string[];
   /** 0 picks a free port. */
   port: number;
   host?: string;
@@ -20,14 +27,15 @@ export interface InternalHttpOptions {
 /**
  * Starts the HTTP server of an internal service that the gateway forwards management routes to:
  * `GET /health` and `GET /metrics` open (the port is internal and the scraper signs nothing), then
- * `routes` behind the gateway-signed identity, then the 404 and the error envelope.
+ * `openRoutes`, then `routes` behind the gateway-signed identity, then the 404 and the error envelope.
  */
 export function startInternalHttp(opts: InternalHttpOptions): Promise<RunningHttpServer> {
-  const app = createHttpApp({ log: opts.log });
+  const app = createHttpApp({ log: opts.log, ownBodyPaths: opts.ownBodyPaths });
   app.get("/health", (_req, res) => {
     res.json({ status: "ok" });
   });
   app.get("/metrics", metricsRoute(opts.registry));
+  for (const route of opts.openRoutes ?? []) app.use(route);
   app.use(requireIdentity(opts.internalSecret));
   for (const route of opts.routes) app.use(route);
   finishApp(app, opts.log);

@@ -10,3 +10,4 @@ export * from "./bad-chat-requests";
 export * from "./ordered-catalog";
 export * from "./browser";
 export * from "./https-receiver";
+export * from "./fake-stripe";

@@ -1,6 +1,7 @@
 import { env, loadConfig, z } from "@router/config";
 import { alertsEnvironment, checkAlertsEnvironment } from "@router/alerts";
 import { pkceEnvironment, rateLimitEnvironment, regionEnvironment, signInEnvironment, upstreamEnvironment } from "@router/gateway";
+import { stripeEnvironment } from "@router/ledger";
 import { outboundEnvironment } from "@router/outbound";
 
 /**
@@ -35,6 +36,8 @@ export const embeddedConfigSchema = z.object({
   ...alertsEnvironment,
   /** Outbound delivery tuning (and the test-only overrides), as the standalone alerts and broadcast services take them. */
   ...outboundEnvironment,
+  /** The payment processor (credits), as the standalone ledger takes it. */
+  ...stripeEnvironment,
 }).superRefine(checkAlertsEnvironment);
 
 export type EmbeddedConfig = z.infer<typeof embeddedConfigSchema>;

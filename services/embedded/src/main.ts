@@ -9,7 +9,7 @@ import { providerBaseUrls, resolveSecrets } from "@router/config";
 import { createPostgresDb, EmbeddedPostgres, type Db } from "@router/db";
 import { ensureOperatorOrganisation, pkceOptionsOf, rateLimitOptionsOf, incompleteSignInProviders, regionOptionsOf, signInOptionsOf, startGateway, upstreamOptionsOf } from "@router/gateway";
 import { CLIENT_OPTIONS, insecure } from "@router/grpc-kit";
-import { startLedger } from "@router/ledger";
+import { startLedger, stripeSettingsOf } from "@router/ledger";
 import { createLogger, installProcessHandlers, stopOnSignals } from "@router/logging";
 import { systemClock } from "@router/money";
 import { outboundOptionsOf } from "@router/outbound";
@@ -77,6 +77,7 @@ async function main(): Promise<void> {
     grpcPort: 0,
     httpPort: 0,
     internalSecret: secrets.ROUTER_INTERNAL_SECRET,
+    stripe: stripeSettingsOf(config),
   });
   const activitySvc = await startActivity({
     db: openDb("activity"),

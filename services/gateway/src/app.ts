@@ -47,7 +47,7 @@ import { OAuthClients, type OAuthProviders } from "./sign-in/oauth-providers";
 import { oauthRoutes } from "./sign-in/oauth-routes";
 import { signInMethodsRoute } from "./sign-in/sign-in-methods";
 import { walletRoutes } from "./sign-in/wallet-routes";
-import { proxyRoutes } from "./proxy/proxy-routes";
+import { CREDIT_OWN_BODY_PATHS, proxyRoutes } from "./proxy/proxy-routes";
 import { runawayFlagRoutes } from "./runaway/runaway-flag-routes";
 import { subscribeRunawayFlags } from "./runaway/runaway-pauses";
 import { trustedProxies } from "./rate-limits/client-address";
@@ -237,7 +237,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   // Every management route, forwarded ones included, is counted per credential once its principal is known.
   const manage = createManagementAuth({ keys: authDeps, sessions, csrfSecret, rateLimit: rateLimits.credential("management") });
 
-  const app = createHttpApp({ log: deps.log, ownBodyPaths: [MCP_PATH] });
+  const app = createHttpApp({ log: deps.log, ownBodyPaths: [MCP_PATH, ...CREDIT_OWN_BODY_PATHS] });
   app.use(metrics.httpMiddleware());
   const drain = new Drain();
   app.use(
@@ -418,6 +418,8 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       broadcastUrl: deps.broadcastUrl,
       runawayUrl,
       catalogLimit: rateLimits.publicRateLimit("catalog"),
+      creditFeesLimit: rateLimits.publicRateLimit("credit_fees"),
+      paymentEventsLimit: rateLimits.publicRateLimit("payment_events"),
       exportLimit: rateLimits.credentialRateLimit("activity_export"),
     }),
   );

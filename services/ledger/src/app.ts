@@ -9,6 +9,10 @@ import { ledger } from "@router/proto";
 import { agentRoutes } from "./budgets/agent-routes";
 import { BudgetCache } from "./budgets/budget-cache";
 import { workspaceBudgetRoutes } from "./budgets/workspace-budget-routes";
+import { BYOK_ONLY_POLICY } from "./credits/credit-policy";
+import { CHECKOUT_PATH, creditRoutes } from "./credits/credit-routes";
+import { StripeProcessor, type StripeSettings } from "./credits/payment-processor";
+import { PROCESSOR_EVENTS_PATH, processorRoutes } from "./credits/processor-routes";
 import { CounterAdmissions } from "./holds/counter-admissions";
 import { GroupCommit } from "./holds/group-commit";
 import { ledgerService } from "./holds/ledger-service";
@@ -20,6 +24,8 @@ import { expireTurn, settleTurns, type TurnQueue } from "./runs/run-settlement";
 import { expiredTurns } from "./runs/run-store";
 import { ThresholdPublisher } from "./thresholds/threshold-publisher";
 import { pruneRecordedRequests, recordRequests } from "./usage/usage-store";
+
+export { stripeEnvironment, stripeSettingsOf } from "./config";
 
 export interface LedgerDeps {
   db: Db;
@@ -58,6 +64,8 @@ export interface LedgerDeps {
   budgetRefreshMs?: number;
   /** How often threshold crossings waiting in the outbox are published; default 500 ms. */
   thresholdPollMs?: number;
+  /** The payment processor (Stripe): its API key, webhook signing secret and API address. Unset: not configured. */
+  stripe?: StripeSettings;
 }
 
 export interface RunningLedger {
@@ -166,11 +174,14 @@ export async function startLedger(deps: LedgerDeps): Promise<RunningLedger> {
   let http: RunningHttpServer | undefined;
   if (deps.httpPort !== undefined && deps.internalSecret) {
     const routeDeps = { db: deps.db, budgets, clock: deps.clock };
+    const credits = { db: deps.db, clock: deps.clock, log: deps.log, policy: BYOK_ONLY_POLICY, processor: new StripeProcessor(deps.stripe ?? {}) };
     http = await startInternalHttp({
       log: deps.log,
       registry: metrics.registry,
       internalSecret: deps.internalSecret,
-      routes: [workspaceBudgetRoutes(routeDeps), agentRoutes(routeDeps), runRoutes(routeDeps)],
+      openRoutes: [processorRoutes(credits)],
+      routes: [workspaceBudgetRoutes(routeDeps), agentRoutes(routeDeps), runRoutes(routeDeps), creditRoutes(credits)],
+      ownBodyPaths: [CHECKOUT_PATH, PROCESSOR_EVENTS_PATH],
       port: deps.httpPort,
       host: deps.host,
     }).catch(async (err: unknown) => {

@@ -1,5 +1,28 @@
 import { busEnvironment, checkBusEnvironment } from "@router/bus";
 import { env, z } from "@router/config";
+import type { StripeSettings } from "./credits/payment-processor";
+
+/** The payment processor's settings, as the standalone ledger and the one-process default take them. */
+export const stripeEnvironment = {
+  /**
+   * The payment processor's (Stripe's) API secret key: purchases' invoices and receipts are read
+   * with it, and the fee schedule reports `configured` when it is set.
+   */
+  LEDGER_STRIPE_SECRET_KEY: z.string().min(1).optional(),
+  /** The signing secret of the processor's webhook endpoint (`whsec_...`): unset, no event is accepted. */
+  LEDGER_STRIPE_WEBHOOK_SECRET: z.string().min(1).optional(),
+  /** Another address for the processor's API (a mock in tests); default Stripe's own. */
+  LEDGER_STRIPE_API_URL: z.url({ protocol: /^https?$/ }).optional(),
+};
+
+/** The payment processor's settings as `startLedger` takes them. */
+export function stripeSettingsOf(config: z.infer<z.ZodObject<typeof stripeEnvironment>>): StripeSettings {
+  return {
+    secretKey: config.LEDGER_STRIPE_SECRET_KEY,
+    webhookSecret: config.LEDGER_STRIPE_WEBHOOK_SECRET,
+    apiUrl: config.LEDGER_STRIPE_API_URL,
+  };
+}
 
 /** The ledger's settings, read once from the environment by main.ts. */
 export const ledgerConfigSchema = z.object({
@@ -42,6 +65,7 @@ export const ledgerConfigSchema = z.object({
    * written through another replica binds here within this long (at once on the replica written).
    */
   LEDGER_BUDGET_REFRESH_MS: z.coerce.number().int().positive().default(5_000),
+  ...stripeEnvironment,
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 }).superRefine(checkBusEnvironment);
 

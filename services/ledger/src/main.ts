@@ -5,7 +5,7 @@ import { openServiceDb } from "@router/db";
 import { createLogger, installProcessHandlers, stopOnSignals } from "@router/logging";
 import { systemClock } from "@router/money";
 import { startLedger } from "./app";
-import { ledgerConfigSchema } from "./config";
+import { ledgerConfigSchema, stripeSettingsOf } from "./config";
 
 async function main(): Promise<void> {
   const config = loadConfig(ledgerConfigSchema);
@@ -35,6 +35,7 @@ async function main(): Promise<void> {
     internalSecret: secret,
     bus,
     budgetRefreshMs: config.LEDGER_BUDGET_REFRESH_MS,
+    stripe: stripeSettingsOf(config),
   });
   log.info({ grpcPort: ledger.grpcPort, httpPort: ledger.httpPort, metricsPort: ledger.metricsPort }, "ledger.started");
 

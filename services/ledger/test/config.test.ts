@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig } from "@router/config";
-import { ledgerConfigSchema } from "../src/config";
+import { ledgerConfigSchema, stripeSettingsOf } from "../src/config";
 
 describe("lease settings", () => {
   it("default to a 60 s lease taking at most a quarter of the headroom", () => {
@@ -31,6 +31,29 @@ describe("budgets, the HTTP port and the bus", () => {
     [{ LEDGER_BUDGET_REFRESH_MS: "0" }, "LEDGER_BUDGET_REFRESH_MS"],
     [{ LEDGER_HTTP_PORT: "70000" }, "LEDGER_HTTP_PORT"],
     [{ ROUTER_BUS: "redis" }, "REDIS_URL"],
+  ])("refuses %j, naming %s", (env, name) => {
+    expect(() => loadConfig(ledgerConfigSchema, env)).toThrow(new RegExp(name));
+  });
+});
+
+describe("payment-processor settings", () => {
+  it("leave the processor unconfigured by default", () => {
+    const config = loadConfig(ledgerConfigSchema, {});
+    expect(stripeSettingsOf(config)).toEqual({ secretKey: undefined, webhookSecret: undefined, apiUrl: undefined });
+  });
+
+  it("pass the Stripe key, webhook secret and API address on", () => {
+    const config = loadConfig(ledgerConfigSchema, {
+      LEDGER_STRIPE_SECRET_KEY: "sk_test_1",
+      LEDGER_STRIPE_WEBHOOK_SECRET: "whsec_1",
+      LEDGER_STRIPE_API_URL: "http://127.0.0.1:12111",
+    });
+    expect(stripeSettingsOf(config)).toEqual({ secretKey: "sk_test_1", webhookSecret: "whsec_1", apiUrl: "http://127.0.0.1:12111" });
+  });
+
+  it.each([
+    [{ LEDGER_STRIPE_API_URL: "not a url" }, "LEDGER_STRIPE_API_URL"],
+    [{ LEDGER_STRIPE_API_URL: "ftp://stripe.example" }, "LEDGER_STRIPE_API_URL"],
   ])("refuses %j, naming %s", (env, name) => {
     expect(() => loadConfig(ledgerConfigSchema, env)).toThrow(new RegExp(name));
   });

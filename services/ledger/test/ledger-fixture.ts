@@ -9,6 +9,7 @@ import { ManualClock } from "@router/money";
 import { ledger } from "@router/proto";
 import { createTestDatabase } from "@router/testkit";
 import { startLedger } from "../src/app";
+import type { StripeSettings } from "../src/credits/payment-processor";
 
 /** A ledger on its own fresh database, reached through a real gRPC client over loopback. */
 export interface TestLedger {
@@ -54,6 +55,8 @@ export async function startTestLedger(
     replicaOf?: TestLedger;
     budgetRefreshMs?: number;
     thresholdPollMs?: number;
+    /** The payment processor's settings (credits). */
+    stripe?: StripeSettings;
   } = {},
 ): Promise<TestLedger> {
   const database = opts.replicaOf
@@ -77,6 +80,7 @@ export async function startTestLedger(
     bus,
     budgetRefreshMs: opts.budgetRefreshMs,
     thresholdPollMs: opts.thresholdPollMs ?? 20,
+    stripe: opts.stripe,
   });
   const client = new ledger.LedgerServiceClient(`127.0.0.1:${app.grpcPort}`, insecure(), CLIENT_OPTIONS);
   const call = { deadlineMs: 10_000, service: "ledger" };
@@ -142,7 +146,8 @@ export function keyCeiling(overrides: Partial<ledger.Ceiling> = {}): ledger.Ceil
 
 export const requestId = (): string => `gen-${randomBytes(12).toString("hex")}`;
 
-const TEST_SECRET = "ledger-test-secret";
+/** The internal secret the test ledger verifies identities with. */
+export const TEST_SECRET = "ledger-test-secret";
 
 /** Who calls a management route: the gateway signs this into the identity it forwards. */
 export interface Caller {
@@ -153,7 +158,8 @@ export interface Caller {
   workspace?: string;
 }
 
-function identity(c: Caller): Identity {
+/** The identity the gateway would sign for `c`. */
+export function identity(c: Caller): Identity {
   return {
     orgId: c.orgId,
     credential: c.credential ?? "management",

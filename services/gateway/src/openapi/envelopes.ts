@@ -53,11 +53,12 @@ export function refusals(...statuses: (keyof typeof REFUSALS)[]): Record<number,
 type SecurityRequirements = Record<string, string[]>[];
 
 /** Security requirements, by the credential classes of the API (schemes in security.ts). */
-export const SECURITY: Record<"inference" | "management" | "session" | "public", SecurityRequirements> = {
+export const SECURITY: Record<"inference" | "management" | "session" | "public" | "processor", SecurityRequirements> = {
   inference: [{ inferenceKey: [] }],
   management: [{ managementKey: [] }, { session: [] }],
   session: [{ session: [] }],
   public: [],
+  processor: [{ processorSignature: [] }],
 };
 
 /** A path parameter object, every one a string. */

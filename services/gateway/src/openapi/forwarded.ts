@@ -4,7 +4,7 @@ import { dataOf, json, jsonBody, looseObject, refusals, SECURITY } from "./envel
 
 type Method = "get" | "post" | "put" | "patch" | "delete";
 /** `any`: an inference key, a management key or a dashboard session (runs). */
-type Access = "public" | "inference" | "management" | "any";
+type Access = "public" | "inference" | "management" | "any" | "processor";
 
 interface ForwardedOperation {
   method: Method;
@@ -18,8 +18,8 @@ interface ForwardedOperation {
   /** Query parameters, all strings at the edge. */
   query?: string[];
   status?: number;
-  /** The operation can answer 409 (a move the resource's state does not allow). */
-  conflict?: boolean;
+  /** Refusals besides the usual ones of its access. */
+  refused?: Array<409>;
 }
 
 /**
@@ -71,8 +71,15 @@ const OPERATIONS: ForwardedOperation[] = [
   { method: "get", path: "/v1/runs", summary: "Runs of the organisation, newest first", access: "any", list: true, query: ["limit", "status"] },
   { method: "post", path: "/v1/runs", summary: "Open a run (an inference key only)", access: "inference", body: true, status: 201 },
   { method: "get", path: "/v1/runs/{id}", summary: "A run and its tree of turns", access: "any" },
-  { method: "post", path: "/v1/runs/{id}/close", summary: "Close a run as completed or cancelled", access: "any", body: true, conflict: true },
-  { method: "post", path: "/v1/runs/{id}/resume", summary: "Resume a run a detector paused", access: "any", conflict: true },
+  { method: "post", path: "/v1/runs/{id}/close", summary: "Close a run as completed or cancelled", access: "any", body: true, refused: [409] },
+  { method: "post", path: "/v1/runs/{id}/resume", summary: "Resume a run a detector paused", access: "any", refused: [409] },
+  // ledger: credits (checkout is refused with 409 while every model is BYOK-only)
+  { method: "get", path: "/v1/credits", summary: "The credit balance", access: "management" },
+  { method: "get", path: "/v1/credits/fees", summary: "The credit purchase fee schedule", access: "public" },
+  { method: "get", path: "/v1/credits/purchases", summary: "Credit purchases, newest first", access: "management", list: true, query: ["limit", "cursor"] },
+  { method: "get", path: "/v1/credits/purchases/{id}/document", summary: "A purchase's invoice or receipt, from the payment processor", access: "management" },
+  { method: "post", path: "/v1/credits/checkout", summary: "Start a credit purchase (refused with 409 while credits cannot be spent)", access: "management", body: true, refused: [409] },
+  { method: "post", path: "/v1/billing/webhook", summary: "Receive a payment-processor event", access: "processor", body: true },
   // reports
   { method: "get", path: "/v1/reports/branding", summary: "Report branding", access: "management" },
   { method: "put", path: "/v1/reports/branding", summary: "Change the report branding", access: "management", body: true },
@@ -100,6 +107,7 @@ const REFUSALS_BY_ACCESS = {
   inference: refusals(400, 401, 403, 404, 429),
   management: refusals(400, 401, 403, 404, 429),
   any: refusals(400, 401, 403, 404, 429),
+  processor: refusals(400, 429),
 };
 
 const ACCESS_SECURITY: Record<Access, (typeof SECURITY)[keyof typeof SECURITY]> = {
@@ -107,6 +115,7 @@ const ACCESS_SECURITY: Record<Access, (typeof SECURITY)[keyof typeof SECURITY]> 
   inference: SECURITY.inference,
   management: SECURITY.management,
   any: [...SECURITY.inference, ...SECURITY.management],
+  processor: SECURITY.processor,
 };
 
 function paramsOf(path: string) {
@@ -128,7 +137,7 @@ export function registerForwardedPaths(registry: OpenAPIRegistry): void {
       responses: {
         [op.status ?? 200]: json(op.summary, op.list ? rows : dataOf(looseObject)),
         ...REFUSALS_BY_ACCESS[op.access],
-        ...(op.conflict ? refusals(409) : {}),
+        ...refusals(...(op.refused ?? [])),
       },
     });
   }

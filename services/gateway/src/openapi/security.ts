@@ -1,6 +1,9 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 
-/** The credential classes: inference key, management key (both bearer) and the dashboard session cookie. */
+/**
+ * The credential classes: inference key, management key (both bearer), the dashboard session cookie,
+ * and the payment processor's signature on the events it posts.
+ */
 export function registerSecuritySchemes(registry: OpenAPIRegistry): void {
   registry.registerComponent("securitySchemes", "inferenceKey", {
     type: "http",
@@ -23,5 +26,11 @@ export function registerSecuritySchemes(registry: OpenAPIRegistry): void {
     in: "cookie",
     name: "rt_session",
     description: "A dashboard session; writes also send `x-csrf-token` equal to the `rt_csrf` cookie",
+  });
+  registry.registerComponent("securitySchemes", "processorSignature", {
+    type: "apiKey",
+    in: "header",
+    name: "Stripe-Signature",
+    description: "The payment processor's (Stripe's) signature over the exact body, with its signing time; for the processor only",
   });
 }

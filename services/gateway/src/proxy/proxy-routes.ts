@@ -26,11 +26,21 @@ export interface ProxyRoutesDeps {
   runawayUrl: string;
   /** Per-client-address limit on the public catalog routes. */
   catalogLimit: RequestHandler;
+  /** Per-client-address limit on the public fee schedule. */
+  creditFeesLimit: RequestHandler;
+  /** Per-client-address limit on the payment processor's events. */
+  paymentEventsLimit: RequestHandler;
   /** Per-credential limit on the CSV export, after the management authentication (and its limit). */
   exportLimit: RequestHandler;
   /** Called once a budget write was answered, with the organisation (the gateway's budget-subjects cache). */
   onBudgetWrite?: (orgId: string) => void;
 }
+
+/** The header the payment processor (Stripe) signs its events in, checked by the ledger. */
+const PAYMENT_SIGNATURE_HEADER = "stripe-signature";
+
+/** Routes whose bodies the gateway forwards unread: see `proxyRoutes`. */
+export const CREDIT_OWN_BODY_PATHS = ["/v1/credits/checkout", "/v1/billing/webhook"] as const;
 
 /** The identity an owning service sees for an inference key: it has no person, and no management role. */
 export function keyIdentity(caller: Caller): Identity {
@@ -52,7 +62,8 @@ export function keyIdentity(caller: Caller): Identity {
  * activity (usage, CSV export, generation records), routing's account defaults, presets, guardrails
  * and privacy policy, the ledger's workspace budgets, agents and runs, reports (branding and client
  * reports), alerts (channels, test alerts, deliveries), broadcast destinations, runaway's settings,
- * and the public catalog (routing). The gateway only authenticates management callers here (every
+ * the ledger's credits (and the public fee schedule and payment-processor events), and the public
+ * catalog (routing). The gateway only authenticates management callers here (every
  * role may read); the owning service checks the role against the permission table.
  */
 export function proxyRoutes(deps: ProxyRoutesDeps): Router {
@@ -141,6 +152,15 @@ export function proxyRoutes(deps: ProxyRoutesDeps): Router {
   };
   const asRunCaller = (res: Response): Identity => (res.locals.principal ? asPrincipal(res) : asInferenceKey(res));
   router.all(["/v1/runs", "/v1/runs/*rest"], keyOrManagement, forwardAs(ledger, asRunCaller));
+  // Credits: the balance, purchases and checkout (the ledger checks billing:read and billing:write).
+  // Checkout and the processor's events reach the ledger with their bodies unread
+  // (`CREDIT_OWN_BODY_PATHS`): checkout is refused before its body is read, and the processor signs
+  // the exact bytes.
+  router.get(["/v1/credits", "/v1/credits/purchases", "/v1/credits/purchases/:id/document"], management, forwardAs(ledger, asPrincipal));
+  router.post("/v1/credits/checkout", management, forwardAs(ledger, asPrincipal));
+  router.get("/v1/credits/fees", deps.creditFeesLimit, open(ledger));
+  const processor: UpstreamTarget = { ...ledger, passHeaders: [PAYMENT_SIGNATURE_HEADER] };
+  router.post("/v1/billing/webhook", deps.paymentEventsLimit, open(processor));
 
   router.get(["/v1/models", "/v1/models/*rest", "/v1/providers"], deps.catalogLimit, open(routing));
   return router;

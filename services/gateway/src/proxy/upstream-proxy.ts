@@ -11,6 +11,8 @@ export interface UpstreamTarget {
   /** Service name, used in the `router.<service>_unavailable` code. */
   service: string;
   baseUrl: string;
+  /** Request headers passed on besides the usual ones (a payment processor's signature header). */
+  passHeaders?: readonly string[];
 }
 
 // Request headers passed on. Everything else (Authorization, cookies, hop-by-hop headers) stays
@@ -113,7 +115,7 @@ export class UpstreamProxy {
 
   private async send(req: Request, target: UpstreamTarget, identity: string | null, signal?: AbortSignal) {
     const headers: Record<string, string> = {};
-    for (const name of FORWARDED_REQUEST_HEADERS) {
+    for (const name of [...FORWARDED_REQUEST_HEADERS, ...(target.passHeaders ?? [])]) {
       const value = req.header(name);
       if (value !== undefined) headers[name] = value;
     }

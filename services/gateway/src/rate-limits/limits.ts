@@ -30,6 +30,8 @@ export const ADDRESS_LIMIT_NAMES = [
   "uptime",
   "region",
   "openapi",
+  "credit_fees",
+  "payment_events",
 ] as const;
 export type AddressLimitName = (typeof ADDRESS_LIMIT_NAMES)[number];
 
@@ -62,6 +64,11 @@ export const RATE_LIMITS: RateLimitTable = {
   region: [perMinute(60), perDay(20_000)],
   // The description is a static document of ~100 kB: a client fetches it once, not per request.
   openapi: [perMinute(30), perDay(2_000)],
+  // The fee schedule is a small read that changes only with the product's policy.
+  credit_fees: [perMinute(60), perDay(20_000)],
+  // The payment processor posts from a few addresses and retries what is refused, for days: a
+  // generous limit that only a flood from one address reaches.
+  payment_events: [perMinute(300), perDay(100_000)],
 };
 
 /** Replaces the windows of the named limits (tests, benchmarks, an operator's `GATEWAY_RATE_LIMITS`). */
@@ -107,6 +114,8 @@ const LIMIT_LABELS: Record<LimitName, string> = {
   uptime: "uptime",
   region: "region",
   openapi: "API description",
+  credit_fees: "fee schedule",
+  payment_events: "payment-processor events",
 };
 
 /** "management rate limit: 300 requests per minute per key". */
