@@ -9,3 +9,4 @@ export * from "./bad-chat-requests";
 export * from "./ordered-catalog";
 export * from "./browser";
 export * from "./https-receiver";
+export * from "./chromium";

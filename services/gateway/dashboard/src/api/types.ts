@@ -84,6 +84,7 @@ export interface KeyRow {
   limit: number | null;
   limit_reset: LimitReset | null;
   limit_mode: "hard" | "soft";
+  include_byok_in_limit: boolean;
   usage: number | null;
   limit_remaining: number | null;
   paused: boolean;

@@ -188,7 +188,7 @@ function RecentRequests({ days }: { days: number }) {
                   {[...rows, ...extra].map((r) => (
                     <tr key={r.id}>
                       <td>
-                        <button type="button" class="link" onClick={() => setOpen(r.id)} aria-label={`Open request ${r.id}`}>
+                        <button type="button" class="link" onClick={() => setOpen(r.id)} aria-label={`${when(r.created_at)}: open request ${r.id}`}>
                           {when(r.created_at)}
                         </button>
                       </td>

@@ -12,6 +12,7 @@ interface CeilingDraft {
   limit: string;
   limit_reset: LimitReset;
   limit_mode: "hard" | "soft";
+  include_byok_in_limit: boolean;
 }
 
 /** The ceiling fields of a key, as the create and change forms share them. */
@@ -39,6 +40,15 @@ function CeilingFields({ id, draft, onChange }: { id: string; draft: CeilingDraf
           <option value="soft">serve and warn (soft)</option>
         </select>
       </div>
+      <div class="field check">
+        <input
+          id={`${id}-byok`}
+          type="checkbox"
+          checked={draft.include_byok_in_limit}
+          onChange={(e) => onChange({ ...draft, include_byok_in_limit: e.currentTarget.checked })}
+        />
+        <label for={`${id}-byok`}>Count requests served on your provider keys (at list price)</label>
+      </div>
     </>
   );
 }
@@ -47,12 +57,12 @@ function CeilingFields({ id, draft, onChange }: { id: string; draft: CeilingDraf
 function ceilingOf(d: CeilingDraft) {
   const text = d.limit.trim();
   const limit = text === "" ? null : Number.isFinite(Number(text)) ? Number(text) : text;
-  return { limit, limit_reset: d.limit_reset, limit_mode: d.limit_mode };
+  return { limit, limit_reset: d.limit_reset, limit_mode: d.limit_mode, include_byok_in_limit: d.include_byok_in_limit };
 }
 
 function CreateKey({ onCreated }: { onCreated: (k: CreatedKey) => void }) {
   const [name, setName] = useState("");
-  const [ceiling, setCeiling] = useState<CeilingDraft>({ limit: "", limit_reset: "monthly", limit_mode: "hard" });
+  const [ceiling, setCeiling] = useState<CeilingDraft>({ limit: "", limit_reset: "monthly", limit_mode: "hard", include_byok_in_limit: true });
   const action = useAction();
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -85,10 +95,15 @@ function KeyActions({ k, onChanged }: { k: KeyRow; onChanged: () => void }) {
     limit: k.limit === null ? "" : String(k.limit),
     limit_reset: k.limit_reset ?? "lifetime",
     limit_mode: k.limit_mode,
+    include_byok_in_limit: k.include_byok_in_limit,
   });
   const action = useAction();
   const label = k.name ?? k.label ?? k.prefix;
-  const act = (fn: () => Promise<unknown>) => action.run(async () => void (await fn())).then((ok) => ok && onChanged());
+  const act = async (fn: () => Promise<unknown>) => {
+    const ok = await action.run(async () => void (await fn()));
+    if (ok) onChanged();
+    return ok;
+  };
   return (
     <div class="row-actions">
       <ErrorNotice error={action.error} />
@@ -96,7 +111,8 @@ function KeyActions({ k, onChanged }: { k: KeyRow; onChanged: () => void }) {
         <form
           onSubmit={(e) => {
             e.preventDefault();
-            void act(() => api.patch(`/v1/keys/${k.hash}`, ceilingOf(ceiling))).then(() => setEditing(false));
+            // The form stays open with what was typed when the save is refused.
+            void act(() => api.patch(`/v1/keys/${k.hash}`, ceilingOf(ceiling))).then((ok) => ok && setEditing(false));
           }}
         >
           <CeilingFields id={`key-${k.hash.slice(0, 8)}`} draft={ceiling} onChange={setCeiling} />
@@ -168,7 +184,7 @@ export function KeysSection({ can }: { can: Abilities }) {
                   {k.expires_at ? `, expires ${when(k.expires_at)}` : ""}
                 </p>
                 <p>
-                  Ceiling: {k.limit === null ? "none" : `${money(k.limit)} ${k.limit_reset ?? "lifetime"} (${k.limit_mode})`}
+                  Ceiling: {k.limit === null ? "none" : `${money(k.limit)} ${k.limit_reset ?? "lifetime"} (${k.limit_mode}${k.include_byok_in_limit ? ", provider keys counted" : ""})`}
                   {k.usage !== null ? `; used ${money(k.usage)}` : ""}
                 </p>
                 {k.paused && <p class="warning">Paused{k.paused_reason ? ` (${k.paused_reason})` : ""}</p>}
