@@ -124,7 +124,8 @@ describe("the dashboard in a browser", () => {
     expect(inferenceKey).toMatch(/^rt-v1-/);
     await page.getByRole("button", { name: "Copy the new key" }).click();
     await page.getByText("Copied").waitFor();
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(inferenceKey);
+    // Page code as text: the test program has no DOM types.
+    expect(await page.evaluate("navigator.clipboard.readText()")).toBe(inferenceKey);
     await expectAccessible(page, "keys-created");
     // Once: after a reload only the listing remains, never the secret.
     await page.reload();
@@ -263,11 +264,11 @@ describe("the dashboard in a browser", () => {
     await expect(p.getByRole("button", { name: "Create key" }).count()).resolves.toBe(0);
     await expect(p.getByRole("button", { name: /^Revoke/ }).count()).resolves.toBe(0);
     // The API refuses the write as well: the page hid nothing the server would have allowed.
-    const status = await p.evaluate(async () => {
+    const status = await p.evaluate(`(async () => {
       const csrf = /rt_csrf=([^;]+)/.exec(document.cookie)?.[1] ?? "";
       const res = await fetch("/v1/keys", { method: "POST", headers: { "content-type": "application/json", "x-csrf-token": csrf }, body: '{"name":"x"}' });
       return res.status;
-    });
+    })()`);
     expect(status).toBe(403);
     await finance.close();
   });
