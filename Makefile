@@ -22,8 +22,9 @@ proto-check: ## Fail when the generated protobuf code is stale
 asyncapi: ## Regenerate docs/asyncapi.yaml from proto/router/events/v1 and the topic table (its test fails when stale)
 	ASYNCAPI_WRITE=1 npx jest libs/proto/test/asyncapi.test.ts
 
-build: ## Type-check and compile every library and service
+build: ## Type-check and compile every library and service, and build the dashboard (Vite)
 	npx tsc -b
+	npm run build -w @router/dashboard
 
 typecheck-tests: ## Type-check the test sources (jest runs them through swc, which does not)
 	npx tsc -p tsconfig.test.json
@@ -62,6 +63,7 @@ bench-management: build ## A management read authenticated with a key and with a
 lint: ## Lint the protobuf contracts, type-check everything (tests included) and run ESLint
 	cd proto && npx buf lint
 	npx tsc -b
+	npx tsc -p services/gateway/dashboard
 	npx tsc -p tsconfig.test.json
 	npx eslint --max-warnings 0 .
 

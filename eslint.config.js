@@ -3,7 +3,7 @@ const eslint = require("@eslint/js");
 const tseslint = require("typescript-eslint");
 
 module.exports = tseslint.config(
-  { ignores: ["**/dist/**", "**/node_modules/**", "libs/proto/src/generated/**", "**/*.js", "**/*.mjs"] },
+  { ignores: ["**/dist/**", "**/node_modules/**", "libs/proto/src/generated/**", "**/*.js", "**/*.mjs", "services/gateway/dashboard/vite.config.ts"] },
   {
     languageOptions: {
       // One program for sources, tests and e2e, with @router/* resolved to sources (no build needed).
@@ -27,6 +27,12 @@ module.exports = tseslint.config(
       // Cases that share a body are listed together, some with a comment naming who sends them.
       "no-fallthrough": ["error", { allowEmptyCase: true }],
     },
+  },
+  {
+    // The dashboard (browser code, Preact): its own TypeScript program (DOM types, JSX).
+    files: ["services/gateway/dashboard/src/**/*.{ts,tsx}"],
+    extends: [eslint.configs.recommended, ...tseslint.configs.recommendedTypeChecked],
+    languageOptions: { parserOptions: { project: "./services/gateway/dashboard/tsconfig.json", tsconfigRootDir: __dirname } },
   },
   {
     // Test support: fake providers and clients hand tests parsed JSON as `any`, read field by field

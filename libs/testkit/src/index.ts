@@ -11,3 +11,4 @@ export * from "./ordered-catalog";
 export * from "./browser";
 export * from "./https-receiver";
 export * from "./fake-stripe";
+export * from "./chromium";

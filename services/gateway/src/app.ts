@@ -25,6 +25,7 @@ import { previewRoutes } from "./routing/preview-route";
 import { ContentFilters } from "./content-filter/content-filters";
 import { BudgetSubjects } from "./spend/budget-subjects";
 import { cspReportRoute } from "./meta/csp-report-route";
+import { dashboardRoutes } from "./dashboard/dashboard-routes";
 import { openApiRoutes } from "./openapi/openapi-routes";
 import { servedRoutes, type ServedRoute } from "./openapi/served-routes";
 import { loopbackHostOf, MCP_PATH, mcpRoutes } from "./mcp/mcp-route";
@@ -179,6 +180,8 @@ export interface GatewayDeps {
   metricsPort?: number;
   /** Address of the metrics listener; default loopback. */
   metricsHost?: string;
+  /** The built dashboard (its `index.html` and `assets/`). Default: services/gateway/dashboard/dist. */
+  dashboardDir?: string;
 }
 
 export interface RunningGateway {
@@ -399,6 +402,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   app.use(regionRoute({ headers: deps.regionHeaders ?? {}, publicLimit: rateLimits.publicRateLimit("region") }));
   app.use(openApiRoutes({ version: deps.version, publicLimit: rateLimits.publicRateLimit("openapi") }));
   app.use(cspReportRoute({ log: deps.log, publicLimit: rateLimits.publicRateLimit("csp_report") }));
+  app.use(dashboardRoutes({ dir: deps.dashboardDir, log: deps.log }));
   // Answers generations this gateway just served; any other id falls through to the proxy.
   app.use(generationRoutes({ authenticate: inference, recent }));
   app.use(runawayFlagRoutes({ db: deps.db, manage, proxy, internalSecret: deps.secrets.ROUTER_INTERNAL_SECRET, runawayUrl }));

@@ -61,6 +61,29 @@ export function registerMetaPaths(registry: OpenAPIRegistry): void {
       ...refusals(429),
     },
   });
+  for (const [path, summary] of [
+    ["/signin", "Dashboard page: sign in (the methods this deployment offers; `?error=<reason>` after a failed identity-provider sign-in)"],
+    ["/auth", "Dashboard page: the consent screen of the OAuth PKCE flow (the describe route's query)"],
+    ["/workspace", "Dashboard page: a signed-in person's home"],
+    ["/invite", "Dashboard page: the invitation landing (`#token=...` in the fragment)"],
+  ] as const) {
+    registry.registerPath({
+      method: "get",
+      path,
+      summary,
+      responses: {
+        200: { description: "The page (HTML), with a strict Content-Security-Policy reporting to /csp-report", content: { "text/html": { schema: z.string() } } },
+        503: { description: "The dashboard is not built", content: { "text/plain": { schema: z.string() } } },
+      },
+    });
+  }
+  registry.registerPath({
+    method: "get",
+    path: "/assets/{file}",
+    summary: "The dashboard's scripts and styles (content-hashed names, cached as immutable)",
+    request: { params: z.object({ file: z.string() }) },
+    responses: { 200: { description: "The file" }, ...refusals(404) },
+  });
   registry.registerPath({
     method: "post",
     path: "/csp-report",

@@ -1,0 +1,147 @@
+/** The API's resources as the dashboard reads them (the fields it shows). */
+
+export type Role = "owner" | "admin" | "member" | "billing" | "readonly";
+
+export interface Session {
+  expires_at: string;
+  org_id: string;
+  key_name: string | null;
+  user: { id: string; name: string | null; email: string | null; avatar_url: string | null; provider: string } | null;
+  auth_method: string;
+}
+
+export interface Membership {
+  id: string;
+  name: string | null;
+  role: Role;
+  role_name: string;
+  current: boolean;
+}
+
+export interface SignInMethods {
+  management_key: boolean;
+  oauth: string[];
+  wallet: boolean;
+}
+
+export interface Totals {
+  requests: number;
+  errors: number;
+  byok_requests: number;
+  spend: number;
+  tokens: number;
+}
+
+export interface Summary {
+  current: Totals;
+  prior: Totals;
+  daily: Array<Totals & { date: string }>;
+}
+
+export interface RequestRecord {
+  id: string;
+  created_at: string;
+  requested_model: string;
+  served_model: string | null;
+  provider_slug: string | null;
+  status: string;
+  is_byok: boolean;
+  error_code: string | null;
+  error_message: string | null;
+  total_cost: number;
+  agent: string | null;
+  app_title: string | null;
+  generation_ms: number | null;
+}
+
+export interface Dispatch {
+  id: string;
+  attempt: number;
+  model_id: string;
+  provider_slug: string;
+  is_byok: boolean;
+  status: string;
+  http_status: number | null;
+  error_code: string | null;
+  error_message: string | null;
+  duration_ms: number | null;
+}
+
+export interface RequestDetail extends RequestRecord {
+  key: { hash: string; name: string | null } | null;
+  attempts: Dispatch[];
+}
+
+export type LimitReset = "daily" | "weekly" | "monthly" | "lifetime";
+
+export interface KeyRow {
+  hash: string;
+  prefix: string;
+  name: string | null;
+  label: string | null;
+  class: "inference" | "management";
+  disabled: boolean;
+  limit: number | null;
+  limit_reset: LimitReset | null;
+  limit_mode: "hard" | "soft";
+  include_byok_in_limit: boolean;
+  usage: number | null;
+  limit_remaining: number | null;
+  paused: boolean;
+  paused_reason: string | null;
+  created_at: string;
+  expires_at: string | null;
+}
+
+export interface CreatedKey {
+  key: string;
+  hash: string;
+  name: string | null;
+}
+
+export interface ProviderCredential {
+  id: string;
+  provider_slug: string;
+  name: string | null;
+  key_hint: string;
+  tier: "prioritized" | "fallback";
+  priority: number;
+  disabled: boolean;
+  last_used_at: string | null;
+}
+
+export interface WorkspaceRow {
+  id: string;
+  name: string;
+  spend_this_month: number;
+}
+
+export interface WorkspaceBudget {
+  interval: LimitReset;
+  limit_usd: number;
+  include_byok: boolean;
+  spend?: number;
+}
+
+export interface PkceDescription {
+  callback_url: string | null;
+  host: string | null;
+  headless: boolean;
+  key_label: string;
+  code_challenge_method: string;
+  limit: number;
+  expires_in_days: number;
+}
+
+export interface PkceApproval {
+  code: string;
+  redirect_to: string | null;
+  expires_at: string;
+}
+
+export interface InvitationLookup {
+  org_name: string | null;
+  role: Role;
+  role_name: string;
+  expires_at: string;
+}

@@ -1,0 +1,21 @@
+import type { Role } from "../api/types";
+
+/**
+ * What a role may do, as the gateway's role table says: the dashboard hides what would be refused
+ * (the API still decides; a refusal is shown like any other error).
+ */
+export interface Abilities {
+  readUsage: boolean;
+  exportUsage: boolean;
+  configure: boolean;
+  manageMembers: boolean;
+}
+
+export function abilitiesOf(role: Role): Abilities {
+  return {
+    readUsage: true,
+    exportUsage: role === "owner" || role === "admin" || role === "billing",
+    configure: role === "owner" || role === "admin" || role === "member",
+    manageMembers: role === "owner",
+  };
+}

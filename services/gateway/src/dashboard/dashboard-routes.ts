@@ -1,0 +1,81 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import express, { Router, type NextFunction, type Request, type Response } from "express";
+import { notFound } from "@router/errors";
+import type { Logger } from "@router/logging";
+
+/** The dashboard's page routes: one bundle, the path picks the page (`/invite` is the invitation landing). */
+export const DASHBOARD_PAGES = ["/signin", "/auth", "/workspace", "/invite"] as const;
+
+/** Where `npm run build` puts the dashboard (services/gateway/dashboard/dist), next to this package's own dist. */
+export const DEFAULT_DASHBOARD_DIR = join(__dirname, "..", "..", "dashboard", "dist");
+
+const CSP_REPORT_PATH = "/csp-report";
+const REPORT_GROUP = "csp";
+
+/**
+ * The pages' Content-Security-Policy: scripts, styles and requests from this origin only, no inline
+ * script or style, never framed (the consent screen must not be clickjacked), violations reported
+ * to the gateway's own CSP report route in both report formats.
+ */
+export const DASHBOARD_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+  `report-uri ${CSP_REPORT_PATH}`,
+  `report-to ${REPORT_GROUP}`,
+].join("; ");
+
+function securityHeaders(res: Response): void {
+  res.setHeader("Content-Security-Policy", DASHBOARD_CSP);
+  res.setHeader("Reporting-Endpoints", `${REPORT_GROUP}="${CSP_REPORT_PATH}"`);
+  res.setHeader("X-Content-Type-Options", "nosniff");
+  res.setHeader("X-Frame-Options", "DENY");
+  // Invitation tokens travel in the URL fragment, which is never sent; no Referer leaves either.
+  res.setHeader("Referrer-Policy", "no-referrer");
+  res.setHeader("Cross-Origin-Opener-Policy", "same-origin");
+}
+
+/**
+ * Serves the built dashboard: its pages (one `index.html`, never cached) and its hashed assets
+ * (cached for a year, immutable). The dashboard talks to the public API like any client. A gateway
+ * started without a build answers the pages with 503 and says how to build them.
+ */
+export function dashboardRoutes(deps: { dir?: string; log: Logger }): Router {
+  const dir = deps.dir ?? DEFAULT_DASHBOARD_DIR;
+  const indexPath = join(dir, "index.html");
+  const index = existsSync(indexPath) ? readFileSync(indexPath) : undefined;
+  if (!index) deps.log.warn({ dir }, "gateway.dashboard.not_built");
+  const router = Router();
+
+  router.get([...DASHBOARD_PAGES], (_req: Request, res: Response) => {
+    securityHeaders(res);
+    if (!index) {
+      res.status(503).type("text/plain").send("The dashboard is not built: run `npm run build` (or `make build`) and restart.\n");
+      return;
+    }
+    res.setHeader("Cache-Control", "no-cache");
+    res.type("html").send(index);
+  });
+
+  const assets = express.static(join(dir, "assets"), { immutable: true, maxAge: "365d", index: false, dotfiles: "ignore" });
+  router.get(
+    "/assets/*file",
+    (req: Request, res: Response, next: NextFunction) => {
+      securityHeaders(res);
+      // express.static reads the path relative to its mount; this router is mounted at the root.
+      req.url = req.url.slice("/assets".length);
+      void assets(req, res, next);
+    },
+    () => {
+      throw notFound("asset");
+    },
+  );
+  return router;
+}
