@@ -160,7 +160,7 @@ describe("spend admission with guardrail budgets", () => {
     const spend = new SpendAdmission(port, undefined, new BudgetSubjects(port, new ManualClock(), silent));
     const k = key({ hash: "keyhash", limitNanos: 1_000n, limitReset: "daily", includeByokInLimit: true });
     await spend.admit(request(k, null, null, [budget(), budget({ guardrailId: "gr_2", window: "lifetime", limitNanodollars: 9n })]));
-    expect(admits[0].ceilings).toEqual([
+    expect(admits[0]?.ceilings).toEqual([
       expect.objectContaining({ subjectKind: "key", subjectId: "keyhash" }),
       {
         subjectKind: "guardrail",
