@@ -11,11 +11,6 @@ import {
   type Link,
   type Span,
 } from "@opentelemetry/api";
-import { W3CTraceContextPropagator } from "@opentelemetry/core";
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
-import { defaultResource, resourceFromAttributes } from "@opentelemetry/resources";
-import { BatchSpanProcessor, NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
-import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from "@opentelemetry/semantic-conventions";
 
 export { SpanKind, type Span };
 
@@ -49,13 +44,11 @@ export interface Tracing {
 export function startTracing(opts: { serviceName: string; version?: string; env?: NodeJS.ProcessEnv }): Tracing {
   const env = opts.env ?? process.env;
   if (!tracingRequested(env) || enabled) return { shutdown: async () => undefined };
-  const provider = new NodeTracerProvider({
-    resource: defaultResource().merge(
-      resourceFromAttributes({ [ATTR_SERVICE_NAME]: env.OTEL_SERVICE_NAME ?? opts.serviceName, [ATTR_SERVICE_VERSION]: opts.version ?? "" }),
-    ),
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
-  });
-  provider.register({ propagator: new W3CTraceContextPropagator() });
+  // The SDK and its exporter are loaded only here: a process with tracing off (the default) never
+  // pays their memory and start-up time.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { installTracerProvider } = require("./tracer-provider") as typeof import("./tracer-provider");
+  const provider = installTracerProvider(env.OTEL_SERVICE_NAME ?? opts.serviceName, opts.version ?? "");
   enabled = true;
   return {
     shutdown: async () => {

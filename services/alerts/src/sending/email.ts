@@ -1,4 +1,5 @@
-import { createTransport, type Transporter } from "nodemailer";
+import type * as Nodemailer from "nodemailer";
+import type { Transporter } from "nodemailer";
 import type { DeliveryOutcome } from "@router/outbound";
 import type { Clock } from "@router/money";
 
@@ -10,6 +11,9 @@ export interface EmailSender {
 
 /** Mail through `smtpUrl` (nodemailer, pooled, each step bounded by `timeoutMs`); one attempt per alert. */
 export function smtpEmailSender(opts: { smtpUrl: string; from: string; timeoutMs: number; clock: Clock }): EmailSender {
+  // Loaded only where email is configured: most deployments send alerts by webhook.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { createTransport } = require("nodemailer") as typeof Nodemailer;
   const transport: Transporter = createTransport(
     {
       url: opts.smtpUrl,

@@ -1,13 +1,17 @@
 import { createHash } from "node:crypto";
 import { SpanKind, SpanStatusCode, TraceFlags, type Attributes, type SpanStatus } from "@opentelemetry/api";
 import { hrTimeDuration, millisToHrTime } from "@opentelemetry/core";
-import { JsonTraceSerializer } from "@opentelemetry/otlp-transformer";
+import type * as OtlpTransformer from "@opentelemetry/otlp-transformer";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace";
 import { ATTR_ERROR_TYPE, ATTR_SERVICE_NAME } from "@opentelemetry/semantic-conventions";
 import { toUsd } from "@router/money";
 import type { events } from "@router/proto";
 import { requestDurationMs } from "./request-record";
+
+/** The OTLP serializer (and the metrics SDK it brings) is loaded when the first span is sent. */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const otlpJson = () => (require("@opentelemetry/otlp-transformer") as typeof OtlpTransformer).JsonTraceSerializer;
 
 /**
  * GenAI attribute names of the OpenTelemetry semantic conventions. They are still "incubating", and
@@ -132,7 +136,7 @@ export function requestSpan(e: events.RequestCompleted, opts: { test: boolean })
 
 /** The OTLP/HTTP JSON export request (`ExportTraceServiceRequest`) carrying the request's span. */
 export function otlpTraceBody(e: events.RequestCompleted, opts: { test: boolean }): string {
-  const bytes = JsonTraceSerializer.serializeRequest([requestSpan(e, opts)]);
+  const bytes = otlpJson().serializeRequest([requestSpan(e, opts)]);
   if (bytes === undefined) throw new Error("the OTLP serializer produced no body");
   return Buffer.from(bytes).toString("utf8");
 }

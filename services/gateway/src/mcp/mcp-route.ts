@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type * as McpServerModule from "@modelcontextprotocol/sdk/server/mcp.js";
+import type * as McpTransportModule from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import express, { Router, type Request, type Response } from "express";
 import type { Authenticate } from "../auth/authenticate";
 import {
@@ -16,6 +16,16 @@ import type { SelfCalls } from "../rate-limits/self-calls";
 import { RouteInvoker } from "./route-invoker";
 
 export const MCP_PATH = "/mcp";
+
+/** The MCP SDK (and the JSON-schema tooling it brings) is loaded on the first MCP request. */
+function mcpSdk(): typeof McpServerModule & typeof McpTransportModule {
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  return {
+    ...(require("@modelcontextprotocol/sdk/server/mcp.js") as typeof McpServerModule),
+    ...(require("@modelcontextprotocol/sdk/server/streamableHttp.js") as typeof McpTransportModule),
+  };
+  /* eslint-enable @typescript-eslint/no-require-imports */
+}
 
 /** Where this process answers on its own host: a wildcard bind answers on loopback. */
 export function loopbackHostOf(bindHost: string | undefined): string {
@@ -81,6 +91,7 @@ export function mcpRoutes(deps: McpRouteDeps): Router {
       res.status(400).json(jsonRpcError(err.code, err.message));
       return;
     }
+    const { McpServer, StreamableHTTPServerTransport } = mcpSdk();
     const server = new McpServer({ name: "router", version: deps.version }, { capabilities: { tools: {} } });
     registerTools(server, routes, req);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

@@ -1,5 +1,10 @@
-import { generators, Issuer, type BaseClient } from "openid-client";
+import type * as OpenIdClient from "openid-client";
+import type { BaseClient } from "openid-client";
 import type { Logger } from "@router/logging";
+
+/** openid-client is loaded on the first sign-in through a provider: most deployments configure none. */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const openIdClient = (): typeof OpenIdClient => require("openid-client") as typeof OpenIdClient;
 
 /** The identity providers a deployment may offer (the product leaves their names open). */
 export const OAUTH_PROVIDERS = ["google", "oidc"] as const;
@@ -60,7 +65,7 @@ export class OAuthClients {
     if (!client) {
       const config = this.providers[slug];
       if (!config) return Promise.reject(new Error(`${slug} is not configured`));
-      client = Issuer.discover(config.issuer).then(
+      client = openIdClient().Issuer.discover(config.issuer).then(
         (issuer) =>
           new issuer.Client({
             client_id: config.clientId,
@@ -81,6 +86,7 @@ export class OAuthClients {
   /** A new sign-in: the provider's authorization URL (code flow, PKCE S256, state, nonce) and what the callback needs back. */
   async start(slug: OAuthProviderSlug): Promise<{ url: string; attempt: OAuthAttempt }> {
     const client = await this.client(slug);
+    const { generators } = openIdClient();
     const attempt: OAuthAttempt = { state: generators.state(), nonce: generators.nonce(), codeVerifier: generators.codeVerifier() };
     const url = client.authorizationUrl({
       scope: "openid email profile",

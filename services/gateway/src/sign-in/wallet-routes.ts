@@ -1,6 +1,6 @@
 import { Router, type Request, type RequestHandler, type Response } from "express";
-import { getAddress, isAddress } from "ethers";
-import { generateNonce, SiweMessage } from "siwe";
+import type * as Ethers from "ethers";
+import type * as Siwe from "siwe";
 import type { Db } from "@router/db";
 import { DomainError, notFound } from "@router/errors";
 import { parseInput } from "@router/http-kit";
@@ -24,13 +24,25 @@ export interface WalletRoutesDeps {
 }
 
 /**
+ * ethers and siwe are large (about 10 MB of heap) and only wallet sign-in needs them: loaded on its
+ * first use, so a deployment that never offers it never pays for them.
+ */
+let walletLibraries: { ethers: typeof Ethers; siwe: typeof Siwe } | undefined;
+function wallet(): { ethers: typeof Ethers; siwe: typeof Siwe } {
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  walletLibraries ??= { ethers: require("ethers") as typeof Ethers, siwe: require("siwe") as typeof Siwe };
+  /* eslint-enable @typescript-eslint/no-require-imports */
+  return walletLibraries;
+}
+
+/**
  * `0x` and 40 hex digits; mixed case must carry a valid EIP-55 checksum. Lower-cased, so one wallet
  * is one person however its address is written (ethers alone would also take it without `0x`).
  */
 const address = z
   .string()
   .regex(/^0x[0-9a-fA-F]{40}$/, "expected a 0x-prefixed 20-byte hex address")
-  .refine((a) => isAddress(a), "the mixed-case address fails its EIP-55 checksum")
+  .refine((a) => wallet().ethers.isAddress(a), "the mixed-case address fails its EIP-55 checksum")
   .transform((a) => a.toLowerCase());
 export const challengeBody = z.object({ address });
 export const verifyBody = z.object({
@@ -60,10 +72,11 @@ export function walletRoutes(deps: WalletRoutesDeps): Router {
     const now = deps.clock.now();
     const expiresAt = new Date(now.getTime() + WALLET_CHALLENGE_TTL_MS);
     const site = new URL(deps.publicUrl());
-    const nonce = generateNonce();
-    const message = new SiweMessage({
+    const { ethers, siwe } = wallet();
+    const nonce = siwe.generateNonce();
+    const message = new siwe.SiweMessage({
       domain: site.host,
-      address: getAddress(body.address),
+      address: ethers.getAddress(body.address),
       statement: "Sign in to Router",
       uri: site.origin,
       version: "1",
@@ -83,7 +96,8 @@ export function walletRoutes(deps: WalletRoutesDeps): Router {
     if (!challenge) throw refused("nonce", "unknown or already used; ask for a new challenge");
     if (challenge.expiresAt.getTime() <= now.getTime()) throw refused("nonce", "the challenge expired; ask for a new one");
     if (challenge.address !== body.address) throw refused("address", "the challenge was issued to another address");
-    const verified = await new SiweMessage(challenge.message)
+    const { ethers, siwe } = wallet();
+    const verified = await new siwe.SiweMessage(challenge.message)
       .verify({ signature: body.signature, nonce: challenge.nonce, domain: new URL(deps.publicUrl()).host, time: now.toISOString() }, { suppressExceptions: true })
       .catch(() => ({ success: false }));
     if (!verified.success) throw refused("signature", "does not sign the challenge with this address's key");
@@ -91,7 +105,7 @@ export function walletRoutes(deps: WalletRoutesDeps): Router {
     const { issued, isNewUser } = await deps.db.tx(async (q) => {
       const person = await signInPerson(
         q,
-        { provider: "wallet", subject: challenge.address, name: `${getAddress(challenge.address).slice(0, 6)}…${challenge.address.slice(-4)}` },
+        { provider: "wallet", subject: challenge.address, name: `${ethers.getAddress(challenge.address).slice(0, 6)}…${challenge.address.slice(-4)}` },
         now,
       );
       const session = await deps.issuer.issue(q, { orgId: person.orgId, userId: person.user.id, keyHash: null, authMethod: "wallet" });
