@@ -3,7 +3,7 @@ import { invalid } from "@router/errors";
 import { parseInput } from "@router/http-kit";
 import type { ChatRequest } from "../../chat/request-schema";
 import type { ParsedEmbeddings } from "../ingress";
-import { routerFields } from "../router-fields";
+import { routerFields, routerFieldValues } from "../router-fields";
 
 /**
  * The body of `POST /v1/embeddings` (OpenAI embeddings), validated and mapped to the internal
@@ -44,15 +44,9 @@ export function parseEmbeddingsRequest(body: unknown): ParsedEmbeddings {
   const texts = typeof b.input === "string" ? [b.input] : b.input;
   const request: ChatRequest = {
     model: b.model,
-    models: b.models,
     messages: texts.map((content) => ({ role: "user", content })),
     user: b.user,
-    provider: b.provider,
-    session_id: b.session_id,
-    prompt_cache_key: b.prompt_cache_key,
-    routing_stability: b.routing_stability,
-    routing_seed: b.routing_seed,
-    run_id: b.run_id,
+    ...routerFieldValues(b),
   };
   for (const k of Object.keys(request) as (keyof ChatRequest)[]) if (request[k] === undefined) delete request[k];
   const options: ParsedEmbeddings["options"] = { encodingFormat: b.encoding_format ?? "float" };

@@ -30,7 +30,7 @@ export function parseGeminiEmbeddings(body: unknown, inputs: number): Embeddings
   const vectors = asArray(b?.embeddings).map((raw) => {
     const values = asRecord(raw)?.values;
     if (!Array.isArray(values) || !values.every((x) => typeof x === "number")) throw new Error("not an embeddings list");
-    return values as number[];
+    return values;
   });
   if (vectors.length !== inputs) throw new Error(`${vectors.length} embeddings for ${inputs} inputs`);
   return { vectors, promptTokens: null };

@@ -32,7 +32,7 @@ export function parseOpenAiEmbeddings(body: unknown, inputs: number): Embeddings
     const d = asRecord(raw);
     const index = typeof d?.index === "number" ? d.index : i;
     const v = d?.embedding;
-    const vector = asString(v) ?? (Array.isArray(v) && v.every((x) => typeof x === "number") ? (v as number[]) : null);
+    const vector = asString(v) ?? (Array.isArray(v) && v.every((x) => typeof x === "number") ? v : null);
     if (vector === null || index < 0 || index >= inputs || vectors[index] !== undefined) throw new Error("not an embeddings list");
     vectors[index] = vector;
     found++;
