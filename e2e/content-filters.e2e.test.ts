@@ -84,6 +84,20 @@ describe("content filters through the separate-process stack", () => {
     expect(labels).toEqual(["competitor", "ticket"]);
   });
 
+  it("filters embeddings input as it filters messages: each text redacted before it is embedded, a blocked one refused", async () => {
+    const before = upstream.requests.length;
+    const res = await guarded.post("/v1/embeddings", { model: "openai/text-embedding-3-small", input: ["Ticket TCK-77 open", "plain text"] });
+    expect(res.status).toBe(200);
+    expect(res.json.data).toHaveLength(2);
+    expect(upstream.requests[before]!.body).toMatchObject({ input: ["Ticket [REDACTED:ticket] open", "plain text"] });
+
+    const blocked = await guarded.post("/v1/embeddings", { model: "openai/text-embedding-3-small", input: ["fine", "all about project falcon"] });
+    expect(blocked.status).toBe(403);
+    expect(blocked.json.error).toMatchObject({ code: "content_filtered", type: "permission_error" });
+    expect(JSON.stringify(blocked.json)).not.toMatch(/falcon/i);
+    expect(upstream.requests.length).toBe(before + 1);
+  });
+
   it("leaves keys the guardrail is not assigned to alone", async () => {
     upstream.script({ text: "Sure.", usage: { prompt: 12, completion: 2 } });
     const before = upstream.requests.length;

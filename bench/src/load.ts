@@ -23,7 +23,11 @@ export interface LoadTarget {
   headers: Record<string, string>;
   body?: string;
   stream: boolean;
+  /** Streams: what marks the first content event; default an OpenAI chat chunk with content. */
+  firstContent?: RegExp;
 }
+
+const CHAT_CONTENT = /(^|\n)data: \{.*"content":"[^"]/;
 
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
@@ -48,7 +52,7 @@ async function oneRequest(pool: Pool, t: LoadTarget): Promise<number> {
   for await (const chunk of res.body) {
     if (firstContentMs === null) {
       buffered += (chunk as Buffer).toString("utf8");
-      if (/(^|\n)data: \{.*"content":"[^"]/.test(buffered)) firstContentMs = Number(process.hrtime.bigint() - start) / 1e6;
+      if ((t.firstContent ?? CHAT_CONTENT).test(buffered)) firstContentMs = Number(process.hrtime.bigint() - start) / 1e6;
     }
   }
   if (firstContentMs === null) throw new Error("stream carried no content chunk");

@@ -86,6 +86,24 @@ function body(model: string, stream: boolean): string {
   });
 }
 
+/** The same conversation in the other ingresses' formats (docs/ingress.md). */
+function responsesBody(model: string, stream: boolean): string {
+  return JSON.stringify({ model, stream, max_output_tokens: 64, instructions: "You are a terse assistant.", input: "Name one colour." });
+}
+
+function messagesBody(model: string, stream: boolean): string {
+  return JSON.stringify({ model, stream, max_tokens: 64, system: "You are a terse assistant.", messages: [{ role: "user", content: "Name one colour." }] });
+}
+
+/** A batch of four short texts, as a retrieval pipeline sends them. */
+function embeddingsBody(model: string): string {
+  return JSON.stringify({ model, input: ["red", "green", "blue", "the quick brown fox"] });
+}
+
+/** The ingress rows: each against the direct row of the same upstream call, beside the chat route's row. */
+const INGRESS_ROWS = ["responses", "messages"] as const;
+const FIRST_CONTENT = { responses: /"type":"response\.output_text\.delta"/, messages: /"type":"text_delta"/ };
+
 async function main(): Promise<void> {
   const damonRunning = runningDamonMonitors();
   const resumeDamon = process.env.BENCH_PAUSE_DAMON === "1" ? pauseDamonMonitors() : null;
@@ -156,6 +174,28 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
     });
 
     const viaBudgets = (stream: boolean) => viaGateway(stream, budgetedKey, { "x-router-agent": BENCH_AGENT });
+    const viaIngress = (ingress: (typeof INGRESS_ROWS)[number], stream: boolean): LoadTarget => ({
+      origin: gatewayOrigin,
+      path: `/v1/${ingress}`,
+      headers: { "content-type": "application/json", authorization: `Bearer ${plainKey}` },
+      body: ingress === "responses" ? responsesBody("openai/gpt-4o-mini", stream) : messagesBody("openai/gpt-4o-mini", stream),
+      stream,
+      firstContent: FIRST_CONTENT[ingress],
+    });
+    const directEmbeddings: LoadTarget = {
+      origin: fake.origin,
+      path: "/v1/embeddings",
+      headers: { "content-type": "application/json", authorization: "Bearer sk-bench-000000000000" },
+      body: embeddingsBody("text-embedding-3-small"),
+      stream: false,
+    };
+    const viaEmbeddings: LoadTarget = {
+      origin: gatewayOrigin,
+      path: "/v1/embeddings",
+      headers: { "content-type": "application/json", authorization: `Bearer ${plainKey}` },
+      body: embeddingsBody("openai/text-embedding-3-small"),
+      stream: false,
+    };
 
     const gatewayPid = stack.services.find((s) => s.name === "gateway")?.child.pid;
     const rssBefore = rssMb(gatewayPid);
@@ -163,10 +203,11 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
     // rate: a shorter, slower warm-up left the first round measurably slower than the next ones.
     const warmRate = Math.max(...RATES);
     for (const stream of [false, true]) {
-      for (const t of [direct(stream), viaGateway(stream, plainKey), viaGateway(stream, ceilingKey), viaBudgets(stream)]) {
+      for (const t of [direct(stream), viaGateway(stream, plainKey), viaGateway(stream, ceilingKey), viaBudgets(stream), ...INGRESS_ROWS.map((i) => viaIngress(i, stream))]) {
         await runLoad(t, warmRate, 4);
       }
     }
+    for (const t of [directEmbeddings, viaEmbeddings]) await runLoad(t, warmRate, 4);
 
     // CPU per request of every process on the box, so a row's latency can be read against who spent the cores.
     const cpuSubjects: CpuSubjects = {
@@ -208,7 +249,10 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
           await measure(round, `gateway ${kind} (key without ceiling)`, rate, viaGateway(stream, plainKey));
           await measure(round, `gateway ${kind} (key with hard ceiling)`, rate, viaGateway(stream, ceilingKey));
           await measure(round, `gateway ${kind} (${BUDGETS_VARIANT})`, rate, viaBudgets(stream));
+          for (const ingress of INGRESS_ROWS) await measure(round, `gateway ${kind} (/v1/${ingress}, key without ceiling)`, rate, viaIngress(ingress, stream));
         }
+        await measure(round, "direct embeddings", rate, directEmbeddings);
+        await measure(round, "gateway embeddings (/v1/embeddings, key without ceiling)", rate, viaEmbeddings);
       }
     }
     const rssAfter = rssMb(gatewayPid);
@@ -243,9 +287,12 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
     }
     // Gateway minus direct within each round (the two rows ran back to back), then the median over rounds.
     const added: Array<{ rate: number; kind: string; variant: string; added_p50_ms: number[]; added_p99_ms: number[] }> = [];
+    const ingressVariants = INGRESS_ROWS.map((i) => `/v1/${i}, key without ceiling`);
     for (const rate of RATES) {
-      for (const kind of ["non-stream", "stream TTFT"]) {
-        for (const variant of ["key without ceiling", "key with hard ceiling", BUDGETS_VARIANT]) {
+      for (const kind of ["non-stream", "stream TTFT", "embeddings"]) {
+        const variants =
+          kind === "embeddings" ? ["/v1/embeddings, key without ceiling"] : ["key without ceiling", "key with hard ceiling", BUDGETS_VARIANT, ...ingressVariants];
+        for (const variant of variants) {
           const entry = { rate, kind, variant, added_p50_ms: [] as number[], added_p99_ms: [] as number[] };
           for (let round = 1; round <= ROUNDS; round++) {
             const find = (scenario: string) => rows.find((r) => r.round === round && r.rate === rate && r.scenario === scenario)?.result;
@@ -264,8 +311,27 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
       `+${median(values)} ms${ROUNDS > 1 ? ` [${values.map((v) => `+${v}`).join(", ")}]` : ""}`;
     for (const a of added) {
       process.stdout.write(
-        `  ${String(a.rate).padStart(4)} rps  ${a.kind.padEnd(12)} ${a.variant.padEnd(36)} p50 ${show(a.added_p50_ms)}  p99 ${show(a.added_p99_ms)}\n`,
+        `  ${String(a.rate).padStart(4)} rps  ${a.kind.padEnd(12)} ${a.variant.padEnd(38)} p50 ${show(a.added_p50_ms)}  p99 ${show(a.added_p99_ms)}\n`,
       );
+    }
+    // The target: an ingress adds no more than 0.2 ms p50 over the chat route (both minus the same direct call).
+    process.stdout.write(`\nEach ingress against the chat route (gateway p50 minus chat-route p50, same round)${ROUNDS > 1 ? `, median of ${ROUNDS} rounds [each round]` : ""}\n`);
+    for (const rate of RATES) {
+      for (const kind of ["non-stream", "stream TTFT"]) {
+        for (const variant of ingressVariants) {
+          const over: number[] = [];
+          for (let round = 1; round <= ROUNDS; round++) {
+            const find = (scenario: string) => rows.find((r) => r.round === round && r.rate === rate && r.scenario === scenario)?.result;
+            const chat = find(`gateway ${kind} (key without ceiling)`);
+            const ingress = find(`gateway ${kind} (${variant})`);
+            if (chat && ingress) over.push(+(ingress.p50 - chat.p50).toFixed(2));
+          }
+          const sign = (v: number) => (v >= 0 ? `+${v}` : String(v));
+          process.stdout.write(
+            `  ${String(rate).padStart(4)} rps  ${kind.padEnd(12)} ${variant.padEnd(38)} p50 ${sign(median(over))} ms${ROUNDS > 1 ? ` [${over.map(sign).join(", ")}]` : ""}\n`,
+          );
+        }
+      }
     }
     process.stdout.write(`\nGateway resident memory: ${rssBefore} MB at start, ${rssAfter} MB after the runs\n`);
     const damon = damonRunning.length === 0 ? "none" : damonPaused ? "paused" : damonRunning.join("; ");

@@ -57,7 +57,12 @@ describe("the bundled catalog", () => {
       ["anthropic", "deepseek", "fireworks", "google", "groq", "mistral", "ollama", "openai", "together", "vllm", "xai"],
     );
     expect(file.models.length).toBeGreaterThanOrEqual(25);
-    expect(file.models.length).toBeLessThanOrEqual(40);
+    expect(file.models.length).toBeLessThanOrEqual(50);
+    // Embedding models say so in their output modalities, and cost prompt tokens only.
+    const embedding = file.models.filter((m) => m.architecture?.output_modalities.includes("embeddings")).map((m) => m.id);
+    expect(embedding.sort()).toEqual(["google/gemini-embedding-001", "openai/text-embedding-3-large", "openai/text-embedding-3-small"]);
+    for (const e of file.endpoints.filter((x) => embedding.includes(x.model))) expect(e.completion).toBe(0n);
+    expect(file.endpoints.filter((e) => embedding.includes(e.model)).map((e) => e.provider)).not.toContain("anthropic");
     const llama = file.endpoints.filter((e) => e.model === "meta-llama/llama-3.3-70b-instruct").map((e) => e.provider);
     expect(llama).toEqual(expect.arrayContaining(["groq", "together", "fireworks", "vllm"]));
     const gpt4o = file.endpoints.find((e) => e.id === "ep_openai_gpt-4o");

@@ -321,6 +321,48 @@ describe("Plan over the bundled catalog", () => {
     expect(params).not.toContain("top_p");
   });
 
+  it("routes an embeddings request to embedding models only, priced per prompt token", async () => {
+    const res = await h.plan({
+      model: "openai/text-embedding-3-small",
+      models: ["google/gemini-embedding-001"],
+      byokProviders: ["openai", "google", "anthropic"],
+      operation: "embeddings",
+    });
+    expect(res.refusal).toBeUndefined();
+    expect(res.cascade.map((c) => `${c.modelId}@${c.providerSlug}`)).toEqual([
+      "openai/text-embedding-3-small@openai",
+      "google/gemini-embedding-001@google",
+    ]);
+    expect(res.cascade[0]).toMatchObject({ apiFamily: "openai", upstreamModel: "text-embedding-3-small", price: { promptPerMillion: 20_000_000n, completionPerMillion: 0n } });
+    expect(res.cascade[1]).toMatchObject({ apiFamily: "google", upstreamModel: "gemini-embedding-001" });
+  });
+
+  it("refuses a chat model for embeddings and an embedding model for chat with a 400 naming the model", async () => {
+    const chatModel = await h.plan({ model: "openai/gpt-4o-mini", byokProviders: ["openai"], operation: "embeddings" });
+    expect(chatModel.cascade).toEqual([]);
+    expect(chatModel.refusal).toMatchObject({ httpStatus: 400, code: "invalid_request" });
+    expect(chatModel.refusal?.message).toContain("model: openai/gpt-4o-mini is not an embedding model");
+
+    const inChain = await h.plan({ model: "openai/text-embedding-3-small", models: ["anthropic/claude-sonnet-4"], byokProviders: ["openai", "anthropic"], operation: "embeddings" });
+    expect(inChain.refusal?.message).toContain("anthropic/claude-sonnet-4 is not an embedding model");
+
+    const embeddingForChat = await h.plan({ model: "openai/text-embedding-3-small", byokProviders: ["openai"] });
+    expect(embeddingForChat.refusal).toMatchObject({ httpStatus: 400, code: "invalid_request" });
+    expect(embeddingForChat.refusal?.message).toContain("is an embedding model; send it to POST /v1/embeddings");
+  });
+
+  it("leaves the account's fallback models of the other kind out", async () => {
+    const res = await h.plan({
+      model: "openai/text-embedding-3-small",
+      accountFallbackModels: ["openai/gpt-4o-mini"],
+      byokProviders: ["openai"],
+      operation: "embeddings",
+    });
+    expect(res.cascade.map((c) => c.modelId)).toEqual(["openai/text-embedding-3-small"]);
+    const chat = await h.plan({ model: "openai/gpt-4o-mini", accountFallbackModels: ["openai/text-embedding-3-small"], byokProviders: ["openai"] });
+    expect(chat.cascade.map((c) => c.modelId)).toEqual(["openai/gpt-4o-mini"]);
+  });
+
   it("answers in well under a millisecond of server time per plan", async () => {
     // Not a benchmark: a coarse guard that Plan stays an in-memory computation.
     const snapshot = new CatalogSnapshot(await loadCatalog(h.db));

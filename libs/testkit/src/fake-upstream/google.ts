@@ -1,4 +1,5 @@
 import { replyText, replyUsage, textPieces, toolArguments, type FakeReply, type FakeUpstream, type FakeUpstreamOptions } from "./script";
+import { embeddingDimensions, fakeEmbedding } from "./embeddings";
 import { sse, startFakeProvider, type ProviderWire } from "./server";
 
 const STATUSES: Record<number, string> = {
@@ -13,7 +14,21 @@ const STATUSES: Record<number, string> = {
 };
 
 // `models/{model}:generateContent` where the model may itself contain dots and dashes.
-const ROUTE = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent)$/;
+const ROUTE = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent|batchEmbedContents|embedContent)$/;
+
+interface EmbedContentRequest {
+  content?: { parts?: Array<{ text?: string }> };
+  outputDimensionality?: number;
+}
+
+/** `embedContent` answers `{embedding: {values}}`, `batchEmbedContents` `{embeddings: [{values}]}`; neither reports tokens. */
+function embeddingsBody(reply: FakeReply, path: string, body: unknown): unknown {
+  const values = (r: EmbedContentRequest) =>
+    fakeEmbedding((r.content?.parts ?? []).map((p) => p.text ?? "").join(""), embeddingDimensions(reply, r.outputDimensionality));
+  const b = (body && typeof body === "object" ? body : {}) as { requests?: EmbedContentRequest[] } & EmbedContentRequest;
+  if (path.endsWith(":embedContent")) return { embedding: { values: values(b) } };
+  return { embeddings: (b.requests ?? []).map((r) => ({ values: values(r) })) };
+}
 
 function usageOf(reply: FakeReply) {
   const u = replyUsage(reply);
@@ -65,7 +80,7 @@ function streamResponses(reply: FakeReply, model: string): { response: unknown; 
   return out;
 }
 
-/** Google Gemini API (`generateContent`, `streamGenerateContent?alt=sse`). */
+/** Google Gemini API (`generateContent`, `streamGenerateContent?alt=sse`, `batchEmbedContents`, `embedContent`). */
 export const geminiWire: ProviderWire = {
   basePath: "/v1beta",
   route(method, path, query) {
@@ -75,13 +90,22 @@ export const geminiWire: ProviderWire = {
     return { stream: m[2] === "streamGenerateContent" && query.alt === "sse", model: m[1] ?? "unknown" };
   },
   reject(req) {
-    if (req.headers["x-goog-api-key"] || req.query.key) return null;
-    return { status: 403, code: "PERMISSION_DENIED", message: "Method doesn't allow unregistered callers." };
+    if (!req.headers["x-goog-api-key"] && !req.query.key) {
+      return { status: 403, code: "PERMISSION_DENIED", message: "Method doesn't allow unregistered callers." };
+    }
+    // Each request of a batch names its model, and it must be the one in the path.
+    const batch = /\/models\/([^/:]+):batchEmbedContents$/.exec(req.path);
+    const requests = (req.body as { requests?: Array<{ model?: string }> } | null)?.requests;
+    if (batch && (!Array.isArray(requests) || requests.some((r) => r.model !== `models/${batch[1]}`))) {
+      return { status: 400, code: "INVALID_ARGUMENT", message: "* BatchEmbedContentsRequest.requests: every request's model must match the batch's model." };
+    }
+    return null;
   },
   errorBody(status, code, message) {
     return { error: { code: status, message: message ?? `fake upstream error ${status}`, status: code ?? STATUSES[status] ?? (status >= 500 ? "INTERNAL" : "INVALID_ARGUMENT") } };
   },
   json(reply, req, model) {
+    if (/:(batchEmbedContents|embedContent)$/.test(req.path)) return embeddingsBody(reply, req.path, req.body);
     if (req.path.endsWith(":streamGenerateContent")) return streamResponses(reply, model).map((r) => r.response);
     const parts: unknown[] = [];
     if (reply.reasoning) parts.push({ text: reply.reasoning, thought: true });

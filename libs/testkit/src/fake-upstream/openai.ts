@@ -1,4 +1,5 @@
 import { argumentPieces, replyText, replyUsage, textPieces, toolArguments, type FakeReply, type FakeUpstream, type FakeUpstreamOptions, type RecordedRequest } from "./script";
+import { embeddingDimensions, embeddingInputs, fakeEmbedding, fakeEmbeddingTokens, float32Base64 } from "./embeddings";
 import { sse, startFakeProvider, type Frame, type ProviderWire } from "./server";
 
 const DEFAULT_CODES: Record<number, [type: string, code: string]> = {
@@ -15,6 +16,28 @@ interface OpenAiBody {
   model?: string;
   stream?: boolean;
   stream_options?: { include_usage?: boolean };
+  input?: unknown;
+  dimensions?: number;
+  encoding_format?: string;
+}
+
+const CHAT_PATHS = new Set(["/v1/chat/completions", "/chat/completions"]);
+const EMBEDDINGS_PATHS = new Set(["/v1/embeddings", "/embeddings"]);
+
+/** The embeddings API's answer: `{object: "list", data: [{object, index, embedding}], model, usage}`. */
+function embeddingsBody(reply: FakeReply, body: OpenAiBody, model: string): unknown {
+  const texts = embeddingInputs(body.input);
+  const dims = embeddingDimensions(reply, body.dimensions);
+  const tokens = fakeEmbeddingTokens(reply, texts);
+  return {
+    object: "list",
+    data: texts.map((t, index) => {
+      const v = fakeEmbedding(t, dims);
+      return { object: "embedding", index, embedding: body.encoding_format === "base64" ? float32Base64(v) : v };
+    }),
+    model,
+    ...(reply.usage === null ? {} : { usage: { prompt_tokens: tokens, total_tokens: tokens } }),
+  };
 }
 
 const asBody = (b: unknown): OpenAiBody => (b && typeof b === "object" ? b : {});
@@ -66,13 +89,13 @@ function chatFrames(reply: FakeReply, model: string, usage: StreamUsage): Frame[
   return frames;
 }
 
-/** OpenAI Chat Completions (and every OpenAI-compatible server): JSON and SSE. */
+/** OpenAI Chat Completions (and every OpenAI-compatible server): JSON and SSE; and its embeddings API. */
 export const openAiWire: ProviderWire = {
   basePath: "/v1",
   route(method, path, _query, body) {
-    if (method !== "POST" || (path !== "/v1/chat/completions" && path !== "/chat/completions")) return null;
+    if (method !== "POST" || !(CHAT_PATHS.has(path) || EMBEDDINGS_PATHS.has(path))) return null;
     const b = asBody(body);
-    return { stream: b.stream === true, model: b.model ?? "unknown" };
+    return { stream: CHAT_PATHS.has(path) && b.stream === true, model: b.model ?? "unknown" };
   },
   reject(req: RecordedRequest) {
     const auth = req.headers["authorization"] ?? "";
@@ -84,7 +107,8 @@ export const openAiWire: ProviderWire = {
     const [type, defaultCode] = DEFAULT_CODES[status] ?? (status >= 500 ? ["server_error", "server_error"] : ["invalid_request_error", "invalid_request"]);
     return { error: { message: message ?? `fake upstream error ${status}`, type, param: null, code: code ?? defaultCode } };
   },
-  json(reply, _req, model) {
+  json(reply, req, model) {
+    if (EMBEDDINGS_PATHS.has(req.path)) return embeddingsBody(reply, asBody(req.body), model);
     const text = replyText(reply);
     const message: Record<string, unknown> = { role: "assistant", content: text || (reply.toolCalls?.length ? null : ""), refusal: null };
     if (reply.reasoning) message.reasoning_content = reply.reasoning;

@@ -11,6 +11,8 @@ export interface FakeReply {
   finishReason?: string;
   /** Token counts reported; null makes an OpenAI-compatible fake report none (as some servers do). */
   usage?: FakeUsage | null;
+  /** Embeddings requests: the vector length when the request names no `dimensions` (default 8). */
+  embeddingDimensions?: number;
   /** Model name the provider reports; default the requested one. */
   model?: string;
   /** Wait before sending status and headers. */

@@ -1,19 +1,22 @@
 import type { routing } from "@router/proto";
 import type { Caller } from "../auth/caller";
-import type { Ingress } from "../ingress/ingress";
+import type { IngressBase } from "../ingress/ingress";
 import { randomId } from "../random-tokens";
 import { promptTokenBound } from "../spend/worst-case";
 import type { LeaseTicket } from "../spend/spend-leases";
 import type { ChatRequest } from "./request-schema";
 import type { RouterHeaders } from "./router-headers";
 
-/** A valid chat request as it passes through the stages: admission, a responder, finishing. */
-export interface ChatContext {
+/**
+ * A valid request as it passes through the stages: admission, a responder, finishing. `I` is what
+ * the responder needs of its ingress (a chat responder renders through `Ingress`).
+ */
+export interface ChatContext<I extends IngressBase = IngressBase> {
   /** The generation id (`gen-…`), also the request id the ledger and the event carry. */
   id: string;
   caller: Caller;
   /** The format the request came in and is answered in. */
-  ingress: Ingress;
+  ingress: I;
   /** What the ingress's answer repeats of the request (`ParsedRequest.echo`). */
   echo: Record<string, unknown> | null;
   createdAt: Date;
@@ -36,15 +39,15 @@ export interface ChatContext {
   runId: string | null;
 }
 
-export function newChatContext(
+export function newChatContext<I extends IngressBase>(
   caller: Caller,
   headers: RouterHeaders,
   request: ChatRequest,
   createdAt: Date,
   t0: number,
-  ingress: Ingress,
+  ingress: I,
   echo: Record<string, unknown> | null = null,
-): ChatContext {
+): ChatContext<I> {
   return {
     id: `gen-${randomId(16, "hex")}`,
     caller,

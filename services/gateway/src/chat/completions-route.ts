@@ -7,14 +7,15 @@ import type { CascadeInput } from "../dispatch/types";
 import { UpstreamDispatcher } from "../dispatch/upstream-dispatcher";
 import type { DispatchCredential } from "../provider-keys/dispatch-credential";
 import { ChatAdmission, type Admitted } from "./admission";
-import { newChatContext } from "./chat-context";
+import { newChatContext, type ChatContext } from "./chat-context";
 import type { ChatDeps } from "./chat-deps";
 import { sendChatError } from "./error-response";
 import { Finishing } from "./finishing";
 import { chatCompletionsIngress } from "../ingress/chat-completions";
-import type { Ingress } from "../ingress/ingress";
+import type { AnyIngress } from "../ingress/ingress";
 import { JsonResponder } from "./json-responder";
 import { readRouterHeaders } from "./router-headers";
+import { EmbeddingsResponder } from "./embeddings-responder";
 import { DEFAULT_KEEPALIVE_MS } from "./sse-response";
 import { StreamResponder } from "./stream-responder";
 
@@ -33,12 +34,12 @@ export interface InferenceRoute {
 }
 
 /**
- * The inference routes, one per ingress (chat completions, Responses, Anthropic Messages), on Node's
+ * The inference routes, one per ingress (chat completions, Responses, Anthropic Messages, embeddings), on Node's
  * own request and response: the hot path skips express's router and its request and response
  * wrappers (docs/decisions.md). Every ingress runs the same pipeline; only parsing and rendering
  * differ. The body is parsed by the same parser as every express route, before authentication.
  */
-export function inferenceRoutes(deps: ChatDeps, ingresses: Ingress[]): InferenceRoute[] {
+export function inferenceRoutes(deps: ChatDeps, ingresses: AnyIngress[]): InferenceRoute[] {
   const chat = new ChatCompletions(deps, deps.upstream ?? new UpstreamDispatcher());
   const parseBody = jsonBodyParser();
   const metrics = deps.metrics;
@@ -62,8 +63,8 @@ export function chatCompletionsListener(deps: ChatDeps): RequestListener {
 }
 
 /**
- * The stages of one chat completion: the caller and the request checked, admission (route and
- * reserve), then the JSON or the stream responder, each of which ends in `Finishing`.
+ * The stages of one inference request: the caller and the request checked, admission (route and
+ * reserve), then the JSON, the stream or the embeddings responder, each of which ends in `Finishing`.
  */
 class ChatCompletions {
   private readonly baseUrls: Record<string, string>;
@@ -72,6 +73,7 @@ class ChatCompletions {
   private readonly finishing: Finishing;
   private readonly json: JsonResponder;
   private readonly streams: StreamResponder;
+  private readonly embeddings: EmbeddingsResponder;
 
   constructor(
     private readonly deps: ChatDeps,
@@ -83,9 +85,10 @@ class ChatCompletions {
     this.finishing = new Finishing(deps);
     this.json = new JsonResponder(upstream, this.finishing);
     this.streams = new StreamResponder(upstream, this.finishing, deps.keepaliveMs ?? DEFAULT_KEEPALIVE_MS);
+    this.embeddings = new EmbeddingsResponder(upstream, this.finishing);
   }
 
-  async serve(req: ParsedRequest, res: ServerResponse, ingress: Ingress): Promise<void> {
+  async serve(req: ParsedRequest, res: ServerResponse, ingress: AnyIngress): Promise<void> {
     const t0 = performance.now();
     // Listening from the start: a client gone during routing or admission is never dispatched.
     const abort = new AbortController();
@@ -101,17 +104,31 @@ class ChatCompletions {
     mayChat(caller);
     // Header and body checks come first: a malformed request spends nothing and records nothing.
     const headers = readRouterHeaders(req);
+    const now = this.deps.clock.now();
+    if (ingress.kind === "embeddings") {
+      const { request, options } = ingress.parse(req.body);
+      const ctx = newChatContext(caller, headers, request, now, t0, ingress);
+      const admitted = await this.admit(ctx, res, abort.signal);
+      if (admitted) await this.embeddings.respond(ctx, options, admitted.input, admitted.extraHeaders, res);
+      return;
+    }
     const { request, echo } = ingress.parse(req.body);
-    const ctx = newChatContext(caller, headers, request, this.deps.clock.now(), t0, ingress, echo);
+    const ctx = newChatContext(caller, headers, request, now, t0, ingress, echo);
+    const admitted = await this.admit(ctx, res, abort.signal);
+    if (!admitted) return;
+    if (request.stream) await this.streams.respond(ctx, admitted.input, admitted.extraHeaders, res);
+    else await this.json.respond(ctx, admitted.input, admitted.extraHeaders, res);
+  }
 
+  /** Admission, and what dispatch is given; null when it refused (the refusal is answered). */
+  private async admit(ctx: ChatContext, res: ServerResponse, signal: AbortSignal): Promise<{ input: CascadeInput; extraHeaders: Record<string, string> } | null> {
     let admitted: Admitted;
     try {
       admitted = await this.admission.admit(ctx);
     } catch (err) {
       sendChatError(res, this.finishing.beforeDispatch(ctx, err), ctx, null, null);
-      return;
+      return null;
     }
-
     const extraHeaders: Record<string, string> = admitted.warning
       ? { "x-router-limit-warning": headerSafe(admitted.warning) }
       : {};
@@ -121,12 +138,11 @@ class ChatCompletions {
       allows: this.allows,
       // With a preset's settings filled in by admission.
       request: ctx.request,
-      vendorBeta: headers.vendorBeta,
+      vendorBeta: ctx.headers.vendorBeta,
       providerBaseUrls: this.baseUrls,
-      signal: abort.signal,
+      signal,
     };
-    if (request.stream) await this.streams.respond(ctx, input, extraHeaders, res);
-    else await this.json.respond(ctx, input, extraHeaders, res);
+    return { input, extraHeaders };
   }
 }
 

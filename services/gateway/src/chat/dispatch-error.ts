@@ -1,8 +1,8 @@
 import { DomainError } from "@router/errors";
-import type { CompletionResult, StreamResult } from "../dispatch/types";
+import type { CascadeResult } from "../dispatch/types";
 
 /** The client's error when no endpoint served: the last provider's status, mapped. */
-export function dispatchError(r: CompletionResult | StreamResult, cascadeModels: string[]): DomainError {
+export function dispatchError(r: CascadeResult, cascadeModels: string[]): DomainError {
   const f = r.failure;
   if (!f) {
     // Nothing was dispatched: open circuits are tried anyway when nothing else is left, so every

@@ -2,8 +2,9 @@ import type { ServerResponse } from "node:http";
 import type { DomainError } from "@router/errors";
 import { errorBody, writeJson } from "@router/http-kit";
 import type { AttemptFailure } from "../dispatch/attempt-failure";
-import type { CompletionResult } from "../dispatch/types";
+import type { CascadeResult } from "../dispatch/types";
 import type { ChatContext } from "./chat-context";
+import { interruptionOf, type Finishing } from "./finishing";
 import { requestMetadata } from "./router-metadata";
 
 /**
@@ -14,7 +15,7 @@ export function sendChatError(
   res: ServerResponse,
   err: DomainError,
   ctx: ChatContext,
-  result: CompletionResult | null,
+  result: CascadeResult | null,
   failure: AttemptFailure | null,
 ): void {
   const body = ctx.ingress.errorBody(errorBody(err.status, err.code, err.message, err.details).error);
@@ -22,4 +23,11 @@ export function sendChatError(
   if (meta) body.router_metadata = meta;
   if (failure?.opts.retryAfter && err.status === 429) res.setHeader("retry-after", failure.opts.retryAfter);
   writeJson(res, err.status, body);
+}
+
+/** Nothing was served (every candidate failed, the client left or the gateway stopped): finished, and answered unless the client left. */
+export function sendUnserved(res: ServerResponse, finishing: Finishing, ctx: ChatContext, result: CascadeResult, signal: AbortSignal): void {
+  const interrupted = interruptionOf(signal);
+  const { error } = finishing.unserved(ctx, result, interrupted);
+  if (interrupted !== "cancelled") sendChatError(res, error, ctx, result, interrupted === "shutdown" ? null : result.failure);
 }

@@ -1,6 +1,6 @@
 import { DomainError } from "@router/errors";
 import { events, type ledger } from "@router/proto";
-import type { CompletionResult, Served, StreamResult } from "../dispatch/types";
+import type { CascadeResult, Served } from "../dispatch/types";
 import { generationRecordOf } from "../generation/generation-record";
 import { Refused } from "./admission";
 import { cascadeModels, type ChatContext } from "./chat-context";
@@ -104,7 +104,7 @@ export class Finishing {
   }
 
   /** Nothing was served (every candidate failed, or the client left); answers the client's error. */
-  unserved(ctx: ChatContext, result: CompletionResult | StreamResult, interrupted: Interrupted): { error: DomainError; outcome: RequestOutcome } {
+  unserved(ctx: ChatContext, result: CascadeResult, interrupted: Interrupted): { error: DomainError; outcome: RequestOutcome } {
     const cancelled = interrupted === "cancelled";
     const error = interrupted === "shutdown" ? GATEWAY_SHUTDOWN : dispatchError(result, cascadeModels(ctx));
     const outcome = outcomeOf(ctx, {

@@ -4,9 +4,10 @@ import { performance } from "node:perf_hooks";
 import { writeJson } from "@router/http-kit";
 import type { UpstreamDispatcher } from "../dispatch/upstream-dispatcher";
 import type { CascadeInput, CompletionResult } from "../dispatch/types";
+import type { Ingress } from "../ingress/ingress";
 import type { ChatContext } from "./chat-context";
-import { sendChatError } from "./error-response";
-import { interruptionOf, type Finishing } from "./finishing";
+import { sendChatError, sendUnserved } from "./error-response";
+import type { Finishing } from "./finishing";
 import { outcomeOf } from "./request-outcome";
 import { requestMetadata } from "./router-metadata";
 import { completionChars, estimatedUsage } from "./usage-cost";
@@ -18,7 +19,7 @@ export class JsonResponder {
     private readonly finishing: Finishing,
   ) {}
 
-  async respond(ctx: ChatContext, input: CascadeInput, extraHeaders: Record<string, string>, res: ServerResponse): Promise<void> {
+  async respond(ctx: ChatContext<Ingress>, input: CascadeInput, extraHeaders: Record<string, string>, res: ServerResponse): Promise<void> {
     let result: CompletionResult;
     try {
       result = await this.upstream.complete(input);
@@ -29,9 +30,7 @@ export class JsonResponder {
     const served = result.served;
     const completion = result.completion;
     if (!served || !completion) {
-      const interrupted = interruptionOf(input.signal);
-      const { error } = this.finishing.unserved(ctx, result, interrupted);
-      if (interrupted !== "cancelled") sendChatError(res, error, ctx, result, interrupted === "shutdown" ? null : result.failure);
+      sendUnserved(res, this.finishing, ctx, result, input.signal);
       return;
     }
     if (ctx.request.reasoning?.exclude) {

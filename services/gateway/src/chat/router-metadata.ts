@@ -1,6 +1,6 @@
 import { toUsd } from "@router/money";
 import type { routing } from "@router/proto";
-import type { Attempt, Candidate, CompletionResult, Skip, StreamResult } from "../dispatch/types";
+import type { Attempt, CascadeResult, Candidate, Skip } from "../dispatch/types";
 import type { ChatContext } from "./chat-context";
 
 export interface MetadataInput {
@@ -91,7 +91,7 @@ function stickyMetadata(sticky: routing.Sticky | undefined): Record<string, unkn
 /** The request's `router_metadata`, when the client asked for it and routing answered; else null. */
 export function requestMetadata(
   ctx: ChatContext,
-  result: CompletionResult | StreamResult | null,
+  result: CascadeResult | null,
   overheadMs: number | null,
 ): Record<string, unknown> | null {
   if (!ctx.headers.metadata || !ctx.plan) return null;

@@ -6,6 +6,7 @@ import type { UpstreamDispatcher } from "../dispatch/upstream-dispatcher";
 import type { CascadeInput, Served, StreamResult, StreamSink } from "../dispatch/types";
 import type { IngressStream } from "../ingress/ingress";
 import type { ChunkChoice } from "../providers/types";
+import type { Ingress } from "../ingress/ingress";
 import type { ChatContext } from "./chat-context";
 import { interruptionOf, type Finishing } from "./finishing";
 import { GATEWAY_SHUTDOWN } from "../shutdown/drain";
@@ -26,7 +27,7 @@ export class StreamResponder {
     private readonly keepaliveMs: number,
   ) {}
 
-  async respond(ctx: ChatContext, input: CascadeInput, extraHeaders: Record<string, string>, res: ServerResponse): Promise<void> {
+  async respond(ctx: ChatContext<Ingress>, input: CascadeInput, extraHeaders: Record<string, string>, res: ServerResponse): Promise<void> {
     const sse = new SseResponse(res, this.keepaliveMs);
     sse.open(extraHeaders);
     const exclude = ctx.request.reasoning?.exclude === true;

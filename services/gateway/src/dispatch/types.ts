@@ -1,7 +1,7 @@
 import type { routing } from "@router/proto";
 import type { ChatRequest } from "../chat/request-schema";
 import type { DispatchCredential } from "../provider-keys/dispatch-credential";
-import type { ChunkChoice, Completion, FinishReason, TokenUsage } from "../providers/types";
+import type { ChunkChoice, Completion, Embeddings, FinishReason, TokenUsage } from "../providers/types";
 import type { AttemptFailure } from "./attempt-failure";
 
 // What the chat path hands the dispatcher and what it gets back; imports no dispatcher code.
@@ -67,6 +67,10 @@ export interface CascadeResult {
 
 export interface CompletionResult extends CascadeResult {
   completion: Completion | null;
+}
+
+export interface EmbeddingsResult extends CascadeResult {
+  embeddings: Embeddings | null;
 }
 
 export interface StreamResult extends CascadeResult {

@@ -7,15 +7,18 @@ import {
   UnsupportedRequest,
   type ChunkChoice,
   type Completion,
+  type EmbeddingsAdapter,
+  type EmbeddingsRequest,
   type StreamEvent,
   type UpstreamHttpRequest,
+  type UpstreamTarget,
 } from "../providers/types";
 import { randomId } from "../random-tokens";
 import { AttemptFailure, failureFromError } from "./attempt-failure";
 import { CascadeWalk, type PlannedAttempt } from "./cascade-walk";
 import { BreakerOpen, EndpointBreakers, type BreakerOptions, type CircuitListener } from "./endpoint-breakers";
 import { StreamEventReader } from "./stream-reader";
-import type { Attempt, CascadeInput, CascadeResult, CompletionResult, Skip, StreamResult, StreamSink } from "./types";
+import type { Attempt, CascadeInput, CascadeResult, CompletionResult, EmbeddingsResult, Skip, StreamResult, StreamSink } from "./types";
 import { UpstreamClient, type UpstreamTimeouts } from "./upstream-client";
 
 export interface UpstreamDispatcherOptions {
@@ -62,11 +65,11 @@ export class UpstreamDispatcher {
   }
 
   /** The dispatch plan: every endpoint of the cascade with each credential that may serve it. */
-  private prepare(input: CascadeInput, skipped: Skip[]): PlannedAttempt[] {
+  private prepare(input: CascadeInput, skipped: Skip[], embeddings: boolean): PlannedAttempt[] {
     const out: PlannedAttempt[] = [];
     for (const candidate of input.candidates) {
       const adapter = adapterFor(candidate.apiFamily, candidate.providerSlug);
-      if (!adapter) {
+      if (!adapter || (embeddings && !adapter.embeddings)) {
         skipped.push({ candidate, reason: "no_adapter" });
         continue;
       }
@@ -79,8 +82,20 @@ export class UpstreamDispatcher {
     return out;
   }
 
-  private walk(input: CascadeInput, skipped: Skip[]): CascadeWalk {
-    return new CascadeWalk(this.prepare(input, skipped), skipped, (id) => this.breakers.isOpen(id));
+  private walk(input: CascadeInput, skipped: Skip[], embeddings = false): CascadeWalk {
+    return new CascadeWalk(this.prepare(input, skipped, embeddings), skipped, (id) => this.breakers.isOpen(id));
+  }
+
+  private target(p: PlannedAttempt, input: CascadeInput): UpstreamTarget {
+    const c = p.candidate;
+    return {
+      providerSlug: c.providerSlug,
+      baseUrl: input.providerBaseUrls[c.providerSlug] ?? c.baseUrl,
+      upstreamModel: c.upstreamModel || c.modelId,
+      apiKey: p.credential.apiKey,
+      maxOutputTokens: c.maxOutputTokens,
+      vendorBeta: input.vendorBeta,
+    };
   }
 
   private build(p: PlannedAttempt, input: CascadeInput, stream: boolean): UpstreamHttpRequest {
@@ -88,18 +103,7 @@ export class UpstreamDispatcher {
     try {
       // The catalog's parameter list for this endpoint decides what of the request it is sent.
       const { request } = fitToEndpoint(input.request, c);
-      return p.adapter.buildRequest(
-        request,
-        {
-          providerSlug: c.providerSlug,
-          baseUrl: input.providerBaseUrls[c.providerSlug] ?? c.baseUrl,
-          upstreamModel: c.upstreamModel || c.modelId,
-          apiKey: p.credential.apiKey,
-          maxOutputTokens: c.maxOutputTokens,
-          vendorBeta: input.vendorBeta,
-        },
-        stream,
-      );
+      return p.adapter.buildRequest(request, this.target(p, input), stream);
     } catch (err) {
       if (err instanceof UnsupportedRequest) {
         throw new AttemptFailure("unsupported", c.providerSlug, { detail: err.message });
@@ -127,8 +131,37 @@ export class UpstreamDispatcher {
 
   /** A non-stream completion. */
   async complete(input: CascadeInput): Promise<CompletionResult> {
-    const result: CompletionResult = { attempts: [], skipped: [], served: null, failure: null, upstreamMs: 0, completion: null };
-    const walk = this.walk(input, result.skipped);
+    const { answer, ...result } = await this.whole(input, false, {
+      build: (p) => this.build(p, input, false),
+      parse: (p, json) => {
+        const completion = p.adapter.parseCompletion(json);
+        const failed = errorFinish(completion.choices);
+        if (failed && isEmpty(completion)) throw new AttemptFailure("error_finish", p.candidate.providerSlug, failed);
+        return completion;
+      },
+    });
+    return { ...result, completion: answer };
+  }
+
+  /** Embeddings of every input, from the first endpoint of the cascade that answers them all. */
+  async embed(input: CascadeInput, request: EmbeddingsRequest): Promise<EmbeddingsResult> {
+    // `prepare` left out every endpoint whose adapter has no embeddings API.
+    const api = (p: PlannedAttempt): EmbeddingsAdapter => p.adapter.embeddings as EmbeddingsAdapter;
+    const { answer, ...result } = await this.whole(input, true, {
+      build: (p) => api(p).buildRequest(request, this.target(p, input)),
+      parse: (p, json) => api(p).parse(json, request.input.length),
+    });
+    return { ...result, embeddings: answer };
+  }
+
+  /** One whole (non-stream) answer: each planned attempt in turn until one answers in its provider's format. */
+  private async whole<T>(
+    input: CascadeInput,
+    embeddings: boolean,
+    ops: { build(p: PlannedAttempt): UpstreamHttpRequest; parse(p: PlannedAttempt, json: unknown): T },
+  ): Promise<CascadeResult & { answer: T | null }> {
+    const result: CascadeResult & { answer: T | null } = { attempts: [], skipped: [], served: null, failure: null, upstreamMs: 0, answer: null };
+    const walk = this.walk(input, result.skipped, embeddings);
     for (const p of walk) {
       if (input.signal.aborted) break;
       const slug = p.candidate.providerSlug;
@@ -136,8 +169,8 @@ export class UpstreamDispatcher {
       const t0 = performance.now();
       let status: number | null = null;
       try {
-        const completion = await this.breakers.run(p.candidate.endpointId, async () => {
-          const req = this.build(p, input, false);
+        const answer = await this.breakers.run(p.candidate.endpointId, async () => {
+          const req = ops.build(p);
           let res: Dispatcher.ResponseData;
           let text: string;
           try {
@@ -148,10 +181,16 @@ export class UpstreamDispatcher {
           } catch (err) {
             throw failureFromError(err, slug, input.signal.aborted, false);
           }
-          let completion: Completion;
+          let json: unknown;
           try {
-            completion = p.adapter.parseCompletion(JSON.parse(text));
+            json = JSON.parse(text);
+          } catch {
+            throw new AttemptFailure("bad_response", slug, { detail: "not the provider's JSON format" });
+          }
+          try {
+            return ops.parse(p, json);
           } catch (err) {
+            if (err instanceof AttemptFailure) throw err;
             if (err instanceof ProviderBodyError) {
               throw new AttemptFailure("bad_response", slug, {
                 providerCode: err.error.code,
@@ -161,15 +200,12 @@ export class UpstreamDispatcher {
             }
             throw new AttemptFailure("bad_response", slug, { detail: "not the provider's JSON format" });
           }
-          const failed = errorFinish(completion.choices);
-          if (failed && isEmpty(completion)) throw new AttemptFailure("error_finish", slug, failed);
-          return completion;
         }, { regardless: p.circuitOpen });
         const duration = performance.now() - t0;
         result.upstreamMs += duration;
         result.attempts.push(record(p, startedAtMs, duration, duration, null, status));
         result.served = { candidate: p.candidate, credential: p.credential };
-        result.completion = completion;
+        result.answer = answer;
         return result;
       } catch (err) {
         if (!failedBeforeContent(result, walk, { p, err, aborted: input.signal.aborted, startedAtMs, t0, status })) break;

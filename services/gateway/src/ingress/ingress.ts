@@ -5,7 +5,7 @@ import type { ChatContext } from "../chat/chat-context";
 import type { ChatRequest } from "../chat/request-schema";
 import type { SseResponse } from "../chat/sse-response";
 import type { Candidate } from "../dispatch/types";
-import type { ChunkChoice, Completion, FinishReason, TokenUsage } from "../providers/types";
+import type { ChunkChoice, Completion, Embeddings, EmbeddingsRequest, FinishReason, TokenUsage } from "../providers/types";
 
 /**
  * The ingress adapter contract: the mirror of a provider adapter. A provider adapter turns the
@@ -17,7 +17,7 @@ import type { ChunkChoice, Completion, FinishReason, TokenUsage } from "../provi
  */
 
 /** Which format a request came in by; recorded on `router.request.completed.v1` as `ingress`. */
-export type IngressName = "chat_completions" | "responses" | "anthropic_messages";
+export type IngressName = "chat_completions" | "responses" | "anthropic_messages" | "embeddings";
 
 /** A request in the internal shape, and what the format's answer repeats of it. */
 export interface ParsedRequest {
@@ -63,17 +63,50 @@ export interface IngressStream {
   close(): void;
 }
 
-export interface Ingress {
+/** What every way in has: its route, its own header names and its error shape. */
+export interface IngressBase {
   name: IngressName;
   /** The route, e.g. `/v1/responses`. */
   path: string;
   /** Reads the format's own header names into the router's (e.g. `x-api-key`), before authentication. */
   prepare?: (req: IncomingMessage) => void;
+  /** The format's error body for the router's error (status, code, message, details). */
+  errorBody: (error: ErrorBody["error"]) => Record<string, unknown>;
+}
+
+/** A format that asks for a chat completion (OpenAI chat completions, Responses, Anthropic Messages). */
+export interface Ingress extends IngressBase {
+  kind: "chat";
   /** Validates the body (a 400 naming the field) and maps it to the internal chat request. */
   parse: (body: unknown) => ParsedRequest;
   /** The body of a whole answer. */
   render: (ctx: ChatContext, answer: ServedAnswer) => Record<string, unknown>;
   stream: (ctx: ChatContext, sse: SseResponse) => IngressStream;
-  /** The format's error body for the router's error (status, code, message, details). */
-  errorBody: (error: ErrorBody["error"]) => Record<string, unknown>;
 }
+
+/**
+ * An embeddings request parsed: the texts as one user message each (so routing, the worst case and
+ * content filters see them as they see a chat request's messages) and what only embeddings take.
+ */
+export interface ParsedEmbeddings {
+  request: ChatRequest;
+  options: Omit<EmbeddingsRequest, "input">;
+}
+
+/** What a served embeddings answer is rendered from. */
+export interface EmbeddingsAnswer {
+  candidate: Candidate;
+  embeddings: Embeddings;
+  usage: TokenUsage;
+  encodingFormat: EmbeddingsRequest["encodingFormat"];
+  meta: Record<string, unknown> | null;
+}
+
+/** A format that asks for embeddings: a whole answer only, never a stream. */
+export interface EmbeddingsIngress extends IngressBase {
+  kind: "embeddings";
+  parse: (body: unknown) => ParsedEmbeddings;
+  render: (ctx: ChatContext, answer: EmbeddingsAnswer) => Record<string, unknown>;
+}
+
+export type AnyIngress = Ingress | EmbeddingsIngress;

@@ -1,4 +1,5 @@
-import { chatBodySchema } from "../chat/request-schema";
+import type { z } from "zod";
+import { chatBodySchema, type ChatRequest } from "../chat/request-schema";
 
 /**
  * Router's own body fields (fallback models, provider preferences, sticky routing, runs), taken by
@@ -13,3 +14,18 @@ export const routerFields = chatBodySchema.pick({
   routing_seed: true,
   run_id: true,
 }).shape;
+
+type RouterFieldName = keyof typeof routerFields;
+
+/** The router's fields of a parsed body, as the internal chat request carries them. */
+export function routerFieldValues(b: { [K in RouterFieldName]?: z.infer<(typeof routerFields)[K]> }): Pick<ChatRequest, RouterFieldName> {
+  return {
+    models: b.models,
+    provider: b.provider,
+    session_id: b.session_id,
+    prompt_cache_key: b.prompt_cache_key,
+    routing_stability: b.routing_stability,
+    routing_seed: b.routing_seed,
+    run_id: b.run_id,
+  };
+}

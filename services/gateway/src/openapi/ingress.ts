@@ -1,10 +1,11 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import { z } from "zod";
 import { messagesBodySchema } from "../ingress/anthropic-messages/request";
+import { embeddingsBodySchema } from "../ingress/embeddings/request";
 import { responsesBodySchema } from "../ingress/responses/request";
 import { jsonBody, SECURITY } from "./envelopes";
 
-/** The other ways in beside chat completions: OpenAI Responses and Anthropic Messages (docs/ingress.md). */
+/** The other ways in beside chat completions: OpenAI Responses, Anthropic Messages and OpenAI embeddings (docs/ingress.md). */
 export function registerIngressPaths(registry: OpenAPIRegistry): void {
   const openAiError = z
     .looseObject({ error: z.looseObject({ message: z.string(), type: z.string(), param: z.string().nullable(), code: z.string() }) })
@@ -31,6 +32,34 @@ export function registerIngressPaths(registry: OpenAPIRegistry): void {
         description: "The response, or its event stream (response.created ... response.completed)",
         content: { "application/json": { schema: response }, "text/event-stream": { schema: z.string() } },
       },
+      ...errors([400, 401, 403, 404, 429], openAiError),
+    },
+  });
+
+  const embeddings = z
+    .looseObject({
+      id: z.string(),
+      object: z.literal("list"),
+      data: z.array(
+        z.looseObject({
+          object: z.literal("embedding"),
+          index: z.number().int(),
+          embedding: z.union([z.array(z.number()), z.string()]).meta({ description: "Floats, or base64 of little-endian float32s when encoding_format is base64" }),
+        }),
+      ),
+      model: z.string(),
+      provider: z.string(),
+      usage: z.looseObject({ prompt_tokens: z.number().int(), total_tokens: z.number().int() }),
+    })
+    .meta({ id: "EmbeddingsList" });
+  registry.registerPath({
+    method: "post",
+    path: "/v1/embeddings",
+    summary: "OpenAI embeddings of one text or a batch, served by any provider with an embeddings API; embedding models only",
+    security: SECURITY.inference,
+    request: { body: jsonBody(embeddingsBodySchema.meta({ id: "EmbeddingsRequest" })) },
+    responses: {
+      200: { description: "One embedding per input, in input order", content: { "application/json": { schema: embeddings } } },
       ...errors([400, 401, 403, 404, 429], openAiError),
     },
   });

@@ -129,6 +129,34 @@ export interface ProviderAdapter {
   parseCompletion(body: unknown): Completion;
   createStreamDecoder(): StreamDecoder;
   parseError(body: string): ProviderError;
+  /** The provider's embeddings API; absent when it has none (Anthropic). */
+  embeddings?: EmbeddingsAdapter;
+}
+
+/** An embeddings request as it goes upstream: the texts (after any redacting content filter) and the options. */
+export interface EmbeddingsRequest {
+  input: string[];
+  /** Shortened vectors, where the model allows it. */
+  dimensions?: number;
+  /** What the client wants back; asked of providers that can answer it, encoded by the ingress otherwise. */
+  encodingFormat: "float" | "base64";
+  user?: string;
+}
+
+/** One vector: floats, or OpenAI's base64 of little-endian float32s, as the provider sent it. */
+export type EmbeddingVector = number[] | string;
+
+/** A provider's embeddings answer, normalized: one vector per input, in input order. */
+export interface Embeddings {
+  vectors: EmbeddingVector[];
+  /** Null when the provider reported no usage (the Gemini API does not). */
+  promptTokens: number | null;
+}
+
+export interface EmbeddingsAdapter {
+  buildRequest(req: EmbeddingsRequest, target: UpstreamTarget): UpstreamHttpRequest;
+  /** Throws `ProviderBodyError` for an error in a 2xx body, and an Error for any other shape. */
+  parse(body: unknown, inputs: number): Embeddings;
 }
 
 /**

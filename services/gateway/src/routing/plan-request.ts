@@ -29,6 +29,8 @@ export function planRequestOf(ctx: ChatContext, byokProviders: string[], openCir
     memberUserId: ctx.caller.memberUserId ?? "",
     // Plan filters on these only under `provider.require_parameters`; hints are the per-attempt fit's.
     requiredParameters: request.tools !== undefined && request.tools.length > 0 ? ["tools"] : [],
+    // Embeddings route to embedding models only; every other ingress asks for a chat completion.
+    operation: ctx.ingress.name === "embeddings" ? "embeddings" : "",
   };
 }
 

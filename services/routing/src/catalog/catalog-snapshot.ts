@@ -27,6 +27,8 @@ export class CatalogSnapshot {
   /** Active models by id. */
   readonly models: readonly Model[];
   private readonly modelById = new Map<string, Model>();
+  /** Models whose output is embeddings (`architecture.output_modalities`): served by `POST /v1/embeddings` only. */
+  private readonly embeddingModels = new Set<string>();
   private readonly ranked = new Map<string, RankedEndpoint[]>();
   private regions: ReadonlySet<string> | undefined;
 
@@ -34,7 +36,10 @@ export class CatalogSnapshot {
     this.revision = rows.revision;
     this.providers = rows.providers;
     this.models = rows.models;
-    for (const m of rows.models) this.modelById.set(m.id, m);
+    for (const m of rows.models) {
+      this.modelById.set(m.id, m);
+      if (m.architecture?.output_modalities.includes("embeddings")) this.embeddingModels.add(m.id);
+    }
     const providerBySlug = new Map(rows.providers.map((p) => [p.slug, p]));
     for (const endpoint of rows.endpoints) {
       const provider = providerBySlug.get(endpoint.providerSlug);
@@ -62,6 +67,11 @@ export class CatalogSnapshot {
 
   model(id: string): Model | undefined {
     return this.modelById.get(id);
+  }
+
+  /** Whether the model answers with embeddings rather than text. */
+  isEmbeddingModel(id: string): boolean {
+    return this.embeddingModels.has(id);
   }
 
   /** The model's endpoints, cheapest first, then by provider slug. */

@@ -91,11 +91,17 @@ export function plan(req: routing.PlanRequest, inputs: PlanInputs): routing.Plan
     });
   }
   const stages = filterStages(req, inputs.guardrails, inputs.privacy);
-  const { models, unresolved } = resolveChain(chain, catalog, stages);
+  const resolved = resolveChain(chain, requested.length, catalog, stages);
+  const { unresolved } = resolved;
   answer.unresolvedModels = unresolved;
-  if (models.length === 0) {
+  if (resolved.models.length === 0) {
     return refuse(answer, { httpStatus: 404, code: "model_not_found", message: `model not found: ${unresolved.join(", ")}`, unsatisfiedFilters: [] });
   }
+  const embeddings = req.operation === "embeddings";
+  const wrongKind = resolved.models.slice(0, resolved.fromRequest).find((m) => catalog.isEmbeddingModel(m.modelId) !== embeddings);
+  if (wrongKind) return refuse(answer, wrongKindRefusal(wrongKind.modelId, embeddings));
+  // The account's fallback models serve chat: an embeddings request leaves them out, and the other way round.
+  const models = resolved.models.filter((m) => catalog.isEmbeddingModel(m.modelId) === embeddings);
 
   const requestSort = sortOf(req, account);
   answer.sort = requestSort ?? "";
@@ -220,12 +226,16 @@ function distinctEntries(entries: string[]): string[] {
  */
 function resolveChain(
   chain: string[],
+  /** How many entries at the head of the chain the request named (the rest are the account's fallbacks). */
+  requested: number,
   catalog: CatalogSnapshot,
   stages: readonly FilterStage[],
-): { models: ResolvedModel[]; unresolved: string[] } {
+): { models: ResolvedModel[]; unresolved: string[]; fromRequest: number } {
   const models: ResolvedModel[] = [];
   const unresolved: string[] = [];
-  for (const entry of chain) {
+  let fromRequest = 0;
+  for (const [i, entry] of chain.entries()) {
+    if (i === requested) fromRequest = models.length;
     let model = resolveModel(entry, catalog);
     if (!model) {
       unresolved.push(entry);
@@ -235,7 +245,8 @@ function resolveChain(
     if (alternate && passing(catalog.endpointsOf(model.modelId), model, stages, null).length === 0) model = alternate;
     if (!models.some((m) => m.modelId === model.modelId)) models.push(model);
   }
-  return { models, unresolved };
+  if (chain.length <= requested) fromRequest = models.length;
+  return { models, unresolved, fromRequest };
 }
 
 function candidate(r: RankedEndpoint, modelRank: number, pinned: boolean): routing.Candidate {
@@ -261,6 +272,14 @@ function candidate(r: RankedEndpoint, modelRank: number, pinned: boolean): routi
     supportedParameters: endpoint.supportedParameters,
     pinned,
   };
+}
+
+/** A requested model that answers the other way: text for an embeddings request, or embeddings for a chat one. */
+function wrongKindRefusal(modelId: string, embeddings: boolean): routing.Refusal {
+  const message = embeddings
+    ? `model: ${modelId} is not an embedding model; name one whose output is embeddings (e.g. openai/text-embedding-3-small)`
+    : `model: ${modelId} is an embedding model; send it to POST /v1/embeddings`;
+  return { httpStatus: 400, code: "invalid_request", message, unsatisfiedFilters: [] };
 }
 
 /** Why nothing is left: the constraints that removed the endpoints of the models within the depth. */

@@ -83,6 +83,7 @@ function anthropicError(e: ErrorBody["error"]): Record<string, unknown> {
  * as well as a bearer key, and `anthropic-beta` goes to Anthropic as the router's `X-Vendor-Beta`.
  */
 export const anthropicMessagesIngress: Ingress = {
+  kind: "chat",
   name: "anthropic_messages",
   path: MESSAGES_PATH,
   prepare(req: IncomingMessage): void {

@@ -4,7 +4,7 @@ import { parseInput } from "@router/http-kit";
 import { samplingSettings, tokenCount } from "@router/request-settings";
 import type { ChatMessage, ChatRequest, ContentPart, ReasoningDetail } from "../../chat/request-schema";
 import { ANTHROPIC_REASONING_FORMAT } from "../../providers/anthropic/response";
-import { routerFields } from "../router-fields";
+import { routerFields, routerFieldValues } from "../router-fields";
 
 /**
  * The body of `POST /v1/messages` (Anthropic Messages), validated and mapped to the internal chat
@@ -129,7 +129,6 @@ export function parseMessagesRequest(body: unknown): ChatRequest {
   }
   const request: ChatRequest = {
     model: b.model,
-    models: b.models,
     messages,
     stream: b.stream,
     max_tokens: b.max_tokens,
@@ -138,12 +137,7 @@ export function parseMessagesRequest(body: unknown): ChatRequest {
     top_k: b.top_k,
     stop: b.stop_sequences,
     user: b.metadata?.user_id ?? undefined,
-    provider: b.provider,
-    session_id: b.session_id,
-    prompt_cache_key: b.prompt_cache_key,
-    routing_stability: b.routing_stability,
-    routing_seed: b.routing_seed,
-    run_id: b.run_id,
+    ...routerFieldValues(b),
   };
   if (b.tools?.length) {
     request.tools = b.tools.map((t) => ({

@@ -13,6 +13,7 @@ export const CHAT_COMPLETIONS_PATH = "/v1/chat/completions";
  * is validation and rendering adds the router's envelope (`id`, `model`, `provider`, `usage`).
  */
 export const chatCompletionsIngress: Ingress = {
+  kind: "chat",
   name: "chat_completions",
   path: CHAT_COMPLETIONS_PATH,
   parse: (body) => ({ request: parseChatRequest(body), echo: null }),

@@ -1,9 +1,9 @@
-import type { ErrorBody } from "@router/http-kit";
 import type { ChatContext } from "../../chat/chat-context";
 import type { SseResponse } from "../../chat/sse-response";
 import type { Candidate } from "../../dispatch/types";
 import type { ChunkChoice, FinishReason, TokenUsage } from "../../providers/types";
 import type { Ingress, IngressStream, ServedAnswer, StreamEnd, StreamFailure } from "../ingress";
+import { openAiError } from "../openai-error";
 import { blocksOf, StreamBlocks, type OpenedBlock, type OutputBlock } from "../output-blocks";
 import { parseResponsesRequest } from "./request";
 
@@ -65,27 +65,12 @@ function responseObject(ctx: ChatContext, c: Candidate | null, fields: Record<st
   };
 }
 
-/** OpenAI's error `type` by status. */
-function errorType(status: number): string {
-  if (status === 401) return "authentication_error";
-  if (status === 403) return "permission_error";
-  if (status === 404) return "not_found_error";
-  if (status === 429) return "rate_limit_error";
-  if (status >= 500) return "server_error";
-  return "invalid_request_error";
-}
-
-/** The OpenAI error envelope (`message`, `type`, `param`, `code`), with the router's `status` and `details`. */
-function openAiError(e: ErrorBody["error"]): Record<string, unknown> {
-  const field = e.details?.field;
-  return { error: { ...e, type: errorType(e.status), param: typeof field === "string" ? field : null } };
-}
-
 /**
  * `POST /v1/responses`: OpenAI Responses in and out, served by any provider, stateless (docs/ingress.md).
  * The response id is the generation id, so `GET /v1/generation?id=` finds it.
  */
 export const responsesIngress: Ingress = {
+  kind: "chat",
   name: "responses",
   path: RESPONSES_PATH,
   parse: parseResponsesRequest,

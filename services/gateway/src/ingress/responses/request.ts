@@ -4,7 +4,7 @@ import { parseInput } from "@router/http-kit";
 import { samplingSettings, tokenCount } from "@router/request-settings";
 import type { ChatMessage, ChatRequest, ContentPart } from "../../chat/request-schema";
 import type { ParsedRequest } from "../ingress";
-import { routerFields } from "../router-fields";
+import { routerFields, routerFieldValues } from "../router-fields";
 
 /**
  * The body of `POST /v1/responses` (OpenAI Responses), validated and mapped to the internal chat
@@ -187,19 +187,13 @@ export function parseResponsesRequest(body: unknown): ParsedRequest {
   if (!messages.some((m) => m.role !== "system")) throw invalid("input", "expected at least one message or function call output");
   const request: ChatRequest = {
     model: b.model,
-    models: b.models,
     messages,
     stream: b.stream,
     max_tokens: b.max_output_tokens ?? undefined,
     temperature: b.temperature ?? undefined,
     top_p: b.top_p ?? undefined,
     user: b.user,
-    provider: b.provider,
-    session_id: b.session_id,
-    prompt_cache_key: b.prompt_cache_key,
-    routing_stability: b.routing_stability,
-    routing_seed: b.routing_seed,
-    run_id: b.run_id,
+    ...routerFieldValues(b),
   };
   if (b.tools?.length) {
     request.tools = b.tools.map((t) => ({

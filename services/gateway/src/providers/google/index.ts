@@ -1,4 +1,5 @@
 import type { ProviderAdapter } from "../types";
+import { geminiEmbeddings } from "./embeddings";
 import { buildGeminiRequest } from "./request";
 import { parseGeminiCompletion, parseGeminiError } from "./response";
 import { createGeminiStreamDecoder } from "./stream";
@@ -9,4 +10,5 @@ export const googleAdapter: ProviderAdapter = {
   parseCompletion: parseGeminiCompletion,
   createStreamDecoder: createGeminiStreamDecoder,
   parseError: parseGeminiError,
+  embeddings: geminiEmbeddings,
 };

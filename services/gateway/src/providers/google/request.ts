@@ -160,8 +160,7 @@ export function buildGeminiRequest(req: ChatRequest, target: UpstreamTarget, str
     if (cfg) body.toolConfig = cfg;
   }
 
-  const base = target.baseUrl.replace(/\/+$/, "");
-  const root = /\/v\d+(beta|alpha)?\d*$/.test(base) ? base : `${base}/v1beta`;
+  const root = geminiApiRoot(target.baseUrl);
   const method = stream ? "streamGenerateContent?alt=sse" : "generateContent";
   const url = new URL(`${root}/models/${encodeURIComponent(target.upstreamModel)}:${method}`);
   const headers: Record<string, string> = {
@@ -170,4 +169,10 @@ export function buildGeminiRequest(req: ChatRequest, target: UpstreamTarget, str
     accept: stream ? "text/event-stream" : "application/json",
   };
   return { url, headers, body: JSON.stringify(body) };
+}
+
+/** The API root with its version segment: a base URL without one gets `/v1beta`. */
+export function geminiApiRoot(baseUrl: string): string {
+  const base = baseUrl.replace(/\/+$/, "");
+  return /\/v\d+(beta|alpha)?\d*$/.test(base) ? base : `${base}/v1beta`;
 }

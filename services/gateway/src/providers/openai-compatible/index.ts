@@ -1,4 +1,5 @@
 import type { ProviderAdapter } from "../types";
+import { openAiEmbeddings } from "./embeddings";
 import { GENERIC_PROFILE, OPENAI_PROFILES } from "./profiles";
 import { buildOpenAiRequest } from "./request";
 import { parseOpenAiCompletion, parseOpenAiError } from "./response";
@@ -13,5 +14,6 @@ export function openAiCompatibleAdapter(providerSlug: string): ProviderAdapter {
     parseCompletion: parseOpenAiCompletion,
     createStreamDecoder: createOpenAiStreamDecoder,
     parseError: parseOpenAiError,
+    embeddings: openAiEmbeddings(profile),
   };
 }

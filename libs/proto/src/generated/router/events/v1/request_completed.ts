@@ -80,8 +80,9 @@ export interface RequestCompleted {
   contentFilterLabels: string[];
   /**
    * The format the request came in: "chat_completions" (POST /v1/chat/completions), "responses"
-   * (POST /v1/responses) or "anthropic_messages" (POST /v1/messages). Empty on events of gateways
-   * older than the field: read it as "chat_completions".
+   * (POST /v1/responses), "anthropic_messages" (POST /v1/messages) or "embeddings"
+   * (POST /v1/embeddings: prompt tokens only, no completion). Empty on events of gateways older than
+   * the field: read it as "chat_completions".
    */
   ingress: string;
 }

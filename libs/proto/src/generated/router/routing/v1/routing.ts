@@ -66,6 +66,12 @@ export interface PlanRequest {
   keyHash: string;
   workspaceId: string;
   memberUserId: string;
+  /**
+   * What the request asks the model for: "embeddings" (POST /v1/embeddings) routes to embedding
+   * models only; empty (a chat completion, whichever format it came in) to every other model. A
+   * requested model of the other kind is refused with a 400.
+   */
+  operation: string;
 }
 
 /** The `provider` object of a chat request (routing preferences and constraints). */
@@ -277,6 +283,7 @@ function createBasePlanRequest(): PlanRequest {
     keyHash: "",
     workspaceId: "",
     memberUserId: "",
+    operation: "",
   };
 }
 
@@ -329,6 +336,9 @@ export const PlanRequest: MessageFns<PlanRequest> = {
     }
     if (message.memberUserId !== "") {
       writer.uint32(130).string(message.memberUserId);
+    }
+    if (message.operation !== "") {
+      writer.uint32(138).string(message.operation);
     }
     return writer;
   },
@@ -474,6 +484,14 @@ export const PlanRequest: MessageFns<PlanRequest> = {
             message.memberUserId = reader.string();
             continue;
           }
+          case 17: {
+            if (tag !== 138) {
+              break;
+            }
+
+            message.operation = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -556,6 +574,7 @@ export const PlanRequest: MessageFns<PlanRequest> = {
         : isSet(object.member_user_id)
         ? globalThis.String(object.member_user_id)
         : "",
+      operation: isSet(object.operation) ? globalThis.String(object.operation) : "",
     };
   },
 
@@ -609,6 +628,9 @@ export const PlanRequest: MessageFns<PlanRequest> = {
     if (message.memberUserId !== "") {
       obj.memberUserId = message.memberUserId;
     }
+    if (message.operation !== "") {
+      obj.operation = message.operation;
+    }
     return obj;
   },
 
@@ -635,6 +657,7 @@ export const PlanRequest: MessageFns<PlanRequest> = {
     message.keyHash = object.keyHash ?? "";
     message.workspaceId = object.workspaceId ?? "";
     message.memberUserId = object.memberUserId ?? "";
+    message.operation = object.operation ?? "";
     return message;
   },
 };
