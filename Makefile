@@ -54,6 +54,9 @@ bench: build ## Measure the gateway's added latency and memory against the fake 
 bench-plan: build ## Routing's Plan computation in process for a model with 50 endpoints (p50/p90/p99)
 	node bench/dist/plan.js
 
+bench-embedded: build ## The one-process default (npm start) under open-loop load, with its resident memory (BENCH_RATES, default 300,800)
+	node bench/dist/embedded.js
+
 bench-content-filter: build ## The gateway's content filters (6 builtins + 20 patterns) over a 2 KB conversation (p50/p90/p99)
 	node bench/dist/content-filter.js
 
@@ -67,4 +70,4 @@ lint: ## Lint the protobuf contracts, type-check everything (tests included) and
 	npx tsc -p tsconfig.test.json
 	npx eslint --max-warnings 0 .
 
-.PHONY: help install proto proto-check asyncapi build typecheck-tests eslint services test test-kafka start up bench bench-plan bench-content-filter bench-management lint
+.PHONY: help install proto proto-check asyncapi build typecheck-tests eslint services test test-kafka start up bench bench-plan bench-embedded bench-content-filter bench-management lint

@@ -1,5 +1,4 @@
-import { spawn } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { freePort, gatewayClient, startStack, type JsonResponse } from "@router/testkit";
 import { TOPICS } from "@router/proto";
@@ -7,6 +6,7 @@ import { catchUpMs, REQUEST_COMPLETED_GROUPS } from "./consumer-lag";
 import { cpuPerRequest, sampleCpu, type CpuSubjects } from "./cpu";
 import { pauseDamonMonitors, runningDamonMonitors } from "./damon";
 import { gcPauses, overheadPercentileMs, scrapeGateway } from "./gateway-overhead";
+import { rssMb, startFake } from "./bench-processes";
 import { runLoad, type LoadResult, type LoadTarget } from "./load";
 
 /**
@@ -47,19 +47,6 @@ function writeTrace(dir: string, name: string, trace: Array<[number, number]>): 
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `${name.replace(/[^a-z0-9-]+/gi, "-")}.csv`);
   writeFileSync(file, `sent_at_epoch_ms,latency_ms\n${trace.map(([at, ms]) => `${at.toFixed(2)},${ms.toFixed(2)}`).join("\n")}\n`);
-}
-
-function rssMb(pid: number | undefined): number | null {
-  if (!pid) return null;
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return m?.[1] ? Math.round(Number(m[1]) / 1024) : null;
-}
-
-async function startFake(): Promise<{ url: string; origin: string; pid: number | undefined; stop(): void }> {
-  const child = spawn(process.execPath, [join(__dirname, "fake-upstream-process.js")], { stdio: ["ignore", "pipe", "inherit"] });
-  const line = await new Promise<string>((resolve) => child.stdout.once("data", (d: Buffer) => resolve(d.toString())));
-  const { url, origin } = JSON.parse(line) as { url: string; origin: string };
-  return { url, origin, pid: child.pid, stop: () => child.kill("SIGTERM") };
 }
 
 interface Row {
