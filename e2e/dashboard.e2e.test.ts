@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { Wallet } from "ethers";
-import type { Browser as Chromium, BrowserContext, Page } from "playwright-core";
+import type { Browser as Chromium, BrowserContext, Locator, Page } from "playwright-core";
 import {
   accessibilityViolations,
   Browser,
@@ -36,6 +36,8 @@ describe("the dashboard in a browser", () => {
   /** A context that records Content-Security-Policy violations (the policy must never have to block anything). */
   async function newContext(viewport = DESKTOP): Promise<BrowserContext> {
     const context = await chromium.newContext({ baseURL: stack.gatewayUrl, viewport });
+    // Below the test's own timeout, so a missing element names itself instead of timing the test out.
+    context.setDefaultTimeout(10_000);
     await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: stack.gatewayUrl });
     context.on("console", (msg) => {
       if (/Content Security Policy/i.test(msg.text())) cspViolations.push(msg.text());
@@ -46,6 +48,28 @@ describe("the dashboard in a browser", () => {
   async function expectAccessible(p: Page, name: string): Promise<void> {
     await screenshot(p, name);
     expect(await accessibilityViolations(p)).toEqual([]);
+  }
+
+  /** A person signed in with a wallet (a real signature) in a cookie jar of their own. */
+  async function walletPerson(): Promise<Browser> {
+    const person = new Browser(stack.gatewayUrl);
+    const wallet = Wallet.createRandom();
+    const challenge = await person.post("/v1/auth/wallet/challenge", { address: wallet.address });
+    const { message, nonce } = challenge.body.data as { message: string; nonce: string };
+    expect((await person.post("/v1/auth/wallet/verify", { address: wallet.address, signature: await wallet.signMessage(message), nonce })).status).toBe(200);
+    return person;
+  }
+
+  /** Reloads `p` until `check` holds once `ready` shows: what the bus carries (activity, agents) arrives after the response. */
+  async function reloadUntil(p: Page, ready: Locator, check: () => Promise<boolean>, what: string): Promise<void> {
+    await waitFor(
+      async () => {
+        await p.reload();
+        await ready.waitFor();
+        return check();
+      },
+      { timeoutMs: 20_000, intervalMs: 500, what },
+    );
   }
 
   beforeAll(async () => {
@@ -239,12 +263,8 @@ describe("the dashboard in a browser", () => {
     const invited = await gatewayClient(stack.gatewayUrl, org.managementKey).post("/v1/organization/invitations", { role: "billing" });
     expect(invited.status).toBe(201);
     const url = new URL(invited.json.data.url as string);
-    // The person signs in with a wallet (a real signature) in a cookie jar; the session moves into the browser.
-    const person = new Browser(stack.gatewayUrl);
-    const wallet = Wallet.createRandom();
-    const challenge = await person.post("/v1/auth/wallet/challenge", { address: wallet.address });
-    const { message, nonce } = challenge.body.data as { message: string; nonce: string };
-    expect((await person.post("/v1/auth/wallet/verify", { address: wallet.address, signature: await wallet.signMessage(message), nonce })).status).toBe(200);
+    // The person signs in with a wallet in a cookie jar; the session moves into the browser.
+    const person = await walletPerson();
     const finance = await newContext(PHONE);
     for (const name of ["rt_session", "rt_csrf"]) await finance.addCookies([{ name, value: (await person.cookie(name)) ?? "", url: stack.gatewayUrl }]);
     const p = await finance.newPage();
@@ -270,7 +290,115 @@ describe("the dashboard in a browser", () => {
       return res.status;
     })()`);
     expect(status).toBe(403);
+
+    // Finance sees who is in the organisation, with no control an owner has.
+    await p.getByRole("link", { name: "Members" }).click();
+    await p.getByText("Only an owner changes roles, removes people and invites.").waitFor();
+    await p.getByTestId("members").waitFor();
+    await expect(p.getByRole("button", { name: /^Change role/ }).count()).resolves.toBe(0);
+    await expect(p.getByRole("button", { name: "Create invitation link" }).count()).resolves.toBe(0);
     await finance.close();
+  });
+
+  it("lists agents with their month, keeps a refused agent budget's values with the API's message, and saves one", async () => {
+    const key = await gatewayClient(stack.gatewayUrl, org.managementKey).post("/v1/keys", { name: "agents" });
+    const agentKey = gatewayClient(stack.gatewayUrl, key.json.data.key as string);
+    const asked = await agentKey.post("/v1/chat/completions", { model: MODEL, max_tokens: 8, messages: [{ role: "user", content: "plan" }] }, { "x-router-agent": "planner" });
+    expect(asked.status).toBe(200);
+
+    await page.goto("/workspace#agents");
+    const planner = page.getByTestId("agents").getByRole("listitem").filter({ has: page.getByRole("heading", { name: "planner" }) });
+    await reloadUntil(page, page.getByTestId("agents"), async () => /over 1 requests/.test((await planner.textContent()) ?? ""), "the planner's request in the agents list");
+
+    await page.getByLabel("Agent", { exact: true }).fill("planner");
+    await page.getByLabel("Agent limit (USD)").fill("half a dollar");
+    await page.getByRole("button", { name: "Save agent budget" }).click();
+    await expect(page.getByRole("alert").textContent()).resolves.toContain("limit_usd");
+    await expect(page.getByLabel("Agent limit (USD)").inputValue()).resolves.toBe("half a dollar");
+    await expect(page.getByLabel("Agent", { exact: true }).inputValue()).resolves.toBe("planner");
+
+    await page.getByLabel("Agent limit (USD)").fill("0.5");
+    await page.getByLabel("At the limit").selectOption("soft");
+    await page.getByRole("button", { name: "Save agent budget" }).click();
+    await planner.getByText("monthly: $0.50 soft, organisation-wide, provider keys counted").waitFor();
+    await expectAccessible(page, "agents");
+    const rows = (await gatewayClient(stack.gatewayUrl, org.managementKey).get("/v1/agents")).json.data as Array<Record<string, any>>;
+    expect(rows.find((a) => a.agent === "planner")?.budgets).toEqual([expect.objectContaining({ interval: "monthly", limit_usd: 0.5, mode: "soft" })]);
+  });
+
+  it("shows runs and a run's tree, resumes a paused run, and shows the API's refusal of a stale close", async () => {
+    const mgmt = gatewayClient(stack.gatewayUrl, org.managementKey);
+    const agent = gatewayClient(stack.gatewayUrl, (await mgmt.post("/v1/keys", { name: "runner" })).json.data.key as string);
+    const open = async (body: Record<string, unknown>) => (await agent.post("/v1/runs", body)).json.data as { id: string };
+    // A turn that reports a million prompt tokens costs $0.15: past the $0.10 a minute, the run pauses.
+    const paused = await open({ goal: "Triage the inbox", budget_usd: 5, max_cost_per_minute_usd: 0.1 });
+    const quiet = await open({ goal: "Write the summary", budget_usd: 1 });
+    openai.script({ usage: { prompt: 1_000_000, completion: 0 } });
+    const turn = await agent.post("/v1/chat/completions", { model: MODEL, max_tokens: 8, run_id: paused.id, messages: [{ role: "user", content: "step" }] });
+    expect(turn.status).toBe(200);
+    await waitFor(async () => (await mgmt.get(`/v1/runs/${paused.id}`)).json.data.status === "paused", { timeoutMs: 15_000, intervalMs: 200, what: "the run to pause" });
+
+    await page.goto("/workspace#runs");
+    const runs = page.getByTestId("runs");
+    await runs.getByText("Triage the inbox").waitFor();
+    await expect(runs.getByText("Write the summary").count()).resolves.toBe(1);
+    await page.getByRole("button", { name: `open run ${paused.id}` }).click();
+    const detail = page.getByRole("region", { name: `Run ${paused.id}` });
+    await expect(detail.getByTestId("run-status").textContent()).resolves.toMatch(/^paused \(cost velocity/);
+    await expect(detail.getByTestId("run-turns").locator("tbody tr").count()).resolves.toBe(1);
+    await expect(detail.getByTestId("run-turns").locator("tbody tr").first().textContent()).resolves.toContain("$0.15");
+    await expectAccessible(page, "runs");
+    await detail.getByRole("button", { name: "Resume run" }).click();
+    await waitFor(async () => (await detail.getByTestId("run-status").textContent()) === "open", { timeoutMs: 5_000, intervalMs: 100, what: "the run to show open" });
+    expect((await mgmt.get(`/v1/runs/${paused.id}`)).json.data.status).toBe("open");
+
+    // The page still shows the quiet run open when someone else closes it: the close is refused with the API's words.
+    await page.getByRole("button", { name: `open run ${quiet.id}` }).click();
+    const other = page.getByRole("region", { name: `Run ${quiet.id}` });
+    await other.getByRole("button", { name: "Close as completed" }).waitFor();
+    expect((await mgmt.post(`/v1/runs/${quiet.id}/close`, { status: "cancelled" })).status).toBe(200);
+    await other.getByRole("button", { name: "Close as completed" }).click();
+    await expect(other.getByRole("alert").textContent()).resolves.toBe("This run is cancelled; it is already closed.");
+  });
+
+  it("invites with a link shown once, changes a member's role, and shows the API's refusal to demote the last owner", async () => {
+    await page.goto("/workspace#members");
+    await page.getByLabel("Invite someone as").selectOption("member");
+    await page.getByRole("button", { name: "Create invitation link" }).click();
+    const link = (await page.getByTestId("invitation-link").textContent()) ?? "";
+    expect(link).toMatch(/\/invite#token=/);
+    await expectAccessible(page, "members-invited");
+    // A second invitation (Finance), revoked from the list.
+    await page.getByLabel("Invite someone as").selectOption("billing");
+    await page.getByRole("button", { name: "Create invitation link" }).click();
+    const invitations = page.getByTestId("invitations").getByRole("listitem");
+    await waitFor(async () => (await invitations.count()) === 2, { timeoutMs: 5_000, intervalMs: 100, what: "two open invitations" });
+    await page.getByRole("button", { name: /^Revoke the Finance invitation/ }).click();
+    await waitFor(async () => (await invitations.count()) === 1, { timeoutMs: 5_000, intervalMs: 100, what: "the revoked invitation to leave the list" });
+    await expect(invitations.first().textContent()).resolves.toMatch(/^Developer/);
+
+    // The invited person accepts the first link (through the API, in their own cookie jar).
+    const person = await walletPerson();
+    const token = new URL(link).hash.replace(/^#token=/, "");
+    expect((await person.post("/v1/invitations/accept", { token })).status).toBe(200);
+    const members = (await gatewayClient(stack.gatewayUrl, org.managementKey).get("/v1/organization/members")).json.data as Array<Record<string, any>>;
+    const joined = members.find((m) => m.role === "member");
+    expect(joined).toBeDefined();
+    const id = joined?.user_id as string;
+    const who = (joined?.name ?? joined?.email ?? id) as string;
+
+    await page.reload();
+    await expect(page.getByTestId(`role-of-${id}`).textContent()).resolves.toBe("Developer");
+    await page.getByLabel(`New role for ${who}`).selectOption("owner");
+    await page.getByRole("button", { name: `Change role for ${who}` }).click();
+    await waitFor(async () => (await page.getByTestId(`role-of-${id}`).textContent()) === "Owner", { timeoutMs: 5_000, intervalMs: 100, what: "the new role" });
+    // The only person who is an owner cannot be demoted: the API says why, and the choice stays.
+    await page.getByLabel(`New role for ${who}`).selectOption("billing");
+    await page.getByRole("button", { name: `Change role for ${who}` }).click();
+    const card = page.getByTestId("members").getByRole("listitem").filter({ has: page.getByTestId(`role-of-${id}`) });
+    await expect(card.getByRole("alert").textContent()).resolves.toContain("last owner");
+    await expect(page.getByLabel(`New role for ${who}`).inputValue()).resolves.toBe("billing");
+    await expectAccessible(page, "members");
   });
 
   it("signs out", async () => {

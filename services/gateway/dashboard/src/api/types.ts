@@ -145,3 +145,90 @@ export interface InvitationLookup {
   role_name: string;
   expires_at: string;
 }
+
+export interface AgentBudget {
+  agent: string;
+  interval: LimitReset;
+  limit_usd: number;
+  include_byok: boolean;
+  mode: "hard" | "soft";
+  workspace_id: string | null;
+}
+
+export interface AgentRow {
+  agent: string;
+  last_seen: string | null;
+  requests_this_month: number;
+  spend_this_month: number;
+  budgets: AgentBudget[];
+}
+
+export type RunStatus = "open" | "paused" | "completed" | "exhausted" | "cancelled";
+
+export interface Run {
+  id: string;
+  status: RunStatus;
+  goal: string | null;
+  budget: number;
+  spent: number;
+  reserved: number;
+  remaining: number;
+  max_turns: number | null;
+  turns_used: number;
+  max_tool_calls: number | null;
+  tool_calls_used: number;
+  max_cost_per_minute: number | null;
+  max_tool_calls_without_progress: number | null;
+  tool_calls_without_progress: number;
+  pause_reason: string | null;
+  paused_at: string | null;
+  created_at: string;
+  closed_at: string | null;
+}
+
+export interface RunTurn {
+  turn: number;
+  request_id: string;
+  status: string;
+  model: string | null;
+  finish_reason: string | null;
+  cost: number;
+  reserved: number;
+  tool_calls: number;
+  failed_tool_calls: number;
+  prompt_tokens: number;
+  cached_tokens: number;
+  cache_hit_rate: number | null;
+  model_switch: boolean;
+  admitted_at: string;
+}
+
+export interface RunTree extends Run {
+  tree: {
+    turns: RunTurn[];
+    cache_hit_rate: number | null;
+    failed_tool_calls: number;
+    model_switches: number;
+    terminal_status: RunStatus | null;
+  };
+}
+
+export interface Member {
+  user_id: string;
+  role: Role;
+  role_name: string;
+  joined_at: string;
+  name: string | null;
+  email: string | null;
+  provider: string;
+  is_you: boolean;
+}
+
+export interface Invitation {
+  id: string;
+  role: Role;
+  created_at: string;
+  expires_at: string;
+  created_by_name: string | null;
+  url?: string;
+}
