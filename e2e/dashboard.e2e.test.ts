@@ -401,6 +401,72 @@ describe("the dashboard in a browser", () => {
     await expectAccessible(page, "members");
   });
 
+  it("saves the routing defaults, keeps a refused default model with the API's message, and versions and reverts a preset", async () => {
+    await page.goto("/workspace#routing");
+    await page.getByLabel("Default model (empty for none)").fill("nobody/no-such-model");
+    await page.getByRole("button", { name: "Save defaults" }).click();
+    await expect(page.getByRole("alert").textContent()).resolves.toContain("default_model");
+    await expect(page.getByLabel("Default model (empty for none)").inputValue()).resolves.toBe("nobody/no-such-model");
+    await page.getByLabel("Default model (empty for none)").fill(MODEL);
+    await page.getByLabel("Order endpoints by").selectOption("price");
+    await page.getByRole("button", { name: "Save defaults" }).click();
+    await page.getByText(/^Last changed (?!never)/).waitFor();
+    const defaults = (await gatewayClient(stack.gatewayUrl, org.managementKey).get("/v1/routing/defaults")).json.data;
+    expect(defaults).toMatchObject({ default_model: MODEL, default_sort: "price", lock_sort: false });
+
+    await page.getByLabel("Slug").fill("terse");
+    await page.getByLabel("Preset name").fill("Terse");
+    await page.getByRole("button", { name: "Create preset" }).click();
+    const card = page.getByTestId("presets").getByRole("listitem").filter({ hasText: "@preset/terse" }).first();
+    await card.waitFor();
+    // The same slug again: refused with the API's words, the form as typed.
+    await page.getByLabel("Slug").fill("terse");
+    await page.getByLabel("Preset name").fill("Terse again");
+    await page.getByRole("button", { name: "Create preset" }).click();
+    await expect(page.getByRole("alert").textContent()).resolves.toMatch(/terse|already/);
+    await expect(page.getByLabel("Preset name").inputValue()).resolves.toBe("Terse again");
+
+    await page.getByRole("button", { name: "Versions of terse" }).click();
+    await page.getByLabel("New version of terse (JSON)").fill(JSON.stringify({ model: MODEL, temperature: 0.7 }));
+    await page.getByLabel("Note (optional)").fill("warmer");
+    await page.getByRole("button", { name: "Save version" }).click();
+    const versions = page.getByTestId("versions-terse").getByRole("listitem");
+    await waitFor(async () => (await versions.count()) === 2, { timeoutMs: 5_000, intervalMs: 100, what: "the second version" });
+    await expect(versions.first().textContent()).resolves.toMatch(/^Version 2 \(current\).*warmer/);
+    await page.getByRole("button", { name: "Revert terse to version 1" }).click();
+    await waitFor(async () => (await versions.count()) === 3, { timeoutMs: 5_000, intervalMs: 100, what: "the revert as version 3" });
+    await expect(versions.first().textContent()).resolves.toMatch(/^Version 3 \(current\).*revert to version 1/);
+    await expectAccessible(page, "routing");
+  });
+
+  it("previews a privacy policy without saving it, and previews a route with a pasted inference key", async () => {
+    await page.reload();
+    const saved = (await page.getByTestId("privacy-saved").textContent()) ?? "";
+    await page.getByLabel("Only endpoints that do not train on requests").check();
+    await page.getByRole("button", { name: "Preview policy" }).click();
+    await expect(page.getByTestId("privacy-preview").textContent()).resolves.toMatch(/^\d+ models available, \d+ without/);
+    expect((await gatewayClient(stack.gatewayUrl, org.managementKey).get("/v1/privacy")).json.data.policy.deny_training).toBe(false);
+    await expect(page.getByTestId("privacy-saved").textContent()).resolves.toBe(saved);
+
+    const key = (await gatewayClient(stack.gatewayUrl, org.managementKey).post("/v1/keys", { name: "playground" })).json.data.key as string;
+    await page.getByLabel("Inference key").fill(key);
+    await page.getByLabel("Model", { exact: true }).fill(MODEL);
+    await page.getByLabel("Message (optional, for content filters)").fill("hello");
+    await page.getByLabel("Routing seed (optional)").fill("alpha");
+    await page.getByRole("button", { name: "Preview route" }).click();
+    await expect(page.getByTestId("preview-winner").textContent()).resolves.toContain("openai");
+    expect(await page.getByTestId("preview-cascade").locator("tbody tr").count()).toBeGreaterThan(0);
+    await expectAccessible(page, "route-preview");
+    // dash-app's ceiling is $0: the preview says the request would be refused, in the API's words.
+    await page.getByLabel("Inference key").fill(inferenceKey);
+    await page.getByRole("button", { name: "Preview route" }).click();
+    await expect(page.getByTestId("preview-refusal").textContent()).resolves.toContain("budget_exceeded");
+    // A key the gateway does not know: the API's refusal, beside the form.
+    await page.getByLabel("Inference key").fill("rt-v1-not-a-key");
+    await page.getByRole("button", { name: "Preview route" }).click();
+    await expect(page.getByRole("region", { name: "Route preview" }).getByRole("alert").textContent()).resolves.toContain("Authorization: malformed");
+  });
+
   it("signs out", async () => {
     await page.goto("/workspace");
     await page.getByRole("button", { name: "Sign out" }).click();

@@ -232,3 +232,71 @@ export interface Invitation {
   created_by_name: string | null;
   url?: string;
 }
+
+export interface RoutingDefaults {
+  default_model: string | null;
+  fallback_models: string[];
+  default_sort: "price" | "throughput" | "latency" | null;
+  lock_sort: boolean;
+  updated_at: string | null;
+}
+
+export interface Preset {
+  slug: string;
+  name: string;
+  description: string | null;
+  version: number;
+  body: Record<string, unknown>;
+  reference: string;
+  updated_at: string;
+}
+
+export interface PresetVersion {
+  version: number;
+  body: Record<string, unknown>;
+  note: string | null;
+  created_at: string;
+}
+
+export interface PrivacyPolicy {
+  zdr: boolean;
+  zdr_groups: string[];
+  deny_training: boolean;
+  regions: string[];
+}
+
+export interface Eligibility {
+  available: number;
+  unavailable: number;
+  excluded?: Array<{ model_id: string; constraints: string[] }>;
+}
+
+export interface PrivacyState {
+  policy: PrivacyPolicy;
+  eligibility: Eligibility;
+  regions: string[];
+  groups: Array<{ group: string; models: number }>;
+}
+
+export interface PreviewCandidate {
+  model: string;
+  provider: string;
+  endpoint_id: string;
+  pricing: { prompt_per_million: number; completion_per_million: number } | null;
+  pinned: boolean;
+}
+
+export interface RoutePreview {
+  requested: string;
+  strategy: string;
+  would_dispatch: boolean;
+  refusal: { status: number; code: string; message: string } | null;
+  ordering: string;
+  routing_seed: string | null;
+  winner: PreviewCandidate | null;
+  cascade: PreviewCandidate[];
+  refused: Array<{ model: string; provider: string; endpoint_id: string; constraint: string }>;
+  unresolved_models: string[];
+  guardrails: { applied: string[] };
+  content_filter: { labels: string[] } | null;
+}

@@ -8,6 +8,7 @@ import { AgentsSection } from "./agents-section";
 import { KeysSection } from "./keys-section";
 import { MembersSection } from "./members-section";
 import { ProviderKeysSection } from "./provider-keys-section";
+import { RoutingSection } from "./routing-section";
 import { RunsSection } from "./runs-section";
 import { WorkspacesSection } from "./workspaces-section";
 
@@ -18,6 +19,7 @@ const SECTIONS = [
   { id: "workspaces", name: "Workspaces", show: () => true, render: (c: Abilities) => <WorkspacesSection can={c} /> },
   { id: "agents", name: "Agents", show: () => true, render: (c: Abilities) => <AgentsSection can={c} /> },
   { id: "runs", name: "Runs", show: (c: Abilities) => c.readUsage, render: (c: Abilities) => <RunsSection can={c} /> },
+  { id: "routing", name: "Routing", show: () => true, render: (c: Abilities) => <RoutingSection can={c} /> },
   { id: "members", name: "Members", show: () => true, render: (c: Abilities) => <MembersSection can={c} /> },
 ] as const;
 
