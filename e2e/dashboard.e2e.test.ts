@@ -439,8 +439,25 @@ describe("the dashboard in a browser", () => {
     await expectAccessible(page, "routing");
   });
 
-  it("previews a privacy policy without saving it, and previews a route with a pasted inference key", async () => {
+  it("creates a guardrail with a content filter and applies it to a key, previews a privacy policy, and previews routes with a pasted inference key", async () => {
+    const key = (await gatewayClient(stack.gatewayUrl, org.managementKey).post("/v1/keys", { name: "playground" })).json.data.key as string;
     await page.reload();
+    await page.getByLabel("Guardrail name").fill("No secrets");
+    await page.getByLabel("email").check();
+    await page.getByLabel("Pattern (RE2, no lookaround or backreferences)").fill("secret-(?=\\d)");
+    await page.getByRole("button", { name: "Create guardrail" }).click();
+    await expect(page.getByRole("alert").textContent()).resolves.toContain("content_filters.0.pattern");
+    await expect(page.getByLabel("Guardrail name").inputValue()).resolves.toBe("No secrets");
+    await page.getByLabel("Pattern (RE2, no lookaround or backreferences)").fill("secret-\\d+");
+    await page.getByLabel("Filter label (optional)").fill("secrets");
+    await page.getByRole("button", { name: "Create guardrail" }).click();
+    const guardrail = page.getByTestId("guardrails").getByRole("listitem").filter({ has: page.getByRole("heading", { name: "No secrets" }) });
+    await guardrail.getByText("email, secrets (block)").waitFor();
+    await page.getByLabel("Apply No secrets to key").selectOption({ label: "playground" });
+    await guardrail.getByRole("button", { name: "Apply" }).click();
+    await guardrail.getByText("key playground").waitFor();
+
+
     const saved = (await page.getByTestId("privacy-saved").textContent()) ?? "";
     await page.getByLabel("Only endpoints that do not train on requests").check();
     await page.getByRole("button", { name: "Preview policy" }).click();
@@ -448,7 +465,13 @@ describe("the dashboard in a browser", () => {
     expect((await gatewayClient(stack.gatewayUrl, org.managementKey).get("/v1/privacy")).json.data.policy.deny_training).toBe(false);
     await expect(page.getByTestId("privacy-saved").textContent()).resolves.toBe(saved);
 
-    const key = (await gatewayClient(stack.gatewayUrl, org.managementKey).post("/v1/keys", { name: "playground" })).json.data.key as string;
+    /** The preview's answer replaces the last one: waits for the refusal that names `code`. */
+    const refusalSays = (code: string) =>
+      waitFor(async () => ((await page.getByTestId("preview-refusal").textContent({ timeout: 1_000 }).catch(() => "")) ?? "").includes(code), {
+        timeoutMs: 5_000,
+        intervalMs: 100,
+        what: `the preview to refuse with ${code}`,
+      });
     await page.getByLabel("Inference key").fill(key);
     await page.getByLabel("Model", { exact: true }).fill(MODEL);
     await page.getByLabel("Message (optional, for content filters)").fill("hello");
@@ -457,10 +480,14 @@ describe("the dashboard in a browser", () => {
     await expect(page.getByTestId("preview-winner").textContent()).resolves.toContain("openai");
     expect(await page.getByTestId("preview-cascade").locator("tbody tr").count()).toBeGreaterThan(0);
     await expectAccessible(page, "route-preview");
+    // The guardrail's filter, run by the preview over the message: refused, naming the filter.
+    await page.getByLabel("Message (optional, for content filters)").fill("the code is secret-42");
+    await page.getByRole("button", { name: "Preview route" }).click();
+    await refusalSays("content_filtered");
     // dash-app's ceiling is $0: the preview says the request would be refused, in the API's words.
     await page.getByLabel("Inference key").fill(inferenceKey);
     await page.getByRole("button", { name: "Preview route" }).click();
-    await expect(page.getByTestId("preview-refusal").textContent()).resolves.toContain("budget_exceeded");
+    await refusalSays("budget_exceeded");
     // A key the gateway does not know: the API's refusal, beside the form.
     await page.getByLabel("Inference key").fill("rt-v1-not-a-key");
     await page.getByRole("button", { name: "Preview route" }).click();

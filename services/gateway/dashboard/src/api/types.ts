@@ -300,3 +300,19 @@ export interface RoutePreview {
   guardrails: { applied: string[] };
   content_filter: { labels: string[] } | null;
 }
+
+export type FilterAction = "block" | "redact" | "flag";
+
+export interface Guardrail {
+  id: string;
+  name: string;
+  model_allowlist: string[];
+  provider_allowlist: string[];
+  allowed_data_regions: string[];
+  budget_nanodollars: string | null;
+  budget_reset: string | null;
+  content_filter_builtins: string[];
+  content_filters: Array<{ name?: string; pattern: string; action: FilterAction }>;
+  created_at: string;
+  assignments: Array<{ subject_type: "key" | "member"; subject_id: string }>;
+}
