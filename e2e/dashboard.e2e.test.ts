@@ -8,9 +8,11 @@ import {
   launchChromium,
   screenshot,
   startFakeOpenAi,
+  startHttpsReceiver,
   startStack,
   waitFor,
   type FakeUpstream,
+  type HttpsReceiver,
   type Stack,
 } from "@router/testkit";
 
@@ -27,6 +29,8 @@ const DESKTOP = { width: 1280, height: 900 };
 describe("the dashboard in a browser", () => {
   let stack: Stack;
   let openai: FakeUpstream;
+  /** Stands in for a team's webhook receiver (alert channels). */
+  let receiver: HttpsReceiver;
   let chromium: Chromium;
   let org: { orgId: string; managementKey: string };
   let owner: BrowserContext;
@@ -74,7 +78,11 @@ describe("the dashboard in a browser", () => {
 
   beforeAll(async () => {
     openai = await startFakeOpenAi();
-    stack = await startStack({ providerBaseUrls: { openai: openai.url } });
+    receiver = await startHttpsReceiver();
+    stack = await startStack({
+      providerBaseUrls: { openai: openai.url },
+      extraEnv: { ROUTER_OUTBOUND_ALLOW_HOSTS: "127.0.0.1", ROUTER_OUTBOUND_CA_FILE: receiver.caFile },
+    });
     org = await stack.createOrg("Dashboard Co");
     chromium = await launchChromium();
     owner = await newContext();
@@ -85,6 +93,7 @@ describe("the dashboard in a browser", () => {
     await chromium?.close();
     await stack?.stop();
     await openai?.close();
+    await receiver?.close();
   });
 
   afterEach(() => {
@@ -492,6 +501,39 @@ describe("the dashboard in a browser", () => {
     await page.getByLabel("Inference key").fill("rt-v1-not-a-key");
     await page.getByRole("button", { name: "Preview route" }).click();
     await expect(page.getByRole("region", { name: "Route preview" }).getByRole("alert").textContent()).resolves.toContain("Authorization: malformed");
+  });
+
+  it("adds an alert channel whose secret is shown once, sends it a test, lists the delivery, and sets the runaway action", async () => {
+    await page.goto("/workspace#alerts");
+    await page.getByLabel("Channel name").fill("ops");
+    await page.getByLabel("URL (public https)").fill("http://hooks.example.com/router");
+    await page.getByRole("button", { name: "Add channel" }).click();
+    await expect(page.getByRole("alert").textContent()).resolves.toContain("target");
+    await expect(page.getByLabel("URL (public https)").inputValue()).resolves.toBe("http://hooks.example.com/router");
+    await page.getByLabel("URL (public https)").fill(`${receiver.url}/alerts`);
+    await page.getByRole("button", { name: "Add channel" }).click();
+    const secret = (await page.getByTestId("channel-secret").textContent()) ?? "";
+    expect(secret.length).toBeGreaterThan(16);
+
+    await page.getByRole("button", { name: "Send test to ops" }).click();
+    await page.getByText("Test sent (HTTP 200)").waitFor();
+    expect(receiver.requests.filter((r) => r.path === "/alerts")).toHaveLength(1);
+    expect(receiver.requests[0]?.headers["x-router-signature"]).toBeDefined();
+    await page.getByTestId("deliveries").getByText("ops").waitFor();
+
+    await page.getByTestId("no-flags").waitFor();
+    await page.getByLabel("When a key runs away").selectOption("pause");
+    await page.getByRole("button", { name: "Save runaway action" }).click();
+    await waitFor(async () => (await gatewayClient(stack.gatewayUrl, org.managementKey).get("/v1/alerts/settings")).json.data.runaway_action === "pause", {
+      timeoutMs: 5_000,
+      intervalMs: 100,
+      what: "the runaway action to be pause",
+    });
+    await expectAccessible(page, "alerts");
+    // The page after a reload no longer holds the secret.
+    await page.reload();
+    await page.getByRole("heading", { name: "ops" }).waitFor();
+    expect(await page.content()).not.toContain(secret);
   });
 
   it("signs out", async () => {

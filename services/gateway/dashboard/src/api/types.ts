@@ -316,3 +316,46 @@ export interface Guardrail {
   created_at: string;
   assignments: Array<{ subject_type: "key" | "member"; subject_id: string }>;
 }
+
+export interface AlertChannel {
+  id: string;
+  kind: "webhook" | "chat" | "email";
+  target: string;
+  name: string;
+  thresholds: number[];
+  disabled: boolean;
+  created_at: string;
+  signing_secret?: string;
+}
+
+export interface AlertDelivery {
+  id: string;
+  channel_name: string | null;
+  channel_kind: string | null;
+  event: string;
+  threshold: number | null;
+  status: "sent" | "failed" | "skipped";
+  http_status: number | null;
+  error: string | null;
+  key_name: string | null;
+  agent_tag: string | null;
+  attempts: number;
+  created_at: string;
+}
+
+export interface RunawayFlag {
+  id: string;
+  subject_kind: "key" | "agent";
+  subject: string;
+  key_name: string | null;
+  action: "alert" | "paused";
+  kind: "spend" | "rate";
+  window_start: string;
+  window_end: string;
+  spend: number;
+  usual_spend: number;
+  requests: number;
+  usual_requests: number;
+  created_at: string;
+  key_paused: boolean;
+}

@@ -5,6 +5,7 @@ import { ErrorNotice, Show, useAction, useLoad } from "../ui/async";
 import { abilitiesOf, type Abilities } from "./abilities";
 import { ActivitySection } from "./activity-section";
 import { AgentsSection } from "./agents-section";
+import { AlertsSection } from "./alerts-section";
 import { KeysSection } from "./keys-section";
 import { MembersSection } from "./members-section";
 import { ProviderKeysSection } from "./provider-keys-section";
@@ -20,6 +21,7 @@ const SECTIONS = [
   { id: "agents", name: "Agents", show: () => true, render: (c: Abilities) => <AgentsSection can={c} /> },
   { id: "runs", name: "Runs", show: (c: Abilities) => c.readUsage, render: (c: Abilities) => <RunsSection can={c} /> },
   { id: "routing", name: "Routing", show: () => true, render: (c: Abilities) => <RoutingSection can={c} /> },
+  { id: "alerts", name: "Alerts", show: () => true, render: (c: Abilities) => <AlertsSection can={c} /> },
   { id: "members", name: "Members", show: () => true, render: (c: Abilities) => <MembersSection can={c} /> },
 ] as const;
 
