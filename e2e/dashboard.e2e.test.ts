@@ -536,6 +536,28 @@ describe("the dashboard in a browser", () => {
     expect(await page.content()).not.toContain(secret);
   });
 
+  it("adds a broadcast destination whose secret is shown once, sends it a test, and pauses it", async () => {
+    await page.goto("/workspace#broadcast");
+    await page.getByLabel("Destination name (optional)").fill("warehouse");
+    await page.getByLabel("Destination URL (public https)").fill(`${receiver.url}/traces`);
+    await page.getByLabel("Share of requests sent (0 to 1)").fill("2");
+    await page.getByRole("button", { name: "Add destination" }).click();
+    await expect(page.getByRole("alert").textContent()).resolves.toContain("sample_rate");
+    await expect(page.getByLabel("Destination URL (public https)").inputValue()).resolves.toBe(`${receiver.url}/traces`);
+    await page.getByLabel("Share of requests sent (0 to 1)").fill("0.5");
+    await page.getByRole("button", { name: "Add destination" }).click();
+    expect(((await page.getByTestId("destination-secret").textContent()) ?? "").length).toBeGreaterThan(16);
+    const card = page.getByTestId("destinations").getByRole("listitem").filter({ has: page.getByRole("heading", { name: "warehouse" }) });
+    await card.getByText("50% of requests").waitFor();
+
+    await page.getByRole("button", { name: "Send test to warehouse" }).click();
+    await card.getByText("Test delivered (HTTP 200)").waitFor();
+    expect(receiver.requests.filter((r) => r.path === "/traces")).toHaveLength(1);
+    await page.getByRole("button", { name: "Pause warehouse" }).click();
+    await card.getByText(/; paused$/).waitFor();
+    await expectAccessible(page, "broadcast");
+  });
+
   it("signs out", async () => {
     await page.goto("/workspace");
     await page.getByRole("button", { name: "Sign out" }).click();

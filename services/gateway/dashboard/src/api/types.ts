@@ -359,3 +359,45 @@ export interface RunawayFlag {
   created_at: string;
   key_paused: boolean;
 }
+
+export interface Destination {
+  id: string;
+  kind: "webhook" | "otlp";
+  url: string;
+  name: string | null;
+  sample_rate: number;
+  disabled: boolean;
+  header_name: string | null;
+  header_hint: string | null;
+  last_attempt_at: string | null;
+  last_success_at: string | null;
+  last_http_status: number | null;
+  last_error: string | null;
+  created_at: string;
+  signing_secret?: string;
+}
+
+export interface Branding {
+  org_name: string | null;
+  brand_name: string | null;
+  brand_logo: string | null;
+  brand_footer: string | null;
+}
+
+export interface ReportLine {
+  requests: number;
+  total_tokens: number;
+  spend: number;
+}
+
+export interface ClientReport {
+  workspace: { id: string; name: string; name_in_month: string | null };
+  month: string;
+  period: { start: string; end: string; ended: boolean };
+  branding: Branding;
+  totals: ReportLine & { requests_by_status: Record<string, number> };
+  by_model: Array<ReportLine & { model: string | null }>;
+  by_agent: Array<ReportLine & { agent: string | null }>;
+  by_day: Array<{ date: string; requests: number; spend: number }>;
+  generated_at: string;
+}

@@ -3,7 +3,7 @@ import { api, query } from "../api/client";
 import type { AgentBudget, AgentRow, LimitReset, WorkspaceRow } from "../api/types";
 import { ErrorNotice, Show, useAction, useLoad } from "../ui/async";
 import { money, number, when } from "../ui/format";
-import { usdOf } from "../ui/usd-input";
+import { numberOf } from "../ui/number-input";
 import type { Abilities } from "./abilities";
 
 const INTERVALS: LimitReset[] = ["daily", "weekly", "monthly", "lifetime"];
@@ -24,7 +24,7 @@ function SetAgentBudget({ agents, workspaces, onSaved }: { agents: AgentRow[]; w
   const set = (part: Partial<BudgetDraft>) => setDraft({ ...draft, ...part });
   const save = async (e: Event) => {
     e.preventDefault();
-    const body = { limit_usd: usdOf(draft.limit), mode: draft.mode, include_byok: draft.include_byok, workspace_id: draft.workspace_id || null };
+    const body = { limit_usd: numberOf(draft.limit), mode: draft.mode, include_byok: draft.include_byok, workspace_id: draft.workspace_id || null };
     // The agent name goes as typed (encoded): the API names what it refuses.
     const ok = await action.run(async () => void (await api.put(`/v1/agents/${encodeURIComponent(draft.agent)}/budgets/${draft.interval}`, body)));
     if (ok) onSaved();

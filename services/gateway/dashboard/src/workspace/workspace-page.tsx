@@ -6,6 +6,7 @@ import { abilitiesOf, type Abilities } from "./abilities";
 import { ActivitySection } from "./activity-section";
 import { AgentsSection } from "./agents-section";
 import { AlertsSection } from "./alerts-section";
+import { BroadcastSection } from "./broadcast-section";
 import { KeysSection } from "./keys-section";
 import { MembersSection } from "./members-section";
 import { ProviderKeysSection } from "./provider-keys-section";
@@ -22,6 +23,7 @@ const SECTIONS = [
   { id: "runs", name: "Runs", show: (c: Abilities) => c.readUsage, render: (c: Abilities) => <RunsSection can={c} /> },
   { id: "routing", name: "Routing", show: () => true, render: (c: Abilities) => <RoutingSection can={c} /> },
   { id: "alerts", name: "Alerts", show: () => true, render: (c: Abilities) => <AlertsSection can={c} /> },
+  { id: "broadcast", name: "Broadcast", show: () => true, render: (c: Abilities) => <BroadcastSection can={c} /> },
   { id: "members", name: "Members", show: () => true, render: (c: Abilities) => <MembersSection can={c} /> },
 ] as const;
 
