@@ -306,6 +306,17 @@ describe("the dashboard in a browser", () => {
     await p.getByTestId("members").waitFor();
     await expect(p.getByRole("button", { name: /^Change role/ }).count()).resolves.toBe(0);
     await expect(p.getByRole("button", { name: "Create invitation link" }).count()).resolves.toBe(0);
+    // Finance reads the configuration sections and is offered none of their writes.
+    await p.goto("/workspace#routing");
+    await p.getByText("Only an owner or an admin changes the account defaults.").waitFor();
+    await p.getByRole("heading", { name: "Route preview" }).waitFor();
+    for (const name of ["Save defaults", "Create preset", "Create guardrail", "Save policy"]) await expect(p.getByRole("button", { name }).count()).resolves.toBe(0);
+    await p.goto("/workspace#alerts");
+    await p.getByRole("heading", { name: "Runaway spend" }).waitFor();
+    for (const name of ["Add channel", "Save runaway action"]) await expect(p.getByRole("button", { name }).count()).resolves.toBe(0);
+    await p.goto("/workspace#agents");
+    await p.getByRole("heading", { name: "Agents and their budgets" }).waitFor();
+    await expect(p.getByRole("button", { name: "Save agent budget" }).count()).resolves.toBe(0);
     await finance.close();
   });
 
@@ -556,6 +567,36 @@ describe("the dashboard in a browser", () => {
     await page.getByRole("button", { name: "Pause warehouse" }).click();
     await card.getByText(/; paused$/).waitFor();
     await expectAccessible(page, "broadcast");
+  });
+
+  it("brands client reports, keeps a refused logo's form with the API's message, and shows a client's month", async () => {
+    const mgmt = gatewayClient(stack.gatewayUrl, org.managementKey);
+    const acme = (await mgmt.post("/v1/workspaces", { name: "Acme" })).json.data as { id: string };
+    const key = (await mgmt.post("/v1/keys", { name: "acme app", workspace_id: acme.id })).json.data.key as string;
+    const asked = await gatewayClient(stack.gatewayUrl, key).post("/v1/chat/completions", { model: MODEL, max_tokens: 8, messages: [{ role: "user", content: "hi" }] }, { "x-router-agent": "drafter" });
+    expect(asked.status).toBe(200);
+    await waitFor(async () => (await mgmt.get(`/v1/reports/workspaces/${acme.id}`)).json.data?.totals?.requests === 1, { timeoutMs: 20_000, intervalMs: 250, what: "the request in Acme's month" });
+
+    await page.goto("/workspace#reports");
+    await page.getByLabel("Brand name").fill("Agency");
+    await page.getByLabel("Footer").fill("Questions? ops@agency.test");
+    await page.getByLabel("Logo (PNG or JPEG, under 150 KB)").setInputFiles({ name: "logo.png", mimeType: "image/png", buffer: Buffer.from("not a picture") });
+    await page.getByText("A new logo is chosen; save to use it.").waitFor();
+    await page.getByRole("button", { name: "Save branding" }).click();
+    await expect(page.getByRole("alert").textContent()).resolves.toContain("brand_logo");
+    await expect(page.getByLabel("Brand name").inputValue()).resolves.toBe("Agency");
+    await page.getByRole("button", { name: "Remove logo" }).click();
+    await page.getByRole("button", { name: "Save branding" }).click();
+    await waitFor(async () => (await mgmt.get("/v1/reports/branding")).json.data.brand_name === "Agency", { timeoutMs: 5_000, intervalMs: 100, what: "the saved brand name" });
+
+    await page.getByLabel("Client (workspace)").selectOption({ label: "Acme" });
+    await page.getByRole("button", { name: "Show report" }).click();
+    const report = page.getByTestId("client-report");
+    await expect(report.getByRole("heading").first().textContent()).resolves.toMatch(/^Agency: Acme, \d{4}-\d{2}/);
+    await expect(report.getByTestId("report-requests").textContent()).resolves.toBe("1");
+    await report.getByRole("cell", { name: "drafter" }).waitFor();
+    await report.getByText("Questions? ops@agency.test").waitFor();
+    await expectAccessible(page, "reports");
   });
 
   it("signs out", async () => {

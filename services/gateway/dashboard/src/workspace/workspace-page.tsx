@@ -10,6 +10,7 @@ import { BroadcastSection } from "./broadcast-section";
 import { KeysSection } from "./keys-section";
 import { MembersSection } from "./members-section";
 import { ProviderKeysSection } from "./provider-keys-section";
+import { ReportsSection } from "./reports-section";
 import { RoutingSection } from "./routing-section";
 import { RunsSection } from "./runs-section";
 import { WorkspacesSection } from "./workspaces-section";
@@ -24,6 +25,7 @@ const SECTIONS = [
   { id: "routing", name: "Routing", show: () => true, render: (c: Abilities) => <RoutingSection can={c} /> },
   { id: "alerts", name: "Alerts", show: () => true, render: (c: Abilities) => <AlertsSection can={c} /> },
   { id: "broadcast", name: "Broadcast", show: () => true, render: (c: Abilities) => <BroadcastSection can={c} /> },
+  { id: "reports", name: "Reports", show: (c: Abilities) => c.readUsage, render: (c: Abilities) => <ReportsSection can={c} /> },
   { id: "members", name: "Members", show: () => true, render: (c: Abilities) => <MembersSection can={c} /> },
 ] as const;
 
