@@ -4,6 +4,7 @@ import type { AlertChannel, AlertDelivery } from "../api/types";
 import { ErrorNotice, Show, useAction, useLoad } from "../ui/async";
 import { CopyButton } from "../ui/copy-button";
 import { when } from "../ui/format";
+import { Table } from "../ui/table";
 
 type Kind = AlertChannel["kind"];
 
@@ -108,37 +109,24 @@ function Deliveries({ tick }: { tick: number }) {
           rows.length === 0 ? (
             <p class="hint">No alert sent in the last 90 days.</p>
           ) : (
-            <div class="scroll">
-              <table data-testid="deliveries">
-                <thead>
-                  <tr>
-                    <th scope="col">When</th>
-                    <th scope="col">Channel</th>
-                    <th scope="col">Event</th>
-                    <th scope="col">About</th>
-                    <th scope="col">Outcome</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {rows.map((d) => (
-                    <tr key={d.id}>
-                      <td>{when(d.created_at)}</td>
-                      <td>{d.channel_name ?? "removed channel"}</td>
-                      <td>
-                        {d.event}
-                        {d.threshold !== null ? ` at ${d.threshold}%` : ""}
-                      </td>
-                      <td>{d.key_name ?? d.agent_tag ?? ""}</td>
-                      <td>
-                        {d.status}
-                        {d.http_status ? ` (HTTP ${d.http_status})` : ""}
-                        {d.error ? `: ${d.error}` : ""}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <Table headers={["When", "Channel", "Event", "About", "Outcome"]} testId="deliveries">
+              {rows.map((d) => (
+                <tr key={d.id}>
+                  <td>{when(d.created_at)}</td>
+                  <td>{d.channel_name ?? "removed channel"}</td>
+                  <td>
+                    {d.event}
+                    {d.threshold !== null ? ` at ${d.threshold}%` : ""}
+                  </td>
+                  <td>{d.key_name ?? d.agent_tag ?? ""}</td>
+                  <td>
+                    {d.status}
+                    {d.http_status ? ` (HTTP ${d.http_status})` : ""}
+                    {d.error ? `: ${d.error}` : ""}
+                  </td>
+                </tr>
+              ))}
+            </Table>
           )
         }
       </Show>

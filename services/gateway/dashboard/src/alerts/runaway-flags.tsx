@@ -3,6 +3,7 @@ import { api } from "../api/client";
 import type { RunawayFlag } from "../api/types";
 import { ErrorNotice, Show, useAction, useLoad } from "../ui/async";
 import { money, number, when } from "../ui/format";
+import { Table } from "../ui/table";
 
 type Action = "alert" | "pause";
 
@@ -53,36 +54,23 @@ export function RunawayPanel({ canWrite }: { canWrite: boolean }) {
                 No flag in the last 30 days.
               </p>
             ) : (
-              <div class="scroll">
-                <table data-testid="flags">
-                  <thead>
-                    <tr>
-                      <th scope="col">When</th>
-                      <th scope="col">Subject</th>
-                      <th scope="col">Why</th>
-                      <th scope="col">Window</th>
-                      <th scope="col">Action</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {flags.map((f) => (
-                      <tr key={f.id}>
-                        <td>{when(f.created_at)}</td>
-                        <td>{f.subject_kind === "key" ? `key ${f.key_name ?? f.subject}` : `agent ${f.subject}`}</td>
-                        <td>
-                          {f.kind === "spend"
-                            ? `${money(f.spend)} against a usual ${money(f.usual_spend)}`
-                            : `${number(f.requests)} requests against a usual ${number(f.usual_requests)}`}
-                        </td>
-                        <td>
-                          {when(f.window_start)} to {when(f.window_end)}
-                        </td>
-                        <td>{f.action === "paused" ? (f.key_paused ? "key paused (resume it in Keys)" : "key was paused, since resumed") : "alert"}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+              <Table headers={["When", "Subject", "Why", "Window", "Action"]} testId="flags">
+                {flags.map((f) => (
+                  <tr key={f.id}>
+                    <td>{when(f.created_at)}</td>
+                    <td>{f.subject_kind === "key" ? `key ${f.key_name ?? f.subject}` : `agent ${f.subject}`}</td>
+                    <td>
+                      {f.kind === "spend"
+                        ? `${money(f.spend)} against a usual ${money(f.usual_spend)}`
+                        : `${number(f.requests)} requests against a usual ${number(f.usual_requests)}`}
+                    </td>
+                    <td>
+                      {when(f.window_start)} to {when(f.window_end)}
+                    </td>
+                    <td>{f.action === "paused" ? (f.key_paused ? "key paused (resume it in Keys)" : "key was paused, since resumed") : "alert"}</td>
+                  </tr>
+                ))}
+              </Table>
             )}
           </>
         )}

@@ -3,34 +3,22 @@ import { api, query } from "../api/client";
 import type { ClientReport, ReportLine, WorkspaceRow } from "../api/types";
 import { Show, useLoad } from "../ui/async";
 import { money, number } from "../ui/format";
+import { Table } from "../ui/table";
 
 const thisMonth = () => new Date().toISOString().slice(0, 7);
 
 function Breakdown({ caption, rows }: { caption: string; rows: Array<ReportLine & { name: string }> }) {
   return (
-    <div class="scroll">
-      <table>
-        <caption>{caption}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Requests</th>
-            <th scope="col">Tokens</th>
-            <th scope="col">Spend (list price)</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((r) => (
-            <tr key={r.name}>
-              <td>{r.name}</td>
-              <td>{number(r.requests)}</td>
-              <td>{number(r.total_tokens)}</td>
-              <td>{money(r.spend)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <Table headers={["Name", "Requests", "Tokens", "Spend (list price)"]} caption={caption}>
+      {rows.map((r) => (
+        <tr key={r.name}>
+          <td>{r.name}</td>
+          <td>{number(r.requests)}</td>
+          <td>{number(r.total_tokens)}</td>
+          <td>{money(r.spend)}</td>
+        </tr>
+      ))}
+    </Table>
   );
 }
 

@@ -3,6 +3,7 @@ import { call } from "../api/client";
 import type { PreviewCandidate, RoutePreview } from "../api/types";
 import { ErrorNotice, useAction } from "../ui/async";
 import { money } from "../ui/format";
+import { Table } from "../ui/table";
 
 const price = (c: PreviewCandidate) => (c.pricing ? `${money(c.pricing.prompt_per_million)} / ${money(c.pricing.completion_per_million)} per million` : "unpriced");
 
@@ -26,54 +27,29 @@ function Result({ r }: { r: RoutePreview }) {
       {r.unresolved_models.length > 0 && <p>Not in the catalog: {r.unresolved_models.join(", ")}</p>}
       {r.guardrails.applied.length > 0 && <p>Guardrails applied: {r.guardrails.applied.join(", ")}</p>}
       {r.content_filter && r.content_filter.labels.length > 0 && <p>Content filters matched: {r.content_filter.labels.join(", ")}</p>}
-      <div class="scroll">
-        <table data-testid="preview-cascade">
-          <caption>Cascade, in the order the endpoints would be tried</caption>
-          <thead>
-            <tr>
-              <th scope="col">#</th>
-              <th scope="col">Provider</th>
-              <th scope="col">Model</th>
-              <th scope="col">List price</th>
-            </tr>
-          </thead>
-          <tbody>
-            {r.cascade.map((c, i) => (
-              <tr key={c.endpoint_id}>
-                <td>{i + 1}</td>
-                <td>
-                  {c.provider}
-                  {c.pinned ? " (pinned)" : ""}
-                </td>
-                <td>{c.model}</td>
-                <td>{price(c)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <Table headers={["#", "Provider", "Model", "List price"]} caption="Cascade, in the order the endpoints would be tried" testId="preview-cascade">
+        {r.cascade.map((c, i) => (
+          <tr key={c.endpoint_id}>
+            <td>{i + 1}</td>
+            <td>
+              {c.provider}
+              {c.pinned ? " (pinned)" : ""}
+            </td>
+            <td>{c.model}</td>
+            <td>{price(c)}</td>
+          </tr>
+        ))}
+      </Table>
       {r.refused.length > 0 && (
-        <div class="scroll">
-          <table data-testid="preview-refused">
-            <caption>Endpoints left out, and why</caption>
-            <thead>
-              <tr>
-                <th scope="col">Provider</th>
-                <th scope="col">Model</th>
-                <th scope="col">Refused by</th>
-              </tr>
-            </thead>
-            <tbody>
-              {r.refused.map((x) => (
-                <tr key={x.endpoint_id}>
-                  <td>{x.provider}</td>
-                  <td>{x.model}</td>
-                  <td>{x.constraint}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table headers={["Provider", "Model", "Refused by"]} caption="Endpoints left out, and why" testId="preview-refused">
+          {r.refused.map((x) => (
+            <tr key={x.endpoint_id}>
+              <td>{x.provider}</td>
+              <td>{x.model}</td>
+              <td>{x.constraint}</td>
+            </tr>
+          ))}
+        </Table>
       )}
     </div>
   );

@@ -14,6 +14,18 @@ const ASSIGNABLE: Array<{ role: Role; name: string }> = [
 ];
 const nameOf = (role: Role) => ASSIGNABLE.find((r) => r.role === role)?.name ?? role;
 
+function AssignableRoles() {
+  return (
+    <>
+      {ASSIGNABLE.map((r) => (
+        <option key={r.role} value={r.role}>
+          {r.name}
+        </option>
+      ))}
+    </>
+  );
+}
+
 function MemberRow({ m, can, onChanged }: { m: Member; can: Abilities; onChanged: () => void }) {
   const [role, setRole] = useState<Role>(m.role);
   const action = useAction();
@@ -44,11 +56,7 @@ function MemberRow({ m, can, onChanged }: { m: Member; can: Abilities; onChanged
             <select id={`role-${m.user_id}`} value={role} onChange={(e) => setRole(e.currentTarget.value as Role)}>
               {/* A role the owner cannot give (admin, read-only) stays listed while it is the member's. */}
               {!ASSIGNABLE.some((r) => r.role === m.role) && <option value={m.role}>{m.role_name}</option>}
-              {ASSIGNABLE.map((r) => (
-                <option key={r.role} value={r.role}>
-                  {r.name}
-                </option>
-              ))}
+              <AssignableRoles />
             </select>
           </div>
           <button type="submit" disabled={action.busy} aria-label={`Change role for ${who}`}>
@@ -102,11 +110,7 @@ function Invitations() {
         <div class="field">
           <label for="invite-role">Invite someone as</label>
           <select id="invite-role" value={role} onChange={(e) => setRole(e.currentTarget.value as Role)}>
-            {ASSIGNABLE.map((r) => (
-              <option key={r.role} value={r.role}>
-                {r.name}
-              </option>
-            ))}
+            <AssignableRoles />
           </select>
         </div>
         <button type="submit" class="primary" disabled={action.busy}>

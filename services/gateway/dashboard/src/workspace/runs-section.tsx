@@ -4,6 +4,7 @@ import type { Run, RunStatus, RunTree } from "../api/types";
 import { ErrorNotice, Show, useAction, useLoad } from "../ui/async";
 import { money, number, when } from "../ui/format";
 import type { Abilities } from "./abilities";
+import { Table } from "../ui/table";
 
 const STATUSES: RunStatus[] = ["open", "paused", "completed", "exhausted", "cancelled"];
 const percent = (rate: number | null) => (rate === null ? "none" : `${Math.round(rate * 100)}%`);
@@ -81,43 +82,27 @@ function RunDetail({ id, can, onChanged, onClose }: { id: string; can: Abilities
             {r.tree.turns.length === 0 ? (
               <p class="hint">No turn yet.</p>
             ) : (
-              <div class="scroll">
-                <table data-testid="run-turns">
-                  <caption class="hint">Each turn is a chat completion that named this run.</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Turn</th>
-                      <th scope="col">Status</th>
-                      <th scope="col">Model</th>
-                      <th scope="col">Cost</th>
-                      <th scope="col">Tool calls</th>
-                      <th scope="col">Cache hits</th>
-                      <th scope="col">Request</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {r.tree.turns.map((t) => (
-                      <tr key={t.turn}>
-                        <td>{t.turn}</td>
-                        <td>{t.status}</td>
-                        <td>
-                          {t.model ?? "none"}
-                          {t.model_switch ? " (switched)" : ""}
-                        </td>
-                        <td>{money(t.cost)}</td>
-                        <td>
-                          {t.tool_calls}
-                          {t.failed_tool_calls ? ` (${t.failed_tool_calls} failed)` : ""}
-                        </td>
-                        <td>{percent(t.cache_hit_rate)}</td>
-                        <td>
-                          <code>{t.request_id}</code>
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+              <Table headers={["Turn", "Status", "Model", "Cost", "Tool calls", "Cache hits", "Request"]} caption="Each turn is a chat completion that named this run." testId="run-turns">
+                {r.tree.turns.map((t) => (
+                  <tr key={t.turn}>
+                    <td>{t.turn}</td>
+                    <td>{t.status}</td>
+                    <td>
+                      {t.model ?? "none"}
+                      {t.model_switch ? " (switched)" : ""}
+                    </td>
+                    <td>{money(t.cost)}</td>
+                    <td>
+                      {t.tool_calls}
+                      {t.failed_tool_calls ? ` (${t.failed_tool_calls} failed)` : ""}
+                    </td>
+                    <td>{percent(t.cache_hit_rate)}</td>
+                    <td>
+                      <code>{t.request_id}</code>
+                    </td>
+                  </tr>
+                ))}
+              </Table>
             )}
           </>
         )}
@@ -155,41 +140,27 @@ export function RunsSection({ can }: { can: Abilities }) {
           runs.length === 0 ? (
             <p class="hint">No runs{status ? ` ${status}` : ""}.</p>
           ) : (
-            <div class="scroll">
-              <table data-testid="runs">
-                <thead>
-                  <tr>
-                    <th scope="col">Run</th>
-                    <th scope="col">Goal</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Spent of budget</th>
-                    <th scope="col">Turns</th>
-                    <th scope="col">Opened</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {runs.map((r) => (
-                    <tr key={r.id}>
-                      <td>
-                        <button type="button" class="link" onClick={() => setOpen(r.id)} aria-label={`open run ${r.id}`}>
-                          {r.id}
-                        </button>
-                      </td>
-                      <td>{r.goal ?? ""}</td>
-                      <td>
-                        {r.status}
-                        {r.pause_reason ? ` (${r.pause_reason.replace("_", " ")})` : ""}
-                      </td>
-                      <td>
-                        {money(r.spent)} of {money(r.budget)}
-                      </td>
-                      <td>{number(r.turns_used)}</td>
-                      <td>{when(r.created_at)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <Table headers={["Run", "Goal", "Status", "Spent of budget", "Turns", "Opened"]} testId="runs">
+              {runs.map((r) => (
+                <tr key={r.id}>
+                  <td>
+                    <button type="button" class="link" onClick={() => setOpen(r.id)} aria-label={`open run ${r.id}`}>
+                      {r.id}
+                    </button>
+                  </td>
+                  <td>{r.goal ?? ""}</td>
+                  <td>
+                    {r.status}
+                    {r.pause_reason ? ` (${r.pause_reason.replace("_", " ")})` : ""}
+                  </td>
+                  <td>
+                    {money(r.spent)} of {money(r.budget)}
+                  </td>
+                  <td>{number(r.turns_used)}</td>
+                  <td>{when(r.created_at)}</td>
+                </tr>
+              ))}
+            </Table>
           )
         }
       </Show>
