@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { Wallet } from "ethers";
-import type { Browser as Chromium, BrowserContext, Page } from "playwright-core";
+import type { Browser as Chromium, BrowserContext, Locator, Page } from "playwright-core";
 import {
   accessibilityViolations,
   Browser,
@@ -8,9 +8,11 @@ import {
   launchChromium,
   screenshot,
   startFakeOpenAi,
+  startHttpsReceiver,
   startStack,
   waitFor,
   type FakeUpstream,
+  type HttpsReceiver,
   type Stack,
 } from "@router/testkit";
 
@@ -27,6 +29,8 @@ const DESKTOP = { width: 1280, height: 900 };
 describe("the dashboard in a browser", () => {
   let stack: Stack;
   let openai: FakeUpstream;
+  /** Stands in for a team's webhook receiver (alert channels). */
+  let receiver: HttpsReceiver;
   let chromium: Chromium;
   let org: { orgId: string; managementKey: string };
   let owner: BrowserContext;
@@ -36,6 +40,8 @@ describe("the dashboard in a browser", () => {
   /** A context that records Content-Security-Policy violations (the policy must never have to block anything). */
   async function newContext(viewport = DESKTOP): Promise<BrowserContext> {
     const context = await chromium.newContext({ baseURL: stack.gatewayUrl, viewport });
+    // Below the test's own timeout, so a missing element names itself instead of timing the test out.
+    context.setDefaultTimeout(10_000);
     await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: stack.gatewayUrl });
     context.on("console", (msg) => {
       if (/Content Security Policy/i.test(msg.text())) cspViolations.push(msg.text());
@@ -48,9 +54,35 @@ describe("the dashboard in a browser", () => {
     expect(await accessibilityViolations(p)).toEqual([]);
   }
 
+  /** A person signed in with a wallet (a real signature) in a cookie jar of their own. */
+  async function walletPerson(): Promise<Browser> {
+    const person = new Browser(stack.gatewayUrl);
+    const wallet = Wallet.createRandom();
+    const challenge = await person.post("/v1/auth/wallet/challenge", { address: wallet.address });
+    const { message, nonce } = challenge.body.data as { message: string; nonce: string };
+    expect((await person.post("/v1/auth/wallet/verify", { address: wallet.address, signature: await wallet.signMessage(message), nonce })).status).toBe(200);
+    return person;
+  }
+
+  /** Reloads `p` until `check` holds once `ready` shows: what the bus carries (activity, agents) arrives after the response. */
+  async function reloadUntil(p: Page, ready: Locator, check: () => Promise<boolean>, what: string): Promise<void> {
+    await waitFor(
+      async () => {
+        await p.reload();
+        await ready.waitFor();
+        return check();
+      },
+      { timeoutMs: 20_000, intervalMs: 500, what },
+    );
+  }
+
   beforeAll(async () => {
     openai = await startFakeOpenAi();
-    stack = await startStack({ providerBaseUrls: { openai: openai.url } });
+    receiver = await startHttpsReceiver();
+    stack = await startStack({
+      providerBaseUrls: { openai: openai.url },
+      extraEnv: { ROUTER_OUTBOUND_ALLOW_HOSTS: "127.0.0.1", ROUTER_OUTBOUND_CA_FILE: receiver.caFile },
+    });
     org = await stack.createOrg("Dashboard Co");
     chromium = await launchChromium();
     owner = await newContext();
@@ -61,6 +93,7 @@ describe("the dashboard in a browser", () => {
     await chromium?.close();
     await stack?.stop();
     await openai?.close();
+    await receiver?.close();
   });
 
   afterEach(() => {
@@ -239,12 +272,8 @@ describe("the dashboard in a browser", () => {
     const invited = await gatewayClient(stack.gatewayUrl, org.managementKey).post("/v1/organization/invitations", { role: "billing" });
     expect(invited.status).toBe(201);
     const url = new URL(invited.json.data.url as string);
-    // The person signs in with a wallet (a real signature) in a cookie jar; the session moves into the browser.
-    const person = new Browser(stack.gatewayUrl);
-    const wallet = Wallet.createRandom();
-    const challenge = await person.post("/v1/auth/wallet/challenge", { address: wallet.address });
-    const { message, nonce } = challenge.body.data as { message: string; nonce: string };
-    expect((await person.post("/v1/auth/wallet/verify", { address: wallet.address, signature: await wallet.signMessage(message), nonce })).status).toBe(200);
+    // The person signs in with a wallet in a cookie jar; the session moves into the browser.
+    const person = await walletPerson();
     const finance = await newContext(PHONE);
     for (const name of ["rt_session", "rt_csrf"]) await finance.addCookies([{ name, value: (await person.cookie(name)) ?? "", url: stack.gatewayUrl }]);
     const p = await finance.newPage();
@@ -270,7 +299,304 @@ describe("the dashboard in a browser", () => {
       return res.status;
     })()`);
     expect(status).toBe(403);
+
+    // Finance sees who is in the organisation, with no control an owner has.
+    await p.getByRole("link", { name: "Members" }).click();
+    await p.getByText("Only an owner changes roles, removes people and invites.").waitFor();
+    await p.getByTestId("members").waitFor();
+    await expect(p.getByRole("button", { name: /^Change role/ }).count()).resolves.toBe(0);
+    await expect(p.getByRole("button", { name: "Create invitation link" }).count()).resolves.toBe(0);
+    // Finance reads the configuration sections and is offered none of their writes.
+    await p.goto("/workspace#routing");
+    await p.getByText("Only an owner or an admin changes the account defaults.").waitFor();
+    await p.getByRole("heading", { name: "Route preview" }).waitFor();
+    for (const name of ["Save defaults", "Create preset", "Create guardrail", "Save policy"]) await expect(p.getByRole("button", { name }).count()).resolves.toBe(0);
+    await p.goto("/workspace#alerts");
+    await p.getByRole("heading", { name: "Runaway spend" }).waitFor();
+    for (const name of ["Add channel", "Save runaway action"]) await expect(p.getByRole("button", { name }).count()).resolves.toBe(0);
+    await p.goto("/workspace#agents");
+    await p.getByRole("heading", { name: "Agents and their budgets" }).waitFor();
+    await expect(p.getByRole("button", { name: "Save agent budget" }).count()).resolves.toBe(0);
     await finance.close();
+  });
+
+  it("lists agents with their month, keeps a refused agent budget's values with the API's message, and saves one", async () => {
+    const key = await gatewayClient(stack.gatewayUrl, org.managementKey).post("/v1/keys", { name: "agents" });
+    const agentKey = gatewayClient(stack.gatewayUrl, key.json.data.key as string);
+    const asked = await agentKey.post("/v1/chat/completions", { model: MODEL, max_tokens: 8, messages: [{ role: "user", content: "plan" }] }, { "x-router-agent": "planner" });
+    expect(asked.status).toBe(200);
+
+    await page.goto("/workspace#agents");
+    const planner = page.getByTestId("agents").getByRole("listitem").filter({ has: page.getByRole("heading", { name: "planner" }) });
+    await reloadUntil(page, page.getByTestId("agents"), async () => /over 1 requests/.test((await planner.textContent()) ?? ""), "the planner's request in the agents list");
+
+    await page.getByLabel("Agent", { exact: true }).fill("planner");
+    await page.getByLabel("Agent limit (USD)").fill("half a dollar");
+    await page.getByRole("button", { name: "Save agent budget" }).click();
+    await expect(page.getByRole("alert").textContent()).resolves.toContain("limit_usd");
+    await expect(page.getByLabel("Agent limit (USD)").inputValue()).resolves.toBe("half a dollar");
+    await expect(page.getByLabel("Agent", { exact: true }).inputValue()).resolves.toBe("planner");
+
+    await page.getByLabel("Agent limit (USD)").fill("0.5");
+    await page.getByLabel("At the limit").selectOption("soft");
+    await page.getByRole("button", { name: "Save agent budget" }).click();
+    await planner.getByText("monthly: $0.50 soft, organisation-wide, provider keys counted").waitFor();
+    await expectAccessible(page, "agents");
+    const rows = (await gatewayClient(stack.gatewayUrl, org.managementKey).get("/v1/agents")).json.data as Array<Record<string, any>>;
+    expect(rows.find((a) => a.agent === "planner")?.budgets).toEqual([expect.objectContaining({ interval: "monthly", limit_usd: 0.5, mode: "soft" })]);
+  });
+
+  it("shows runs and a run's tree, resumes a paused run, and shows the API's refusal of a stale close", async () => {
+    const mgmt = gatewayClient(stack.gatewayUrl, org.managementKey);
+    const agent = gatewayClient(stack.gatewayUrl, (await mgmt.post("/v1/keys", { name: "runner" })).json.data.key as string);
+    const open = async (body: Record<string, unknown>) => (await agent.post("/v1/runs", body)).json.data as { id: string };
+    // A turn that reports a million prompt tokens costs $0.15: past the $0.10 a minute, the run pauses.
+    const paused = await open({ goal: "Triage the inbox", budget_usd: 5, max_cost_per_minute_usd: 0.1 });
+    const quiet = await open({ goal: "Write the summary", budget_usd: 1 });
+    openai.script({ usage: { prompt: 1_000_000, completion: 0 } });
+    const turn = await agent.post("/v1/chat/completions", { model: MODEL, max_tokens: 8, run_id: paused.id, messages: [{ role: "user", content: "step" }] });
+    expect(turn.status).toBe(200);
+    await waitFor(async () => (await mgmt.get(`/v1/runs/${paused.id}`)).json.data.status === "paused", { timeoutMs: 15_000, intervalMs: 200, what: "the run to pause" });
+
+    await page.goto("/workspace#runs");
+    const runs = page.getByTestId("runs");
+    await runs.getByText("Triage the inbox").waitFor();
+    await expect(runs.getByText("Write the summary").count()).resolves.toBe(1);
+    await page.getByRole("button", { name: `open run ${paused.id}` }).click();
+    const detail = page.getByRole("region", { name: `Run ${paused.id}` });
+    await expect(detail.getByTestId("run-status").textContent()).resolves.toMatch(/^paused \(cost velocity/);
+    await expect(detail.getByTestId("run-turns").locator("tbody tr").count()).resolves.toBe(1);
+    await expect(detail.getByTestId("run-turns").locator("tbody tr").first().textContent()).resolves.toContain("$0.15");
+    await expectAccessible(page, "runs");
+    await detail.getByRole("button", { name: "Resume run" }).click();
+    await waitFor(async () => (await detail.getByTestId("run-status").textContent()) === "open", { timeoutMs: 5_000, intervalMs: 100, what: "the run to show open" });
+    expect((await mgmt.get(`/v1/runs/${paused.id}`)).json.data.status).toBe("open");
+
+    // The page still shows the quiet run open when someone else closes it: the close is refused with the API's words.
+    await page.getByRole("button", { name: `open run ${quiet.id}` }).click();
+    const other = page.getByRole("region", { name: `Run ${quiet.id}` });
+    await other.getByRole("button", { name: "Close as completed" }).waitFor();
+    expect((await mgmt.post(`/v1/runs/${quiet.id}/close`, { status: "cancelled" })).status).toBe(200);
+    await other.getByRole("button", { name: "Close as completed" }).click();
+    await expect(other.getByRole("alert").textContent()).resolves.toBe("This run is cancelled; it is already closed.");
+  });
+
+  it("invites with a link shown once, changes a member's role, and shows the API's refusal to demote the last owner", async () => {
+    await page.goto("/workspace#members");
+    await page.getByLabel("Invite someone as").selectOption("member");
+    await page.getByRole("button", { name: "Create invitation link" }).click();
+    const link = (await page.getByTestId("invitation-link").textContent()) ?? "";
+    expect(link).toMatch(/\/invite#token=/);
+    await expectAccessible(page, "members-invited");
+    // A second invitation (Finance), revoked from the list.
+    await page.getByLabel("Invite someone as").selectOption("billing");
+    await page.getByRole("button", { name: "Create invitation link" }).click();
+    const invitations = page.getByTestId("invitations").getByRole("listitem");
+    await waitFor(async () => (await invitations.count()) === 2, { timeoutMs: 5_000, intervalMs: 100, what: "two open invitations" });
+    await page.getByRole("button", { name: /^Revoke the Finance invitation/ }).click();
+    await waitFor(async () => (await invitations.count()) === 1, { timeoutMs: 5_000, intervalMs: 100, what: "the revoked invitation to leave the list" });
+    await expect(invitations.first().textContent()).resolves.toMatch(/^Developer/);
+
+    // The invited person accepts the first link (through the API, in their own cookie jar).
+    const person = await walletPerson();
+    const token = new URL(link).hash.replace(/^#token=/, "");
+    expect((await person.post("/v1/invitations/accept", { token })).status).toBe(200);
+    const members = (await gatewayClient(stack.gatewayUrl, org.managementKey).get("/v1/organization/members")).json.data as Array<Record<string, any>>;
+    const joined = members.find((m) => m.role === "member");
+    expect(joined).toBeDefined();
+    const id = joined?.user_id as string;
+    const who = (joined?.name ?? joined?.email ?? id) as string;
+
+    await page.reload();
+    await expect(page.getByTestId(`role-of-${id}`).textContent()).resolves.toBe("Developer");
+    await page.getByLabel(`New role for ${who}`).selectOption("owner");
+    await page.getByRole("button", { name: `Change role for ${who}` }).click();
+    await waitFor(async () => (await page.getByTestId(`role-of-${id}`).textContent()) === "Owner", { timeoutMs: 5_000, intervalMs: 100, what: "the new role" });
+    // The only person who is an owner cannot be demoted: the API says why, and the choice stays.
+    await page.getByLabel(`New role for ${who}`).selectOption("billing");
+    await page.getByRole("button", { name: `Change role for ${who}` }).click();
+    const card = page.getByTestId("members").getByRole("listitem").filter({ has: page.getByTestId(`role-of-${id}`) });
+    await expect(card.getByRole("alert").textContent()).resolves.toContain("last owner");
+    await expect(page.getByLabel(`New role for ${who}`).inputValue()).resolves.toBe("billing");
+    await expectAccessible(page, "members");
+  });
+
+  it("saves the routing defaults, keeps a refused default model with the API's message, and versions and reverts a preset", async () => {
+    await page.goto("/workspace#routing");
+    await page.getByLabel("Default model (empty for none)").fill("nobody/no-such-model");
+    await page.getByRole("button", { name: "Save defaults" }).click();
+    await expect(page.getByRole("alert").textContent()).resolves.toContain("default_model");
+    await expect(page.getByLabel("Default model (empty for none)").inputValue()).resolves.toBe("nobody/no-such-model");
+    await page.getByLabel("Default model (empty for none)").fill(MODEL);
+    await page.getByLabel("Order endpoints by").selectOption("price");
+    await page.getByRole("button", { name: "Save defaults" }).click();
+    await page.getByText(/^Last changed (?!never)/).waitFor();
+    const defaults = (await gatewayClient(stack.gatewayUrl, org.managementKey).get("/v1/routing/defaults")).json.data;
+    expect(defaults).toMatchObject({ default_model: MODEL, default_sort: "price", lock_sort: false });
+
+    await page.getByLabel("Slug").fill("terse");
+    await page.getByLabel("Preset name").fill("Terse");
+    await page.getByRole("button", { name: "Create preset" }).click();
+    const card = page.getByTestId("presets").getByRole("listitem").filter({ hasText: "@preset/terse" }).first();
+    await card.waitFor();
+    // The same slug again: refused with the API's words, the form as typed.
+    await page.getByLabel("Slug").fill("terse");
+    await page.getByLabel("Preset name").fill("Terse again");
+    await page.getByRole("button", { name: "Create preset" }).click();
+    await expect(page.getByRole("alert").textContent()).resolves.toMatch(/terse|already/);
+    await expect(page.getByLabel("Preset name").inputValue()).resolves.toBe("Terse again");
+
+    await page.getByRole("button", { name: "Versions of terse" }).click();
+    await page.getByLabel("New version of terse (JSON)").fill(JSON.stringify({ model: MODEL, temperature: 0.7 }));
+    await page.getByLabel("Note (optional)").fill("warmer");
+    await page.getByRole("button", { name: "Save version" }).click();
+    const versions = page.getByTestId("versions-terse").getByRole("listitem");
+    await waitFor(async () => (await versions.count()) === 2, { timeoutMs: 5_000, intervalMs: 100, what: "the second version" });
+    await expect(versions.first().textContent()).resolves.toMatch(/^Version 2 \(current\).*warmer/);
+    await page.getByRole("button", { name: "Revert terse to version 1" }).click();
+    await waitFor(async () => (await versions.count()) === 3, { timeoutMs: 5_000, intervalMs: 100, what: "the revert as version 3" });
+    await expect(versions.first().textContent()).resolves.toMatch(/^Version 3 \(current\).*revert to version 1/);
+    await expectAccessible(page, "routing");
+  });
+
+  it("creates a guardrail with a content filter and applies it to a key, previews a privacy policy, and previews routes with a pasted inference key", async () => {
+    const key = (await gatewayClient(stack.gatewayUrl, org.managementKey).post("/v1/keys", { name: "playground" })).json.data.key as string;
+    await page.reload();
+    await page.getByLabel("Guardrail name").fill("No secrets");
+    await page.getByLabel("email").check();
+    await page.getByLabel("Pattern (RE2, no lookaround or backreferences)").fill("secret-(?=\\d)");
+    await page.getByRole("button", { name: "Create guardrail" }).click();
+    await expect(page.getByRole("alert").textContent()).resolves.toContain("content_filters.0.pattern");
+    await expect(page.getByLabel("Guardrail name").inputValue()).resolves.toBe("No secrets");
+    await page.getByLabel("Pattern (RE2, no lookaround or backreferences)").fill("secret-\\d+");
+    await page.getByLabel("Filter label (optional)").fill("secrets");
+    await page.getByRole("button", { name: "Create guardrail" }).click();
+    const guardrail = page.getByTestId("guardrails").getByRole("listitem").filter({ has: page.getByRole("heading", { name: "No secrets" }) });
+    await guardrail.getByText("email, secrets (block)").waitFor();
+    await page.getByLabel("Apply No secrets to key").selectOption({ label: "playground" });
+    await guardrail.getByRole("button", { name: "Apply" }).click();
+    await guardrail.getByText("key playground").waitFor();
+
+
+    const saved = (await page.getByTestId("privacy-saved").textContent()) ?? "";
+    await page.getByLabel("Only endpoints that do not train on requests").check();
+    await page.getByRole("button", { name: "Preview policy" }).click();
+    await expect(page.getByTestId("privacy-preview").textContent()).resolves.toMatch(/^\d+ models available, \d+ without/);
+    expect((await gatewayClient(stack.gatewayUrl, org.managementKey).get("/v1/privacy")).json.data.policy.deny_training).toBe(false);
+    await expect(page.getByTestId("privacy-saved").textContent()).resolves.toBe(saved);
+
+    /** The preview's answer replaces the last one: waits for the refusal that names `code`. */
+    const refusalSays = (code: string) =>
+      waitFor(async () => ((await page.getByTestId("preview-refusal").textContent({ timeout: 1_000 }).catch(() => "")) ?? "").includes(code), {
+        timeoutMs: 5_000,
+        intervalMs: 100,
+        what: `the preview to refuse with ${code}`,
+      });
+    await page.getByLabel("Inference key").fill(key);
+    await page.getByLabel("Model", { exact: true }).fill(MODEL);
+    await page.getByLabel("Message (optional, for content filters)").fill("hello");
+    await page.getByLabel("Routing seed (optional)").fill("alpha");
+    await page.getByRole("button", { name: "Preview route" }).click();
+    await expect(page.getByTestId("preview-winner").textContent()).resolves.toContain("openai");
+    expect(await page.getByTestId("preview-cascade").locator("tbody tr").count()).toBeGreaterThan(0);
+    await expectAccessible(page, "route-preview");
+    // The guardrail's filter, run by the preview over the message: refused, naming the filter.
+    await page.getByLabel("Message (optional, for content filters)").fill("the code is secret-42");
+    await page.getByRole("button", { name: "Preview route" }).click();
+    await refusalSays("content_filtered");
+    // dash-app's ceiling is $0: the preview says the request would be refused, in the API's words.
+    await page.getByLabel("Inference key").fill(inferenceKey);
+    await page.getByRole("button", { name: "Preview route" }).click();
+    await refusalSays("budget_exceeded");
+    // A key the gateway does not know: the API's refusal, beside the form.
+    await page.getByLabel("Inference key").fill("rt-v1-not-a-key");
+    await page.getByRole("button", { name: "Preview route" }).click();
+    await expect(page.getByRole("region", { name: "Route preview" }).getByRole("alert").textContent()).resolves.toContain("Authorization: malformed");
+  });
+
+  it("adds an alert channel whose secret is shown once, sends it a test, lists the delivery, and sets the runaway action", async () => {
+    await page.goto("/workspace#alerts");
+    await page.getByLabel("Channel name").fill("ops");
+    await page.getByLabel("URL (public https)").fill("http://hooks.example.com/router");
+    await page.getByRole("button", { name: "Add channel" }).click();
+    await expect(page.getByRole("alert").textContent()).resolves.toContain("target");
+    await expect(page.getByLabel("URL (public https)").inputValue()).resolves.toBe("http://hooks.example.com/router");
+    await page.getByLabel("URL (public https)").fill(`${receiver.url}/alerts`);
+    await page.getByRole("button", { name: "Add channel" }).click();
+    const secret = (await page.getByTestId("channel-secret").textContent()) ?? "";
+    expect(secret.length).toBeGreaterThan(16);
+
+    await page.getByRole("button", { name: "Send test to ops" }).click();
+    await page.getByText("Test sent (HTTP 200)").waitFor();
+    expect(receiver.requests.filter((r) => r.path === "/alerts")).toHaveLength(1);
+    expect(receiver.requests[0]?.headers["x-router-signature"]).toBeDefined();
+    await page.getByTestId("deliveries").getByText("ops").waitFor();
+
+    await page.getByTestId("no-flags").waitFor();
+    await page.getByLabel("When a key runs away").selectOption("pause");
+    await page.getByRole("button", { name: "Save runaway action" }).click();
+    await waitFor(async () => (await gatewayClient(stack.gatewayUrl, org.managementKey).get("/v1/alerts/settings")).json.data.runaway_action === "pause", {
+      timeoutMs: 5_000,
+      intervalMs: 100,
+      what: "the runaway action to be pause",
+    });
+    await expectAccessible(page, "alerts");
+    // The page after a reload no longer holds the secret.
+    await page.reload();
+    await page.getByRole("heading", { name: "ops" }).waitFor();
+    expect(await page.content()).not.toContain(secret);
+  });
+
+  it("adds a broadcast destination whose secret is shown once, sends it a test, and pauses it", async () => {
+    await page.goto("/workspace#broadcast");
+    await page.getByLabel("Destination name (optional)").fill("warehouse");
+    await page.getByLabel("Destination URL (public https)").fill(`${receiver.url}/traces`);
+    await page.getByLabel("Share of requests sent (0 to 1)").fill("2");
+    await page.getByRole("button", { name: "Add destination" }).click();
+    await expect(page.getByRole("alert").textContent()).resolves.toContain("sample_rate");
+    await expect(page.getByLabel("Destination URL (public https)").inputValue()).resolves.toBe(`${receiver.url}/traces`);
+    await page.getByLabel("Share of requests sent (0 to 1)").fill("0.5");
+    await page.getByRole("button", { name: "Add destination" }).click();
+    expect(((await page.getByTestId("destination-secret").textContent()) ?? "").length).toBeGreaterThan(16);
+    const card = page.getByTestId("destinations").getByRole("listitem").filter({ has: page.getByRole("heading", { name: "warehouse" }) });
+    await card.getByText("50% of requests").waitFor();
+
+    await page.getByRole("button", { name: "Send test to warehouse" }).click();
+    await card.getByText("Test delivered (HTTP 200)").waitFor();
+    expect(receiver.requests.filter((r) => r.path === "/traces")).toHaveLength(1);
+    await page.getByRole("button", { name: "Pause warehouse" }).click();
+    await card.getByText(/; paused$/).waitFor();
+    await expectAccessible(page, "broadcast");
+  });
+
+  it("brands client reports, keeps a refused logo's form with the API's message, and shows a client's month", async () => {
+    const mgmt = gatewayClient(stack.gatewayUrl, org.managementKey);
+    const acme = (await mgmt.post("/v1/workspaces", { name: "Acme" })).json.data as { id: string };
+    const key = (await mgmt.post("/v1/keys", { name: "acme app", workspace_id: acme.id })).json.data.key as string;
+    const asked = await gatewayClient(stack.gatewayUrl, key).post("/v1/chat/completions", { model: MODEL, max_tokens: 8, messages: [{ role: "user", content: "hi" }] }, { "x-router-agent": "drafter" });
+    expect(asked.status).toBe(200);
+    await waitFor(async () => (await mgmt.get(`/v1/reports/workspaces/${acme.id}`)).json.data?.totals?.requests === 1, { timeoutMs: 20_000, intervalMs: 250, what: "the request in Acme's month" });
+
+    await page.goto("/workspace#reports");
+    await page.getByLabel("Brand name").fill("Agency");
+    await page.getByLabel("Footer").fill("Questions? ops@agency.test");
+    await page.getByLabel("Logo (PNG or JPEG, under 150 KB)").setInputFiles({ name: "logo.png", mimeType: "image/png", buffer: Buffer.from("not a picture") });
+    await page.getByText("A new logo is chosen; save to use it.").waitFor();
+    await page.getByRole("button", { name: "Save branding" }).click();
+    await expect(page.getByRole("alert").textContent()).resolves.toContain("brand_logo");
+    await expect(page.getByLabel("Brand name").inputValue()).resolves.toBe("Agency");
+    await page.getByRole("button", { name: "Remove logo" }).click();
+    await page.getByRole("button", { name: "Save branding" }).click();
+    await waitFor(async () => (await mgmt.get("/v1/reports/branding")).json.data.brand_name === "Agency", { timeoutMs: 5_000, intervalMs: 100, what: "the saved brand name" });
+
+    await page.getByLabel("Client (workspace)").selectOption({ label: "Acme" });
+    await page.getByRole("button", { name: "Show report" }).click();
+    const report = page.getByTestId("client-report");
+    await expect(report.getByRole("heading").first().textContent()).resolves.toMatch(/^Agency: Acme, \d{4}-\d{2}/);
+    await expect(report.getByTestId("report-requests").textContent()).resolves.toBe("1");
+    await report.getByRole("cell", { name: "drafter" }).waitFor();
+    await report.getByText("Questions? ops@agency.test").waitFor();
+    await expectAccessible(page, "reports");
   });
 
   it("signs out", async () => {

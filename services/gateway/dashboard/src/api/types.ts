@@ -145,3 +145,259 @@ export interface InvitationLookup {
   role_name: string;
   expires_at: string;
 }
+
+export interface AgentBudget {
+  agent: string;
+  interval: LimitReset;
+  limit_usd: number;
+  include_byok: boolean;
+  mode: "hard" | "soft";
+  workspace_id: string | null;
+}
+
+export interface AgentRow {
+  agent: string;
+  last_seen: string | null;
+  requests_this_month: number;
+  spend_this_month: number;
+  budgets: AgentBudget[];
+}
+
+export type RunStatus = "open" | "paused" | "completed" | "exhausted" | "cancelled";
+
+export interface Run {
+  id: string;
+  status: RunStatus;
+  goal: string | null;
+  budget: number;
+  spent: number;
+  reserved: number;
+  remaining: number;
+  max_turns: number | null;
+  turns_used: number;
+  max_tool_calls: number | null;
+  tool_calls_used: number;
+  max_cost_per_minute: number | null;
+  max_tool_calls_without_progress: number | null;
+  tool_calls_without_progress: number;
+  pause_reason: string | null;
+  paused_at: string | null;
+  created_at: string;
+  closed_at: string | null;
+}
+
+export interface RunTurn {
+  turn: number;
+  request_id: string;
+  status: string;
+  model: string | null;
+  finish_reason: string | null;
+  cost: number;
+  reserved: number;
+  tool_calls: number;
+  failed_tool_calls: number;
+  prompt_tokens: number;
+  cached_tokens: number;
+  cache_hit_rate: number | null;
+  model_switch: boolean;
+  admitted_at: string;
+}
+
+export interface RunTree extends Run {
+  tree: {
+    turns: RunTurn[];
+    cache_hit_rate: number | null;
+    failed_tool_calls: number;
+    model_switches: number;
+    terminal_status: RunStatus | null;
+  };
+}
+
+export interface Member {
+  user_id: string;
+  role: Role;
+  role_name: string;
+  joined_at: string;
+  name: string | null;
+  email: string | null;
+  provider: string;
+  is_you: boolean;
+}
+
+export interface Invitation {
+  id: string;
+  role: Role;
+  created_at: string;
+  expires_at: string;
+  created_by_name: string | null;
+  url?: string;
+}
+
+export interface RoutingDefaults {
+  default_model: string | null;
+  fallback_models: string[];
+  default_sort: "price" | "throughput" | "latency" | null;
+  lock_sort: boolean;
+  updated_at: string | null;
+}
+
+export interface Preset {
+  slug: string;
+  name: string;
+  description: string | null;
+  version: number;
+  body: Record<string, unknown>;
+  reference: string;
+  updated_at: string;
+}
+
+export interface PresetVersion {
+  version: number;
+  body: Record<string, unknown>;
+  note: string | null;
+  created_at: string;
+}
+
+export interface PrivacyPolicy {
+  zdr: boolean;
+  zdr_groups: string[];
+  deny_training: boolean;
+  regions: string[];
+}
+
+export interface Eligibility {
+  available: number;
+  unavailable: number;
+  excluded?: Array<{ model_id: string; constraints: string[] }>;
+}
+
+export interface PrivacyState {
+  policy: PrivacyPolicy;
+  eligibility: Eligibility;
+  regions: string[];
+  groups: Array<{ group: string; models: number }>;
+}
+
+export interface PreviewCandidate {
+  model: string;
+  provider: string;
+  endpoint_id: string;
+  pricing: { prompt_per_million: number; completion_per_million: number } | null;
+  pinned: boolean;
+}
+
+export interface RoutePreview {
+  requested: string;
+  strategy: string;
+  would_dispatch: boolean;
+  refusal: { status: number; code: string; message: string } | null;
+  ordering: string;
+  routing_seed: string | null;
+  winner: PreviewCandidate | null;
+  cascade: PreviewCandidate[];
+  refused: Array<{ model: string; provider: string; endpoint_id: string; constraint: string }>;
+  unresolved_models: string[];
+  guardrails: { applied: string[] };
+  content_filter: { labels: string[] } | null;
+}
+
+export type FilterAction = "block" | "redact" | "flag";
+
+export interface Guardrail {
+  id: string;
+  name: string;
+  model_allowlist: string[];
+  provider_allowlist: string[];
+  allowed_data_regions: string[];
+  budget_nanodollars: string | null;
+  budget_reset: string | null;
+  content_filter_builtins: string[];
+  content_filters: Array<{ name?: string; pattern: string; action: FilterAction }>;
+  created_at: string;
+  assignments: Array<{ subject_type: "key" | "member"; subject_id: string }>;
+}
+
+export interface AlertChannel {
+  id: string;
+  kind: "webhook" | "chat" | "email";
+  target: string;
+  name: string;
+  thresholds: number[];
+  disabled: boolean;
+  created_at: string;
+  signing_secret?: string;
+}
+
+export interface AlertDelivery {
+  id: string;
+  channel_name: string | null;
+  channel_kind: string | null;
+  event: string;
+  threshold: number | null;
+  status: "sent" | "failed" | "skipped";
+  http_status: number | null;
+  error: string | null;
+  key_name: string | null;
+  agent_tag: string | null;
+  attempts: number;
+  created_at: string;
+}
+
+export interface RunawayFlag {
+  id: string;
+  subject_kind: "key" | "agent";
+  subject: string;
+  key_name: string | null;
+  action: "alert" | "paused";
+  kind: "spend" | "rate";
+  window_start: string;
+  window_end: string;
+  spend: number;
+  usual_spend: number;
+  requests: number;
+  usual_requests: number;
+  created_at: string;
+  key_paused: boolean;
+}
+
+export interface Destination {
+  id: string;
+  kind: "webhook" | "otlp";
+  url: string;
+  name: string | null;
+  sample_rate: number;
+  disabled: boolean;
+  header_name: string | null;
+  header_hint: string | null;
+  last_attempt_at: string | null;
+  last_success_at: string | null;
+  last_http_status: number | null;
+  last_error: string | null;
+  created_at: string;
+  signing_secret?: string;
+}
+
+export interface Branding {
+  org_name: string | null;
+  brand_name: string | null;
+  brand_logo: string | null;
+  brand_footer: string | null;
+}
+
+export interface ReportLine {
+  requests: number;
+  total_tokens: number;
+  spend: number;
+}
+
+export interface ClientReport {
+  workspace: { id: string; name: string; name_in_month: string | null };
+  month: string;
+  period: { start: string; end: string; ended: boolean };
+  branding: Branding;
+  totals: ReportLine & { requests_by_status: Record<string, number> };
+  by_model: Array<ReportLine & { model: string | null }>;
+  by_agent: Array<ReportLine & { agent: string | null }>;
+  by_day: Array<{ date: string; requests: number; spend: number }>;
+  generated_at: string;
+}

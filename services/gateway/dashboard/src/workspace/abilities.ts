@@ -8,6 +8,8 @@ export interface Abilities {
   readUsage: boolean;
   exportUsage: boolean;
   configure: boolean;
+  /** org:write: account routing defaults, the privacy policy, guardrails. */
+  manageOrg: boolean;
   manageMembers: boolean;
 }
 
@@ -16,6 +18,7 @@ export function abilitiesOf(role: Role): Abilities {
     readUsage: true,
     exportUsage: role === "owner" || role === "admin" || role === "billing",
     configure: role === "owner" || role === "admin" || role === "member",
+    manageOrg: role === "owner" || role === "admin",
     manageMembers: role === "owner",
   };
 }

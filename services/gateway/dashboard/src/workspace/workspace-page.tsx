@@ -1,11 +1,18 @@
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { api } from "../api/client";
 import type { Membership, Session } from "../api/types";
 import { ErrorNotice, Show, useAction, useLoad } from "../ui/async";
 import { abilitiesOf, type Abilities } from "./abilities";
 import { ActivitySection } from "./activity-section";
+import { AgentsSection } from "./agents-section";
+import { AlertsSection } from "./alerts-section";
+import { BroadcastSection } from "./broadcast-section";
 import { KeysSection } from "./keys-section";
+import { MembersSection } from "./members-section";
 import { ProviderKeysSection } from "./provider-keys-section";
+import { ReportsSection } from "./reports-section";
+import { RoutingSection } from "./routing-section";
+import { RunsSection } from "./runs-section";
 import { WorkspacesSection } from "./workspaces-section";
 
 const SECTIONS = [
@@ -13,6 +20,13 @@ const SECTIONS = [
   { id: "keys", name: "Keys", show: () => true, render: (c: Abilities) => <KeysSection can={c} /> },
   { id: "provider-keys", name: "Provider keys", show: () => true, render: (c: Abilities) => <ProviderKeysSection can={c} /> },
   { id: "workspaces", name: "Workspaces", show: () => true, render: (c: Abilities) => <WorkspacesSection can={c} /> },
+  { id: "agents", name: "Agents", show: () => true, render: (c: Abilities) => <AgentsSection can={c} /> },
+  { id: "runs", name: "Runs", show: (c: Abilities) => c.readUsage, render: (c: Abilities) => <RunsSection can={c} /> },
+  { id: "routing", name: "Routing", show: () => true, render: (c: Abilities) => <RoutingSection can={c} /> },
+  { id: "alerts", name: "Alerts", show: () => true, render: (c: Abilities) => <AlertsSection can={c} /> },
+  { id: "broadcast", name: "Broadcast", show: () => true, render: (c: Abilities) => <BroadcastSection can={c} /> },
+  { id: "reports", name: "Reports", show: (c: Abilities) => c.readUsage, render: (c: Abilities) => <ReportsSection can={c} /> },
+  { id: "members", name: "Members", show: () => true, render: (c: Abilities) => <MembersSection can={c} /> },
 ] as const;
 
 type SectionId = (typeof SECTIONS)[number]["id"];
@@ -53,6 +67,12 @@ function OrganisationSwitch({ orgs }: { orgs: Membership[] }) {
 export function WorkspacePage({ session }: { session: Session }) {
   const orgs = useLoad(() => api.get<Membership[]>("/v1/auth/organizations"), []);
   const [section, setSection] = useState<SectionId>(sectionOfHash());
+  // Back, forward and links to another section change only the fragment: follow it.
+  useEffect(() => {
+    const follow = () => setSection(sectionOfHash());
+    addEventListener("hashchange", follow);
+    return () => removeEventListener("hashchange", follow);
+  }, []);
   const signOut = useAction();
   const welcome = new URLSearchParams(location.search).has("welcome");
   const who = session.user?.name ?? session.user?.email ?? session.key_name ?? "management key";

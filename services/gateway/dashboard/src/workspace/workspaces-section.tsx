@@ -3,6 +3,7 @@ import { api } from "../api/client";
 import type { LimitReset, WorkspaceRow } from "../api/types";
 import { ErrorNotice, Show, useAction, useLoad } from "../ui/async";
 import { money } from "../ui/format";
+import { numberOf } from "../ui/number-input";
 import type { Abilities } from "./abilities";
 
 interface Budget {
@@ -21,8 +22,7 @@ function Budgets({ workspace, can }: { workspace: WorkspaceRow; can: Abilities }
   const id = `budget-${workspace.id}`;
   const save = async (e: Event) => {
     e.preventDefault();
-    const usd = Number(limit);
-    const ok = await action.run(async () => void (await api.put(`/v1/workspaces/${workspace.id}/budgets/${interval}`, { limit_usd: limit.trim() && Number.isFinite(usd) ? usd : limit })));
+    const ok = await action.run(async () => void (await api.put(`/v1/workspaces/${workspace.id}/budgets/${interval}`, { limit_usd: numberOf(limit) })));
     if (ok) load.reload();
   };
   return (
