@@ -37,8 +37,9 @@ export interface SubscribeOptions {
    * Lets the adapter hand over several consecutive events of one partition at once (one statement
    * and one commit for many, on a busy topic). If it throws, each event of the batch is tried again
    * alone through `handler`, so an event that cannot be handled fails, retries and dead-letters
-   * alone. The redis adapter batches what one read brought (see `BusConfig.batchWaitMs`); memory and
-   * kafka call `handler` only.
+   * alone. The redis adapter batches what one read brought (see `BusConfig.batchWaitMs`); memory
+   * hands over what gathered on the partition within `batchWaitMs` (up to 256); kafka calls
+   * `handler` only.
    */
   batchHandler?: BatchHandler;
   /** Deliveries before an event is moved to `<topic>.dlq`. Default 5. */
@@ -100,8 +101,8 @@ export interface BusConfig {
   closeTimeoutMs?: number;
   /**
    * With a batch handler, how long a consumer lets new events gather after a read that was not
-   * full, before reading again (redis): fewer, larger batches for that much delay. Default 50 ms; 0
-   * reads again at once.
+   * full, before reading again (redis), or before handing over what waits on a partition (memory):
+   * fewer, larger batches for that much delay. Default 50 ms; 0 hands over at once.
    */
   batchWaitMs?: number;
   /**

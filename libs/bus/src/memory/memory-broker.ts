@@ -1,13 +1,15 @@
 import type { Logger } from "@router/logging";
 import { deadLetterOf, incomingOf, type Envelope } from "../envelope";
 import { partitionOf } from "../partition";
-import type { EventHandler } from "../port";
+import type { BatchHandler, EventHandler } from "../port";
 import { retryDelay, type BusSettings } from "../settings";
 
 /** Events kept per partition for groups that have not read them; older ones are dropped, like a retention limit. */
 const RETAINED_PER_PARTITION = 100_000;
 // Consumed events are dropped in batches: removing from the front of an array costs its length.
 const TRIM_BATCH = 1_024;
+/** Most consecutive events of one partition handed to a batch handler at once. */
+const MAX_BATCH = 256;
 
 interface PartitionLog {
   /** Offset of `events[0]`. */
@@ -87,6 +89,8 @@ export class MemoryTopic {
 
 export interface MemberOptions {
   handler: EventHandler;
+  /** When set, the events waiting on a partition go to it together (one statement for many). */
+  batchHandler?: BatchHandler;
   maxAttempts: number;
   settings: BusSettings;
 }
@@ -114,6 +118,10 @@ interface GroupPartition {
   inflight: Inflight | undefined;
   /** Set while a failed event waits for its retry delay; cleared by the timer (not by the wall clock). */
   retryTimer: NodeJS.Timeout | undefined;
+  /** After a batch failed, its events go one at a time (each retries and dead-letters alone) up to here. */
+  singleUntil: number;
+  /** Events gathering for a batch: `waiting` until the gather timer fires, then `ready` to hand over. */
+  gathering: "idle" | "waiting" | "ready";
 }
 
 type Outcome = { ok: true } | { ok: false; error: unknown };
@@ -139,6 +147,8 @@ export class MemoryGroup {
       owner: undefined,
       inflight: undefined,
       retryTimer: undefined,
+      singleUntil: 0,
+      gathering: "idle",
     }));
   }
 
@@ -213,6 +223,27 @@ export class MemoryGroup {
 
   private deliver(member: MemoryMember, partition: number): void {
     const part = this.partOf(partition);
+    const log = this.topic.logOf(partition);
+    const waiting = log.base + log.events.length - part.next;
+    const { batchHandler } = member.options;
+    const batching = batchHandler !== undefined && part.deliveries === 0 && part.next >= part.singleUntil;
+    const gatherMs = member.options.settings.batchWaitMs;
+    if (batching && gatherMs > 0 && waiting < MAX_BATCH) {
+      // Let the events of the next moments join this one: one statement for many, as with Redis.
+      if (part.gathering === "idle") {
+        part.gathering = "waiting";
+        setTimeout(() => {
+          part.gathering = "ready";
+          this.pump();
+        }, gatherMs).unref();
+      }
+      if (part.gathering === "waiting") return;
+    }
+    part.gathering = "idle";
+    if (batchHandler && batching && waiting > 1) {
+      this.deliverBatch(member, partition, batchHandler, Math.min(waiting, MAX_BATCH));
+      return;
+    }
     const envelope = this.topic.logOf(partition).events[part.next - this.topic.logOf(partition).base];
     if (!envelope) return;
     part.deliveries += 1;
@@ -244,6 +275,44 @@ export class MemoryGroup {
       clearTimeout(stall);
       member.busy = false;
       this.settle(member, partition, { token, offset }, envelope, attempt, outcome);
+    });
+  }
+
+  /**
+   * Hands the partition's next `count` events to the batch handler at once. When it throws, nothing
+   * advances and the same events go again one at a time through the event handler, so one bad event
+   * retries and dead-letters alone, as the port promises.
+   */
+  private deliverBatch(member: MemoryMember, partition: number, batchHandler: BatchHandler, count: number): void {
+    const part = this.partOf(partition);
+    const log = this.topic.logOf(partition);
+    const first = part.next - log.base;
+    const envelopes = log.events.slice(first, first + count);
+    const token = {};
+    const offset = part.next;
+    part.inflight = { member, token };
+    member.busy = true;
+    const stall = setTimeout(() => this.stall(member), member.options.settings.reclaimIdleMs);
+    stall.unref();
+    const events = envelopes.map((e) => incomingOf({ ...e, payload: Uint8Array.from(e.payload) }, 1));
+    const run = batchHandler(events).then(
+      () => true,
+      () => false,
+    );
+    member.current = run.then((ok) => {
+      clearTimeout(stall);
+      member.busy = false;
+      const rejoin = member.stalled && !member.closed;
+      member.stalled = false;
+      const current = part.inflight?.token === token;
+      const untouched = part.inflight === undefined && part.next === offset;
+      if (current || untouched) {
+        part.inflight = undefined;
+        if (ok) this.advance(partition, envelopes.length);
+        else part.singleUntil = offset + envelopes.length;
+      }
+      if (rejoin) this.join(member);
+      else this.pump();
     });
   }
 
@@ -302,9 +371,9 @@ export class MemoryGroup {
     this.abandon(member);
   }
 
-  private advance(partition: number): void {
+  private advance(partition: number, count = 1): void {
     const part = this.partOf(partition);
-    part.next += 1;
+    part.next += count;
     part.deliveries = 0;
     this.topic.trim(partition);
   }

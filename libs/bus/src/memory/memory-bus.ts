@@ -34,7 +34,7 @@ class MemoryBus implements EventBus {
     const maxAttempts = maxAttemptsOf(opts.maxAttempts);
     const topic = this.broker.topic(opts.topic, this.settings.partitions);
     const group = topic.group(opts.group, () => new MemoryGroup(topic, opts.group, this.broker, this.log));
-    const member = new MemoryMember({ handler: opts.handler, maxAttempts, settings: this.settings });
+    const member = new MemoryMember({ handler: opts.handler, batchHandler: opts.batchHandler, maxAttempts, settings: this.settings });
     const subscription = new MemorySubscription(group, member, this.settings, () => this.subscriptions.delete(subscription));
     this.subscriptions.add(subscription);
     group.join(member);
