@@ -24,6 +24,7 @@ const TRACE_DIR = process.env.BENCH_TRACE_DIR;
 
 const BENCH_AGENT = "bench-agent";
 const BUDGETS_VARIANT = "ceiling, workspace and agent budgets";
+const GUARDED_VARIANT = "guardrail with 26 content filters, preferences";
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -161,6 +162,28 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
     });
 
     const viaBudgets = (stream: boolean) => viaGateway(stream, budgetedKey, { "x-router-agent": BENCH_AGENT });
+    // A key under a guardrail every request passes (allowlists, a region, all six builtin detectors and
+    // 20 patterns of its own), asking with provider preferences that every endpoint passes too.
+    const guardedKey = (await mgmt.post("/v1/keys", { name: "guarded" })).json as { data: { key: string; hash: string } };
+    const guardrail = (
+      await mgmt.post("/v1/guardrails", {
+        name: "bench",
+        allowed_models: ["openai/gpt-4o-mini"],
+        allowed_providers: ["openai"],
+        allowed_data_regions: ["us"],
+        content_filter_builtins: ["email", "phone", "credit_card", "ssn", "ip_address", "api_key"],
+        content_filters: Array.from({ length: 20 }, (_, i) => ({ name: `rule-${i}`, pattern: `(?i)codename-${i}\\b`, action: "block" })),
+        filter_allowlist: ["support@example.com"],
+      })
+    ).json as { data: { id: string } };
+    await mgmt.post(`/v1/guardrails/${guardrail.data.id}/assignments`, { subject_type: "key", subject_id: guardedKey.data.hash });
+    const viaGuarded = (stream: boolean): LoadTarget => ({
+      ...viaGateway(stream, guardedKey.data.key),
+      body: JSON.stringify({
+        ...(JSON.parse(body("openai/gpt-4o-mini", stream)) as object),
+        provider: { order: ["openai"], require_parameters: true, data_collection: "deny", max_price: { prompt: 100, completion: 100 } },
+      }),
+    });
     const viaIngress = (ingress: (typeof INGRESS_ROWS)[number], stream: boolean): LoadTarget => ({
       origin: gatewayOrigin,
       path: `/v1/${ingress}`,
@@ -190,7 +213,7 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
     // rate: a shorter, slower warm-up left the first round measurably slower than the next ones.
     const warmRate = Math.max(...RATES);
     for (const stream of [false, true]) {
-      for (const t of [direct(stream), viaGateway(stream, plainKey), viaGateway(stream, ceilingKey), viaBudgets(stream), ...INGRESS_ROWS.map((i) => viaIngress(i, stream))]) {
+      for (const t of [direct(stream), viaGateway(stream, plainKey), viaGateway(stream, ceilingKey), viaBudgets(stream), viaGuarded(stream), ...INGRESS_ROWS.map((i) => viaIngress(i, stream))]) {
         await runLoad(t, warmRate, 4);
       }
     }
@@ -236,6 +259,7 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
           await measure(round, `gateway ${kind} (key without ceiling)`, rate, viaGateway(stream, plainKey));
           await measure(round, `gateway ${kind} (key with hard ceiling)`, rate, viaGateway(stream, ceilingKey));
           await measure(round, `gateway ${kind} (${BUDGETS_VARIANT})`, rate, viaBudgets(stream));
+          await measure(round, `gateway ${kind} (${GUARDED_VARIANT})`, rate, viaGuarded(stream));
           for (const ingress of INGRESS_ROWS) await measure(round, `gateway ${kind} (/v1/${ingress}, key without ceiling)`, rate, viaIngress(ingress, stream));
         }
         await measure(round, "direct embeddings", rate, directEmbeddings);
@@ -278,7 +302,7 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
     for (const rate of RATES) {
       for (const kind of ["non-stream", "stream TTFT", "embeddings"]) {
         const variants =
-          kind === "embeddings" ? ["/v1/embeddings, key without ceiling"] : ["key without ceiling", "key with hard ceiling", BUDGETS_VARIANT, ...ingressVariants];
+          kind === "embeddings" ? ["/v1/embeddings, key without ceiling"] : ["key without ceiling", "key with hard ceiling", BUDGETS_VARIANT, GUARDED_VARIANT, ...ingressVariants];
         for (const variant of variants) {
           const entry = { rate, kind, variant, added_p50_ms: [] as number[], added_p99_ms: [] as number[] };
           for (let round = 1; round <= ROUNDS; round++) {

@@ -177,13 +177,15 @@ describe("pin stores", () => {
     });
 
     it("expires a key left idle for the TTL; a read keeps it alive", async () => {
-      const store = new RedisPinStore(a, { idleTtlMs: 400, keyPrefix: prefix });
+      // Reads every quarter of the TTL, for longer than the TTL: alive; then idle past it: gone. The
+      // margins are wide because a busy machine stretches every sleep.
+      const store = new RedisPinStore(a, { idleTtlMs: 2_000, keyPrefix: prefix });
       await write(store, "ep_a", 1);
-      for (let i = 0; i < 4; i += 1) {
-        await new Promise((r) => setTimeout(r, 200));
+      for (let i = 0; i < 5; i += 1) {
+        await new Promise((r) => setTimeout(r, 500));
         expect((await store.read("org_p", hashOf("s"))).get("acme/one")).toBe("ep_a");
       }
-      await new Promise((r) => setTimeout(r, 600));
+      await new Promise((r) => setTimeout(r, 2_600));
       expect((await store.read("org_p", hashOf("s"))).size).toBe(0);
     });
   });
