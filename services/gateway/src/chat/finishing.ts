@@ -37,13 +37,16 @@ export class Finishing {
     event.spendLeaseHoldId = ctx.lease?.lease.holdId ?? "";
     this.deps.recent.put(ctx.caller.orgId, generationRecordOf(event));
     this.deps.metrics?.chatFinished(outcome);
-    const work = new Promise<void>((resolve) => setImmediate(() => resolve(this.afterResponse(ctx, outcome, served, event))));
+    // The record goes to the bus before the answer is written: the ledger settles from it, so a
+    // gateway killed right after answering loses no spend. The rest waits until after the response.
+    const published = this.publish(ctx, event);
+    const work = new Promise<void>((resolve) => setImmediate(() => resolve(this.afterResponse(ctx, outcome, served, published))));
     this.deps.drain?.defer(work);
   }
 
   /** Off the response path; the promise is the event's publication (a stop waits for it). */
-  private afterResponse(ctx: ChatContext, outcome: RequestOutcome, served: Served | null, event: events.RequestCompleted): Promise<void> {
-    const { closings, bus, log, credentials, leases } = this.deps;
+  private afterResponse(ctx: ChatContext, outcome: RequestOutcome, served: Served | null, published: Promise<void>): Promise<void> {
+    const { log, credentials, leases } = this.deps;
     // Every request reaches the ledger once it is over through its event: the ledger settles its
     // hold or its lease's spend and records it per workspace and agent (and a run's turn), so a
     // gateway that stops after publishing loses nothing. Until then the hold is renewed here.
@@ -57,6 +60,11 @@ export class Finishing {
         );
       }
     }
+    return published;
+  }
+
+  private publish(ctx: ChatContext, event: events.RequestCompleted): Promise<void> {
+    const { bus, log, closings } = this.deps;
     return bus
       .publish({
         topic: REQUEST_COMPLETED_TOPIC,
