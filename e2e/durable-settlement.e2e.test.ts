@@ -33,6 +33,7 @@ describe("durable settlement", () => {
     const replica = stack.services.at(-1);
     if (!replica) throw new Error("no replica");
     const created = await gatewayClient(url, mgmtKey).post("/v1/keys", { name, include_byok_in_limit: true, limit_reset: "lifetime", ...limit });
+    if (created.status !== 201) throw new Error(`key create: ${created.status} ${JSON.stringify(created.json)}`);
     return { url, replica, key: created.json.data.key as string, hash: created.json.data.hash as string };
   }
 
