@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { promisify } from "node:util";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -66,6 +66,11 @@ describe("the one-process default (npm start)", () => {
 
   it("starts with no settings, prints the operator key once, serves a completion and records it", async () => {
     proc = await start();
+    // The new data directory was created by a child process: the server never held initdb's WASM
+    // memory (a start that created it in process kept about 860 MB resident; this one about 470).
+    const status = readFileSync(`/proc/${proc.child.pid}/status`, "utf8");
+    const residentMb = Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1]) / 1024;
+    expect(residentMb).toBeLessThan(640);
     const key = await waitFor(() => KEY_LINE.exec(proc?.output() ?? "")?.[1], { what: "the printed management key" });
     const base = `http://127.0.0.1:${port}`;
     const health = (await (await fetch(`${base}/health`)).json()) as Record<string, unknown>;

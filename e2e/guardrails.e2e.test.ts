@@ -1,9 +1,10 @@
-import { gatewayClient, startFakeOpenAi, startStack, type FakeUpstream, type Stack } from "@router/testkit";
+import { gatewayClient, startFakeOpenAi, startStack, waitFor, type FakeUpstream, type Stack } from "@router/testkit";
 
 /**
  * A guardrail through the separate-process stack: created and assigned to an inference key through
  * the gateway (forwarded to routing with the signed identity), then applied by routing's Plan to
- * that key's chat completions, over the request's own preferences, and named in `no_route`.
+ * that key's chat completions, over the request's own preferences, and named in `no_route`. A
+ * guardrail's budget binds each key it applies to in the ledger, through the gateway's Admit.
  */
 describe("guardrails through the separate-process stack", () => {
   let stack: Stack;
@@ -71,5 +72,40 @@ describe("guardrails through the separate-process stack", () => {
     expect(res.status).toBe(404);
     expect(res.json.error.code).toBe("no_route");
     expect(res.json.error.details.unsatisfied_filters).toEqual(expect.arrayContaining(["guardrail.allowed_providers", "provider.only"]));
+  });
+
+  it("refuses a key past its guardrail's budget with 403 budget_exceeded (scope guardrail) while another key goes on", async () => {
+    const budgetKey = await mgmt.post("/v1/keys", { name: "budgeted" });
+    const budgeted = gatewayClient(stack.gatewayUrl, budgetKey.json.data.key as string);
+    const g = await mgmt.post("/v1/guardrails", { name: "a cent a month", limit_usd: 0.01, reset_interval: "monthly", include_byok_in_budgets: true });
+    expect(g.status).toBe(201);
+    expect(g.json.data).toMatchObject({ budget_nanodollars: "10000000", budget_reset: "monthly" });
+    expect((await mgmt.post(`/v1/guardrails/${g.json.data.id}/assignments`, { subject_type: "key", subject_id: budgetKey.json.data.hash })).status).toBe(201);
+
+    // Its worst case (a few prompt tokens, max_tokens 8) fits; a million reported prompt tokens at
+    // $0.18 per million take the key past the cent.
+    const small = { ...ask, max_tokens: 8, provider: { only: ["together"] } };
+    together.script({ text: "Spent.", usage: { prompt: 1_000_000, completion: 0 } });
+    expect((await budgeted.post("/v1/chat/completions", small)).status).toBe(200);
+    // The preview checks the same limits without a hold: it refuses once the settlement landed.
+    const { max_tokens: _, ...previewBody } = small;
+    await waitFor(async () => (await budgeted.post("/v1/routing/preview", previewBody)).json.data?.would_dispatch === false, {
+      timeoutMs: 15_000,
+      intervalMs: 250,
+      what: "the guardrail budget to be spent",
+    });
+    const preview = await budgeted.post("/v1/routing/preview", previewBody);
+    expect(preview.json.data.refusal).toMatchObject({ status: 403, code: "budget_exceeded", scope: "guardrail" });
+
+    const served = together.requests.length;
+    const refused = await budgeted.post("/v1/chat/completions", small);
+    expect(refused.status).toBe(403);
+    expect(refused.json.error).toMatchObject({ code: "budget_exceeded", details: { scope: "guardrail" } });
+    expect(refused.json.error.message).toMatch(/guardrail has reached its monthly spend limit of \$0\.01/);
+    expect(together.requests.length).toBe(served);
+
+    // Evaluated per key: a key the guardrail is not assigned to is not counted against it.
+    expect((await free.post("/v1/chat/completions", small)).status).toBe(200);
+    expect(together.requests.length).toBe(served + 1);
   });
 });

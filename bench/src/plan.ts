@@ -118,11 +118,15 @@ async function main(): Promise<void> {
     routingGuardrail("gr_member", { ...guardrailBase, allowedDataRegions: ["us"], allowedProviders: byok }),
   ];
   const privacy = { zdr: true, zdrGroups: ["bench"], denyTraining: true, regions: ["us"] };
-  // The same, with the key's guardrail carrying every builtin detector and 20 patterns of its own.
+  // The same, with the key's guardrail carrying every builtin detector and 20 patterns of its own,
+  // and a spend budget (handed to the gateway for the ledger).
   const filtering = [
     routingGuardrail("gr_filters", {
       ...guardrailBase,
       allowedProviders: byok,
+      budgetNanodollars: 5_000_000_000n,
+      budgetReset: "monthly",
+      includeByokInBudgets: true,
       contentFilterBuiltins: ["email", "phone", "credit_card", "ssn", "ip_address", "api_key"],
       contentFilters: Array.from({ length: 20 }, (_, i) => ({ name: `rule-${i}`, pattern: `(?i)codename-${i}\\b`, action: "block" as const })),
       filterAllowlist: ["support@example.com"],
@@ -143,7 +147,7 @@ async function main(): Promise<void> {
       plan({ ...base, requiredParameters: ["tools"], provider: preferences }, { catalog: snapshot, health: healthSnapshot, seed: `seed-${i}` }),
     "preferences + 2 guardrails + privacy": async (i) =>
       plan({ ...base, requiredParameters: ["tools"], provider: preferences }, { catalog: snapshot, health: healthSnapshot, seed: `seed-${i}`, guardrails, privacy }),
-    "+ 20 content-filter patterns": async (i) =>
+    "+ 20 content-filter patterns, budget": async (i) =>
       plan({ ...base, requiredParameters: ["tools"], provider: preferences }, { catalog: snapshot, health: healthSnapshot, seed: `seed-${i}`, guardrails: filtering, privacy }),
     "preset merged (latency sort)": async (i) => plan(applyPreset({ ...base, model: "@preset/bench", models: [] }, preset), { catalog: snapshot, health: healthSnapshot, seed: `seed-${i}` }),
   };
@@ -152,6 +156,7 @@ async function main(): Promise<void> {
   for (const [name, run] of Object.entries(scenarios)) {
     const check = await run(0);
     if (check.cascade.length !== ENDPOINTS + 10) throw new Error(`${name}: expected ${ENDPOINTS + 10} candidates, got ${check.cascade.length}`);
+    if (name.endsWith("budget") && check.guardrailBudgets.length !== 1) throw new Error(`${name}: expected the guardrail's budget in the plan`);
     for (let i = 0; i < 5_000; i += 1) await run(i); // warm the JIT
     const times: number[] = [];
     for (let i = 0; i < PLANS; i += 1) {

@@ -1,4 +1,7 @@
-import { mkdirSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
 import { lockDataDir } from "./data-dir-lock";
 import { PGlite } from "@electric-sql/pglite";
 import { assertSchemaName, type Db, type Queryable } from "./db";
@@ -32,6 +35,7 @@ export class EmbeddedPostgres {
       unlock = await lockDataDir(dataDir);
     }
     try {
+      if (dataDir && !existsSync(join(dataDir, "PG_VERSION"))) await initialiseApart(dataDir);
       const pg = new PGlite(dataDir ?? undefined, { parsers: { 20: (v: string) => BigInt(v) } });
       await pg.waitReady;
       return new EmbeddedPostgres(pg, unlock);
@@ -100,4 +104,18 @@ export class EmbeddedPostgres {
     await this.serialise(() => this.pg.close());
     await this.unlock();
   }
+}
+
+/**
+ * Creates a new data directory in a short-lived child process. Creating one (initdb) grows PGlite's
+ * WASM memory to about 750 MB, and WASM memory never shrinks: done in the serving process, the first
+ * start would keep that for its whole life, against about 280 MB when it opens an existing directory.
+ * The caller holds the directory's lock throughout.
+ */
+async function initialiseApart(dataDir: string): Promise<void> {
+  const pglite = require.resolve("@electric-sql/pglite");
+  const script = `const { PGlite } = require(${JSON.stringify(pglite)});
+(async () => { const pg = new PGlite(${JSON.stringify(dataDir)}); await pg.waitReady; await pg.close(); })()
+  .catch((err) => { console.error(err); process.exit(1); });`;
+  await promisify(execFile)(process.execPath, ["-e", script], { timeout: 120_000 });
 }

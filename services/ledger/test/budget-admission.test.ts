@@ -160,10 +160,13 @@ describe("agent budgets at admission", () => {
   });
 });
 
-describe("refusal precedence: key, then workspace, then agent", () => {
-  type Subject = "key" | "workspace" | "agent";
+describe("refusal precedence: key, then the key's guardrail budgets, then workspace, then agent", () => {
+  type Subject = "key" | "guardrail" | "workspace" | "agent";
   it.each<[Subject[], Subject]>([
     [["key", "workspace", "agent"], "key"],
+    [["key", "guardrail", "workspace"], "key"],
+    [["guardrail", "workspace", "agent"], "guardrail"],
+    [["guardrail"], "guardrail"],
     [["key", "agent"], "key"],
     [["workspace", "agent"], "workspace"],
     [["agent"], "agent"],
@@ -176,7 +179,15 @@ describe("refusal precedence: key, then workspace, then agent", () => {
     await workspaceBudget(org, ws, "monthly", { limit_usd: limit("workspace") });
     await agentBudget(org, "triage", "monthly", { limit_usd: limit("agent") });
     const key = keyCeiling({ limitNanodollars: BigInt(limit("key") * 100) * (USD / 100n) });
-    const req = () => request(org, { workspaceId: ws, agent: "triage", ceilings: [key] });
+    // A guardrail's budget comes as the gateway sends it: after the key's ceiling, on a counter of
+    // that guardrail and the key.
+    const guardrail = keyCeiling({
+      subjectKind: "guardrail",
+      subjectId: `gr_1/${key.subjectId}`,
+      limitNanodollars: BigInt(limit("guardrail") * 100) * (USD / 100n),
+      window: ledger.Window.WINDOW_MONTHLY,
+    });
+    const req = () => request(org, { workspaceId: ws, agent: "triage", ceilings: [key, guardrail] });
     expect((await admitAndSettle(req())).admitted).toBe(true);
 
     const res = await l.admit(req());

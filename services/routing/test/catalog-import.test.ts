@@ -64,6 +64,29 @@ describe("the bundled catalog", () => {
     expect(gpt4o?.prompt).toBe(2_500_000_000n);
     expect(gpt4o?.completion).toBe(10_000_000_000n);
   });
+
+  it("declares what each provider's endpoints do with data: Router's defaults, the same for all of a provider's endpoints", () => {
+    const file = readCatalogFile(BUNDLED_CATALOG_FILE);
+    const byProvider = new Map<string, string>();
+    for (const e of file.endpoints) {
+      const declared = JSON.stringify([e.zdr, e.no_training, e.deployment_region]);
+      expect([e.id, byProvider.get(e.provider) ?? declared]).toEqual([e.id, declared]);
+      byProvider.set(e.provider, declared);
+    }
+    expect(Object.fromEntries([...byProvider].map(([p, d]) => [p, JSON.parse(d) as unknown]))).toEqual({
+      openai: [false, true, "us"],
+      anthropic: [false, true, "us"],
+      google: [false, false, "us"],
+      mistral: [false, false, "eu"],
+      groq: [true, true, null],
+      deepseek: [false, false, "cn"],
+      xai: [false, true, "us"],
+      together: [false, true, "us"],
+      fireworks: [true, true, "us"],
+      vllm: [true, true, null],
+      ollama: [true, true, null],
+    });
+  });
 });
 
 describe("importCatalog", () => {

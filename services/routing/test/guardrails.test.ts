@@ -164,6 +164,30 @@ describe("guardrails", () => {
       expect(served(res)).toEqual(["beta"]);
       expect(res.refused).toContainEqual(expect.objectContaining({ providerSlug: "gamma", constraint: "guardrail.allowed_providers" }));
     });
+
+    it("returns the budgets of the guardrails that apply (key and member), also when it refuses, for the gateway's Admit", async () => {
+      const org = newOrg();
+      const monthly = (await as(org).post("/v1/guardrails", { name: "monthly", limit_usd: 2.5, reset_interval: "monthly", include_byok_in_budgets: true })).body.data;
+      const lifetime = (await as(org).post("/v1/guardrails", { name: "lifetime", limit_usd: 10, allowed_providers: ["beta"] })).body.data;
+      const unlimited = (await as(org).post("/v1/guardrails", { name: "no budget", allowed_providers: ["alpha", "beta"] })).body.data;
+      await as(org).post(`/v1/guardrails/${monthly.id}/assignments`, { subject_type: "key", subject_id: KEY });
+      await as(org).post(`/v1/guardrails/${unlimited.id}/assignments`, { subject_type: "key", subject_id: KEY });
+      await as(org).post(`/v1/guardrails/${lifetime.id}/assignments`, { subject_type: "member", subject_id: "usr_9" });
+
+      expect((await planAs(org)).guardrailBudgets).toEqual([]);
+      expect((await planAs(org, { keyHash: KEY })).guardrailBudgets).toEqual([
+        { guardrailId: monthly.id, limitNanodollars: 2_500_000_000n, window: "monthly", includeByok: true },
+      ]);
+      const both = await planAs(org, { keyHash: KEY, memberUserId: "usr_9" });
+      expect(both.guardrailBudgets).toEqual([
+        { guardrailId: monthly.id, limitNanodollars: 2_500_000_000n, window: "monthly", includeByok: true },
+        { guardrailId: lifetime.id, limitNanodollars: 10_000_000_000n, window: "lifetime", includeByok: false },
+      ]);
+      // A budget binds before routing: a refused plan still names it.
+      const refused = await planAs(org, { keyHash: KEY, memberUserId: "usr_9", provider: routing.ProviderPreferences.fromPartial({ only: ["alpha"] }) });
+      expect(refused.refusal).toMatchObject({ code: "no_route" });
+      expect(refused.guardrailBudgets.map((b) => b.guardrailId)).toEqual([monthly.id, lifetime.id]);
+    });
   });
 });
 

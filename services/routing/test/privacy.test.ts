@@ -144,3 +144,59 @@ describe("privacy policy across routing replicas sharing Redis", () => {
     }
   });
 });
+
+/**
+ * The bundled catalog declares what each endpoint does with data (Router's defaults, which an
+ * import replaces), so the privacy filters leave the endpoints that declare it rather than refusing
+ * everything.
+ */
+describe("privacy policy over the bundled catalog", () => {
+  let h: Harness;
+  const LLAMA = "meta-llama/llama-3.3-70b-instruct";
+  const HOSTS = ["groq", "together", "fireworks", "vllm", "ollama", "mistral", "deepseek", "openai", "google"];
+  const as = (orgId: string) => signedClient(() => h.baseUrl, SECRET, managementIdentity(orgId));
+  const providersOf = (res: routing.PlanResponse) => res.cascade.map((c) => c.providerSlug).sort();
+  const refusedBy = (res: routing.PlanResponse) =>
+    Object.fromEntries(res.refused.map((r) => [r.providerSlug, r.constraint]));
+
+  beforeAll(async () => {
+    h = await startHarness({ internalSecret: SECRET });
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  it("lists the regions the bundled endpoints declare", async () => {
+    expect((await as(newOrg()).get("/v1/privacy")).body.data.regions).toEqual(["cn", "eu", "us"]);
+  });
+
+  it("with zdr on, keeps the endpoints that declare ZDR and refuses the others with privacy.zdr", async () => {
+    const org = newOrg();
+    expect((await as(org).put("/v1/privacy", { zdr: true })).status).toBe(200);
+    const res = await h.plan({ orgId: org, model: LLAMA, byokProviders: HOSTS, provider: BY_PRICE });
+    expect(providersOf(res)).toEqual(["fireworks", "groq", "ollama", "vllm"]);
+    expect(refusedBy(res)).toEqual({ together: "privacy.zdr" });
+
+    // A model no ZDR endpoint serves is refused whole, naming the constraint.
+    const gpt = await h.plan({ orgId: org, model: "openai/gpt-4o", byokProviders: HOSTS });
+    expect(gpt.refusal).toMatchObject({ code: "no_route", unsatisfiedFilters: ["privacy.zdr"] });
+  });
+
+  it("with deny_training on, refuses the endpoints that may train on prompts; with regions, keeps the region's", async () => {
+    const org = newOrg();
+    await as(org).put("/v1/privacy", { deny_training: true });
+    const deepseek = await h.plan({ orgId: org, model: "deepseek/deepseek-chat", byokProviders: HOSTS });
+    expect(providersOf(deepseek)).toEqual(["fireworks", "together"]);
+    expect(refusedBy(deepseek)).toEqual({ deepseek: "privacy.deny_training" });
+    const gemini = await h.plan({ orgId: org, model: "google/gemini-2.5-flash", byokProviders: HOSTS });
+    expect(gemini.refusal).toMatchObject({ code: "no_route", unsatisfiedFilters: ["privacy.deny_training"] });
+    expect(providersOf(await h.plan({ orgId: org, model: LLAMA, byokProviders: HOSTS }))).toEqual(["fireworks", "groq", "ollama", "together", "vllm"]);
+
+    await as(org).put("/v1/privacy", { regions: ["us"] });
+    const us = await h.plan({ orgId: org, model: LLAMA, byokProviders: HOSTS });
+    // Groq serves from several regions and self-hosted servers are wherever the operator runs them:
+    // neither declares one, so a region rule refuses them (fails closed).
+    expect(providersOf(us)).toEqual(["fireworks", "together"]);
+    expect(refusedBy(us)).toEqual({ groq: "privacy.regions", vllm: "privacy.regions", ollama: "privacy.regions" });
+  });
+});

@@ -66,6 +66,7 @@ export class ChatAdmission {
       worstCase: refused ? 0n : worstCaseCost(request, plan.cascade, ctx.promptTokens),
       checkOnly: refused,
       runId: request.run_id ?? null,
+      guardrailBudgets: plan.guardrailBudgets,
     });
     if (!decision.admitted) {
       throw new Refused(decision.code as DomainError["code"], decision.message, {

@@ -89,6 +89,7 @@ export function previewRoutes(deps: {
       checkOnly: true,
       // A preview names no run (no run reservation either way).
       runId: null,
+      guardrailBudgets: plan.guardrailBudgets,
     });
     const budgetRefusal = decision.admitted
       ? null

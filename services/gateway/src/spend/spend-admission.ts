@@ -1,6 +1,7 @@
 import type { Nanodollars } from "@router/money";
+import type { routing } from "@router/proto";
 import type { CallerKey } from "../auth/caller";
-import { keyCeilings } from "./key-ceilings";
+import { guardrailCeilings, keyCeilings } from "./key-ceilings";
 import type { LedgerPort } from "./ledger-port";
 import type { BudgetSubjects } from "./budget-subjects";
 import { SpendLeases, type LeaseTicket } from "./spend-leases";
@@ -17,6 +18,8 @@ export interface SpendRequest {
   checkOnly: boolean;
   /** The run the request is a turn of (`run_id`), if any: the ledger checks and reserves on it too. */
   runId: string | null;
+  /** The budgets of the guardrails that apply to the key (Plan's `guardrail_budgets`). */
+  guardrailBudgets: readonly routing.GuardrailBudget[];
 }
 
 export type SpendDecision =
@@ -56,9 +59,10 @@ export class SpendAdmission {
   ) {}
 
   async admit(req: SpendRequest): Promise<SpendDecision> {
-    // Every request is BYOK, and a key ceiling without include_byok counts none. The workspace's and
-    // the agent's budgets are the ledger's: it is asked unless nothing can count the request.
-    const ceilings = keyCeilings(req.key).filter((c) => c.includeByok);
+    // Every request is BYOK, and a key ceiling or guardrail budget without include_byok counts none.
+    // The workspace's and the agent's budgets are the ledger's: it is asked unless nothing can count
+    // the request. The key's ceiling comes first: it is named first when both refuse.
+    const ceilings = [...keyCeilings(req.key), ...guardrailCeilings(req.guardrailBudgets, req.key)].filter((c) => c.includeByok);
     // A turn of a run always asks Admit (the run is the ledger's); any other request skips it when
     // nothing counts it, or takes a lease.
     const turn = req.runId !== null;

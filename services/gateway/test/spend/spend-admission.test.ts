@@ -1,6 +1,6 @@
 import { ManualClock } from "@router/money";
 import { createLogger } from "@router/logging";
-import type { ledger } from "@router/proto";
+import { ledger, type routing } from "@router/proto";
 import type { CallerKey } from "../../src/auth/caller";
 import { BUDGET_SUBJECTS_TTL_MS, BudgetSubjects } from "../../src/spend/budget-subjects";
 import type { LedgerPort } from "../../src/spend/ledger-port";
@@ -48,7 +48,7 @@ function fakeLedger(subjects: { workspaceIds: string[]; agents: string[] } | "do
   return { port, asked };
 }
 
-const request = (k: CallerKey, agent: string | null = null, runId: string | null = null) => ({
+const request = (k: CallerKey, agent: string | null = null, runId: string | null = null, guardrailBudgets: routing.GuardrailBudget[] = []) => ({
   requestId: "gen-1",
   orgId: "org_1",
   key: k,
@@ -56,6 +56,7 @@ const request = (k: CallerKey, agent: string | null = null, runId: string | null
   worstCase: 100n,
   checkOnly: false,
   runId,
+  guardrailBudgets,
 });
 
 describe("spend admission without a limit that counts", () => {
@@ -132,5 +133,67 @@ describe("spend admission without a limit that counts", () => {
     budgets.invalidate("org_1");
     await spend.admit(request(key()));
     expect(asked).toEqual({ admit: 1, budgetSubjects: 2 });
+  });
+});
+
+describe("spend admission with guardrail budgets", () => {
+  const budget = (o: Partial<routing.GuardrailBudget> = {}): routing.GuardrailBudget => ({
+    guardrailId: "gr_1",
+    limitNanodollars: 5_000n,
+    window: "monthly",
+    includeByok: true,
+    ...o,
+  });
+  const recording = () => {
+    const { port, asked } = fakeLedger({ workspaceIds: [], agents: [] });
+    const admits: ledger.AdmitRequest[] = [];
+    const admit = port.admit;
+    port.admit = (req) => {
+      admits.push(req);
+      return admit(req);
+    };
+    return { port, asked, admits };
+  };
+
+  it("sends each guardrail budget that counts BYOK as a hard ceiling on a counter of that guardrail and this key, after the key's own", async () => {
+    const { port, admits } = recording();
+    const spend = new SpendAdmission(port, undefined, new BudgetSubjects(port, new ManualClock(), silent));
+    const k = key({ hash: "keyhash", limitNanos: 1_000n, limitReset: "daily", includeByokInLimit: true });
+    await spend.admit(request(k, null, null, [budget(), budget({ guardrailId: "gr_2", window: "lifetime", limitNanodollars: 9n })]));
+    expect(admits[0]?.ceilings).toEqual([
+      expect.objectContaining({ subjectKind: "key", subjectId: "keyhash" }),
+      {
+        subjectKind: "guardrail",
+        subjectId: "gr_1/keyhash",
+        limitNanodollars: 5_000n,
+        window: ledger.Window.WINDOW_MONTHLY,
+        mode: ledger.LimitMode.LIMIT_MODE_HARD,
+        includeByok: true,
+        subjectName: "",
+      },
+      expect.objectContaining({ subjectKind: "guardrail", subjectId: "gr_2/keyhash", limitNanodollars: 9n, window: ledger.Window.WINDOW_LIFETIME }),
+    ]);
+  });
+
+  it("skips Admit for a guardrail budget that leaves BYOK out (every request is BYOK), and asks it for one that counts BYOK", async () => {
+    const { port, asked } = recording();
+    const spend = new SpendAdmission(port, undefined, new BudgetSubjects(port, new ManualClock(), silent));
+    expect(await spend.admit(request(key(), null, null, [budget({ includeByok: false })]))).toMatchObject({ admitted: true, holdId: "" });
+    expect(asked.admit).toBe(0);
+    expect(await spend.admit(request(key(), null, null, [budget()]))).toMatchObject({ admitted: true, holdId: "hold_1" });
+    expect(asked.admit).toBe(1);
+  });
+
+  it("reports the ledger's guardrail refusal with its scope", async () => {
+    const { port } = recording();
+    port.admit = async () =>
+      ({
+        admitted: false,
+        holdId: "",
+        limitWarning: "",
+        refusal: { httpStatus: 403, code: "budget_exceeded", message: "This guardrail has reached its monthly spend limit of $0.000005.", scope: "guardrail", subjectId: "gr_1/h1", runStatus: "" },
+      }) as ledger.AdmitResponse;
+    const spend = new SpendAdmission(port, undefined, new BudgetSubjects(port, new ManualClock(), silent));
+    expect(await spend.admit(request(key(), null, null, [budget()]))).toMatchObject({ admitted: false, code: "budget_exceeded", httpStatus: 403, scope: "guardrail" });
   });
 });

@@ -13,6 +13,8 @@ export interface RoutingGuardrail {
   zdrAuthors: ReadonlySet<string>;
   /** Its content filters, for the gateway to run over the messages; null when it sets none. */
   contentFilter: routing.ContentFilterSet | null;
+  /** Its spend budget, which the gateway has the ledger apply per key; null when it sets none. */
+  budget: routing.GuardrailBudget | null;
 }
 
 export function routingGuardrail(id: string, g: GuardrailSettings): RoutingGuardrail {
@@ -32,16 +34,21 @@ export function routingGuardrail(id: string, g: GuardrailSettings): RoutingGuard
             rules: g.contentFilters.map((f) => ({ name: f.name ?? "", pattern: f.pattern, action: f.action })),
             allowlist: g.filterAllowlist,
           },
+    budget:
+      g.budgetNanodollars === null
+        ? null
+        : { guardrailId: id, limitNanodollars: g.budgetNanodollars, window: g.budgetReset ?? "lifetime", includeByok: g.includeByokInBudgets },
   };
 }
 
-/** What a plan reports of the guardrails that applied: their ids and their content filters. */
+/** What a plan reports of the guardrails that applied: their ids, content filters and budgets. */
 export function appliedGuardrails(
   guardrails: readonly RoutingGuardrail[] | null | undefined,
-): Pick<routing.PlanResponse, "guardrailsApplied" | "contentFilters"> {
+): Pick<routing.PlanResponse, "guardrailsApplied" | "contentFilters" | "guardrailBudgets"> {
   return {
     guardrailsApplied: guardrails?.map((g) => g.id) ?? [],
     contentFilters: guardrails?.flatMap((g) => (g.contentFilter ? [g.contentFilter] : [])) ?? [],
+    guardrailBudgets: guardrails?.flatMap((g) => (g.budget ? [g.budget] : [])) ?? [],
   };
 }
 

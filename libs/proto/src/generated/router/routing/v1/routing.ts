@@ -175,6 +175,22 @@ export interface PlanResponse {
    * which never travel to routing.
    */
   contentFilters: ContentFilterSet[];
+  /**
+   * The spend budgets of those guardrails that set one (`limit_usd`), set even when the plan is
+   * refused (a budget binds before routing). Each is evaluated per key: the gateway sends it to
+   * the ledger's Admit as a ceiling on a counter of that guardrail and the calling key.
+   */
+  guardrailBudgets: GuardrailBudget[];
+}
+
+/** One guardrail's budget, as it binds each key the guardrail applies to. */
+export interface GuardrailBudget {
+  guardrailId: string;
+  limitNanodollars: bigint;
+  /** "daily", "weekly", "monthly" or "lifetime" (UTC calendar windows). */
+  window: string;
+  /** Whether BYOK spend counts toward it (at list price). */
+  includeByok: boolean;
 }
 
 /**
@@ -1509,6 +1525,7 @@ function createBasePlanResponse(): PlanResponse {
     sort: "",
     guardrailsApplied: [],
     contentFilters: [],
+    guardrailBudgets: [],
   };
 }
 
@@ -1552,6 +1569,9 @@ export const PlanResponse: MessageFns<PlanResponse> = {
     }
     for (const v of message.contentFilters) {
       ContentFilterSet.encode(v!, writer.uint32(106).fork()).join();
+    }
+    for (const v of message.guardrailBudgets) {
+      GuardrailBudget.encode(v!, writer.uint32(114).fork()).join();
     }
     return writer;
   },
@@ -1673,6 +1693,14 @@ export const PlanResponse: MessageFns<PlanResponse> = {
             message.contentFilters.push(ContentFilterSet.decode(reader, reader.uint32()));
             continue;
           }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.guardrailBudgets.push(GuardrailBudget.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1722,6 +1750,11 @@ export const PlanResponse: MessageFns<PlanResponse> = {
         : globalThis.Array.isArray(object?.content_filters)
         ? object.content_filters.map((e: any) => ContentFilterSet.fromJSON(e))
         : [],
+      guardrailBudgets: globalThis.Array.isArray(object?.guardrailBudgets)
+        ? object.guardrailBudgets.map((e: any) => GuardrailBudget.fromJSON(e))
+        : globalThis.Array.isArray(object?.guardrail_budgets)
+        ? object.guardrail_budgets.map((e: any) => GuardrailBudget.fromJSON(e))
+        : [],
     };
   },
 
@@ -1766,6 +1799,9 @@ export const PlanResponse: MessageFns<PlanResponse> = {
     if (message.contentFilters?.length) {
       obj.contentFilters = message.contentFilters.map((e) => ContentFilterSet.toJSON(e));
     }
+    if (message.guardrailBudgets?.length) {
+      obj.guardrailBudgets = message.guardrailBudgets.map((e) => GuardrailBudget.toJSON(e));
+    }
     return obj;
   },
 
@@ -1793,6 +1829,141 @@ export const PlanResponse: MessageFns<PlanResponse> = {
     message.sort = object.sort ?? "";
     message.guardrailsApplied = object.guardrailsApplied?.map((e) => e) || [];
     message.contentFilters = object.contentFilters?.map((e) => ContentFilterSet.fromPartial(e)) || [];
+    message.guardrailBudgets = object.guardrailBudgets?.map((e) => GuardrailBudget.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseGuardrailBudget(): GuardrailBudget {
+  return { guardrailId: "", limitNanodollars: 0n, window: "", includeByok: false };
+}
+
+export const GuardrailBudget: MessageFns<GuardrailBudget> = {
+  encode(message: GuardrailBudget, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.guardrailId !== "") {
+      writer.uint32(10).string(message.guardrailId);
+    }
+    if (message.limitNanodollars !== 0n) {
+      if (BigInt.asIntN(64, message.limitNanodollars) !== message.limitNanodollars) {
+        throw new globalThis.Error("value provided for field message.limitNanodollars of type int64 too large");
+      }
+      writer.uint32(16).int64(message.limitNanodollars);
+    }
+    if (message.window !== "") {
+      writer.uint32(26).string(message.window);
+    }
+    if (message.includeByok !== false) {
+      writer.uint32(32).bool(message.includeByok);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GuardrailBudget {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGuardrailBudget();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.guardrailId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.limitNanodollars = reader.int64() as bigint;
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.window = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.includeByok = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GuardrailBudget {
+    return {
+      guardrailId: isSet(object.guardrailId)
+        ? globalThis.String(object.guardrailId)
+        : isSet(object.guardrail_id)
+        ? globalThis.String(object.guardrail_id)
+        : "",
+      limitNanodollars: isSet(object.limitNanodollars)
+        ? BigInt(object.limitNanodollars)
+        : isSet(object.limit_nanodollars)
+        ? BigInt(object.limit_nanodollars)
+        : 0n,
+      window: isSet(object.window) ? globalThis.String(object.window) : "",
+      includeByok: isSet(object.includeByok)
+        ? globalThis.Boolean(object.includeByok)
+        : isSet(object.include_byok)
+        ? globalThis.Boolean(object.include_byok)
+        : false,
+    };
+  },
+
+  toJSON(message: GuardrailBudget): unknown {
+    const obj: any = {};
+    if (message.guardrailId !== "") {
+      obj.guardrailId = message.guardrailId;
+    }
+    if (message.limitNanodollars !== 0n) {
+      obj.limitNanodollars = message.limitNanodollars.toString();
+    }
+    if (message.window !== "") {
+      obj.window = message.window;
+    }
+    if (message.includeByok !== false) {
+      obj.includeByok = message.includeByok;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GuardrailBudget>, I>>(base?: I): GuardrailBudget {
+    return GuardrailBudget.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GuardrailBudget>, I>>(object: I): GuardrailBudget {
+    const message = createBaseGuardrailBudget();
+    message.guardrailId = object.guardrailId ?? "";
+    message.limitNanodollars = (object.limitNanodollars !== undefined && object.limitNanodollars !== null)
+      ? BigInt(object.limitNanodollars)
+      : 0n;
+    message.window = object.window ?? "";
+    message.includeByok = object.includeByok ?? false;
     return message;
   },
 };
