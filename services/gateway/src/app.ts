@@ -256,13 +256,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   );
   const ledgerPort = grpcLedgerPort(deps.ledger, { deadlineMs: grpcDeadlineMs });
   const closings = new HoldClosings({
-    send: (batch) =>
-      ledgerPort.closeHolds({
-        ...batch,
-        releases: batch.releases.map((r) => ({ ...r, spentNanodollars: r.spentNanodollars ?? 0n })),
-        renewHoldIds: batch.renewHoldIds ?? [],
-        leaseCovers: batch.leaseCovers ?? [],
-      }),
+    send: (batch) => ledgerPort.closeHolds(batch),
     log: deps.log,
     renewMs: deps.holdRenewMs,
   });

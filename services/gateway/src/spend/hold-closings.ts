@@ -24,12 +24,13 @@ const NO_REQUEST: FinishedRequest = { orgId: "", requestId: "", workspaceId: "",
 /** The ledger applies a batch's spends, then its settlements, then its releases. */
 export interface HoldClosingBatch {
   settlements: Array<{ holdId: string; listCostNanodollars: Nanodollars; billedCostNanodollars: Nanodollars } & FinishedRequest>;
-  releases: Array<{ holdId: string; keepNanodollars: Nanodollars; spentNanodollars?: Nanodollars } & Omit<FinishedRequest, "isByok">>;
+  /** `spentNanodollars`: a lease's spends as counted here, still on their way in their records (0 for a hold). */
+  releases: Array<{ holdId: string; keepNanodollars: Nanodollars; spentNanodollars: Nanodollars } & Omit<FinishedRequest, "isByok">>;
   spends: Array<{ holdId: string; requestId: string; listCostNanodollars: Nanodollars; billedCostNanodollars: Nanodollars }>;
   /** Holds of requests still running here: the ledger keeps them (a hold not renewed is lost with its gateway). */
-  renewHoldIds?: string[];
+  renewHoldIds: string[];
   /** What this gateway's leases cover now. */
-  leaseCovers?: Array<{ holdId: string; inFlightNanodollars: Nanodollars; spentNanodollars: Nanodollars }>;
+  leaseCovers: Array<{ holdId: string; inFlightNanodollars: Nanodollars; spentNanodollars: Nanodollars }>;
 }
 
 export interface HoldClosingsOptions {
@@ -160,7 +161,7 @@ export class HoldClosings {
   async flush(timeoutMs: number): Promise<void> {
     const until = Date.now() + timeoutMs;
     this.clearTimer();
-    while ((this.pending.length > 0 || this.sending) && Date.now() < until) {
+    while ((this.hasWork || this.sending) && Date.now() < until) {
       if (!this.sending) {
         if (this.failures > 0) await sleep(Math.min(this.backoffMs(), until - Date.now()));
         this.sendNext();
@@ -226,11 +227,13 @@ export class HoldClosings {
   ): Promise<void> {
     // Within a batch the ledger applies spends before releases, as they were queued: a lease's
     // release is queued only after the spends of the requests it no longer covers.
-    const request: HoldClosingBatch = { settlements: [], releases: [], spends: [] };
-    if (renew.length > 0) request.renewHoldIds = renew;
-    if (covers.size > 0) {
-      request.leaseCovers = [...covers].map(([holdId, c]) => ({ holdId, inFlightNanodollars: c.inFlight, spentNanodollars: c.spent }));
-    }
+    const request: HoldClosingBatch = {
+      settlements: [],
+      releases: [],
+      spends: [],
+      renewHoldIds: renew,
+      leaseCovers: [...covers].map(([holdId, c]) => ({ holdId, inFlightNanodollars: c.inFlight, spentNanodollars: c.spent })),
+    };
     for (const c of batch) {
       switch (c.kind) {
         case "settle":
@@ -254,7 +257,7 @@ export class HoldClosings {
           request.releases.push({
             holdId: c.holdId,
             keepNanodollars: c.keepNanodollars,
-            ...(c.spentNanodollars !== undefined ? { spentNanodollars: c.spentNanodollars } : {}),
+            spentNanodollars: c.spentNanodollars ?? 0n,
             orgId,
             requestId,
             workspaceId,

@@ -15,7 +15,10 @@
 -- - 'released' with p_keeps[i] > 0 on a held hold (a trim): the hold keeps reserving that much (the
 --   worst case of the gateway's requests still in flight) plus the spends the gateway counted
 --   (p_spent[i]) that have not arrived yet, releases the rest, stays 'held' and expires at
---   p_expires_at[i] when given. NULL or 0 releases the whole remaining reservation.
+--   p_expires_at[i] when given. A lease's final release (keep 0) whose counted spends have not all
+--   arrived is such a trim too: they stay reserved until they arrive or the lease expires, so the
+--   ceiling never dips between the release and the records. Otherwise NULL or 0 releases the whole
+--   remaining reservation.
 -- - 'expired': the hold's gateway stopped renewing it (it is gone): its reservation is released and
 --   what it covered is charged as spent (its list cost): an ordinary hold its worst case, a lease
 --   the worst case of the requests it last reported running. Unless a trim or a renewal has moved
@@ -110,7 +113,8 @@ BEGIN
       SET spent_nanodollars = h.spent_nanodollars + p_list_costs[i]
       WHERE h.hold_id = p_hold_ids[i];
 
-    ELSIF p_to_states[i] = 'released' AND coalesce(p_keeps[i], 0) > 0 AND v_state = 'held' THEN
+    ELSIF p_to_states[i] = 'released' AND v_state = 'held'
+          AND (coalesce(p_keeps[i], 0) > 0 OR (v_is_lease AND coalesce(p_spent[i], 0) > v_spent)) THEN
       v_unreserve := greatest(v_remaining - p_keeps[i] - greatest(coalesce(p_spent[i], 0) - v_spent, 0), 0);
       UPDATE holds h
       SET worst_case_nanodollars = h.worst_case_nanodollars - v_unreserve,

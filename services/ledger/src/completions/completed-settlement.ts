@@ -30,7 +30,9 @@ export function completedSettlementHandler(deps: CompletedSettlementDeps): Batch
     const releases: Parameters<typeof closeHolds>[0]["releases"] = [];
     for (const c of completed) {
       const request = finishedRequestOf(c);
-      const holdId = c.spendLeaseHoldId === "" ? (holdIds.get(c.requestId) ?? "") : "";
+      // The ledger's own record of a lost request: its hold was charged when it expired, and stays
+      // expired so that a late record from the gateway can still replace the charge with the cost.
+      const holdId = c.spendLeaseHoldId === "" && !c.settledByLedger ? (holdIds.get(c.requestId) ?? "") : "";
       if (c.served) {
         if (c.spendLeaseHoldId !== "") {
           spends.push({ holdId: c.spendLeaseHoldId, requestId: c.requestId, listCost: c.listCostNanodollars, billedCost: c.billedCostNanodollars });

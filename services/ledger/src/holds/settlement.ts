@@ -142,7 +142,8 @@ function settleRunTurn(request: FinishedRequest, cost: Nanodollars | null, deps:
 }
 
 function releasing(keep: Nanodollars, deps: ReleaseDeps, spent?: Nanodollars): Closing {
-  if (keep <= 0n) return { to: "released" };
+  // A lease's final release with spends still on their way keeps those reserved (close_holds).
+  if (keep <= 0n && (spent ?? 0n) <= 0n) return { to: "released" };
   // What a trim keeps is the worst case of requests still in flight, which lives as long as a hold
   // (its gateway renews it while they run).
   return { to: "released", keep, spent, expiresAt: new Date(deps.clock.now().getTime() + deps.holdTtlMs) };
