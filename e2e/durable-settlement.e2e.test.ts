@@ -16,7 +16,13 @@ describe("durable settlement", () => {
     openai = await startFakeOpenAi();
     stack = await startStack({
       providerBaseUrls: { openai: openai.url },
-      extraEnv: { LEDGER_HOLD_TTL_MS: "3000", LEDGER_SWEEP_INTERVAL_MS: "500", GATEWAY_HOLD_RENEW_MS: "500" },
+      extraEnv: {
+        LEDGER_HOLD_TTL_MS: "3000",
+        LEDGER_SWEEP_INTERVAL_MS: "500",
+        GATEWAY_HOLD_RENEW_MS: "500",
+        // The tests poll activity and usage with one management key.
+        GATEWAY_RATE_LIMITS: JSON.stringify({ management: { per_minute: 100_000, per_day: 1_000_000 } }),
+      },
     });
     mgmtKey = (await stack.createOrg("Acme")).managementKey;
     const mgmt = gatewayClient(stack.gatewayUrl, mgmtKey);
@@ -48,7 +54,7 @@ describe("durable settlement", () => {
     return waitFor(async () => {
       const found = await Promise.all(ids.map(async (id) => (await mgmt().get(`/v1/activity/requests/${id}`)).json.data));
       return found.every(Boolean) ? (found as Array<Record<string, any>>) : undefined;
-    }, { timeoutMs: 15_000, what: "every request in activity" });
+    }, { timeoutMs: 15_000, intervalMs: 250, what: "every request in activity" });
   }
 
   it.each([
@@ -64,17 +70,31 @@ describe("durable settlement", () => {
     replica.child.kill("SIGKILL");
     await once(replica.child, "exit");
     for (const a of answers) expect(a.status).toBe(200);
+    // Every answer was written after its record was on the bus.
     const rows = await activityRows(answers.map((a) => a.json.id as string));
     const listNanos = rows
       .flatMap((r) => (r.usage_lines ?? []) as Array<{ cost_nanodollars: string }>)
       .reduce((sum, l) => sum + BigInt(l.cost_nanodollars), 0n);
     expect(listNanos).toBeGreaterThan(0n);
-    // The killed gateway's lease (hard ceiling) is charged only for requests it had running (none).
+    const served = Number(listNanos) / 1e9;
+    if (mode === "soft") {
+      const usage = await waitFor(async () => {
+        const u = await keyUsage(hash);
+        return u !== undefined && Math.abs(u - served) < 1e-9 ? u : undefined;
+      }, { timeoutMs: 20_000, what: "the ledger's usage to equal the served cost" });
+      expect(usage).toBeCloseTo(served, 9);
+      return;
+    }
+    // The killed gateway's lease expires (TTL 3 s) charged at the worst case of the requests it last
+    // reported running: none when its last cover reached the ledger, otherwise those of its last
+    // 50 ms batch, whose records arrived too (a known overcharge, docs/decisions.md). Nothing served
+    // is ever missing.
+    await new Promise((r) => setTimeout(r, 4_500));
     const usage = await waitFor(async () => {
       const u = await keyUsage(hash);
-      return u !== undefined && Math.abs(u - Number(listNanos) / 1e9) < 1e-9 ? u : undefined;
-    }, { timeoutMs: 20_000, what: "the ledger's usage to equal the served cost" });
-    expect(usage).toBeCloseTo(Number(listNanos) / 1e9, 9);
+      return u !== undefined && u >= served - 1e-9 ? u : undefined;
+    }, { timeoutMs: 20_000, what: "the ledger's usage to cover the served cost" });
+    expect(usage).toBeGreaterThanOrEqual(served - 1e-9);
   }, 60_000);
 
   it("ends a dead gateway's hold within the TTL, charged at its worst case, and records the request as gateway_lost", async () => {

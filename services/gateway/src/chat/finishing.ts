@@ -29,7 +29,12 @@ export function interruptionOf(signal: AbortSignal): Interrupted {
 export class Finishing {
   constructor(private readonly deps: FinishingDeps) {}
 
-  finish(ctx: ChatContext, outcome: RequestOutcome, served: Served | null): void {
+  /**
+   * Resolves once the request's record is on the bus (the broker acknowledged it, or the bus's
+   * durable outbox has it): a served answer is written only then, so a gateway killed right after
+   * answering has lost no spend. Never rejects (a refused record is logged).
+   */
+  finish(ctx: ChatContext, outcome: RequestOutcome, served: Served | null): Promise<void> {
     const event = completedEvent(outcome);
     // The ledger settles the request from this event (durable on the bus): served or not, and the
     // lease that admitted it, if one did.
@@ -37,11 +42,12 @@ export class Finishing {
     event.spendLeaseHoldId = ctx.lease?.lease.holdId ?? "";
     this.deps.recent.put(ctx.caller.orgId, generationRecordOf(event));
     this.deps.metrics?.chatFinished(outcome);
-    // The record goes to the bus before the answer is written: the ledger settles from it, so a
-    // gateway killed right after answering loses no spend. The rest waits until after the response.
+    // The ledger settles from the record, so it leaves before the answer; the rest waits until
+    // after the response.
     const published = this.publish(ctx, event);
     const work = new Promise<void>((resolve) => setImmediate(() => resolve(this.afterResponse(ctx, outcome, served, published))));
     this.deps.drain?.defer(work);
+    return published;
   }
 
   /** Off the response path; the promise is the event's publication (a stop waits for it). */
@@ -88,7 +94,7 @@ export class Finishing {
       errorCode: domain.code,
       errorMessage: domain.message,
     });
-    this.finish(ctx, outcome, null);
+    void this.finish(ctx, outcome, null);
     return domain;
   }
 
@@ -103,14 +109,14 @@ export class Finishing {
       attempts: result.attempts,
       upstreamMs: result.upstreamMs,
     });
-    this.finish(ctx, outcome, null);
+    void this.finish(ctx, outcome, null);
     return { error, outcome };
   }
 
   /** A bug inside dispatch: never a hang, never a lost hold. Answers the client's error. */
   crashed(ctx: ChatContext, err: unknown): DomainError {
     this.deps.log.error({ err, id: ctx.id }, "gateway.chat.failed");
-    this.finish(ctx, outcomeOf(ctx, { status: "error", errorCode: "internal", errorMessage: "internal error" }), null);
+    void this.finish(ctx, outcomeOf(ctx, { status: "error", errorCode: "internal", errorMessage: "internal error" }), null);
     return new DomainError("internal", "internal error");
   }
 }

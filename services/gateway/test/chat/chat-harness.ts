@@ -147,7 +147,7 @@ export interface ChatHarness {
   stream(body: unknown, opts?: { token?: string; headers?: Record<string, string> }): Promise<StreamReply>;
   get(path: string, token?: string): Promise<Reply>;
   eventFor(id: string): Promise<events.RequestCompleted>;
-  /** Settled plus reserved spend on a key's ceiling, from the ledger. */
+  /** Settled spend plus in-flight worst cases on a key's ceiling (Usage, from the ledger). */
   keyUsage(caller: Caller): Promise<bigint>;
   /** Upstream requests received by every fake. */
   upstreamCalls(): number;
@@ -384,6 +384,7 @@ export async function startChatHarness(
     async close() {
       await server.close();
       leases?.close();
+      closings.close();
       await dispatcher.close();
       await subscription.close();
       await bus.close();
