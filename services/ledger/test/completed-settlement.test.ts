@@ -51,6 +51,15 @@ async function admit(ceiling: ledger.Ceiling, id = requestId()): Promise<{ holdI
 const holdState = async (holdId: string) =>
   (await l.db.query<{ state: string }>("SELECT state FROM holds WHERE hold_id = $1", [holdId])).rows[0]?.state;
 
+async function counter(c: ledger.Ceiling): Promise<{ settled: bigint; reserved: bigint } | undefined> {
+  const r = await l.db.query<{ settled_nanodollars: bigint; reserved_nanodollars: bigint }>(
+    "SELECT settled_nanodollars, reserved_nanodollars FROM spend_counters WHERE subject_kind = $1 AND subject_id = $2",
+    [c.subjectKind, c.subjectId],
+  );
+  const row = r.rows[0];
+  return row && { settled: BigInt(row.settled_nanodollars), reserved: BigInt(row.reserved_nanodollars) };
+}
+
 const recorded = async (id: string) =>
   (await l.db.query("SELECT 1 FROM recorded_requests WHERE request_id = $1", [id])).rowCount === 1;
 
@@ -109,13 +118,18 @@ describe("settlement from router.request.completed.v1", () => {
     expect(await l.used(key)).toBe(20_000n);
 
     await publish({ requestId: requestId(), served: true, spendLeaseHoldId: lease.holdId, listCostNanodollars: 20_000n });
-    await waitFor(async () => (await l.used(key)) === 20_000n && (await holdState(lease.holdId)) === "held", { what: "the spend arrived" });
-    const row = await l.db.query<{ worst: string; spent: string }>(
-      "SELECT worst_case_nanodollars AS worst, spent_nanodollars AS spent FROM holds WHERE hold_id = $1",
-      [lease.holdId],
-    );
-    // Nothing left reserved beyond what arrived.
-    expect(BigInt(row.rows[0]?.worst ?? -1)).toBe(BigInt(row.rows[0]?.spent ?? -2));
+    const leaseRow = async () =>
+      (
+        await l.db.query<{ worst: bigint; spent: bigint; state: string }>(
+          "SELECT worst_case_nanodollars AS worst, spent_nanodollars AS spent, state FROM holds WHERE hold_id = $1",
+          [lease.holdId],
+        )
+      ).rows[0];
+    await waitFor(async () => BigInt((await leaseRow())?.spent ?? 0) === 20_000n, { what: "the spend arrived" });
+    // Settled now, and nothing left reserved beyond what arrived.
+    expect(await l.used(key)).toBe(20_000n);
+    expect(await counter(key)).toEqual({ settled: 20_000n, reserved: 0n });
+    expect(await leaseRow()).toMatchObject({ worst: 20_000n, spent: 20_000n, state: "held" });
   });
 });
 
