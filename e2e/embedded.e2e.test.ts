@@ -81,7 +81,9 @@ describe("the one-process default (npm start)", () => {
     expect((await mgmt.post("/v1/provider-keys", { provider: "openai", api_key: "sk-embedded-0001" })).status).toBe(201);
     // The alerts service runs in the same process, behind the same gateway.
     expect((await mgmt.post("/v1/alerts/channels", { kind: "chat", target: "https://hooks.slack.com/services/T0/B0/embedded" })).status).toBe(201);
-    const inference = gatewayClient(base, (await mgmt.post("/v1/keys", { name: "local" })).json.data.key as string);
+    // A soft ceiling that counts BYOK spend: the request takes a hold, which the ledger settles.
+    const created = (await mgmt.post("/v1/keys", { name: "local", limit: 10, limit_mode: "soft", include_byok_in_limit: true })).json.data;
+    const inference = gatewayClient(base, created.key as string);
     expect((await mgmt.post("/v1/broadcast/destinations", { kind: "webhook", url: `${receiver.url}/hook` })).status).toBe(201);
     fake.script({ text: "Embedded hello." });
     const res = await inference.post("/v1/chat/completions", {
@@ -94,6 +96,15 @@ describe("the one-process default (npm start)", () => {
       const rows = (await mgmt.get("/v1/activity")).json.data as Array<{ id: string }> | undefined;
       return rows?.some((r) => r.id === res.json.id);
     }, { what: "the activity row" });
+
+    // The ledger settles the hold from the request's record on the in-process bus, as deployed.
+    const row = (await mgmt.get(`/v1/activity/requests/${res.json.id}`)).json.data as { usage_lines?: Array<{ cost_nanodollars: string }> };
+    const cost = Number((row.usage_lines ?? []).reduce((sum, l) => sum + BigInt(l.cost_nanodollars), 0n)) / 1e9;
+    expect(cost).toBeGreaterThan(0);
+    await waitFor(async () => {
+      const usage = (await inference.get("/v1/key")).json.data?.usage as number | undefined;
+      return usage !== undefined && Math.abs(usage - cost) < 1e-9;
+    }, { what: "the key's usage to be the settled cost" });
 
     // Embedded PGlite offers no cursor: the export pages through the month by keyset instead.
     const csv = await fetch(`${base}/v1/activity/export`, { headers: { authorization: `Bearer ${key}` } });

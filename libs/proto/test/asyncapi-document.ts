@@ -34,8 +34,11 @@ export const TOPIC_TABLE: Record<keyof typeof TOPICS, TopicEntry> = {
   requestCompleted: {
     message: "RequestCompleted",
     producer: "gateway",
-    when: "after every chat completion request, served, failed or refused (after the response; never on the request path)",
+    when:
+      "after every chat completion request, served, failed or refused (before a served answer is written: the ledger settles from it); " +
+      "the ledger publishes one too for a request whose gateway went away (error_code router.gateway_lost, settled_by_ledger)",
     consumers: [
+      { service: "ledger", group: "ledger", does: "settles the request's hold or spend lease, records it per workspace and agent, reports a run's turn (idempotent by request id)" },
       { service: "activity", group: "activity", does: "records the request and its upstream attempts, daily totals and conversations" },
       { service: "routing", group: "routing", does: "keeps each endpoint's recent success rate and latency for ranking" },
       { service: "runaway", group: "runaway", does: "adds spend and requests to per-subject 15-minute buckets for the runaway sweep" },

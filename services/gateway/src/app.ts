@@ -153,6 +153,8 @@ export interface GatewayDeps {
    * request asks the ledger's Admit). Default 1000 ms.
    */
   leaseUseMs?: number;
+  /** How often the holds of running requests are renewed at the ledger; default 15 s. */
+  holdRenewMs?: number;
   /** Provider call timeouts; each unset one keeps its default (docs/decisions.md). */
   upstreamTimeouts?: Partial<UpstreamTimeouts>;
   /** Quiet time after which a waiting stream gets a keepalive comment. Default 5 s. */
@@ -253,7 +255,11 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     }),
   );
   const ledgerPort = grpcLedgerPort(deps.ledger, { deadlineMs: grpcDeadlineMs });
-  const closings = new HoldClosings({ send: (batch) => ledgerPort.closeHolds(batch), log: deps.log });
+  const closings = new HoldClosings({
+    send: (batch) => ledgerPort.closeHolds(batch),
+    log: deps.log,
+    renewMs: deps.holdRenewMs,
+  });
   metrics.watchClosings(() => closings.size);
   const leaseUseMs = deps.leaseUseMs ?? 1000;
   const leases =
@@ -479,6 +485,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       // Unspent lease parts go back, and served requests' spend reaches the ledger, before the process goes.
       leases?.close();
       await closings.flush(CLOSINGS_FLUSH_MS);
+      closings.close();
       await Promise.all([proxy.close(), credentials.close(), upstream.close()]);
       sessions.close();
       authCache.close();

@@ -18,6 +18,8 @@ import { GroupCommit } from "./holds/group-commit";
 import { ledgerService } from "./holds/ledger-service";
 import { startExpirySweep, type ClosingQueue, type UsageQueue } from "./holds/settlement";
 import { HoldStore } from "./holds/store";
+import { subscribeCompletedSettlement } from "./completions/completed-settlement";
+import { lostRequestPublisher } from "./completions/lost-requests";
 import { LedgerMetrics } from "./metrics";
 import { runRoutes } from "./runs/run-routes";
 import { expireTurn, settleTurns, type TurnQueue } from "./runs/run-settlement";
@@ -34,9 +36,12 @@ export interface LedgerDeps {
   /** 0 picks a free port. */
   grpcPort: number;
   host?: string;
-  /** How long a hold lasts before the sweep releases it; default 15 minutes. */
+  /**
+   * How long a hold lasts unless its gateway renews it (every request still running, every lease
+   * in use) before the sweep ends it as lost; default 1 minute.
+   */
   holdTtlMs?: number;
-  /** How often the sweep runs; default 30 seconds. */
+  /** How often the sweep runs; default 10 seconds. */
   sweepIntervalMs?: number;
   /** How long a lease lasts (unless trimmed) before the sweep releases it; default 1 minute. */
   leaseTtlMs?: number;
@@ -78,8 +83,8 @@ export interface RunningLedger {
 }
 
 export const LEDGER_MIGRATIONS_DIR = join(__dirname, "..", "migrations");
-export const DEFAULT_HOLD_TTL_MS = 15 * 60_000;
-export const DEFAULT_SWEEP_INTERVAL_MS = 30_000;
+export const DEFAULT_HOLD_TTL_MS = 60_000;
+export const DEFAULT_SWEEP_INTERVAL_MS = 10_000;
 export const DEFAULT_CLOSING_INTERVAL_MS = 20;
 export const DEFAULT_LEASE_TTL_MS = 60_000;
 export const DEFAULT_LEASE_SHARE = 4;
@@ -144,11 +149,16 @@ export async function startLedger(deps: LedgerDeps): Promise<RunningLedger> {
     [{ definition: ledger.LedgerServiceService, implementation }],
     { port: deps.grpcPort, host: deps.host, log: deps.log },
   );
+  // Finished requests are settled from the gateway's durable record of them, once the bus has it.
+  const settling = deps.bus
+    ? await subscribeCompletedSettlement(deps.bus, { db: deps.db, store, closings, usage, turns, clock: deps.clock, log: deps.log, holdTtlMs })
+    : undefined;
   const sweep = startExpirySweep({
     store,
     closings,
     clock: deps.clock,
     log: deps.log,
+    lost: deps.bus ? lostRequestPublisher(deps.bus, deps.log) : undefined,
     intervalMs: deps.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS,
     prune: async () => {
       await pruneRecordedRequests(deps.db, new Date(deps.clock.now().getTime() - RECORDED_REQUESTS_KEPT_MS));
@@ -185,7 +195,7 @@ export async function startLedger(deps: LedgerDeps): Promise<RunningLedger> {
       port: deps.httpPort,
       host: deps.host,
     }).catch(async (err: unknown) => {
-      await Promise.all([metricsServer?.close(), sweep.stop(), publisher?.stop(), server.close()]);
+      await Promise.all([metricsServer?.close(), sweep.stop(), publisher?.stop(), server.close(), settling?.close()]);
       throw err;
     });
   }
@@ -196,6 +206,7 @@ export async function startLedger(deps: LedgerDeps): Promise<RunningLedger> {
     async close() {
       await Promise.all([metricsServer?.close(), http?.close()]);
       await sweep.stop();
+      await settling?.close();
       // Calls in flight wait on the queues, so they keep applying until the server has shut down.
       await server.close();
       await Promise.all([closings.drain(), usage.drain(), turns.drain()]);

@@ -46,10 +46,14 @@ export const ledgerConfigSchema = z.object({
   LEDGER_METRICS_PORT: env.port(9465),
   /** Interface the metrics listener binds; loopback unless a scraper on another host must reach it. */
   METRICS_HOST: z.string().default("127.0.0.1"),
-  /** How long a hold reserves its worst case before the sweep releases it (a crashed gateway). */
-  LEDGER_HOLD_TTL_MS: z.coerce.number().int().positive().default(15 * 60_000),
-  /** How often expired holds are released. */
-  LEDGER_SWEEP_INTERVAL_MS: z.coerce.number().int().positive().default(30_000),
+  /**
+   * How long a hold reserves its worst case unless its gateway renews it (gateways renew the holds of
+   * their running requests every GATEWAY_HOLD_RENEW_MS): a hold not renewed for this long is lost
+   * with its gateway, charged at what it covered and its request recorded as `router.gateway_lost`.
+   */
+  LEDGER_HOLD_TTL_MS: z.coerce.number().int().positive().default(60_000),
+  /** How often expired holds are ended: a lost hold ends within LEDGER_HOLD_TTL_MS plus this. */
+  LEDGER_SWEEP_INTERVAL_MS: z.coerce.number().int().positive().default(10_000),
   /**
    * How long a lease reserves before the sweep releases it, unless a trim extends it: a gateway that
    * crashed mid-lease pins its share of a ceiling for at most this long.

@@ -29,7 +29,7 @@ describe("hold expiry", () => {
     expect(await l.used(key)).toBe(USD);
   });
 
-  it("releases a hold whose gateway never settled once it has expired", async () => {
+  it("charges a hold whose gateway stopped renewing it at its worst case once it has expired", async () => {
     const key = keyCeiling({ limitNanodollars: USD });
     const { holdId } = await admitUsd(key);
     expect((await admitUsd(key)).admitted).toBe(false);
@@ -37,8 +37,24 @@ describe("hold expiry", () => {
     l.clock.advance(TTL_MS);
 
     await waitFor(async () => (await holdState(holdId)) === "expired", { what: "the hold to expire" });
-    expect(await l.used(key)).toBe(0n);
-    expect((await admitUsd(key)).admitted).toBe(true);
+    // Live gateways renew the holds of their running requests, so an expired hold's gateway is gone
+    // and its request may have spent up to its worst case upstream: that moves from reserved to
+    // spent (it used to be released, which let a crashed gateway's requests spend for free).
+    expect(await l.used(key)).toBe(USD);
+    const charged = await l.db.query<{ list_cost_nanodollars: string }>("SELECT list_cost_nanodollars FROM holds WHERE hold_id = $1", [holdId]);
+    expect(BigInt(charged.rows[0]?.list_cost_nanodollars ?? -1)).toBe(USD);
+    expect((await admitUsd(key)).admitted).toBe(false);
+  });
+
+  it("keeps a renewed hold past its first expiry", async () => {
+    const unrenewed = await admitUsd();
+    const { holdId } = await admitUsd();
+    l.clock.advance(TTL_MS / 2);
+    await l.closeHolds({ renewHoldIds: [holdId] });
+    l.clock.advance(TTL_MS / 2);
+    // One sweep sees both at the same moment: the one not renewed ends, the renewed one stays.
+    await waitFor(async () => (await holdState(unrenewed.holdId)) === "expired", { what: "the unrenewed hold to expire" });
+    expect(await holdState(holdId)).toBe("held");
   });
 
   it("still counts the actual cost when an expired hold is settled late", async () => {

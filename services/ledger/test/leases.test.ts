@@ -6,7 +6,8 @@ import { keyCeiling, requestId, startTestLedger, USD, type TestLedger } from "./
 
 const NOW = new Date("2026-11-18T10:00:00.000Z");
 const LEASE_TTL_MS = 60_000;
-const HOLD_TTL_MS = 15 * 60_000;
+/** The default hold TTL: a trim keeps what it keeps this long unless renewed. */
+const HOLD_TTL_MS = 60_000;
 const W = USD / 10n;
 
 let l: TestLedger;
@@ -79,7 +80,7 @@ async function holdRow(holdId: string, on: TestLedger = l) {
 }
 
 describe("Lease", () => {
-  it("grants at most a quarter of the headroom, reserves it on the counter and Usage reports it", async () => {
+  it("grants at most a quarter of the headroom, reserves it on the counter, and Usage counts only what its gateway reports running", async () => {
     const key = keyCeiling({ limitNanodollars: USD });
     await hold(key, W);
 
@@ -94,14 +95,18 @@ describe("Lease", () => {
       windowEndsAtMs: BigInt(Date.parse("2026-11-19T00:00:00.000Z")),
     });
     expect(await counter(key)).toEqual({ settled: 0n, reserved: W + amount });
-    expect(await l.used(key)).toBe(W + amount);
+    // A lease's unspent headroom is not usage (Admit still measures it, through the counter).
+    expect(await l.used(key)).toBe(W);
+    await l.closeHolds({ leaseCovers: [{ holdId: res.holdId, inFlightNanodollars: 3_000n, spentNanodollars: 500n }] });
+    // What its requests may still cost, and what they spent that has not arrived yet.
+    expect(await l.used(key)).toBe(W + 3_500n);
   });
 
   it("grants no more than the gateway wants", async () => {
     const key = keyCeiling({ limitNanodollars: USD });
     const res = await l.lease(leaseRequest([key], { wantNanodollars: 1_000n }));
     expect(res).toMatchObject({ granted: true, amountNanodollars: 1_000n });
-    expect(await l.used(key)).toBe(1_000n);
+    expect(await counter(key)).toEqual({ settled: 0n, reserved: 1_000n });
   });
 
   it("sizes the lease from the ceiling with the least headroom and reserves it on every counting ceiling", async () => {
@@ -112,8 +117,8 @@ describe("Lease", () => {
     const res = await l.lease(leaseRequest([key, workspace, byokOnly], { isByok: true }));
 
     expect(res.amountNanodollars).toBe(W);
-    expect(await l.used(key)).toBe(W);
-    expect(await l.used(workspace)).toBe(W);
+    expect((await counter(key))?.reserved).toBe(W);
+    expect((await counter(workspace))?.reserved).toBe(W);
     expect(await counter(byokOnly)).toBeUndefined();
   });
 
@@ -167,7 +172,7 @@ describe("Lease", () => {
     const again = await l.lease(req);
 
     expect(again).toEqual(first);
-    expect(await l.used(key)).toBe(W);
+    expect((await counter(key))?.reserved).toBe(W);
   });
 
   it("answers a lease asked for again with its amount after a trim", async () => {
@@ -188,7 +193,7 @@ describe("Lease", () => {
     const answers = await Promise.all(Array.from({ length: 10 }, () => l.lease(req)));
 
     expect(new Set(answers.map((a) => a.holdId)).size).toBe(1);
-    expect(await l.used(key)).toBe(W);
+    expect((await counter(key))?.reserved).toBe(W);
   });
 
   it("refuses a lease id already used by another organisation", async () => {
@@ -242,7 +247,8 @@ describe("spends from a lease", () => {
     await spend(holdId, 30_000n);
 
     expect(await counter(key)).toEqual({ settled: 30_000n, reserved: 70_000n });
-    expect(await l.used(key)).toBe(100_000n);
+    // The rest of the lease is headroom, not usage.
+    expect(await l.used(key)).toBe(30_000n);
   });
 
   it("counts a spend once when its request is sent again, in the same batch or a later one", async () => {
@@ -347,7 +353,8 @@ describe("lease expiry", () => {
       label: "leaseexpiry",
       sweepIntervalMs: 20,
       leaseTtlMs: LEASE_TTL_MS,
-      holdTtlMs: HOLD_TTL_MS,
+      // Longer than a lease, so ordinary holds and trims outlive an untouched lease here.
+      holdTtlMs: 15 * 60_000,
     });
   });
   afterAll(() => e.close());
@@ -410,8 +417,11 @@ describe("Lease under concurrency", () => {
     const admitted = BigInt(admits.filter((a) => a.admitted).length);
     expect(leases.some((g) => g.granted)).toBe(true);
     expect(granted).toBeLessThanOrEqual(limit - 3n * W);
-    const used = await l.used(key);
+    const c = await counter(key);
+    const used = (c?.settled ?? 0n) + (c?.reserved ?? 0n);
     expect(used).toBe(granted + (3n + admitted) * W);
+    // Usage leaves out the leases' headroom (their gateways reported nothing running).
+    expect(await l.used(key)).toBe((3n + admitted) * W);
     // Only an Admit crosses a hard limit, and by one request at most.
     expect(used).toBeLessThanOrEqual(limit + W);
   });

@@ -32,7 +32,7 @@ export interface TestLedger {
   usage(ceilings: ledger.Ceiling[]): Promise<ledger.SubjectUsage[]>;
   workspaceSpend(req: Partial<ledger.WorkspaceSpendRequest>): Promise<ledger.WorkspaceSpendResponse>;
   budgetSubjects(orgId: string): Promise<ledger.BudgetSubjectsResponse>;
-  /** Settled + reserved of one ceiling in its current window, through Usage. */
+  /** Settled + reserved of one ceiling in its current window, less leases' unspent headroom, through Usage. */
   used(ceiling: ledger.Ceiling): Promise<bigint>;
   close(): Promise<void>;
 }
@@ -42,6 +42,8 @@ export interface CloseHoldsInput {
   settlements?: Array<Partial<ledger.SettleRequest>>;
   releases?: Array<Partial<ledger.ReleaseRequest>>;
   spends?: Array<Partial<ledger.SpendRequest>>;
+  renewHoldIds?: string[];
+  leaseCovers?: Array<Partial<ledger.LeaseCover>>;
 }
 
 export async function startTestLedger(

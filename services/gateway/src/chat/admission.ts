@@ -30,7 +30,7 @@ export class ChatAdmission {
   private readonly spend: SpendAdmission;
 
   constructor(
-    private readonly deps: Pick<ChatDeps, "credentials" | "routing" | "ledger" | "leases" | "budgetSubjects" | "contentFilters">,
+    private readonly deps: Pick<ChatDeps, "credentials" | "routing" | "ledger" | "leases" | "budgetSubjects" | "contentFilters" | "closings">,
     /** Endpoints whose circuit is open in this gateway, for routing's sticky hoist. */
     private readonly openCircuits: () => string[] = () => [],
   ) {
@@ -76,6 +76,8 @@ export class ChatAdmission {
       });
     }
     ctx.holdId = decision.holdId;
+    // Renewed until the request's record is published, so the ledger sees this gateway is alive.
+    this.deps.closings.renew(decision.holdId);
     ctx.lease = decision.lease;
     // The turn was reserved on the run only when the request goes on to dispatch.
     if (!refused) ctx.runId = request.run_id ?? null;

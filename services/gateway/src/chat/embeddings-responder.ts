@@ -58,7 +58,8 @@ export class EmbeddingsResponder {
       attempts: result.attempts,
       upstreamMs: result.upstreamMs,
     });
-    this.finishing.finish(ctx, outcome, served);
+    // Written once the record is on the bus: the ledger settles the spend from it.
+    await this.finishing.finish(ctx, outcome, served);
     const meta = ctx.headers.metadata ? requestMetadata(ctx, result, outcome.routingOverheadMs) : null;
     const body = ctx.ingress.render(ctx, { candidate: served.candidate, embeddings, usage, encodingFormat: options.encodingFormat, meta });
     writeJson(res, 200, body, extraHeaders);

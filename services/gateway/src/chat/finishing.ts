@@ -1,5 +1,5 @@
 import { DomainError } from "@router/errors";
-import { events, type ledger } from "@router/proto";
+import { events } from "@router/proto";
 import type { CascadeResult, Served } from "../dispatch/types";
 import { generationRecordOf } from "../generation/generation-record";
 import { Refused } from "./admission";
@@ -12,19 +12,6 @@ import { completedEvent, outcomeOf, REQUEST_COMPLETED_TOPIC, type RequestOutcome
 const CANCELLED = "router.client_cancelled";
 
 type FinishingDeps = Pick<ChatDeps, "recent" | "metrics" | "closings" | "leases" | "credentials" | "bus" | "log" | "clock" | "drain">;
-
-/** What a run's turn did, for the run's counters and tree (the ledger's). */
-function runTurnOf(runId: string, outcome: RequestOutcome): ledger.RunTurn {
-  return {
-    runId,
-    model: outcome.served?.modelId ?? "",
-    finishReason: outcome.finishReason ?? "",
-    toolCalls: outcome.toolCalls.total,
-    failedToolCalls: outcome.toolCalls.invalid,
-    promptTokens: BigInt(outcome.usage?.prompt ?? 0),
-    cachedTokens: BigInt(outcome.usage?.cached ?? 0),
-  };
-}
 
 /** How a request without a served answer ended when it did not simply fail: the client left, or the gateway stopped. */
 export type Interrupted = "cancelled" | "shutdown" | null;
@@ -42,33 +29,34 @@ export function interruptionOf(signal: AbortSignal): Interrupted {
 export class Finishing {
   constructor(private readonly deps: FinishingDeps) {}
 
-  finish(ctx: ChatContext, outcome: RequestOutcome, served: Served | null): void {
+  /**
+   * Resolves once the request's record is on the bus (the broker acknowledged it, or the bus's
+   * durable outbox has it): a served answer is written only then, so a gateway killed right after
+   * answering has lost no spend. Never rejects (a refused record is logged).
+   */
+  finish(ctx: ChatContext, outcome: RequestOutcome, served: Served | null): Promise<void> {
     const event = completedEvent(outcome);
+    // The ledger settles the request from this event (durable on the bus): served or not, and the
+    // lease that admitted it, if one did.
+    event.served = served !== null;
+    event.spendLeaseHoldId = ctx.lease?.lease.holdId ?? "";
     this.deps.recent.put(ctx.caller.orgId, generationRecordOf(event));
     this.deps.metrics?.chatFinished(outcome);
-    const work = new Promise<void>((resolve) => setImmediate(() => resolve(this.afterResponse(ctx, outcome, served, event))));
+    // The ledger settles from the record, so it leaves before the answer; the rest waits until
+    // after the response.
+    const published = this.publish(ctx, event);
+    const work = new Promise<void>((resolve) => setImmediate(() => resolve(this.afterResponse(ctx, outcome, served, published))));
     this.deps.drain?.defer(work);
+    return published;
   }
 
   /** Off the response path; the promise is the event's publication (a stop waits for it). */
-  private afterResponse(ctx: ChatContext, outcome: RequestOutcome, served: Served | null, event: events.RequestCompleted): Promise<void> {
-    const { closings, bus, log, credentials, leases } = this.deps;
-    // Every request reaches the ledger once it is over, with its hold when it has one (a lease's
-    // requests are spent from the lease instead), so the ledger records each request's spend per
-    // workspace and agent.
-    const request = {
-      orgId: ctx.caller.orgId,
-      requestId: ctx.id,
-      workspaceId: ctx.caller.key.workspaceId ?? "",
-      agent: ctx.headers.agent ?? "",
-      isByok: true,
-      ...(ctx.runId ? { runTurn: runTurnOf(ctx.runId, outcome) } : {}),
-    };
-    if (served) closings.settle(ctx.holdId, outcome.listCost, outcome.billedCost, request);
-    else closings.release(ctx.holdId, 0n, request);
-    if (ctx.lease) {
-      leases?.finish(ctx.lease, ctx.id, served ? { list: outcome.listCost, billed: outcome.billedCost } : null);
-    }
+  private afterResponse(ctx: ChatContext, outcome: RequestOutcome, served: Served | null, published: Promise<void>): Promise<void> {
+    const { log, credentials, leases } = this.deps;
+    // Every request reaches the ledger once it is over through its event: the ledger settles its
+    // hold or its lease's spend and records it per workspace and agent (and a run's turn), so a
+    // gateway that stops after publishing loses nothing. Until then the hold is renewed here.
+    if (ctx.lease) leases?.finish(ctx.lease, served ? { list: outcome.listCost } : null);
     if (served) credentials.markUsed(served.credential.id, this.deps.clock.now());
     for (const a of outcome.attempts) {
       if (a.errorCode) {
@@ -78,6 +66,11 @@ export class Finishing {
         );
       }
     }
+    return published;
+  }
+
+  private publish(ctx: ChatContext, event: events.RequestCompleted): Promise<void> {
+    const { bus, log, closings } = this.deps;
     return bus
       .publish({
         topic: REQUEST_COMPLETED_TOPIC,
@@ -87,7 +80,9 @@ export class Finishing {
         id: ctx.id,
         payload: events.RequestCompleted.encode(event).finish(),
       })
-      .catch((err: unknown) => log.error({ err, id: ctx.id }, "gateway.event.publish_failed"));
+      .catch((err: unknown) => log.error({ err, id: ctx.id }, "gateway.event.publish_failed"))
+      // Published: the ledger settles it. Lost: the hold expires and is charged as lost.
+      .finally(() => closings.done(ctx.holdId));
   }
 
   /** A refusal or a service failure before any provider was asked; answers the client's error. */
@@ -99,7 +94,7 @@ export class Finishing {
       errorCode: domain.code,
       errorMessage: domain.message,
     });
-    this.finish(ctx, outcome, null);
+    void this.finish(ctx, outcome, null);
     return domain;
   }
 
@@ -114,14 +109,14 @@ export class Finishing {
       attempts: result.attempts,
       upstreamMs: result.upstreamMs,
     });
-    this.finish(ctx, outcome, null);
+    void this.finish(ctx, outcome, null);
     return { error, outcome };
   }
 
   /** A bug inside dispatch: never a hang, never a lost hold. Answers the client's error. */
   crashed(ctx: ChatContext, err: unknown): DomainError {
     this.deps.log.error({ err, id: ctx.id }, "gateway.chat.failed");
-    this.finish(ctx, outcomeOf(ctx, { status: "error", errorCode: "internal", errorMessage: "internal error" }), null);
+    void this.finish(ctx, outcomeOf(ctx, { status: "error", errorCode: "internal", errorMessage: "internal error" }), null);
     return new DomainError("internal", "internal error");
   }
 }

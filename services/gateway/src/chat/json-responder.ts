@@ -54,7 +54,8 @@ export class JsonResponder {
       upstreamMs: result.upstreamMs,
       toolCalls: countToolCalls(completion.choices),
     });
-    this.finishing.finish(ctx, outcome, served);
+    // Written once the record is on the bus: the ledger settles the spend from it.
+    await this.finishing.finish(ctx, outcome, served);
     const meta = ctx.headers.metadata ? requestMetadata(ctx, result, outcome.routingOverheadMs) : null;
     const body = ctx.ingress.render(ctx, { candidate: served.candidate, completion, usage, meta });
     writeJson(res, 200, body, extraHeaders);

@@ -96,6 +96,9 @@ export function completedEvent(o: RequestOutcome): events.RequestCompleted {
   return {
     requestId: o.id,
     orgId: o.caller.orgId,
+    // Set by Finishing (`served`, the lease); never by a gateway.
+    spendLeaseHoldId: "",
+    settledByLedger: false,
     keyHash: key.hash,
     keyName: orEmpty(key.name),
     keyClass: key.class,

@@ -107,7 +107,8 @@ export class StreamResponder {
       upstreamMs: result.upstreamMs,
       toolCalls: toolCalls.count(),
     });
-    this.finishing.finish(ctx, outcome, served);
+    // The stream ends once the record is on the bus: the ledger settles the spend from it.
+    await this.finishing.finish(ctx, outcome, served);
     if (cancelled) return;
     const meta = requestMetadata(ctx, result, outcome.routingOverheadMs);
     if (failure || shutdown) {

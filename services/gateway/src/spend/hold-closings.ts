@@ -24,8 +24,13 @@ const NO_REQUEST: FinishedRequest = { orgId: "", requestId: "", workspaceId: "",
 /** The ledger applies a batch's spends, then its settlements, then its releases. */
 export interface HoldClosingBatch {
   settlements: Array<{ holdId: string; listCostNanodollars: Nanodollars; billedCostNanodollars: Nanodollars } & FinishedRequest>;
-  releases: Array<{ holdId: string; keepNanodollars: Nanodollars } & Omit<FinishedRequest, "isByok">>;
+  /** `spentNanodollars`: a lease's spends as counted here, still on their way in their records (0 for a hold). */
+  releases: Array<{ holdId: string; keepNanodollars: Nanodollars; spentNanodollars: Nanodollars } & Omit<FinishedRequest, "isByok">>;
   spends: Array<{ holdId: string; requestId: string; listCostNanodollars: Nanodollars; billedCostNanodollars: Nanodollars }>;
+  /** Holds of requests still running here: the ledger keeps them (a hold not renewed is lost with its gateway). */
+  renewHoldIds: string[];
+  /** What this gateway's leases cover now. */
+  leaseCovers: Array<{ holdId: string; inFlightNanodollars: Nanodollars; spentNanodollars: Nanodollars }>;
 }
 
 export interface HoldClosingsOptions {
@@ -40,11 +45,16 @@ export interface HoldClosingsOptions {
   retryMs?: number;
   /** Closings kept while the ledger is away; past this the oldest are dropped, loudly. Default 100 000. */
   maxPending?: number;
+  /**
+   * How often the holds of running requests are renewed. Well under the ledger's hold TTL
+   * (LEDGER_HOLD_TTL_MS, 60 s), which ends holds that are not. Default 15 000 ms.
+   */
+  renewMs?: number;
 }
 
 type Closing =
   | { kind: "settle"; holdId: string; listCostNanodollars: Nanodollars; billedCostNanodollars: Nanodollars; request: FinishedRequest }
-  | { kind: "release"; holdId: string; keepNanodollars: Nanodollars; request: FinishedRequest }
+  | { kind: "release"; holdId: string; keepNanodollars: Nanodollars; spentNanodollars?: Nanodollars; request: FinishedRequest }
   | { kind: "spend"; holdId: string; requestId: string; listCostNanodollars: Nanodollars; billedCostNanodollars: Nanodollars };
 
 const MAX_RETRY_MS = 10_000;
@@ -66,12 +76,53 @@ export class HoldClosings {
   private readonly maxBatch: number;
   private readonly retryMs: number;
   private readonly maxPending: number;
+  /** Holds (and leases) of requests running here, renewed every `renewMs`. */
+  private readonly running = new Set<string>();
+  private renewDue = false;
+  private readonly renewal: NodeJS.Timeout;
+  /** The latest cover of each lease, sent with the next call. */
+  private covers = new Map<string, { inFlight: Nanodollars; spent: Nanodollars }>();
 
   constructor(private readonly opts: HoldClosingsOptions) {
     this.batchMs = opts.batchMs ?? 50;
     this.maxBatch = opts.maxBatch ?? 500;
     this.retryMs = opts.retryMs ?? 500;
     this.maxPending = opts.maxPending ?? 100_000;
+    this.renewal = setInterval(() => {
+      if (this.running.size === 0) return;
+      this.renewDue = true;
+      this.schedule(0);
+    }, opts.renewMs ?? 15_000);
+    this.renewal.unref();
+  }
+
+  /** A hold (or lease) whose request is running here: renewed until `done`. */
+  renew(holdId: string): void {
+    if (holdId !== "") this.running.add(holdId);
+  }
+
+  /** Its request finished here and its record is on the bus (the ledger settles from it): no more renewals. */
+  done(holdId: string): void {
+    this.running.delete(holdId);
+  }
+
+  /** What a lease covers now (its running requests' worst case, its requests' spends as counted here). */
+  cover(holdId: string, inFlight: Nanodollars, spent: Nanodollars): void {
+    this.covers.set(holdId, { inFlight, spent });
+    this.schedule(this.failures > 0 ? this.backoffMs() : this.batchMs);
+  }
+
+  /**
+   * Trims a lease to what it still covers: the worst case of its running requests (`keep`) plus
+   * the spends counted here (`spent`) that have not reached the ledger yet. `keep` 0 releases it.
+   */
+  trim(holdId: string, keep: Nanodollars, spent: Nanodollars): void {
+    this.add({ kind: "release", holdId, keepNanodollars: keep, spentNanodollars: spent, request: NO_REQUEST });
+  }
+
+  /** Stops the renewals (shutdown, after the last flush). */
+  close(): void {
+    clearInterval(this.renewal);
   }
 
   /**
@@ -110,7 +161,7 @@ export class HoldClosings {
   async flush(timeoutMs: number): Promise<void> {
     const until = Date.now() + timeoutMs;
     this.clearTimer();
-    while ((this.pending.length > 0 || this.sending) && Date.now() < until) {
+    while ((this.hasWork || this.sending) && Date.now() < until) {
       if (!this.sending) {
         if (this.failures > 0) await sleep(Math.min(this.backoffMs(), until - Date.now()));
         this.sendNext();
@@ -152,19 +203,37 @@ export class HoldClosings {
     return createTimeout(Math.max(0, this.failures - 1), { factor: 2, minTimeout: this.retryMs, maxTimeout: MAX_RETRY_MS, randomize: true });
   }
 
+  private get hasWork(): boolean {
+    return this.pending.length > 0 || this.renewDue || this.covers.size > 0;
+  }
+
   private sendNext(): void {
-    if (this.sending || this.pending.length === 0) return;
+    if (this.sending || !this.hasWork) return;
     const batch = mergeSpends(this.pending.splice(0, this.maxBatch));
-    this.sending = this.send(batch).finally(() => {
+    const renew = this.renewDue ? [...this.running] : [];
+    const covers = this.covers;
+    this.renewDue = false;
+    this.covers = new Map();
+    this.sending = this.send(batch, renew, covers).finally(() => {
       this.sending = null;
-      if (this.pending.length > 0) this.schedule(this.failures > 0 ? this.backoffMs() : this.batchMs);
+      if (this.hasWork) this.schedule(this.failures > 0 ? this.backoffMs() : this.batchMs);
     });
   }
 
-  private async send(batch: Closing[]): Promise<void> {
+  private async send(
+    batch: Closing[],
+    renew: string[] = [],
+    covers: Map<string, { inFlight: Nanodollars; spent: Nanodollars }> = new Map(),
+  ): Promise<void> {
     // Within a batch the ledger applies spends before releases, as they were queued: a lease's
     // release is queued only after the spends of the requests it no longer covers.
-    const request: HoldClosingBatch = { settlements: [], releases: [], spends: [] };
+    const request: HoldClosingBatch = {
+      settlements: [],
+      releases: [],
+      spends: [],
+      renewHoldIds: renew,
+      leaseCovers: [...covers].map(([holdId, c]) => ({ holdId, inFlightNanodollars: c.inFlight, spentNanodollars: c.spent })),
+    };
     for (const c of batch) {
       switch (c.kind) {
         case "settle":
@@ -185,7 +254,16 @@ export class HoldClosings {
           break;
         case "release": {
           const { orgId, requestId, workspaceId, agent, runTurn } = c.request;
-          request.releases.push({ holdId: c.holdId, keepNanodollars: c.keepNanodollars, orgId, requestId, workspaceId, agent, runTurn });
+          request.releases.push({
+            holdId: c.holdId,
+            keepNanodollars: c.keepNanodollars,
+            spentNanodollars: c.spentNanodollars ?? 0n,
+            orgId,
+            requestId,
+            workspaceId,
+            agent,
+            runTurn,
+          });
           break;
         }
       }
@@ -204,12 +282,19 @@ export class HoldClosings {
           for (const closing of batch) await this.send([closing]);
           return;
         }
+        if (batch.length === 0) {
+          this.opts.log.error({ err }, "gateway.ledger.renewal_refused");
+          return;
+        }
         this.opts.log.error({ err, holdId: batch[0]?.holdId }, "gateway.ledger.closing_refused");
         return;
       }
       this.failures += 1;
-      // Back at the front, in order: the next attempt carries them first.
+      // Back at the front, in order: the next attempt carries them first. Renewals and covers go
+      // again too (a newer cover wins).
       this.pending.unshift(...batch);
+      if (renew.length > 0) this.renewDue = true;
+      for (const [holdId, c] of covers) if (!this.covers.has(holdId)) this.covers.set(holdId, c);
       if (this.failures === 1) this.opts.log.warn({ err, pending: this.pending.length }, "gateway.ledger.closings_retrying");
     }
   }

@@ -7,7 +7,7 @@ import type { HoldClosings } from "./hold-closings";
 export interface SpendLeasesOptions {
   /** The ledger's Lease call. */
   lease(req: ledger.LeaseRequest): Promise<ledger.LeaseResponse>;
-  /** Where spends and lease releases wait for their batched CloseHolds call. */
+  /** Where lease covers, trims and releases wait for their batched CloseHolds call (which renews leases in use too). */
   closings: HoldClosings;
   clock: Clock;
   log: Logger;
@@ -129,15 +129,17 @@ export class SpendLeases {
     return lease && fits(lease, worstCase) ? this.take(lease, worstCase) : null;
   }
 
-  /** Ends a request admitted from a lease: records its cost when something was served. */
-  finish(ticket: LeaseTicket, requestId: string, cost: { list: Nanodollars; billed: Nanodollars } | null): void {
+  /**
+   * Ends a request admitted from a lease. Its cost reaches the ledger with the request's record
+   * (router.request.completed.v1 names the lease); here the lease counts it, so its cover stays whole
+   * until the ledger has it.
+   */
+  finish(ticket: LeaseTicket, cost: { list: Nanodollars } | null): void {
     const { lease } = ticket;
     lease.inFlight -= ticket.worstCase;
-    if (cost) {
-      lease.spent += cost.list;
-      this.opts.closings.spend(lease.holdId, requestId, cost.list, cost.billed);
-    }
-    if (lease.retired && lease.inFlight <= 0n) this.opts.closings.release(lease.holdId);
+    if (cost) lease.spent += cost.list;
+    if (!lease.retired) this.opts.closings.cover(lease.holdId, lease.inFlight, lease.spent);
+    else if (lease.inFlight <= 0n) this.end(lease);
   }
 
   /** Retires every lease (shutdown): unspent parts go back; running requests keep theirs. */
@@ -153,6 +155,7 @@ export class SpendLeases {
 
   private take(lease: Lease, worstCase: Nanodollars): LeaseTicket {
     lease.inFlight += worstCase;
+    this.opts.closings.cover(lease.holdId, lease.inFlight, lease.spent);
     this.opts.onLeaseAdmission?.();
     return { lease, worstCase };
   }
@@ -209,6 +212,7 @@ export class SpendLeases {
             return null;
           }
           book.current = lease;
+          this.opts.closings.renew(lease.holdId);
           return lease;
         },
         (err: unknown) => {
@@ -229,7 +233,14 @@ export class SpendLeases {
   private retire(lease: Lease): void {
     if (lease.retired) return;
     lease.retired = true;
-    this.opts.closings.release(lease.holdId, lease.inFlight > 0n ? lease.inFlight : 0n);
+    if (lease.inFlight > 0n) this.opts.closings.trim(lease.holdId, lease.inFlight, lease.spent);
+    else this.end(lease);
+  }
+
+  /** Releases a retired lease whose requests have all finished. */
+  private end(lease: Lease): void {
+    this.opts.closings.trim(lease.holdId, 0n, lease.spent);
+    this.opts.closings.done(lease.holdId);
   }
 
   private retireExpired(): void {

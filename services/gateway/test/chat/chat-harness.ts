@@ -147,7 +147,7 @@ export interface ChatHarness {
   stream(body: unknown, opts?: { token?: string; headers?: Record<string, string> }): Promise<StreamReply>;
   get(path: string, token?: string): Promise<Reply>;
   eventFor(id: string): Promise<events.RequestCompleted>;
-  /** Settled plus reserved spend on a key's ceiling, from the ledger. */
+  /** Settled spend plus in-flight worst cases on a key's ceiling (Usage, from the ledger). */
   keyUsage(caller: Caller): Promise<bigint>;
   /** Upstream requests received by every fake. */
   upstreamCalls(): number;
@@ -176,7 +176,9 @@ export async function startChatHarness(
   writeFileSync(catalogFile, JSON.stringify(testCatalog()));
   const internalSecret = uniqueName("secret");
   const routingSvc = await startRouting({ db: routingDb, log: silent, clock, httpPort: 0, grpcPort: 0, catalogFile, internalSecret });
-  const ledgerSvc = await startLedger({ db: ledgerDb, log: silent, clock, grpcPort: 0 });
+  // The ledger settles finished requests from their events on this bus, as deployed.
+  const bus: EventBus = await createBus({ kind: "memory", clientId: "gateway-test", log: silent });
+  const ledgerSvc = await startLedger({ db: ledgerDb, log: silent, clock, grpcPort: 0, bus });
   const routingClient = new routing.RoutingServiceClient(`127.0.0.1:${routingSvc.grpcPort}`, insecure(), CLIENT_OPTIONS);
   const ledgerClient = new ledger.LedgerServiceClient(`127.0.0.1:${ledgerSvc.grpcPort}`, insecure(), CLIENT_OPTIONS);
 
@@ -252,7 +254,6 @@ export async function startChatHarness(
   };
   const authenticate = callerMiddleware(resolveCaller);
 
-  const bus: EventBus = await createBus({ kind: "memory", clientId: "gateway-test", log: silent });
   const seen = new Map<string, events.RequestCompleted>();
   const orgs = () => new Set([...callers.values()].map((c) => c.orgId));
   const subscription: Subscription = await bus.subscribe({
@@ -383,6 +384,7 @@ export async function startChatHarness(
     async close() {
       await server.close();
       leases?.close();
+      closings.close();
       await dispatcher.close();
       await subscription.close();
       await bus.close();

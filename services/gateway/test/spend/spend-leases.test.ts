@@ -1,9 +1,10 @@
 import { Writable } from "node:stream";
+import { createBus, type EventBus } from "@router/bus";
 import { createPostgresDb, type Db } from "@router/db";
 import { CLIENT_OPTIONS, callUnary, insecure } from "@router/grpc-kit";
 import { createLogger } from "@router/logging";
 import { ManualClock } from "@router/money";
-import { ledger } from "@router/proto";
+import { events, ledger, TOPICS } from "@router/proto";
 import { startLedger, type RunningLedger } from "@router/ledger";
 import { createTestDatabase, freePort, waitFor, type TestDatabase } from "@router/testkit";
 import { HoldClosings } from "../../src/spend/hold-closings";
@@ -12,8 +13,9 @@ import { SpendLeases, type LeaseTicket } from "../../src/spend/spend-leases";
 
 /**
  * SpendLeases against a real ledger over gRPC: requests under a hard ceiling are admitted from a
- * lease without a call each, their spend reaches the ledger exactly once, and the unspent part of a
- * lease goes back once the lease has been used.
+ * lease without a call each, their spend reaches the ledger exactly once (in their
+ * router.request.completed.v1 records, on a bus the ledger consumes, as a gateway publishes them),
+ * and the unspent part of a lease goes back once the lease has been used.
  */
 const silent = createLogger({ level: "silent" });
 const clock = new ManualClock(new Date("2026-11-22T10:00:00.000Z"));
@@ -29,6 +31,7 @@ let port_: LedgerPort;
 let closings: HoldClosings;
 let leases: SpendLeases;
 let calls: string[];
+let bus: EventBus;
 let subject = 0;
 
 const ceiling = (subjectId: string, limitNanodollars: bigint, window = ledger.Window.WINDOW_LIFETIME): ledger.Ceiling => ({
@@ -59,6 +62,29 @@ function newLeases(opts: { lease?: LedgerPort["lease"]; log?: ReturnType<typeof 
   });
 }
 
+/**
+ * Ends a request admitted from a lease as the gateway's Finishing does: the lease counts it, and its
+ * record (served or not, naming the lease) goes to the bus, from which the ledger settles its spend.
+ */
+async function finish(t: LeaseTicket, requestId: string, cost: { list: bigint } | null): Promise<void> {
+  leases.finish(t, cost);
+  const record = events.RequestCompleted.fromPartial({
+    requestId,
+    orgId: "org_a",
+    served: cost !== null,
+    spendLeaseHoldId: t.lease.holdId,
+    listCostNanodollars: cost?.list ?? 0n,
+    billedCostNanodollars: 0n,
+  });
+  await bus.publish({
+    topic: TOPICS.requestCompleted,
+    key: "org_a",
+    type: TOPICS.requestCompleted,
+    id: requestId,
+    payload: events.RequestCompleted.encode(record).finish(),
+  });
+}
+
 /** A fresh hard lifetime ceiling per test, so counters never mix. */
 const freshCeiling = (limit: bigint, window?: ledger.Window): ledger.Ceiling => ceiling(`key_lease_${++subject}`, limit, window);
 const scope = (c: ledger.Ceiling) => ({ orgId: "org_a", workspaceId: "", agent: "", ceilings: [c] });
@@ -72,7 +98,8 @@ beforeAll(async () => {
   database = await createTestDatabase("spendleases");
   db = createPostgresDb({ url: database.url, schema: "ledger" });
   port = await freePort();
-  running = await startLedger({ db, log: silent, clock, grpcPort: port, closingIntervalMs: 1 });
+  bus = await createBus({ kind: "memory", clientId: "spend-leases-test", log: silent });
+  running = await startLedger({ db, log: silent, clock, grpcPort: port, closingIntervalMs: 1, bus });
   client = new ledger.LedgerServiceClient(`127.0.0.1:${port}`, insecure(), CLIENT_OPTIONS);
   port_ = grpcLedgerPort(client, { deadlineMs: 5_000 });
 });
@@ -91,6 +118,7 @@ afterEach(async () => {
 afterAll(async () => {
   client.close();
   await running.close();
+  await bus.close();
   await db.close();
   await database.drop();
 });
@@ -106,19 +134,20 @@ test("admits many requests from one lease and counts exactly what they spent onc
   // One lease of ten requests' worth serves five; the next is asked for only once it is half used.
   expect(calls).toEqual(["granted"]);
   expect(new Set(tickets.map((t) => t.lease)).size).toBe(1);
-  // While the lease is open its whole amount counts on the ceiling.
-  expect(await used(c)).toBe(10_000n);
+  // Usage counts the worst case of the requests the lease admitted, not its unspent headroom
+  // (Admit still measures the whole lease: reserved).
+  await settled(c, 5_000n);
 
-  tickets.forEach((t, i) => leases.finish(t, `gen-spend-${subject}-${i}`, { list: 300n, billed: 0n }));
-  await closings.flush(5_000);
-  // Spent 1 500 of the lease: it moved from reserved to settled, and the rest stays reserved.
-  expect(await used(c)).toBe(10_000n);
+  await Promise.all(tickets.map((t, i) => finish(t, `gen-spend-${subject}-${i}`, { list: 300n })));
+  // Spent 1 500 of the lease: it moved from reserved to settled once the records arrived; the rest
+  // stays reserved, and is headroom, not usage.
+  await settled(c, 1_500n);
 
   clock.advance(USE_MS);
   expect(await leases.admit(scope(c), 1_000n)).not.toBeNull();
-  // The outlived lease went back; the request took a new one.
+  // The outlived lease went back; the request took a new one, whose worst case is usage.
   expect(calls).toEqual(["granted", "granted"]);
-  await settled(c, 1_500n + 10_000n);
+  await settled(c, 1_500n + 1_000n);
 });
 
 test("asks for the next lease before the current one runs out, so requests keep being admitted", async () => {
@@ -149,11 +178,11 @@ test("keeps what running requests may cost when a lease is retired, and releases
   const running = await leases.admit(scope(c), 2_000n);
   const done = await leases.admit(scope(c), 2_000n);
   if (!running || !done) throw new Error("not admitted from a lease");
-  leases.finish(done, `gen-done-${subject}`, { list: 500n, billed: 0n });
+  await finish(done, `gen-done-${subject}`, { list: 500n });
   leases.close();
   // Trimmed: the finished request's cost plus the running one's worst case.
   await settled(c, 500n + 2_000n);
-  leases.finish(running, `gen-running-${subject}`, { list: 700n, billed: 0n });
+  await finish(running, `gen-running-${subject}`, { list: 700n });
   await settled(c, 1_200n);
 });
 
@@ -161,7 +190,7 @@ test("a request that was not served spends nothing", async () => {
   const c = freshCeiling(1_000_000n);
   const t = await leases.admit(scope(c), 1_000n);
   if (!t) throw new Error("not admitted from a lease");
-  leases.finish(t, `gen-none-${subject}`, null);
+  await finish(t, `gen-none-${subject}`, null);
   leases.close();
   await settled(c, 0n);
 });
@@ -186,7 +215,9 @@ test("never admits past what the lease holds, however many requests race", async
   const held = new Map<unknown, bigint>();
   for (const t of fromLeases) held.set(t.lease, (held.get(t.lease) ?? 0n) + t.worstCase);
   expect(fromLeases.length).toBeGreaterThan(0);
-  // Whatever was admitted from leases fits in what the ledger reserved for them, under the limit.
+  // Whatever was admitted from leases fits in what the ledger reserved for them, under the limit
+  // (usage: what the leases' gateway reported running, once its covers arrived).
+  await closings.flush(5_000);
   const reserved = await used(c);
   expect(reserved).toBeLessThanOrEqual(40_000n);
   expect([...held.values()].reduce((a, b) => a + b, 0n)).toBeLessThanOrEqual(reserved);

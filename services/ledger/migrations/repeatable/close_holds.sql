@@ -13,12 +13,19 @@
 --   or expired; while the lease is held, it also comes off the reservation, but never more than the
 --   lease still reserves, so other holds' reservations on the row stay whole. The state stays.
 -- - 'released' with p_keeps[i] > 0 on a held hold (a trim): the hold keeps reserving that much (the
---   worst case of the gateway's requests still in flight), releases the rest, stays 'held' and
---   expires at p_expires_at[i] when given. NULL or 0 releases the whole remaining reservation.
--- - 'expired': releases a held hold, unless a trim has moved its expiry past p_closed_at[i] since
---   the sweep listed it (then it is left alone, answered 'already_closed').
+--   worst case of the gateway's requests still in flight) plus the spends the gateway counted
+--   (p_spent[i]) that have not arrived yet, releases the rest, stays 'held' and expires at
+--   p_expires_at[i] when given. A lease's final release (keep 0) whose counted spends have not all
+--   arrived is such a trim too: they stay reserved until they arrive or the lease expires, so the
+--   ceiling never dips between the release and the records. Otherwise NULL or 0 releases the whole
+--   remaining reservation.
+-- - 'expired': the hold's gateway stopped renewing it (it is gone): its reservation is released and
+--   what it covered is charged as spent (its list cost): an ordinary hold its worst case, a lease
+--   the worst case of the requests it last reported running. Unless a trim or a renewal has moved
+--   its expiry past p_closed_at[i] since the sweep listed it (then it is left alone, answered
+--   'already_closed').
 -- - 'settled': releases a held hold and adds the actual list cost; a hold that expired can still be
---   settled (the spend happened).
+--   settled (the spend happened): the actual cost replaces what the expiry charged.
 -- Every other closed hold stays as it is, which makes every closing idempotent.
 --
 -- Locks: every hold of the batch in id order first, then the counter rows in lock order (subject
@@ -46,7 +53,8 @@ CREATE OR REPLACE FUNCTION close_holds(
   -- The defaults keep a caller of the previous signature (a replica not yet upgraded) working.
   p_request_ids text[] DEFAULT NULL,
   p_keeps bigint[] DEFAULT NULL,
-  p_expires_at timestamptz[] DEFAULT NULL
+  p_expires_at timestamptz[] DEFAULT NULL,
+  p_spent bigint[] DEFAULT NULL
 )
 RETURNS TABLE (item integer, outcome text)
 LANGUAGE plpgsql
@@ -57,6 +65,9 @@ DECLARE
   v_is_lease boolean;
   v_expires_at timestamptz;
   v_remaining bigint;
+  v_spent bigint;
+  v_charged bigint;
+  v_in_flight bigint;
   v_unreserve bigint;
   v_settle bigint;
   -- What the batch does to each counter row line by line: [{subject_kind, ..., unreserve, settle}].
@@ -73,8 +84,8 @@ BEGIN
   FOR i IN 1 .. coalesce(array_length(p_hold_ids, 1), 0) LOOP
     item := i;
     SELECT h.state, h.lines, h.is_lease, h.expires_at, greatest(h.worst_case_nanodollars - h.spent_nanodollars, 0),
-           h.org_id, h.request_id
-    INTO v_state, v_lines, v_is_lease, v_expires_at, v_remaining, v_org_id, v_request_id
+           h.org_id, h.request_id, h.spent_nanodollars, coalesce(h.list_cost_nanodollars, 0), h.covered_in_flight_nanodollars
+    INTO v_state, v_lines, v_is_lease, v_expires_at, v_remaining, v_org_id, v_request_id, v_spent, v_charged, v_in_flight
     FROM holds h
     WHERE h.hold_id = p_hold_ids[i];
     IF NOT FOUND OR (p_to_states[i] = 'spent' AND NOT v_is_lease) THEN
@@ -102,27 +113,35 @@ BEGIN
       SET spent_nanodollars = h.spent_nanodollars + p_list_costs[i]
       WHERE h.hold_id = p_hold_ids[i];
 
-    ELSIF p_to_states[i] = 'released' AND coalesce(p_keeps[i], 0) > 0 AND v_state = 'held' THEN
-      v_unreserve := greatest(v_remaining - p_keeps[i], 0);
+    ELSIF p_to_states[i] = 'released' AND v_state = 'held'
+          AND (coalesce(p_keeps[i], 0) > 0 OR (v_is_lease AND coalesce(p_spent[i], 0) > v_spent)) THEN
+      v_unreserve := greatest(v_remaining - p_keeps[i] - greatest(coalesce(p_spent[i], 0) - v_spent, 0), 0);
       UPDATE holds h
       SET worst_case_nanodollars = h.worst_case_nanodollars - v_unreserve,
-          expires_at = coalesce(p_expires_at[i], h.expires_at)
+          expires_at = coalesce(p_expires_at[i], h.expires_at),
+          covered_in_flight_nanodollars = p_keeps[i],
+          covered_spent_nanodollars = greatest(h.covered_spent_nanodollars, coalesce(p_spent[i], 0))
       WHERE h.hold_id = p_hold_ids[i];
 
     ELSIF v_state = 'held' AND NOT (p_to_states[i] = 'expired' AND v_expires_at > p_closed_at[i]) THEN
       v_unreserve := v_remaining;
       IF p_to_states[i] = 'settled' THEN
         v_settle := p_list_costs[i];
+      ELSIF p_to_states[i] = 'expired' THEN
+        -- Lost with its gateway: what it covered is spend, not free.
+        v_settle := CASE WHEN v_is_lease THEN least(v_in_flight, v_remaining) ELSE v_remaining END;
       END IF;
       UPDATE holds h
       SET state = p_to_states[i],
           closed_at = p_closed_at[i],
-          list_cost_nanodollars = coalesce(p_list_costs[i], h.list_cost_nanodollars),
+          list_cost_nanodollars = CASE WHEN p_to_states[i] = 'expired' THEN v_settle
+                                       ELSE coalesce(p_list_costs[i], h.list_cost_nanodollars) END,
           billed_cost_nanodollars = coalesce(p_billed_costs[i], h.billed_cost_nanodollars)
       WHERE h.hold_id = p_hold_ids[i];
 
     ELSIF p_to_states[i] = 'settled' AND v_state = 'expired' THEN
-      v_settle := p_list_costs[i];
+      -- The actual cost replaces what the expiry charged (0 on holds expired before it charged).
+      v_settle := p_list_costs[i] - v_charged;
       UPDATE holds h
       SET state = 'settled',
           closed_at = p_closed_at[i],

@@ -112,9 +112,19 @@ export function ledgerService(deps: LedgerServiceDeps): ledger.LedgerServiceServ
       });
       const releases = req.releases.map((r, i) => {
         nonNegative(r.keepNanodollars, `releases[${i}].keep_nanodollars`);
+        nonNegative(r.spentNanodollars, `releases[${i}].spent_nanodollars`);
         return { r, request: finishedRequest({ ...r, isByok: false }, `releases[${i}].`) };
       });
+      req.leaseCovers.forEach((c, i) => {
+        required(c.holdId, `lease_covers[${i}].hold_id`);
+        nonNegative(c.inFlightNanodollars, `lease_covers[${i}].in_flight_nanodollars`);
+        nonNegative(c.spentNanodollars, `lease_covers[${i}].spent_nanodollars`);
+      });
       const answered = deps.metrics?.startClosing();
+      await Promise.all([
+        deps.store.renew(req.renewHoldIds.filter((id) => id !== ""), new Date(deps.clock.now().getTime() + deps.holdTtlMs)),
+        deps.store.cover(req.leaseCovers.map((c) => ({ holdId: c.holdId, inFlight: c.inFlightNanodollars, spent: c.spentNanodollars }))),
+      ]);
       const unknown = await closeHolds(
         {
           spends: req.spends.map((s) => ({
@@ -129,7 +139,7 @@ export function ledgerService(deps: LedgerServiceDeps): ledger.LedgerServiceServ
             billedCost: s.billedCostNanodollars,
             request,
           })),
-          releases: releases.map(({ r, request }) => ({ holdId: r.holdId, keep: r.keepNanodollars, request })),
+          releases: releases.map(({ r, request }) => ({ holdId: r.holdId, keep: r.keepNanodollars, spent: r.spentNanodollars, request })),
         },
         deps,
       );

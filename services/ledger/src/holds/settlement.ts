@@ -4,7 +4,7 @@ import type { Clock, Nanodollars } from "@router/money";
 import type { TurnOutcome, TurnQueue, TurnReport } from "../runs/run-settlement";
 import type { RecordingOutcome, RequestUsage } from "../usage/usage-store";
 import type { GroupCommit } from "./group-commit";
-import type { Closing, ClosingOutcome, HoldClosing, HoldStore } from "./store";
+import type { Closing, ClosingOutcome, ExpiredHold, HoldClosing, HoldStore } from "./store";
 
 /** Settle, Release, lease spends and expiry, applied in batches (group commit) by `HoldStore.closeMany`. */
 export type ClosingQueue = GroupCommit<HoldClosing, ClosingOutcome>;
@@ -93,14 +93,14 @@ export async function closeHolds(
   batch: {
     spends: Spend[];
     settlements: Array<{ holdId: string; listCost: Nanodollars; billedCost: Nanodollars; request: FinishedRequest | null }>;
-    releases: Array<{ holdId: string; keep: Nanodollars; request: FinishedRequest | null }>;
+    releases: Array<{ holdId: string; keep: Nanodollars; spent?: Nanodollars; request: FinishedRequest | null }>;
   },
   deps: ReleaseDeps,
 ): Promise<string[]> {
   const closings: Array<[string, Closing]> = [
     ...batch.spends.map(({ holdId, ...spend }): [string, Closing] => [holdId, { to: "spent", ...spend }]),
     ...batch.settlements.map(({ holdId, listCost, billedCost }): [string, Closing] => [holdId, { to: "settled", listCost, billedCost }]),
-    ...batch.releases.map(({ holdId, keep }): [string, Closing] => [holdId, releasing(keep, deps)]),
+    ...batch.releases.map(({ holdId, keep, spent }): [string, Closing] => [holdId, releasing(keep, deps, spent)]),
   ].filter(([holdId]) => holdId !== "");
   const finished: Array<Promise<RecordingOutcome | TurnOutcome>> = [];
   for (const [request, cost] of [
@@ -141,10 +141,12 @@ function settleRunTurn(request: FinishedRequest, cost: Nanodollars | null, deps:
   });
 }
 
-function releasing(keep: Nanodollars, deps: ReleaseDeps): Closing {
-  if (keep <= 0n) return { to: "released" };
-  // What a trim keeps is the worst case of requests still in flight, which lives as long as a hold.
-  return { to: "released", keep, expiresAt: new Date(deps.clock.now().getTime() + deps.holdTtlMs) };
+function releasing(keep: Nanodollars, deps: ReleaseDeps, spent?: Nanodollars): Closing {
+  // A lease's final release with spends still on their way keeps those reserved (close_holds).
+  if (keep <= 0n && (spent ?? 0n) <= 0n) return { to: "released" };
+  // What a trim keeps is the worst case of requests still in flight, which lives as long as a hold
+  // (its gateway renews it while they run).
+  return { to: "released", keep, spent, expiresAt: new Date(deps.clock.now().getTime() + deps.holdTtlMs) };
 }
 
 function closeHold(holdId: string, closing: Closing, deps: SettlementDeps): Promise<ClosingOutcome> {
@@ -154,23 +156,38 @@ function closeHold(holdId: string, closing: Closing, deps: SettlementDeps): Prom
 const SWEEP_BATCH = 200;
 
 /**
- * Releases every hold past its expiry (by the injected clock), so a gateway that crashed between
- * Admit and Settle cannot pin a ceiling. Returns how many holds it expired.
+ * Ends every hold past its expiry (by the injected clock). A live gateway renews the holds of its
+ * running requests, so an expired hold's gateway is gone: its reservation is released and what it
+ * covered is charged (close_holds 'expired'), and each lost request's record is published
+ * (`lost`) so it shows as failed with `router.gateway_lost`. Returns how many holds it expired.
  */
 export async function expireHolds(deps: SweepDeps): Promise<number> {
   let expired = 0;
   for (;;) {
-    const ids = await deps.store.expiredHoldIds(deps.clock.now(), SWEEP_BATCH);
+    const holds = await deps.store.expiredHolds(deps.clock.now(), SWEEP_BATCH);
     const now = deps.clock.now();
-    // Another replica or a late Settle may close one first, or a trim extend a lease; then expiring
-    // it changes nothing.
-    const outcomes = await Promise.all(ids.map((holdId) => deps.closings.push({ holdId, closing: { to: "expired" }, now })));
-    expired += outcomes.filter((o) => o === "closed").length;
-    if (ids.length < SWEEP_BATCH) return expired;
+    // Another replica or a late Settle may close one first, or a renewal or trim extend it; then
+    // expiring it changes nothing.
+    const outcomes = await Promise.all(holds.map(({ holdId }) => deps.closings.push({ holdId, closing: { to: "expired" }, now })));
+    const lost = holds.filter((h, i) => outcomes[i] === "closed");
+    expired += lost.length;
+    if (deps.lost && lost.length > 0) {
+      // Leases have no request of their own: only their charge is recorded.
+      const requests = lost.filter((h) => !h.isLease);
+      const charged = await deps.store.chargedOf(requests.map((h) => h.holdId));
+      await deps.lost(requests.map((h) => ({ ...h, charged: charged.get(h.holdId) ?? 0n })), now);
+    }
+    if (holds.length < SWEEP_BATCH) return expired;
   }
 }
 
-type SweepDeps = Pick<SettlementDeps, "store" | "closings" | "clock">;
+/** A request whose gateway went away: its hold expired and was charged `charged` (its worst case). */
+export type LostRequest = ExpiredHold & { charged: Nanodollars };
+
+type SweepDeps = Pick<SettlementDeps, "store" | "closings" | "clock"> & {
+  /** Publishes the records of lost requests; none without a bus. */
+  lost?: (requests: LostRequest[], at: Date) => Promise<void>;
+};
 
 /**
  * Runs `expireHolds` every `intervalMs` until stopped, one sweep at a time, then `prune` (the

@@ -63,7 +63,7 @@ export type Closing =
    * A `keep` above zero trims instead: the hold goes on reserving that much (until `expiresAt`, when
    * given) and stays open.
    */
-  | { to: "released"; keep?: Nanodollars; expiresAt?: Date }
+  | { to: "released"; keep?: Nanodollars; expiresAt?: Date; spent?: Nanodollars }
   | { to: "expired" }
   /** A request admitted from a lease spent `listCost`; recorded once per `requestId`. */
   | { to: "spent"; requestId: string; listCost: Nanodollars; billedCost: Nanodollars };
@@ -85,6 +85,25 @@ interface StoredLine {
   amount: string;
   subject_name?: string;
   workspace_id?: string;
+}
+
+/** An open hold past its expiry, as the sweep finds it. */
+export interface ExpiredHold {
+  holdId: string;
+  requestId: string;
+  orgId: string;
+  workspaceId: string;
+  agent: string;
+  isLease: boolean;
+  isByok: boolean;
+  createdAt: Date;
+}
+
+/** What a lease covers as its gateway counts it. */
+export interface LeaseCover {
+  holdId: string;
+  inFlight: Nanodollars;
+  spent: Nanodollars;
 }
 
 /** A lease to place: a hold reserving `amount`, decided once its counter rows are locked. */
@@ -310,7 +329,7 @@ export class HoldStore {
     const result = await this.db.query<{ item: number; outcome: ClosingOutcome }>(
       `SELECT item, outcome
        FROM close_holds($1::text[], $2::text[], $3::timestamptz[], $4::bigint[], $5::bigint[], $6::text[],
-         $7::bigint[], $8::timestamptz[])
+         $7::bigint[], $8::timestamptz[], $9::bigint[])
        ORDER BY item`,
       [
         closings.map((c) => c.holdId),
@@ -321,6 +340,7 @@ export class HoldStore {
         closings.map(({ closing }) => (closing.to === "spent" ? closing.requestId : null)),
         releases.map((r) => r?.keep?.toString() ?? null),
         releases.map((r) => r?.expiresAt?.toISOString() ?? null),
+        releases.map((r) => r?.spent?.toString() ?? null),
       ],
       { prepare: true },
     );
@@ -331,13 +351,100 @@ export class HoldStore {
   }
 
   /** Open holds whose expiry is at or before `now`, oldest first. */
-  async expiredHoldIds(now: Date, limit: number): Promise<string[]> {
-    const r = await this.db.query<{ hold_id: string }>(
-      `SELECT hold_id FROM holds WHERE state = 'held' AND expires_at <= $1::timestamptz
+  async expiredHolds(now: Date, limit: number): Promise<ExpiredHold[]> {
+    const r = await this.db.query<{
+      hold_id: string;
+      request_id: string;
+      org_id: string;
+      workspace_id: string;
+      agent: string;
+      is_lease: boolean;
+      is_byok: boolean;
+      created_at: Date | string;
+    }>(
+      `SELECT hold_id, request_id, org_id, workspace_id, agent, is_lease, is_byok, created_at
+       FROM holds WHERE state = 'held' AND expires_at <= $1::timestamptz
        ORDER BY expires_at LIMIT $2`,
       [now.toISOString(), limit],
     );
-    return r.rows.map((row) => row.hold_id);
+    return r.rows.map((row) => ({
+      holdId: row.hold_id,
+      requestId: row.request_id,
+      orgId: row.org_id,
+      workspaceId: row.workspace_id,
+      agent: row.agent,
+      isLease: row.is_lease,
+      isByok: row.is_byok,
+      createdAt: new Date(row.created_at),
+    }));
+  }
+
+  /** What an expired hold was charged (its list cost), by hold id. */
+  async chargedOf(holdIds: string[]): Promise<Map<string, Nanodollars>> {
+    if (holdIds.length === 0) return new Map();
+    const r = await this.db.query<{ hold_id: string; list_cost_nanodollars: string | number | bigint | null }>(
+      `SELECT hold_id, list_cost_nanodollars FROM holds WHERE hold_id = ANY ($1::text[]) AND state = 'expired'`,
+      [holdIds],
+    );
+    return new Map(r.rows.map((row) => [row.hold_id, toNanos(row.list_cost_nanodollars ?? 0)]));
+  }
+
+  /**
+   * Moves the expiry of open holds (and of their runs' turns) to at least `until`: their gateway
+   * is alive and their requests still run.
+   */
+  async renew(holdIds: string[], until: Date): Promise<void> {
+    if (holdIds.length === 0) return;
+    await this.db.query(
+      `WITH renewed AS (
+         UPDATE holds SET expires_at = greatest(expires_at, $2::timestamptz)
+         WHERE hold_id = ANY ($1::text[]) AND state = 'held'
+         RETURNING request_id
+       )
+       UPDATE run_turns t SET expires_at = greatest(t.expires_at, $2::timestamptz)
+       FROM renewed r WHERE t.request_id = r.request_id AND t.state = 'admitted'`,
+      [holdIds, until.toISOString()],
+    );
+  }
+
+  /** Records what open leases cover as their gateway reports it (usage reads, a lost lease's charge). */
+  async cover(covers: LeaseCover[]): Promise<void> {
+    if (covers.length === 0) return;
+    await this.db.query(
+      `UPDATE holds h
+       SET covered_in_flight_nanodollars = c.in_flight,
+           covered_spent_nanodollars = greatest(h.covered_spent_nanodollars, c.spent)
+       FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS c (hold_id, in_flight, spent)
+       WHERE h.hold_id = c.hold_id AND h.is_lease AND h.state = 'held'`,
+      [covers.map((c) => c.holdId), covers.map((c) => c.inFlight.toString()), covers.map((c) => c.spent.toString())],
+    );
+  }
+
+  /**
+   * The unspent headroom of open leases per counter row (by counter key, for the rows of
+   * `ceilings`): what each reserves beyond the worst case of its running requests and the spends on
+   * their way to the ledger, as its gateway last reported them.
+   */
+  async leaseHeadroom(ceilings: WindowedCeiling[]): Promise<Map<string, Nanodollars>> {
+    const out = new Map<string, Nanodollars>();
+    if (ceilings.length === 0) return out;
+    const r = await this.db.query<CounterRow & { window_start: string; headroom: string | number | bigint }>(
+      `SELECT l.line->>'subject_kind' AS subject_kind, l.line->>'subject_id' AS subject_id,
+              l.line->>'window_kind' AS window_kind, l.line->>'window_start' AS window_start,
+              sum(greatest(greatest(h.worst_case_nanodollars - h.spent_nanodollars, 0)
+                - h.covered_in_flight_nanodollars - greatest(h.covered_spent_nanodollars - h.spent_nanodollars, 0), 0)) AS headroom
+       FROM holds h, jsonb_array_elements(h.lines) AS l (line)
+       WHERE h.state = 'held' AND h.is_lease AND l.line->>'subject_id' = ANY ($1::text[])
+       GROUP BY 1, 2, 3, 4`,
+      [ceilings.map((c) => c.subjectId)],
+    );
+    const wanted = new Set(ceilings.map((c) => `${counterKey(c)}\u0000${c.windowStart.toISOString()}`));
+    for (const row of r.rows) {
+      const key = rowKey({ ...row, settled_nanodollars: 0, reserved_nanodollars: 0 });
+      if (!wanted.has(`${key}\u0000${row.window_start}`)) continue;
+      out.set(key, (out.get(key) ?? 0n) + toNanos(row.headroom));
+    }
+    return out;
   }
 }
 

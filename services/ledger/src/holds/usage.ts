@@ -5,7 +5,11 @@ import type { HoldStore } from "./store";
 export interface CeilingUsage {
   subjectKind: string;
   subjectId: string;
-  /** Settled spend in the current window plus every open reservation, as Admit measures it. */
+  /**
+   * Settled spend in the current window plus the worst case of every request in flight. A spend
+   * lease's unspent headroom is not usage: a lease counts the requests its gateway reported running
+   * and the spends on their way (Admit still measures the whole lease).
+   */
   used: Nanodollars;
   /** End of the current window; null for lifetime. */
   windowEnd: Date | null;
@@ -21,13 +25,15 @@ export async function usageOf(
 ): Promise<CeilingUsage[]> {
   const now = deps.clock.now();
   const windowed = ceilings.map((c) => inWindowAt(c, now));
-  const totals = await deps.store.totals(windowed.filter((c) => c.includeByok));
+  const counting = windowed.filter((c) => c.includeByok);
+  const [totals, headroom] = await Promise.all([deps.store.totals(counting), deps.store.leaseHeadroom(counting)]);
   return windowed.map((c) => {
     const t = c.includeByok ? totals.get(counterKey(c)) : undefined;
+    const used = t ? t.settled + t.reserved - (headroom.get(counterKey(c)) ?? 0n) : 0n;
     return {
       subjectKind: c.subjectKind,
       subjectId: c.subjectId,
-      used: t ? t.settled + t.reserved : 0n,
+      used: used > 0n ? used : 0n,
       windowEnd: c.windowEnd,
     };
   });

@@ -85,6 +85,25 @@ export interface RequestCompleted {
    * the field: read it as "chat_completions".
    */
   ingress: string;
+  /**
+   * Whether an answer was served: the ledger settles the request's hold (or its spend lease) with
+   * list_cost_nanodollars when true and releases it when false. Unset on events of gateways older
+   * than the field: their gateway settles through CloseHolds, and the ledger leaves them alone.
+   */
+  served?:
+    | boolean
+    | undefined;
+  /**
+   * The spend lease (the ledger's hold id) that admitted the request; empty when the request was
+   * admitted by Admit (its hold has the request's id) or nothing counted it.
+   */
+  spendLeaseHoldId: string;
+  /**
+   * Set by the ledger's sweep on the record of a request whose gateway went away before it
+   * finished (error_code "router.gateway_lost"): its hold was settled at the worst case. The
+   * ledger publishes it; gateways never do.
+   */
+  settledByLedger: boolean;
 }
 
 export interface TokenUsage {
@@ -172,6 +191,9 @@ function createBaseRequestCompleted(): RequestCompleted {
     invalidToolCalls: 0,
     contentFilterLabels: [],
     ingress: "",
+    served: undefined,
+    spendLeaseHoldId: "",
+    settledByLedger: false,
   };
 }
 
@@ -327,6 +349,15 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
     }
     if (message.ingress !== "") {
       writer.uint32(362).string(message.ingress);
+    }
+    if (message.served !== undefined) {
+      writer.uint32(368).bool(message.served);
+    }
+    if (message.spendLeaseHoldId !== "") {
+      writer.uint32(378).string(message.spendLeaseHoldId);
+    }
+    if (message.settledByLedger !== false) {
+      writer.uint32(384).bool(message.settledByLedger);
     }
     return writer;
   },
@@ -714,6 +745,30 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
             message.ingress = reader.string();
             continue;
           }
+          case 46: {
+            if (tag !== 368) {
+              break;
+            }
+
+            message.served = reader.bool();
+            continue;
+          }
+          case 47: {
+            if (tag !== 378) {
+              break;
+            }
+
+            message.spendLeaseHoldId = reader.string();
+            continue;
+          }
+          case 48: {
+            if (tag !== 384) {
+              break;
+            }
+
+            message.settledByLedger = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -923,6 +978,17 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
         ? object.content_filter_labels.map((e: any) => globalThis.String(e))
         : [],
       ingress: isSet(object.ingress) ? globalThis.String(object.ingress) : "",
+      served: isSet(object.served) ? globalThis.Boolean(object.served) : undefined,
+      spendLeaseHoldId: isSet(object.spendLeaseHoldId)
+        ? globalThis.String(object.spendLeaseHoldId)
+        : isSet(object.spend_lease_hold_id)
+        ? globalThis.String(object.spend_lease_hold_id)
+        : "",
+      settledByLedger: isSet(object.settledByLedger)
+        ? globalThis.Boolean(object.settledByLedger)
+        : isSet(object.settled_by_ledger)
+        ? globalThis.Boolean(object.settled_by_ledger)
+        : false,
     };
   },
 
@@ -1063,6 +1129,15 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
     if (message.ingress !== "") {
       obj.ingress = message.ingress;
     }
+    if (message.served !== undefined) {
+      obj.served = message.served;
+    }
+    if (message.spendLeaseHoldId !== "") {
+      obj.spendLeaseHoldId = message.spendLeaseHoldId;
+    }
+    if (message.settledByLedger !== false) {
+      obj.settledByLedger = message.settledByLedger;
+    }
     return obj;
   },
 
@@ -1125,6 +1200,9 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
     message.invalidToolCalls = object.invalidToolCalls ?? 0;
     message.contentFilterLabels = object.contentFilterLabels?.map((e) => e) || [];
     message.ingress = object.ingress ?? "";
+    message.served = object.served ?? undefined;
+    message.spendLeaseHoldId = object.spendLeaseHoldId ?? "";
+    message.settledByLedger = object.settledByLedger ?? false;
     return message;
   },
 };

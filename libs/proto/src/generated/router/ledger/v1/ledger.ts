@@ -226,7 +226,14 @@ export interface ReleaseRequest {
   workspaceId: string;
   agent: string;
   /** Set when the request was a turn of a run: the turn failed (its money is refunded, not its turn). */
-  runTurn?: RunTurn | undefined;
+  runTurn?:
+    | RunTurn
+    | undefined;
+  /**
+   * For a lease's trim or release: what its requests have spent as the gateway counted them. The
+   * spends still on their way (router.request.completed.v1) stay reserved until they arrive.
+   */
+  spentNanodollars: bigint;
 }
 
 /**
@@ -253,6 +260,23 @@ export interface CloseHoldsRequest {
   settlements: SettleRequest[];
   releases: ReleaseRequest[];
   spends: SpendRequest[];
+  /**
+   * Holds and leases of requests still running on the calling gateway: each stays reserved for
+   * another hold TTL. A hold its gateway stops renewing expires (the gateway is gone).
+   */
+  renewHoldIds: string[];
+  /** What the gateway's leases in use cover now, for usage reads (a lease's unspent headroom is not usage). */
+  leaseCovers: LeaseCover[];
+}
+
+/**
+ * What a lease covers as its gateway counts it: the worst case of its requests still running and
+ * what its finished requests spent.
+ */
+export interface LeaseCover {
+  holdId: string;
+  inFlightNanodollars: bigint;
+  spentNanodollars: bigint;
 }
 
 export interface CloseHoldsResponse {
@@ -1582,7 +1606,16 @@ export const SettleResponse: MessageFns<SettleResponse> = {
 };
 
 function createBaseReleaseRequest(): ReleaseRequest {
-  return { holdId: "", keepNanodollars: 0n, orgId: "", requestId: "", workspaceId: "", agent: "", runTurn: undefined };
+  return {
+    holdId: "",
+    keepNanodollars: 0n,
+    orgId: "",
+    requestId: "",
+    workspaceId: "",
+    agent: "",
+    runTurn: undefined,
+    spentNanodollars: 0n,
+  };
 }
 
 export const ReleaseRequest: MessageFns<ReleaseRequest> = {
@@ -1610,6 +1643,12 @@ export const ReleaseRequest: MessageFns<ReleaseRequest> = {
     }
     if (message.runTurn !== undefined) {
       RunTurn.encode(message.runTurn, writer.uint32(58).fork()).join();
+    }
+    if (message.spentNanodollars !== 0n) {
+      if (BigInt.asIntN(64, message.spentNanodollars) !== message.spentNanodollars) {
+        throw new globalThis.Error("value provided for field message.spentNanodollars of type int64 too large");
+      }
+      writer.uint32(64).int64(message.spentNanodollars);
     }
     return writer;
   },
@@ -1683,6 +1722,14 @@ export const ReleaseRequest: MessageFns<ReleaseRequest> = {
             message.runTurn = RunTurn.decode(reader, reader.uint32());
             continue;
           }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.spentNanodollars = reader.int64() as bigint;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1728,6 +1775,11 @@ export const ReleaseRequest: MessageFns<ReleaseRequest> = {
         : isSet(object.run_turn)
         ? RunTurn.fromJSON(object.run_turn)
         : undefined,
+      spentNanodollars: isSet(object.spentNanodollars)
+        ? BigInt(object.spentNanodollars)
+        : isSet(object.spent_nanodollars)
+        ? BigInt(object.spent_nanodollars)
+        : 0n,
     };
   },
 
@@ -1754,6 +1806,9 @@ export const ReleaseRequest: MessageFns<ReleaseRequest> = {
     if (message.runTurn !== undefined) {
       obj.runTurn = RunTurn.toJSON(message.runTurn);
     }
+    if (message.spentNanodollars !== 0n) {
+      obj.spentNanodollars = message.spentNanodollars.toString();
+    }
     return obj;
   },
 
@@ -1773,6 +1828,9 @@ export const ReleaseRequest: MessageFns<ReleaseRequest> = {
     message.runTurn = (object.runTurn !== undefined && object.runTurn !== null)
       ? RunTurn.fromPartial(object.runTurn)
       : undefined;
+    message.spentNanodollars = (object.spentNanodollars !== undefined && object.spentNanodollars !== null)
+      ? BigInt(object.spentNanodollars)
+      : 0n;
     return message;
   },
 };
@@ -1974,7 +2032,7 @@ export const ReleaseResponse: MessageFns<ReleaseResponse> = {
 };
 
 function createBaseCloseHoldsRequest(): CloseHoldsRequest {
-  return { settlements: [], releases: [], spends: [] };
+  return { settlements: [], releases: [], spends: [], renewHoldIds: [], leaseCovers: [] };
 }
 
 export const CloseHoldsRequest: MessageFns<CloseHoldsRequest> = {
@@ -1987,6 +2045,12 @@ export const CloseHoldsRequest: MessageFns<CloseHoldsRequest> = {
     }
     for (const v of message.spends) {
       SpendRequest.encode(v!, writer.uint32(26).fork()).join();
+    }
+    for (const v of message.renewHoldIds) {
+      writer.uint32(34).string(v!);
+    }
+    for (const v of message.leaseCovers) {
+      LeaseCover.encode(v!, writer.uint32(42).fork()).join();
     }
     return writer;
   },
@@ -2028,6 +2092,22 @@ export const CloseHoldsRequest: MessageFns<CloseHoldsRequest> = {
             message.spends.push(SpendRequest.decode(reader, reader.uint32()));
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.renewHoldIds.push(reader.string());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.leaseCovers.push(LeaseCover.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2049,6 +2129,16 @@ export const CloseHoldsRequest: MessageFns<CloseHoldsRequest> = {
         ? object.releases.map((e: any) => ReleaseRequest.fromJSON(e))
         : [],
       spends: globalThis.Array.isArray(object?.spends) ? object.spends.map((e: any) => SpendRequest.fromJSON(e)) : [],
+      renewHoldIds: globalThis.Array.isArray(object?.renewHoldIds)
+        ? object.renewHoldIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.renew_hold_ids)
+        ? object.renew_hold_ids.map((e: any) => globalThis.String(e))
+        : [],
+      leaseCovers: globalThis.Array.isArray(object?.leaseCovers)
+        ? object.leaseCovers.map((e: any) => LeaseCover.fromJSON(e))
+        : globalThis.Array.isArray(object?.lease_covers)
+        ? object.lease_covers.map((e: any) => LeaseCover.fromJSON(e))
+        : [],
     };
   },
 
@@ -2063,6 +2153,12 @@ export const CloseHoldsRequest: MessageFns<CloseHoldsRequest> = {
     if (message.spends?.length) {
       obj.spends = message.spends.map((e) => SpendRequest.toJSON(e));
     }
+    if (message.renewHoldIds?.length) {
+      obj.renewHoldIds = message.renewHoldIds;
+    }
+    if (message.leaseCovers?.length) {
+      obj.leaseCovers = message.leaseCovers.map((e) => LeaseCover.toJSON(e));
+    }
     return obj;
   },
 
@@ -2074,6 +2170,131 @@ export const CloseHoldsRequest: MessageFns<CloseHoldsRequest> = {
     message.settlements = object.settlements?.map((e) => SettleRequest.fromPartial(e)) || [];
     message.releases = object.releases?.map((e) => ReleaseRequest.fromPartial(e)) || [];
     message.spends = object.spends?.map((e) => SpendRequest.fromPartial(e)) || [];
+    message.renewHoldIds = object.renewHoldIds?.map((e) => e) || [];
+    message.leaseCovers = object.leaseCovers?.map((e) => LeaseCover.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseLeaseCover(): LeaseCover {
+  return { holdId: "", inFlightNanodollars: 0n, spentNanodollars: 0n };
+}
+
+export const LeaseCover: MessageFns<LeaseCover> = {
+  encode(message: LeaseCover, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.holdId !== "") {
+      writer.uint32(10).string(message.holdId);
+    }
+    if (message.inFlightNanodollars !== 0n) {
+      if (BigInt.asIntN(64, message.inFlightNanodollars) !== message.inFlightNanodollars) {
+        throw new globalThis.Error("value provided for field message.inFlightNanodollars of type int64 too large");
+      }
+      writer.uint32(16).int64(message.inFlightNanodollars);
+    }
+    if (message.spentNanodollars !== 0n) {
+      if (BigInt.asIntN(64, message.spentNanodollars) !== message.spentNanodollars) {
+        throw new globalThis.Error("value provided for field message.spentNanodollars of type int64 too large");
+      }
+      writer.uint32(24).int64(message.spentNanodollars);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LeaseCover {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLeaseCover();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.holdId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.inFlightNanodollars = reader.int64() as bigint;
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.spentNanodollars = reader.int64() as bigint;
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LeaseCover {
+    return {
+      holdId: isSet(object.holdId)
+        ? globalThis.String(object.holdId)
+        : isSet(object.hold_id)
+        ? globalThis.String(object.hold_id)
+        : "",
+      inFlightNanodollars: isSet(object.inFlightNanodollars)
+        ? BigInt(object.inFlightNanodollars)
+        : isSet(object.in_flight_nanodollars)
+        ? BigInt(object.in_flight_nanodollars)
+        : 0n,
+      spentNanodollars: isSet(object.spentNanodollars)
+        ? BigInt(object.spentNanodollars)
+        : isSet(object.spent_nanodollars)
+        ? BigInt(object.spent_nanodollars)
+        : 0n,
+    };
+  },
+
+  toJSON(message: LeaseCover): unknown {
+    const obj: any = {};
+    if (message.holdId !== "") {
+      obj.holdId = message.holdId;
+    }
+    if (message.inFlightNanodollars !== 0n) {
+      obj.inFlightNanodollars = message.inFlightNanodollars.toString();
+    }
+    if (message.spentNanodollars !== 0n) {
+      obj.spentNanodollars = message.spentNanodollars.toString();
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<LeaseCover>, I>>(base?: I): LeaseCover {
+    return LeaseCover.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<LeaseCover>, I>>(object: I): LeaseCover {
+    const message = createBaseLeaseCover();
+    message.holdId = object.holdId ?? "";
+    message.inFlightNanodollars = (object.inFlightNanodollars !== undefined && object.inFlightNanodollars !== null)
+      ? BigInt(object.inFlightNanodollars)
+      : 0n;
+    message.spentNanodollars = (object.spentNanodollars !== undefined && object.spentNanodollars !== null)
+      ? BigInt(object.spentNanodollars)
+      : 0n;
     return message;
   },
 };
