@@ -152,10 +152,12 @@ async function startStackWith(opts: {
     services,
     async createOrg(name, opts = {}) {
       const args = [main("cli"), "org", "create", "--name", name, ...(opts.operator ? ["--operator"] : [])];
-      const { stdout } = await promisify(execFile)(process.execPath, args, {
+      const { stdout, stderr } = await promisify(execFile)(process.execPath, args, {
         env: { PATH: process.env.PATH ?? "", ...env },
       });
-      const out = JSON.parse(stdout.trim().split("\n").pop() ?? "{}") as { org_id: string; management_key: string };
+      const line = stdout.trim().split("\n").find((l) => l.includes('"management_key"'));
+      if (!line) throw new Error(`org create printed no management key:\n${stdout}\n${stderr}`);
+      const out = JSON.parse(line) as { org_id: string; management_key: string };
       return { orgId: out.org_id, managementKey: out.management_key };
     },
     async startGatewayReplica() {

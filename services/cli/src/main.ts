@@ -63,7 +63,9 @@ async function main(argv: string[]): Promise<number> {
     return values.help ? 0 : 2;
   }
   const config = loadCliConfig(process.env);
-  const log = createLogger({ level: config.LOG_LEVEL, base: { service: "cli" } });
+  // Logs go to stderr: stdout carries the command's own output (a created key, an org list), which
+  // scripts parse.
+  const log = createLogger({ level: config.LOG_LEVEL, base: { service: "cli" }, destination: process.stderr });
   const stores = new Stores(config.DATABASE_URL, config.ROUTER_DATA_DIR);
   try {
     if (group === "org" && action === "create") {
