@@ -32,22 +32,25 @@ const userContent = z.union([text, z.array(contentPart)], {
   error: "expected a string or an array of content parts (text, image_url)",
 });
 
+/** A string that parses as JSON (tool-call arguments); shared by every ingress. */
+export const jsonText = z.string().refine(
+  (a) => {
+    try {
+      JSON.parse(a);
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  { message: "expected a JSON text" },
+);
+
 const toolCall = z.object({
   id: z.string().min(1),
   type: z.literal("function"),
   function: z.object({
     name: z.string().min(1),
-    arguments: z.string().refine(
-      (a) => {
-        try {
-          JSON.parse(a);
-          return true;
-        } catch {
-          return false;
-        }
-      },
-      { message: "expected a JSON text" },
-    ),
+    arguments: jsonText,
   }),
 });
 
@@ -99,7 +102,8 @@ export const chatMessageSchema = z.discriminatedUnion("role", [
   z.object({ role: z.literal("tool"), content: textContent, tool_call_id: z.string().min(1), name }),
 ]);
 
-const functionName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, { message: "expected 1 to 64 letters, digits, _ or -" });
+/** A tool's function name as every provider accepts it; shared by every ingress. */
+export const functionName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, { message: "expected 1 to 64 letters, digits, _ or -" });
 
 const toolSchema = z.object({
   type: z.literal("function"),

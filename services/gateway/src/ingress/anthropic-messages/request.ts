@@ -3,6 +3,7 @@ import { invalid } from "@router/errors";
 import { parseInput } from "@router/http-kit";
 import { samplingSettings, tokenCount } from "@router/request-settings";
 import type { ChatMessage, ChatRequest, ContentPart, ReasoningDetail } from "../../chat/request-schema";
+import { functionName } from "../../chat/request-schema";
 import { ANTHROPIC_REASONING_FORMAT } from "../../providers/anthropic/response";
 import { routerFields, routerFieldValues } from "../router-fields";
 
@@ -12,7 +13,6 @@ import { routerFields, routerFieldValues } from "../router-fields";
  * type is a 400 naming it.
  */
 
-const functionName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, { message: "expected 1 to 64 letters, digits, _ or -" });
 const extras = { cache_control: z.unknown().optional(), citations: z.unknown().optional() };
 
 const textBlock = z.object({ type: z.literal("text"), text: z.string(), ...extras });

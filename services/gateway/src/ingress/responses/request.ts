@@ -3,6 +3,7 @@ import { invalid } from "@router/errors";
 import { parseInput } from "@router/http-kit";
 import { samplingSettings, tokenCount } from "@router/request-settings";
 import type { ChatMessage, ChatRequest, ContentPart } from "../../chat/request-schema";
+import { functionName, jsonText } from "../../chat/request-schema";
 import type { ParsedRequest } from "../ingress";
 import { routerFields, routerFieldValues } from "../router-fields";
 
@@ -13,18 +14,6 @@ import { routerFields, routerFieldValues } from "../router-fields";
  * accepted and nothing is stored. Unknown top-level fields are dropped, as on the chat route.
  */
 
-const functionName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, { message: "expected 1 to 64 letters, digits, _ or -" });
-const jsonText = z.string().refine(
-  (a) => {
-    try {
-      JSON.parse(a);
-      return true;
-    } catch {
-      return false;
-    }
-  },
-  { message: "expected a JSON text" },
-);
 
 const inputText = z.object({ type: z.literal("input_text"), text: z.string() });
 const inputImage = z.object({
