@@ -18,7 +18,7 @@ export interface FilterSetDefinition {
 }
 
 /** Label of a custom rule that has no name. */
-export const CUSTOM_LABEL = "custom";
+const CUSTOM_LABEL = "custom";
 
 /**
  * Why an organisation's pattern cannot be used, or null. Patterns run through RE2, which matches in
@@ -69,10 +69,6 @@ export class FilterSet {
     const ruleSet = usable.length > 0 ? new RE2.Set(usable.map((rule) => rule.pattern), "u") : null;
     const allowlist = [...new Set(def.allowlist.map((p) => p.toLowerCase()).filter((p) => p.length > 0))];
     return new FilterSet(builtins, rules, ruleSet, allowlist);
-  }
-
-  get empty(): boolean {
-    return this.builtins.length === 0 && this.rules.length === 0;
   }
 
   /** Every match in `text` that no allowlisted phrase covers. */

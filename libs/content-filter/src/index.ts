@@ -1,7 +1,6 @@
-export { BUILTIN_DETECTORS, isBuiltinDetector, type BuiltinDetector } from "./builtin-detectors";
+export { BUILTIN_DETECTORS, type BuiltinDetector } from "./builtin-detectors";
 export {
   ContentVerdict,
-  CUSTOM_LABEL,
   FilterSet,
   patternProblem,
   type FilterAction,

@@ -1,5 +1,5 @@
 import { DomainError } from "@router/errors";
-import { ContentFilters } from "../content-filter/content-filters";
+import { contentFilterRefusal, ContentFilters } from "../content-filter/content-filters";
 import type { DispatchCredential } from "../provider-keys/dispatch-credential";
 import { planRequestOf } from "../routing/plan-request";
 import { withPresetParams } from "../routing/preset-params";
@@ -49,7 +49,7 @@ export class ChatAdmission {
     // A named preset's sampling settings count in the worst case and go upstream.
     ctx.request = withPresetParams(ctx.request, plan.preset);
     const filtered = this.filters.apply(plan.contentFilters, ctx.request.messages);
-    const blocked = filtered?.verdict.blocked === true;
+    const blocked = contentFilterRefusal(filtered);
     if (filtered) {
       ctx.contentFilterLabels = filtered.verdict.sortedLabels();
       // What goes upstream is the redacted text; the caller's own copy is never echoed anyway.
@@ -57,7 +57,7 @@ export class ChatAdmission {
     }
     const { request } = ctx;
     // Refused before routing (a filter binds first) or by routing: the limits are checked, no hold.
-    const refused = blocked || plan.refusal !== undefined;
+    const refused = blocked !== null || plan.refusal !== undefined;
     const decision = await this.spend.admit({
       requestId: ctx.id,
       orgId: caller.orgId,
@@ -81,13 +81,7 @@ export class ChatAdmission {
     ctx.lease = decision.lease;
     // The turn was reserved on the run only when the request goes on to dispatch.
     if (!refused) ctx.runId = request.run_id ?? null;
-    if (blocked) {
-      const labels = [...filtered.verdict.blocking].sort();
-      throw new Refused("content_filtered", `messages: refused by a content filter (${labels.join(", ")})`, {
-        status: 403,
-        details: { labels },
-      });
-    }
+    if (blocked) throw new Refused("content_filtered", blocked.message, { status: 403, details: { labels: blocked.labels } });
     if (plan.refusal) {
       throw new Refused(plan.refusal.code as DomainError["code"], plan.refusal.message, {
         status: plan.refusal.httpStatus || 404,

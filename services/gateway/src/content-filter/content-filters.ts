@@ -11,6 +11,20 @@ export interface FilteredContent {
   messages: ChatMessage[];
 }
 
+/** Why a blocking filter refused: the chat route's 403 and the preview's refusal say the same. */
+export interface ContentFilterRefusal {
+  message: string;
+  /** The blocking labels, sorted; never the matched text. */
+  labels: string[];
+}
+
+/** The refusal of a request a filter blocked; null when none did (or no filter applied). */
+export function contentFilterRefusal(filtered: FilteredContent | null): ContentFilterRefusal | null {
+  if (!filtered?.verdict.blocked) return null;
+  const labels = [...filtered.verdict.blocking].sort();
+  return { message: `messages: refused by a content filter (${labels.join(", ")})`, labels };
+}
+
 /**
  * The content filters of the guardrails Plan says apply, run here over the messages so that the
  * messages never travel to routing. Guardrails never change once written, so each guardrail's set

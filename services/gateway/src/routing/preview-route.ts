@@ -9,7 +9,7 @@ import type { ChatDeps } from "../chat/chat-deps";
 import { chatBodySchema, parseChatRequest } from "../chat/request-schema";
 import { readRouterHeaders } from "../chat/router-headers";
 import type { CredentialRateLimit } from "../rate-limits/rate-limit-middleware";
-import type { ContentFilters } from "../content-filter/content-filters";
+import { contentFilterRefusal, type ContentFilters } from "../content-filter/content-filters";
 import { SpendAdmission } from "../spend/spend-admission";
 import { planRequestOf } from "./plan-request";
 import { withPresetParams } from "./preset-params";
@@ -100,10 +100,8 @@ export function previewRoutes(deps: {
         : plan.cascade.length === 0
           ? { status: 404, code: "no_route", message: "no endpoint can serve this request", unsatisfied_filters: [] }
           : null;
-    const blocking = filtered?.verdict.blocked ? [...filtered.verdict.blocking].sort() : null;
-    const filterRefusal = blocking
-      ? { status: 403, code: "content_filtered", message: `messages: refused by a content filter (${blocking.join(", ")})`, labels: blocking }
-      : null;
+    const blocked = contentFilterRefusal(filtered);
+    const filterRefusal = blocked ? { status: 403, code: "content_filtered", ...blocked } : null;
     // The chat route's precedence: a budget, then a content filter, then routing.
     const refusal = budgetRefusal ?? filterRefusal ?? routingRefusal;
     const cascade = plan.cascade.map(candidateView);
