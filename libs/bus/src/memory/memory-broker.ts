@@ -274,7 +274,7 @@ export class MemoryGroup {
     member.current = run.then((outcome) => {
       clearTimeout(stall);
       member.busy = false;
-      this.settle(member, partition, { token, offset }, envelope, attempt, outcome);
+      this.settle(member, partition, { token, offset }, () => this.record(partition, member, envelope, attempt, outcome));
     });
   }
 
@@ -302,35 +302,23 @@ export class MemoryGroup {
     member.current = run.then((ok) => {
       clearTimeout(stall);
       member.busy = false;
-      const rejoin = member.stalled && !member.closed;
-      member.stalled = false;
-      const current = part.inflight?.token === token;
-      const untouched = part.inflight === undefined && part.next === offset;
-      if (current || untouched) {
+      this.settle(member, partition, { token, offset }, () => {
         part.inflight = undefined;
         if (ok) this.advance(partition, envelopes.length);
         else part.singleUntil = offset + envelopes.length;
-      }
-      if (rejoin) this.join(member);
-      else this.pump();
+      });
     });
   }
 
-  private settle(
-    member: MemoryMember,
-    partition: number,
-    delivery: { token: object; offset: number },
-    envelope: Envelope,
-    attempt: number,
-    outcome: Outcome,
-  ): void {
+  /** A delivery ended: `record` its outcome unless another delivery took it over; then go on. */
+  private settle(member: MemoryMember, partition: number, delivery: { token: object; offset: number }, record: () => void): void {
     const part = this.partOf(partition);
     const rejoin = member.stalled && !member.closed;
     member.stalled = false;
     // Abandoned (stalled, or closed too slowly) counts only if another delivery of the event began.
     const current = part.inflight?.token === delivery.token;
     const untouched = part.inflight === undefined && part.next === delivery.offset;
-    if (current || untouched) this.record(partition, member, envelope, attempt, outcome);
+    if (current || untouched) record();
     if (rejoin) this.join(member);
     else this.pump();
   }
