@@ -47,6 +47,12 @@ export interface LedgerDeps {
   leaseTtlMs?: number;
   /** A lease takes at most 1/leaseShare of a ceiling's headroom (an integer, at least 1); default 4. */
   leaseShare?: number;
+  /**
+   * How long Admit waits, at most, for spend leases to give back the unspent headroom that alone
+   * takes a counter row to its limit, before refusing; default 1.5 seconds (gateways trim a lease
+   * after about a second of use; the gateway's Admit deadline is 2 seconds). 0 never waits.
+   */
+  leaseWaitMs?: number;
   /** Settle, Release and expiry are applied in batches started at most this often; default 20 ms. */
   closingIntervalMs?: number;
   /** Port of a listener serving only `GET /metrics` (0 picks one). Unset: no metrics listener. */
@@ -87,6 +93,7 @@ export const DEFAULT_HOLD_TTL_MS = 60_000;
 export const DEFAULT_SWEEP_INTERVAL_MS = 10_000;
 export const DEFAULT_CLOSING_INTERVAL_MS = 20;
 export const DEFAULT_LEASE_TTL_MS = 60_000;
+export const DEFAULT_LEASE_WAIT_MS = 1_500;
 export const DEFAULT_LEASE_SHARE = 4;
 const CLOSING_MAX_BATCH = 100;
 /** Which requests were recorded is kept this long: a gateway resends a batch within minutes. */
@@ -143,6 +150,7 @@ export async function startLedger(deps: LedgerDeps): Promise<RunningLedger> {
     holdTtlMs,
     leaseTtlMs,
     leaseShare,
+    leaseWaitMs: deps.leaseWaitMs ?? DEFAULT_LEASE_WAIT_MS,
     metrics,
   });
   const server = await startGrpcServer(

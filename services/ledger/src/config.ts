@@ -65,6 +65,12 @@ export const ledgerConfigSchema = z.object({
    */
   LEDGER_LEASE_SHARE: z.coerce.number().int().min(1).default(4),
   /**
+   * How long Admit waits, at most, before refusing on a counter row that is at its limit only
+   * because spend leases hold unspent headroom of it (gateways trim a lease after about a second
+   * of use); 0 never waits.
+   */
+  LEDGER_LEASE_WAIT_MS: z.coerce.number().int().min(0).default(1_500),
+  /**
    * How often each organisation's budgets are read again while admissions use them: a budget
    * written through another replica binds here within this long (at once on the replica written).
    */

@@ -29,6 +29,7 @@ async function main(): Promise<void> {
     sweepIntervalMs: config.LEDGER_SWEEP_INTERVAL_MS,
     leaseTtlMs: config.LEDGER_LEASE_TTL_MS,
     leaseShare: config.LEDGER_LEASE_SHARE,
+    leaseWaitMs: config.LEDGER_LEASE_WAIT_MS,
     metricsPort: config.LEDGER_METRICS_PORT,
     metricsHost: config.METRICS_HOST,
     httpPort: config.LEDGER_HTTP_PORT,

@@ -218,7 +218,7 @@ describe("Lease", () => {
     const byokExcluded = keyCeiling({ includeByok: false });
     await expect(l.lease(leaseRequest([byokExcluded], { isByok: true }))).rejects.toMatchObject({
       code: "invalid_request",
-      message: "ceilings: no ceiling counts these requests",
+      message: "ceilings: no ceiling or budget counts these requests",
     });
   });
 

@@ -52,6 +52,7 @@ export async function startTestLedger(
     sweepIntervalMs?: number;
     leaseTtlMs?: number;
     leaseShare?: number;
+    leaseWaitMs?: number;
     label?: string;
     /** Another replica on this ledger's database (its clock is separate); dropped by the first. */
     replicaOf?: TestLedger;
@@ -77,6 +78,7 @@ export async function startTestLedger(
     sweepIntervalMs: opts.sweepIntervalMs,
     leaseTtlMs: opts.leaseTtlMs,
     leaseShare: opts.leaseShare,
+    leaseWaitMs: opts.leaseWaitMs,
     httpPort: 0,
     internalSecret: TEST_SECRET,
     bus,

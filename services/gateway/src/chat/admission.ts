@@ -81,6 +81,8 @@ export class ChatAdmission {
     ctx.lease = decision.lease;
     // The turn was reserved on the run only when the request goes on to dispatch.
     if (!refused) ctx.runId = request.run_id ?? null;
+    // A turn with no hold of its own (a lease admitted it on the budgets) is renewed by request id.
+    if (ctx.runId !== null && decision.holdId === "") this.deps.closings.renewTurn(ctx.id);
     if (blocked) throw new Refused("content_filtered", blocked.message, { status: 403, details: { labels: blocked.labels } });
     if (plan.refusal) {
       throw new Refused(plan.refusal.code as DomainError["code"], plan.refusal.message, {

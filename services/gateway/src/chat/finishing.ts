@@ -82,7 +82,10 @@ export class Finishing {
       })
       .catch((err: unknown) => log.error({ err, id: ctx.id }, "gateway.event.publish_failed"))
       // Published: the ledger settles it. Lost: the hold expires and is charged as lost.
-      .finally(() => closings.done(ctx.holdId));
+      .finally(() => {
+        closings.done(ctx.holdId);
+        closings.doneTurn(ctx.id);
+      });
   }
 
   /** A refusal or a service failure before any provider was asked; answers the client's error. */

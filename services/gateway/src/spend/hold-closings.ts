@@ -29,6 +29,8 @@ export interface HoldClosingBatch {
   spends: Array<{ holdId: string; requestId: string; listCostNanodollars: Nanodollars; billedCostNanodollars: Nanodollars }>;
   /** Holds of requests still running here: the ledger keeps them (a hold not renewed is lost with its gateway). */
   renewHoldIds: string[];
+  /** Turns of runs running here that have no hold of their own (a lease admitted them), by request id. */
+  renewTurnRequestIds: string[];
   /** What this gateway's leases cover now. */
   leaseCovers: Array<{ holdId: string; inFlightNanodollars: Nanodollars; spentNanodollars: Nanodollars }>;
 }
@@ -78,6 +80,8 @@ export class HoldClosings {
   private readonly maxPending: number;
   /** Holds (and leases) of requests running here, renewed every `renewMs`. */
   private readonly running = new Set<string>();
+  /** Turns running here without a hold of their own, by request id: renewed with the holds. */
+  private readonly runningTurns = new Set<string>();
   private renewDue = false;
   private readonly renewal: NodeJS.Timeout;
   /** The latest cover of each lease, sent with the next call. */
@@ -89,7 +93,7 @@ export class HoldClosings {
     this.retryMs = opts.retryMs ?? 500;
     this.maxPending = opts.maxPending ?? 100_000;
     this.renewal = setInterval(() => {
-      if (this.running.size === 0) return;
+      if (this.running.size === 0 && this.runningTurns.size === 0) return;
       this.renewDue = true;
       this.schedule(0);
     }, opts.renewMs ?? 15_000);
@@ -101,9 +105,18 @@ export class HoldClosings {
     if (holdId !== "") this.running.add(holdId);
   }
 
+  /** A run's turn running here that has no hold of its own (a spend lease admitted it): renewed until `doneTurn`. */
+  renewTurn(requestId: string): void {
+    this.runningTurns.add(requestId);
+  }
+
   /** Its request finished here and its record is on the bus (the ledger settles from it): no more renewals. */
   done(holdId: string): void {
     this.running.delete(holdId);
+  }
+
+  doneTurn(requestId: string): void {
+    this.runningTurns.delete(requestId);
   }
 
   /** What a lease covers now (its running requests' worst case, its requests' spends as counted here). */
@@ -211,10 +224,11 @@ export class HoldClosings {
     if (this.sending || !this.hasWork) return;
     const batch = mergeSpends(this.pending.splice(0, this.maxBatch));
     const renew = this.renewDue ? [...this.running] : [];
+    const renewTurns = this.renewDue ? [...this.runningTurns] : [];
     const covers = this.covers;
     this.renewDue = false;
     this.covers = new Map();
-    this.sending = this.send(batch, renew, covers).finally(() => {
+    this.sending = this.send(batch, renew, covers, renewTurns).finally(() => {
       this.sending = null;
       if (this.hasWork) this.schedule(this.failures > 0 ? this.backoffMs() : this.batchMs);
     });
@@ -224,6 +238,7 @@ export class HoldClosings {
     batch: Closing[],
     renew: string[] = [],
     covers: Map<string, { inFlight: Nanodollars; spent: Nanodollars }> = new Map(),
+    renewTurns: string[] = [],
   ): Promise<void> {
     // Within a batch the ledger applies spends before releases, as they were queued: a lease's
     // release is queued only after the spends of the requests it no longer covers.
@@ -232,6 +247,7 @@ export class HoldClosings {
       releases: [],
       spends: [],
       renewHoldIds: renew,
+      renewTurnRequestIds: renewTurns,
       leaseCovers: [...covers].map(([holdId, c]) => ({ holdId, inFlightNanodollars: c.inFlight, spentNanodollars: c.spent })),
     };
     for (const c of batch) {

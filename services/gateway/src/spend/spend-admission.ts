@@ -47,8 +47,9 @@ const UNLIMITED: SpendDecision = { admitted: true, holdId: "", lease: null, warn
 
 /**
  * Whether a request may spend, and where its worst case is reserved: from a spend lease this
- * process holds when one serves its key's ceiling (the ledger grants none where a workspace or agent
- * budget counts too), else by the ledger's Admit, which also checks the budgets it owns.
+ * process holds on its key's ceiling and the budgets of its workspace and agent, else by the
+ * ledger's Admit, which decides the same limits. A turn of a run admitted from a lease still asks
+ * Admit, for the run alone.
  */
 export class SpendAdmission {
   constructor(
@@ -66,24 +67,35 @@ export class SpendAdmission {
     // A turn of a run always asks Admit (the run is the ledger's); any other request skips it when
     // nothing counts it, or takes a lease.
     const turn = req.runId !== null;
-    if (!turn && ceilings.length === 0 && this.budgets && !(await this.budgets.mayCount(req.orgId, req.key.workspaceId, req.agent))) {
-      return UNLIMITED;
-    }
+    // Whether a budget may count the request matters only when no key ceiling does; without
+    // BudgetSubjects one may, and Admit decides.
+    const onlyBudgets = ceilings.length === 0;
+    const budgeted = onlyBudgets && this.budgets ? await this.budgets.mayCount(req.orgId, req.key.workspaceId, req.agent) : true;
+    if (!turn && onlyBudgets && !budgeted) return UNLIMITED;
     const scope = { orgId: req.orgId, workspaceId: req.key.workspaceId ?? "", agent: req.agent ?? "" };
-    if (this.leases && !turn && !req.checkOnly && SpendLeases.serves(ceilings)) {
-      const lease = await this.leases.admit({ ...scope, ceilings }, req.worstCase);
-      if (lease) return { admitted: true, holdId: "", lease, warning: "" };
-    }
-    const admission = await this.ledger.admit({
-      requestId: req.requestId,
-      ...scope,
-      ceilings,
-      worstCaseNanodollars: req.worstCase,
-      isByok: true,
-      dryRun: req.checkOnly,
-      runId: req.runId ?? "",
-    });
-    if (admission.admitted) return { admitted: true, holdId: admission.holdId, lease: null, warning: admission.limitWarning };
+    // A lease reserves on the key's ceilings and on every budget the ledger finds counting; with no
+    // key ceiling it is asked for only where this gateway knows of a budget.
+    const leasable = (!onlyBudgets || (budgeted && this.budgets !== undefined)) && SpendLeases.serves(ceilings);
+    const ticket = this.leases && leasable && !req.checkOnly ? await this.leases.admit({ ...scope, ceilings }, req.worstCase) : null;
+    if (ticket && !turn) return { admitted: true, holdId: "", lease: ticket, warning: "" };
+    const admission = await this.ledger
+      .admit({
+        requestId: req.requestId,
+        ...scope,
+        // A turn the lease admitted is reserved on the run alone.
+        ceilings,
+        worstCaseNanodollars: req.worstCase,
+        isByok: true,
+        dryRun: req.checkOnly,
+        runId: req.runId ?? "",
+        leaseHoldId: ticket?.lease.holdId ?? "",
+      })
+      .catch((err: unknown) => {
+        if (ticket) this.leases?.finish(ticket, null);
+        throw err;
+      });
+    if (admission.admitted) return { admitted: true, holdId: admission.holdId, lease: ticket, warning: admission.limitWarning };
+    if (ticket) this.leases?.finish(ticket, null);
     const r = admission.refusal;
     return {
       admitted: false,

@@ -99,9 +99,12 @@ export class SpendLeases {
     this.sweep.unref();
   }
 
-  /** Whether leases can serve these ceilings: only hard ones refuse without a sentence to return. */
+  /**
+   * Whether leases can serve these key ceilings (none when only budgets count): only hard ones
+   * refuse without a sentence to return.
+   */
   static serves(ceilings: ledger.Ceiling[]): boolean {
-    return ceilings.length > 0 && ceilings.every((c) => c.mode !== ledger.LimitMode.LIMIT_MODE_SOFT);
+    return ceilings.every((c) => c.mode !== ledger.LimitMode.LIMIT_MODE_SOFT);
   }
 
   /** Admits a request from a lease, or answers null: then `Admit` must decide. */

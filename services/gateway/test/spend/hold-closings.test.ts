@@ -46,6 +46,7 @@ async function admit(subjectId: string): Promise<string> {
     isByok: true,
     dryRun: false,
     runId: "",
+    leaseHoldId: "",
   }, call);
   return res.holdId;
 }

@@ -98,21 +98,62 @@ describe("spend admission without a limit that counts", () => {
     expect(admits[0]).toMatchObject({ runId: "run_abc", dryRun: false });
   });
 
-  it("never admits a turn of a run from a spend lease: the run is the ledger's", async () => {
-    const { port, asked } = fakeLedger({ workspaceIds: [], agents: [] });
-    let leaseAsked = 0;
+  /** A lease book that admits everything from `lease_1` and records what comes back. */
+  function fakeLeases() {
+    const seen = { asked: [] as Array<{ workspaceId: string; agent: string; ceilings: number }>, finished: [] as unknown[] };
     const leases = {
-      admit: async () => {
-        leaseAsked++;
-        return { holdId: "lease_1" };
+      admit: async (scope: { workspaceId: string; agent: string; ceilings: unknown[] }) => {
+        seen.asked.push({ workspaceId: scope.workspaceId, agent: scope.agent, ceilings: scope.ceilings.length });
+        return { lease: { holdId: "lease_1" }, worstCase: 100n };
       },
+      finish: (_ticket: unknown, cost: unknown) => seen.finished.push(cost),
     } as unknown as SpendLeases;
+    return { leases, seen };
+  }
+
+  it("admits from a spend lease where only a budget counts, and asks none where nothing does", async () => {
+    const { port, asked } = fakeLedger({ workspaceIds: ["ws_b"], agents: [] });
+    const { leases, seen } = fakeLeases();
+    const spend = new SpendAdmission(port, leases, new BudgetSubjects(port, new ManualClock(), silent));
+
+    expect(await spend.admit(request(key({ workspaceId: "ws_b" })))).toMatchObject({ admitted: true, holdId: "", lease: { lease: { holdId: "lease_1" } } });
+    expect(await spend.admit(request(key()))).toMatchObject({ admitted: true, lease: null });
+    expect(seen.asked).toEqual([{ workspaceId: "ws_b", agent: "", ceilings: 0 }]);
+    expect(asked.admit).toBe(0);
+  });
+
+  it("admits a turn from a spend lease, then asks Admit for the run alone, naming the lease", async () => {
+    const { port, asked } = fakeLedger({ workspaceIds: [], agents: [] });
+    const admits: ledger.AdmitRequest[] = [];
+    const admit = port.admit;
+    port.admit = (req) => {
+      admits.push(req);
+      return admit(req);
+    };
+    const { leases, seen } = fakeLeases();
     const spend = new SpendAdmission(port, leases, new BudgetSubjects(port, new ManualClock(), silent));
     const hard = key({ limitNanos: 1_000n, limitReset: "daily", includeByokInLimit: true });
 
-    expect(await spend.admit(request(hard))).toMatchObject({ admitted: true, holdId: "", lease: { holdId: "lease_1" } });
-    expect(await spend.admit(request(hard, null, "run_abc"))).toMatchObject({ admitted: true, holdId: "hold_1", lease: null });
-    expect([leaseAsked, asked.admit]).toEqual([1, 1]);
+    expect(await spend.admit(request(hard, null, "run_abc"))).toMatchObject({ admitted: true, holdId: "hold_1", lease: { lease: { holdId: "lease_1" } } });
+    expect(asked.admit).toBe(1);
+    expect(admits[0]).toMatchObject({ runId: "run_abc", leaseHoldId: "lease_1" });
+    expect(seen.finished).toEqual([]);
+  });
+
+  it("gives a turn's worst case back to the lease when the run refuses it or Admit fails", async () => {
+    const { port } = fakeLedger({ workspaceIds: [], agents: [] });
+    const { leases, seen } = fakeLeases();
+    const spend = new SpendAdmission(port, leases, new BudgetSubjects(port, new ManualClock(), silent));
+    const hard = key({ limitNanos: 1_000n, limitReset: "daily", includeByokInLimit: true });
+    port.admit = async () =>
+      ({ admitted: false, holdId: "", limitWarning: "", refusal: { httpStatus: 409, code: "conflict", message: "run is paused", scope: "run", subjectId: "run_abc", runStatus: "paused" } }) as ledger.AdmitResponse;
+
+    expect(await spend.admit(request(hard, null, "run_abc"))).toMatchObject({ admitted: false, scope: "run", runStatus: "paused" });
+    port.admit = async () => {
+      throw new Error("ledger down");
+    };
+    await expect(spend.admit(request(hard, null, "run_abc"))).rejects.toThrow("ledger down");
+    expect(seen.finished).toEqual([null, null]);
   });
 
   it("asks Admit when the ledger cannot say which budgets exist", async () => {

@@ -252,9 +252,9 @@ test("a failing ledger leaves the decision to Admit and is logged", async () => 
   expect(lines.join("")).toContain("gateway.ledger.lease_failed");
 });
 
-test("serves only ceilings that are all hard", () => {
+test("serves key ceilings that are all hard, or none (the ledger's budgets alone)", () => {
   const hard = freshCeiling(1n);
   expect(SpendLeases.serves([hard])).toBe(true);
-  expect(SpendLeases.serves([])).toBe(false);
+  expect(SpendLeases.serves([])).toBe(true);
   expect(SpendLeases.serves([hard, { ...hard, mode: ledger.LimitMode.LIMIT_MODE_SOFT }])).toBe(false);
 });

@@ -1,4 +1,6 @@
 import { randomBytes } from "node:crypto";
+import { performance } from "node:perf_hooks";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Db, Queryable } from "@router/db";
 import { DomainError } from "@router/errors";
 import type { Clock, Nanodollars } from "@router/money";
@@ -30,6 +32,11 @@ export interface AdmitInput {
   dryRun: boolean;
   /** The run the request is a turn of ('' for none). */
   runId: string;
+  /**
+   * With `runId`: the spend lease that admitted the turn on its key ceiling and budgets ('' for
+   * none). The turn is then reserved on the run alone.
+   */
+  leaseHoldId?: string;
 }
 
 export interface CeilingRefusal {
@@ -45,7 +52,12 @@ export interface CeilingRefusal {
 export type Admission =
   /** `holdId` is empty for a dry run or when no ceiling counts the request. */
   | { admitted: true; holdId: string; warning: string }
-  | { admitted: false; refusal: CeilingRefusal };
+  | {
+      admitted: false;
+      refusal: CeilingRefusal;
+      /** The hard counter rows that were at or past their limits (none for a run's own refusal). */
+      refusedRows?: WindowedCeiling[];
+    };
 
 export interface AdmissionDeps {
   db: Db;
@@ -54,6 +66,11 @@ export interface AdmissionDeps {
   budgets: BudgetCache;
   clock: Clock;
   holdTtlMs: number;
+  /**
+   * How long Admit waits, at most, before refusing on counter rows that spend leases hold unspent
+   * headroom of: the leases' gateways trim them within their use (about a second). 0: never waits.
+   */
+  leaseWaitMs: number;
 }
 
 /**
@@ -68,12 +85,40 @@ export async function admit(input: AdmitInput, deps: AdmissionDeps): Promise<Adm
   const budgets = await deps.budgets.get(input.orgId);
   const ceilings = countingCeilings([...input.ceilings, ...budgets.of(input.workspaceId, input.agent)], input.isByok, now);
   // Only a turn of a run pays for the run's checks: every other request goes on as before.
-  if (input.runId !== "") return admitTurn(input, ceilings, now, deps);
+  if (input.runId !== "") return waitingOnLeases(() => admitTurn(input, ceilings, now, deps), deps);
   if (input.dryRun) return checkOnly(ceilings, deps);
   if (ceilings.length === 0) return FREE;
   // Admissions on the same counter rows are decided together, one statement per batch, so a hot
   // row is locked the shortest; every row of a request is reserved all or none.
-  return reserve(input, ceilings, now, deps, (a) => deps.admissions.reserve(a));
+  return waitingOnLeases(() => reserve(input, ceilings, now, deps, (a) => deps.admissions.reserve(a)), deps);
+}
+
+const LEASE_POLL_MS = 50;
+
+/**
+ * Runs `attempt` until it admits, or refuses on rows that are really at their limits. A refusal on
+ * rows whose usage is at the limit only because spend leases hold unspent headroom there (a budget
+ * shared by keys and agents that other gateways admit from) would be wrong: it is tried again as
+ * the leases are trimmed (their gateways trim them after about a second), for at most
+ * `leaseWaitMs`. Near a limit no lease is granted, so the headroom comes back to Admit.
+ */
+async function waitingOnLeases(attempt: () => Promise<Admission>, deps: Pick<AdmissionDeps, "store" | "leaseWaitMs">): Promise<Admission> {
+  const giveUpAt = performance.now() + deps.leaseWaitMs;
+  for (;;) {
+    const admission = await attempt();
+    if (admission.admitted || !admission.refusedRows?.length || performance.now() >= giveUpAt) return admission;
+    if (!(await heldBackByLeases(admission.refusedRows, deps.store))) return admission;
+    await sleep(LEASE_POLL_MS);
+  }
+}
+
+/** Whether every one of `rows` would be under its limit without the leases' unspent headroom. */
+async function heldBackByLeases(rows: WindowedCeiling[], store: HoldStore): Promise<boolean> {
+  const [totals, headroom] = await Promise.all([store.totals(rows), store.leaseHeadroom(rows)]);
+  return rows.every((c) => {
+    const unspent = headroom.get(counterKey(c)) ?? 0n;
+    return unspent > 0n && used(totals.get(counterKey(c))) - unspent < c.limit;
+  });
 }
 
 const FREE: Admission = { admitted: true, holdId: "", warning: "" };
@@ -136,7 +181,7 @@ export async function reserve(
       const refused = new Set(reservation.refused.map((j) => rows[j]));
       const first = ceilings.find((c) => refused.has(c));
       if (!first) throw new Error("a refused reservation named no ceiling");
-      return refuse(first);
+      return { ...refuse(first), refusedRows: ceilings.filter((c) => refused.has(c)) };
     }
     case "placed":
       return { admitted: true, holdId: hold.holdId, warning: reservation.warning };
@@ -160,7 +205,7 @@ function used(t: CounterTotals | undefined): Nanodollars {
   return t ? t.settled + t.reserved : 0n;
 }
 
-function refuse(c: WindowedCeiling): Admission {
+function refuse(c: WindowedCeiling): Admission & { admitted: false } {
   const refusal = { scope: c.subjectKind, subjectId: c.subjectId, message: limitReachedSentence(c) };
   return { admitted: false, refusal };
 }

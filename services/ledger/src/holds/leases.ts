@@ -57,12 +57,13 @@ const NOT_GRANTED: Lease = { granted: false };
  */
 export async function grantLease(input: LeaseInput, deps: LeaseDeps): Promise<Lease> {
   const now = deps.clock.now();
-  const ceilings = countingCeilings(input).map((c) => inWindowAt(c, now));
-  // Leases are for the key ceiling alone. A budget shared with other keys or agents would see the
-  // lease's unspent share as used and could refuse them wrongly; so when one counts these
-  // requests, Admit decides each of them.
+  // The workspace's and the agent's budgets are reserved on too. A lease's unspent share of a budget
+  // shared with other keys and agents never makes Admit refuse them: Admit waits for leases to be
+  // trimmed instead (src/holds/admission.ts, `leaseWaitMs`).
   const budgets = (await deps.budgets.get(input.orgId)).of(input.workspaceId, input.agent);
-  if (budgets.some((b) => countsRequest(b, input.isByok))) return NOT_GRANTED;
+  // A gateway asks with no key ceiling when it knew of a budget; one removed since counts nothing.
+  if (input.ceilings.length === 0 && !budgets.some((b) => countsRequest(b, input.isByok))) return NOT_GRANTED;
+  const ceilings = countingCeilings(input, budgets).map((c) => inWindowAt(c, now));
   const lease: NewLease = {
     holdId: `hold_${randomBytes(16).toString("base64url")}`,
     leaseId: input.leaseId,
@@ -112,14 +113,19 @@ export function leaseAmount(
   return amount >= sizing.min && amount >= 1n ? amount : undefined;
 }
 
-/** The ceilings a lease reserves on: every hard one that counts the requests, one per counter row. */
-function countingCeilings(input: LeaseInput): CeilingRule[] {
-  const ceilings = strictestPerCounter(input.ceilings.filter((c) => countsRequest(c, input.isByok)));
-  if (ceilings.length === 0) throw invalid("ceilings", "no ceiling counts these requests");
-  // A soft ceiling never refuses, so it has no headroom to share out; its requests go through Admit,
-  // which also gives the warning past the limit.
-  const soft = ceilings.find((c) => !c.hard);
+/**
+ * The ceilings a lease reserves on, one per counter row: every key ceiling and budget that counts
+ * the requests. A key ceiling must be hard: a soft one has no headroom to share out, and its
+ * requests go through Admit, which gives the warning past the limit. A soft budget is sized as if
+ * it were hard, so no request admitted from the lease takes it to its limit: the warning is then
+ * never due, and near the limit no lease is granted and Admit warns.
+ */
+function countingCeilings(input: LeaseInput, budgets: CeilingRule[]): CeilingRule[] {
+  const keyCeilings = input.ceilings.filter((c) => countsRequest(c, input.isByok));
+  const soft = keyCeilings.find((c) => !c.hard);
   if (soft) throw invalid(`ceilings[${input.ceilings.indexOf(soft)}].mode`, "a lease is for hard ceilings only");
+  const ceilings = strictestPerCounter([...keyCeilings, ...budgets.filter((b) => countsRequest(b, input.isByok))]);
+  if (ceilings.length === 0) throw invalid("ceilings", "no ceiling or budget counts these requests");
   return ceilings;
 }
 

@@ -41,6 +41,8 @@ export interface LedgerServiceDeps {
   leaseTtlMs: number;
   /** A lease takes at most 1/leaseShare of a ceiling's headroom. */
   leaseShare: number;
+  /** How long Admit waits for spend leases to give back unspent headroom before refusing. */
+  leaseWaitMs: number;
   /** Counts and times Admit and counts Lease; none when omitted. */
   metrics?: LedgerMetrics;
 }
@@ -64,6 +66,7 @@ export function ledgerService(deps: LedgerServiceDeps): ledger.LedgerServiceServ
           isByok: req.isByok,
           dryRun: req.dryRun,
           runId: runIdOf(req.runId, "run_id"),
+          leaseHoldId: turnLease(req),
         },
         deps,
       );
@@ -122,7 +125,11 @@ export function ledgerService(deps: LedgerServiceDeps): ledger.LedgerServiceServ
       });
       const answered = deps.metrics?.startClosing();
       await Promise.all([
-        deps.store.renew(req.renewHoldIds.filter((id) => id !== ""), new Date(deps.clock.now().getTime() + deps.holdTtlMs)),
+        deps.store.renew(
+          req.renewHoldIds.filter((id) => id !== ""),
+          new Date(deps.clock.now().getTime() + deps.holdTtlMs),
+          req.renewTurnRequestIds.filter((id) => id !== ""),
+        ),
         deps.store.cover(req.leaseCovers.map((c) => ({ holdId: c.holdId, inFlight: c.inFlightNanodollars, spent: c.spentNanodollars }))),
       ]);
       const unknown = await closeHolds(
@@ -273,6 +280,12 @@ function runTurnOf(t: ledger.RunTurn, prefix: string): RunTurnFacts {
 }
 
 /** A run id ('' for none); anything else than what Open answers is a 400 naming `field`. */
+/** A turn's lease: only with a run id, which it admitted the turn for. */
+function turnLease(req: ledger.AdmitRequest): string {
+  if (req.leaseHoldId !== "" && req.runId === "") invalidField("lease_hold_id", "only a turn of a run (run_id) names the lease that admitted it");
+  return req.leaseHoldId;
+}
+
 function runIdOf(value: string, field: string): string {
   if (value !== "" && !RUN_ID.test(value)) invalidField(field, "expected a run id (run_...)");
   return value;

@@ -390,11 +390,11 @@ export class HoldStore {
   }
 
   /**
-   * Moves the expiry of open holds (and of their runs' turns) to at least `until`: their gateway
-   * is alive and their requests still run.
+   * Moves the expiry of open holds (and of their runs' turns), and of the turns named by request id
+   * that have no hold, to at least `until`: their gateway is alive and their requests still run.
    */
-  async renew(holdIds: string[], until: Date): Promise<void> {
-    if (holdIds.length === 0) return;
+  async renew(holdIds: string[], until: Date, turnRequestIds: string[] = []): Promise<void> {
+    if (holdIds.length === 0 && turnRequestIds.length === 0) return;
     await this.db.query(
       `WITH renewed AS (
          UPDATE holds SET expires_at = greatest(expires_at, $2::timestamptz)
@@ -402,9 +402,23 @@ export class HoldStore {
          RETURNING request_id
        )
        UPDATE run_turns t SET expires_at = greatest(t.expires_at, $2::timestamptz)
-       FROM renewed r WHERE t.request_id = r.request_id AND t.state = 'admitted'`,
-      [holdIds, until.toISOString()],
+       WHERE t.state = 'admitted'
+         AND (t.request_id IN (SELECT request_id FROM renewed) OR t.request_id = ANY ($3::text[]))`,
+      [holdIds, until.toISOString(), turnRequestIds],
     );
+  }
+
+  /**
+   * The counter rows an open lease of `orgId` reserves on (the lines of its hold); undefined when
+   * no such lease is held.
+   */
+  async openLeaseLines(q: Queryable, holdId: string, orgId: string): Promise<HoldLine[] | undefined> {
+    const r = await q.query<{ lines: StoredLine[] }>(
+      `SELECT lines FROM holds WHERE hold_id = $1 AND org_id = $2 AND is_lease AND state = 'held'`,
+      [holdId, orgId],
+      { prepare: true },
+    );
+    return r.rows[0]?.lines.map(holdLine);
   }
 
   /** Records what open leases cover as their gateway reports it (usage reads, a lost lease's charge). */

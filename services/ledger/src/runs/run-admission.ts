@@ -1,6 +1,7 @@
-import { DomainError } from "@router/errors";
+import { DomainError, invalid } from "@router/errors";
+import type { Queryable } from "@router/db";
 import { checkOnly, reserve, type Admission, type AdmissionDeps, type AdmitInput } from "../holds/admission";
-import type { WindowedCeiling } from "../holds/ceilings";
+import { counterKey, type WindowedCeiling } from "../holds/ceilings";
 import { findRun, findTurn, insertTurn, saveRun, type Run } from "./run-store";
 import { turnRefusal, type RunRefusal } from "./run-turns";
 
@@ -10,6 +11,10 @@ import { turnRefusal, type RunRefusal } from "./run-turns";
  * see each other's reservations. An admitted turn reserves its worst case on the counter rows and on
  * the run together (one transaction) and counts as a turn at once: a failed turn refunds its money,
  * never its turn. A dry run checks only.
+ *
+ * A turn that a spend lease admitted on the key ceiling and the budgets (`leaseHoldId`) is reserved
+ * on the run alone, once the lease is found to cover every one of them: the budgets' hot counter
+ * rows are then not locked per turn.
  */
 export async function admitTurn(input: AdmitInput, ceilings: WindowedCeiling[], now: Date, deps: AdmissionDeps): Promise<Admission> {
   if (input.dryRun) {
@@ -35,10 +40,11 @@ export async function admitTurn(input: AdmitInput, ceilings: WindowedCeiling[], 
       const counters = await checkOnly(ceilings, deps, q);
       return counters.admitted ? refuseRun(run, refusal) : counters;
     }
+    const onCounters = input.leaseHoldId ? await leaseCovered(q, input, ceilings, deps) : ceilings;
     const counters =
-      ceilings.length === 0
+      onCounters.length === 0
         ? { admitted: true as const, holdId: "", warning: "" }
-        : await reserve(input, ceilings, now, deps, (a) => deps.store.reserveIn(q, a));
+        : await reserve(input, onCounters, now, deps, (a) => deps.store.reserveIn(q, a));
     if (!counters.admitted) return counters;
     const taken: Run = { ...run, reserved: run.reserved + input.worstCase, turnsUsed: run.turnsUsed + 1 };
     await saveRun(q, taken, now);
@@ -52,6 +58,16 @@ export async function admitTurn(input: AdmitInput, ceilings: WindowedCeiling[], 
     });
     return counters;
   });
+}
+
+/** No counter row left to reserve on: the lease covers them all; otherwise a 400 naming the lease. */
+async function leaseCovered(q: Queryable, input: AdmitInput, ceilings: WindowedCeiling[], deps: AdmissionDeps): Promise<WindowedCeiling[]> {
+  const lines = await deps.store.openLeaseLines(q, input.leaseHoldId ?? "", input.orgId);
+  if (!lines) throw invalid("lease_hold_id", "no open spend lease of this organisation has this id");
+  const covered = new Set(lines.map((l) => `${counterKey(l)}\u0000${l.windowStart.getTime()}`));
+  const missing = ceilings.find((c) => !covered.has(`${counterKey(c)}\u0000${c.windowStart.getTime()}`));
+  if (missing) throw invalid("lease_hold_id", `the lease does not cover the turn's ${missing.subjectKind} limit`);
+  return [];
 }
 
 function runNotFound(): DomainError {

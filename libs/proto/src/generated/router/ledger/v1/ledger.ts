@@ -149,6 +149,12 @@ export interface AdmitRequest {
    * limit are checked after the key ceiling and the budgets, and the turn is reserved on the run.
    */
   runId: string;
+  /**
+   * Only with run_id: the spend lease that admitted this turn on the key ceiling and the budgets
+   * (an open lease of the organisation whose lines cover every one of them). The turn is then
+   * reserved on the run alone; a lease that does not cover them is a 400 naming this field.
+   */
+  leaseHoldId: string;
 }
 
 export interface Refusal {
@@ -267,6 +273,11 @@ export interface CloseHoldsRequest {
   renewHoldIds: string[];
   /** What the gateway's leases in use cover now, for usage reads (a lease's unspent headroom is not usage). */
   leaseCovers: LeaseCover[];
+  /**
+   * Turns of runs still running on the calling gateway that have no hold of their own (a spend lease
+   * admitted them, or nothing but the run counts them), by request id: renewed as holds are.
+   */
+  renewTurnRequestIds: string[];
 }
 
 /**
@@ -288,7 +299,10 @@ export interface LeaseRequest {
   /** Chosen by the gateway; asking again with the same id returns the same lease. */
   leaseId: string;
   orgId: string;
-  /** Every ceiling that counts the requests to be admitted from the lease; all must be hard. */
+  /**
+   * Every key ceiling that counts the requests to be admitted from the lease; all must be hard.
+   * May be empty when a budget of the ledger counts them.
+   */
   ceilings: Ceiling[];
   isByok: boolean;
   /** How much the gateway would like to hold. */
@@ -296,8 +310,8 @@ export interface LeaseRequest {
   /** Less than this is not worth a lease: the ledger then grants none. */
   minNanodollars: bigint;
   /**
-   * As in AdmitRequest. A lease serves only requests that no budget of the ledger counts: when one
-   * does, none is granted and Admit decides each request.
+   * As in AdmitRequest: the budgets of the workspace and of the agent that count the requests are
+   * reserved on by the lease too (a soft one is sized as if hard, so no warning is skipped).
    */
   workspaceId: string;
   agent: string;
@@ -577,6 +591,7 @@ function createBaseAdmitRequest(): AdmitRequest {
     workspaceId: "",
     agent: "",
     runId: "",
+    leaseHoldId: "",
   };
 }
 
@@ -611,6 +626,9 @@ export const AdmitRequest: MessageFns<AdmitRequest> = {
     }
     if (message.runId !== "") {
       writer.uint32(74).string(message.runId);
+    }
+    if (message.leaseHoldId !== "") {
+      writer.uint32(82).string(message.leaseHoldId);
     }
     return writer;
   },
@@ -700,6 +718,14 @@ export const AdmitRequest: MessageFns<AdmitRequest> = {
             message.runId = reader.string();
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.leaseHoldId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -751,6 +777,11 @@ export const AdmitRequest: MessageFns<AdmitRequest> = {
         : isSet(object.run_id)
         ? globalThis.String(object.run_id)
         : "",
+      leaseHoldId: isSet(object.leaseHoldId)
+        ? globalThis.String(object.leaseHoldId)
+        : isSet(object.lease_hold_id)
+        ? globalThis.String(object.lease_hold_id)
+        : "",
     };
   },
 
@@ -783,6 +814,9 @@ export const AdmitRequest: MessageFns<AdmitRequest> = {
     if (message.runId !== "") {
       obj.runId = message.runId;
     }
+    if (message.leaseHoldId !== "") {
+      obj.leaseHoldId = message.leaseHoldId;
+    }
     return obj;
   },
 
@@ -802,6 +836,7 @@ export const AdmitRequest: MessageFns<AdmitRequest> = {
     message.workspaceId = object.workspaceId ?? "";
     message.agent = object.agent ?? "";
     message.runId = object.runId ?? "";
+    message.leaseHoldId = object.leaseHoldId ?? "";
     return message;
   },
 };
@@ -2032,7 +2067,7 @@ export const ReleaseResponse: MessageFns<ReleaseResponse> = {
 };
 
 function createBaseCloseHoldsRequest(): CloseHoldsRequest {
-  return { settlements: [], releases: [], spends: [], renewHoldIds: [], leaseCovers: [] };
+  return { settlements: [], releases: [], spends: [], renewHoldIds: [], leaseCovers: [], renewTurnRequestIds: [] };
 }
 
 export const CloseHoldsRequest: MessageFns<CloseHoldsRequest> = {
@@ -2051,6 +2086,9 @@ export const CloseHoldsRequest: MessageFns<CloseHoldsRequest> = {
     }
     for (const v of message.leaseCovers) {
       LeaseCover.encode(v!, writer.uint32(42).fork()).join();
+    }
+    for (const v of message.renewTurnRequestIds) {
+      writer.uint32(50).string(v!);
     }
     return writer;
   },
@@ -2108,6 +2146,14 @@ export const CloseHoldsRequest: MessageFns<CloseHoldsRequest> = {
             message.leaseCovers.push(LeaseCover.decode(reader, reader.uint32()));
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.renewTurnRequestIds.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2139,6 +2185,11 @@ export const CloseHoldsRequest: MessageFns<CloseHoldsRequest> = {
         : globalThis.Array.isArray(object?.lease_covers)
         ? object.lease_covers.map((e: any) => LeaseCover.fromJSON(e))
         : [],
+      renewTurnRequestIds: globalThis.Array.isArray(object?.renewTurnRequestIds)
+        ? object.renewTurnRequestIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.renew_turn_request_ids)
+        ? object.renew_turn_request_ids.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -2159,6 +2210,9 @@ export const CloseHoldsRequest: MessageFns<CloseHoldsRequest> = {
     if (message.leaseCovers?.length) {
       obj.leaseCovers = message.leaseCovers.map((e) => LeaseCover.toJSON(e));
     }
+    if (message.renewTurnRequestIds?.length) {
+      obj.renewTurnRequestIds = message.renewTurnRequestIds;
+    }
     return obj;
   },
 
@@ -2172,6 +2226,7 @@ export const CloseHoldsRequest: MessageFns<CloseHoldsRequest> = {
     message.spends = object.spends?.map((e) => SpendRequest.fromPartial(e)) || [];
     message.renewHoldIds = object.renewHoldIds?.map((e) => e) || [];
     message.leaseCovers = object.leaseCovers?.map((e) => LeaseCover.fromPartial(e)) || [];
+    message.renewTurnRequestIds = object.renewTurnRequestIds?.map((e) => e) || [];
     return message;
   },
 };

@@ -1,0 +1,3 @@
+-- The open leases: what usage reads and Admit's wait for leases (src/holds/admission.ts) sum the
+-- unspent headroom of. They are few at any moment, against every hold ever placed.
+CREATE INDEX holds_open_leases ON holds (created_at) WHERE is_lease AND state = 'held';
