@@ -317,6 +317,10 @@ describe("the dashboard in a browser", () => {
     await p.goto("/workspace#agents");
     await p.getByRole("heading", { name: "Agents and their budgets" }).waitFor();
     await expect(p.getByRole("button", { name: "Save agent budget" }).count()).resolves.toBe(0);
+    await p.goto("/workspace#organisation");
+    await expect(p.getByTestId("organisation-name").textContent()).resolves.toBe("Dashboard Co");
+    await p.getByText("only an owner or an admin renames the organisation", { exact: false }).waitFor();
+    await expect(p.getByRole("button", { name: "Rename organisation" }).count()).resolves.toBe(0);
     await finance.close();
   });
 
@@ -474,9 +478,24 @@ describe("the dashboard in a browser", () => {
     const guardrail = page.getByTestId("guardrails").getByRole("listitem").filter({ has: page.getByRole("heading", { name: "No secrets" }) });
     await guardrail.getByText("email, secrets (block)").waitFor();
     await page.getByLabel("Apply No secrets to key").selectOption({ label: "playground" });
-    await guardrail.getByRole("button", { name: "Apply" }).click();
+    await guardrail.getByRole("button", { name: "Apply to key" }).click();
     await guardrail.getByText("key playground").waitFor();
-
+    // A member is picked from the organisation's members; the routing API then lists the assignment.
+    const mgmt = gatewayClient(stack.gatewayUrl, org.managementKey);
+    const member = ((await mgmt.get("/v1/organization/members")).json.data as Array<Record<string, any>>).find((m) => m.role === "billing");
+    expect(member).toBeDefined();
+    await page.getByLabel("Apply No secrets to member").selectOption(member?.user_id as string);
+    await guardrail.getByRole("button", { name: "Apply to member" }).click();
+    await guardrail.getByText(/member .*\(Finance\)/).waitFor();
+    const listed = ((await mgmt.get("/v1/guardrails")).json.data as Array<Record<string, any>>).find((g) => g.name === "No secrets");
+    expect(listed?.assignments).toEqual(
+      expect.arrayContaining([
+        { subject_type: "key", subject_id: expect.any(String) },
+        { subject_type: "member", subject_id: member?.user_id },
+      ]),
+    );
+    expect(listed?.assignments).toHaveLength(2);
+    await expectAccessible(page, "guardrails");
 
     const saved = (await page.getByTestId("privacy-saved").textContent()) ?? "";
     await page.getByLabel("Only endpoints that do not train on requests").check();
@@ -597,6 +616,72 @@ describe("the dashboard in a browser", () => {
     await report.getByRole("cell", { name: "drafter" }).waitFor();
     await report.getByText("Questions? ops@agency.test").waitFor();
     await expectAccessible(page, "reports");
+  });
+
+  it("prints a client's month as a report on its own, with the brand's logo: no navigation, header or forms, one page", async () => {
+    // A real PNG (one pixel) this time: the report draws it from its data URI, which the policy allows.
+    const png = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==", "base64");
+    await page.getByLabel("Logo (PNG or JPEG, under 150 KB)").setInputFiles({ name: "logo.png", mimeType: "image/png", buffer: png });
+    await page.getByText("A new logo is chosen; save to use it.").waitFor();
+    await page.getByRole("button", { name: "Save branding" }).click();
+    await page.getByText("A logo is saved.").waitFor();
+    await page.reload();
+    await page.getByLabel("Client (workspace)").selectOption({ label: "Acme" });
+    await page.getByRole("button", { name: "Show report" }).click();
+    const report = page.getByTestId("client-report");
+    await report.getByRole("img", { name: "Agency logo" }).waitFor();
+    await waitFor(async () => (await page.evaluate('document.querySelector(".report-logo").naturalWidth')) === 1, { timeoutMs: 5_000, intervalMs: 100, what: "the logo to load" });
+    // The button hands over to the browser's print (stood in for here: a headless browser has no dialog).
+    await page.evaluate("window.print = () => { window.printed = true; }");
+    await report.getByRole("button", { name: "Print report" }).click();
+    expect(await page.evaluate("window.printed === true")).toBe(true);
+
+    const display = (selector: string) => page.evaluate(`getComputedStyle(document.querySelector(${JSON.stringify(selector)})).display`);
+    await expect(display("nav")).resolves.not.toBe("none");
+    await page.emulateMedia({ media: "print" });
+    try {
+      for (const hidden of ["nav", "header.top", "form", "#reports-heading", "#client-month-heading"]) await expect(display(hidden)).resolves.toBe("none");
+      await expect(report.isVisible()).resolves.toBe(true);
+      await expect(report.getByRole("button", { name: "Print report" }).isVisible()).resolves.toBe(false);
+      await expect(report.getByRole("cell", { name: "drafter" }).isVisible()).resolves.toBe(true);
+      await expect(report.getByText("Questions? ops@agency.test").isVisible()).resolves.toBe(true);
+      await expect(report.getByRole("img", { name: "Agency logo" }).isVisible()).resolves.toBe(true);
+      await screenshot(page, "report-print");
+      // The browser's own print of the page: one A4 page.
+      const pdf = (await page.pdf({ format: "A4" })).toString("latin1");
+      expect(pdf.match(/\/Type\s*\/Page\b/g)).toHaveLength(1);
+    } finally {
+      await page.emulateMedia({ media: null });
+    }
+    await expect(display("nav")).resolves.not.toBe("none");
+  });
+
+  it("renames the organisation from its page, and keeps a refused name with the API's message", async () => {
+    const mgmt = gatewayClient(stack.gatewayUrl, org.managementKey);
+    const before = (await mgmt.get("/v1/organization")).json.data as Record<string, any>;
+    await page.goto("/workspace#organisation");
+    const facts = page.getByTestId("organisation");
+    await expect(facts.getByTestId("organisation-name").textContent()).resolves.toBe("Dashboard Co");
+    await expect(facts.getByTestId("organisation-members").textContent()).resolves.toBe(String(before.members));
+    for (const fact of [before.id, before.slug, before.plan]) await facts.getByText(fact as string, { exact: true }).waitFor();
+
+    // Only spaces: the API's refusal word for word, the field as typed, nothing renamed.
+    const refused = await mgmt.patch("/v1/organization", { name: "   " });
+    expect(refused.status).toBe(400);
+    await page.getByLabel("Organisation name").fill("   ");
+    await page.getByRole("button", { name: "Rename organisation" }).click();
+    await expect(page.getByRole("alert").textContent()).resolves.toBe(refused.json.error.message);
+    await expect(page.getByLabel("Organisation name").inputValue()).resolves.toBe("   ");
+    expect((await mgmt.get("/v1/organization")).json.data.name).toBe("Dashboard Co");
+
+    await page.getByLabel("Organisation name").fill("  Dashboard Holdings ");
+    await page.getByRole("button", { name: "Rename organisation" }).click();
+    await waitFor(async () => (await facts.getByTestId("organisation-name").textContent()) === "Dashboard Holdings", { timeoutMs: 5_000, intervalMs: 100, what: "the new name" });
+    expect((await mgmt.get("/v1/organization")).json.data).toMatchObject({ id: before.id, slug: before.slug, name: "Dashboard Holdings" });
+    await expect(page.getByLabel("Organisation name").inputValue()).resolves.toBe("Dashboard Holdings");
+    // The header's name comes from the organisation list, reloaded by the rename.
+    await page.locator("header.top .who").getByText("Dashboard Holdings").waitFor();
+    await expectAccessible(page, "organisation");
   });
 
   it("signs out", async () => {

@@ -18,6 +18,16 @@ export interface Membership {
   current: boolean;
 }
 
+/** `GET /v1/organization`: id and slug never change, the plan is not changed here. */
+export interface Organisation {
+  id: string;
+  name: string;
+  slug: string;
+  plan: string;
+  created_at: string;
+  members: number;
+}
+
 export interface SignInMethods {
   management_key: boolean;
   oauth: string[];

@@ -17,7 +17,7 @@ function dataUriOf(file: File): Promise<string> {
 function BrandingFields({ saved, canWrite, onSaved }: { saved: Branding; canWrite: boolean; onSaved: () => void }) {
   const [name, setName] = useState(saved.brand_name ?? "");
   const [footer, setFooter] = useState(saved.brand_footer ?? "");
-  // Undefined keeps the saved logo; null removes it. The logo is not drawn here: the page's policy loads images from this origin only.
+  // Undefined keeps the saved logo; null removes it. The client's report draws the saved one.
   const [logo, setLogo] = useState<string | null | undefined>(undefined);
   const action = useAction();
   const save = async (e: Event) => {

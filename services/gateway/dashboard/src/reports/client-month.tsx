@@ -2,7 +2,7 @@ import { useState } from "preact/hooks";
 import { api, query } from "../api/client";
 import type { ClientReport, ReportLine, WorkspaceRow } from "../api/types";
 import { Show, useLoad } from "../ui/async";
-import { money, number } from "../ui/format";
+import { money, number, when } from "../ui/format";
 import { Table } from "../ui/table";
 
 const thisMonth = () => new Date().toISOString().slice(0, 7);
@@ -27,11 +27,22 @@ function Report({ workspace, month }: { workspace: string; month: string }) {
   return (
     <Show load={load} what="the report">
       {(r) => (
-        <article class="card" aria-labelledby="report-heading" data-testid="client-report">
+        <article class="card printable" aria-labelledby="report-heading" data-testid="client-report">
+          {/* The API stored it only as a PNG or JPEG data URI it checked; the page's policy allows data: images. */}
+          {r.branding.brand_logo && <img class="report-logo" src={r.branding.brand_logo} alt={`${r.branding.brand_name ?? r.branding.org_name ?? "Brand"} logo`} />}
           <h3 id="report-heading">
             {r.branding.brand_name ?? r.branding.org_name}: {r.workspace.name}, {r.month}
             {r.period.ended ? "" : " (so far)"}
           </h3>
+          <p class="hint">
+            Usage at list price for {r.month} (UTC), generated {when(r.generated_at)}.
+          </p>
+          <div class="actions screen-only">
+            {/* The print stylesheet leaves only this report on the page: no navigation, forms or buttons. */}
+            <button type="button" onClick={() => window.print()}>
+              Print report
+            </button>
+          </div>
           <dl class="tiles">
             <div>
               <dt>Requests</dt>
@@ -63,7 +74,9 @@ export function ClientMonthPanel() {
   const [shown, setShown] = useState<{ workspace: string; month: string }>();
   return (
     <section aria-labelledby="client-month-heading">
-      <h3 id="client-month-heading">A client's month</h3>
+      <h3 id="client-month-heading" class="screen-only">
+        A client's month
+      </h3>
       <Show load={workspaces} what="workspaces">
         {(rows) =>
           rows.length === 0 ? (

@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import { api } from "../api/client";
-import type { FilterAction, Guardrail, KeyRow } from "../api/types";
+import type { FilterAction, Guardrail, KeyRow, Member } from "../api/types";
 import { ErrorNotice, Show, useAction, useLoad } from "../ui/async";
 
 /** The built-in detectors the API knows (content_filter_builtins). */
@@ -93,11 +93,48 @@ function CreateGuardrail({ onCreated }: { onCreated: () => void }) {
   );
 }
 
-function GuardrailCard({ g, keys, canWrite, onChanged }: { g: Guardrail; keys: KeyRow[]; canWrite: boolean; onChanged: () => void }) {
-  const [key, setKey] = useState("");
+type Subject = Guardrail["assignments"][number]["subject_type"];
+
+/** One assignment form: a subject picked from its list, sent as the API's `{subject_type, subject_id}`. */
+function AssignForm({ g, type, choices, busy, onAssign }: { g: Guardrail; type: Subject; choices: Array<{ id: string; label: string }>; busy: boolean; onAssign: (id: string) => void }) {
+  const [chosen, setChosen] = useState("");
+  const id = `assign-${type}-${g.id}`;
+  return (
+    <form
+      class="inline-form"
+      onSubmit={(e) => {
+        e.preventDefault();
+        onAssign(chosen);
+      }}
+    >
+      <div class="field">
+        <label for={id}>
+          Apply {g.name} to {type}
+        </label>
+        <select id={id} value={chosen} onChange={(e) => setChosen(e.currentTarget.value)} required>
+          <option value="">choose a {type}</option>
+          {choices.map((c) => (
+            <option key={c.id} value={c.id}>
+              {c.label}
+            </option>
+          ))}
+        </select>
+      </div>
+      <button type="submit" disabled={busy}>
+        Apply to {type}
+      </button>
+    </form>
+  );
+}
+
+function GuardrailCard({ g, keys, members, canWrite, onChanged }: { g: Guardrail; keys: KeyRow[]; members: Member[]; canWrite: boolean; onChanged: () => void }) {
   const action = useAction();
-  const keyName = (hash: string) => keys.find((k) => k.hash === hash)?.name ?? `${hash.slice(0, 12)}…`;
+  const keyChoices = keys.filter((k) => k.class === "inference").map((k) => ({ id: k.hash, label: k.name ?? k.prefix }));
+  const memberChoices = members.map((m) => ({ id: m.user_id, label: `${m.name ?? m.email ?? m.user_id} (${m.role_name})` }));
+  const named = (type: Subject, id: string) =>
+    type === "key" ? `key ${keys.find((k) => k.hash === id)?.name ?? `${id.slice(0, 12)}…`}` : `member ${memberChoices.find((m) => m.id === id)?.label ?? id}`;
   const act = (fn: () => Promise<unknown>) => void action.run(async () => void (await fn())).then((ok) => ok && onChanged());
+  const assign = (subject_type: Subject) => (subject_id: string) => act(() => api.post(`/v1/guardrails/${g.id}/assignments`, { subject_type, subject_id }));
   return (
     <li class="card">
       <h4>{g.name}</h4>
@@ -111,60 +148,47 @@ function GuardrailCard({ g, keys, canWrite, onChanged }: { g: Guardrail; keys: K
           {[...g.content_filter_builtins, ...g.content_filters.map((f) => `${f.name ?? f.pattern} (${f.action})`)].join(", ") || "none"}
         </dd>
         <dt>Applies to</dt>
-        <dd data-testid={`assignments-${g.id}`}>
-          {g.assignments.length ? g.assignments.map((a) => (a.subject_type === "key" ? `key ${keyName(a.subject_id)}` : `member ${a.subject_id}`)).join(", ") : "nobody yet"}
-        </dd>
+        <dd data-testid={`assignments-${g.id}`}>{g.assignments.length ? g.assignments.map((a) => named(a.subject_type, a.subject_id)).join(", ") : "nobody yet"}</dd>
       </dl>
       {canWrite && (
-        <form
-          class="inline-form"
-          onSubmit={(e) => {
-            e.preventDefault();
-            act(() => api.post(`/v1/guardrails/${g.id}/assignments`, { subject_type: "key", subject_id: key }));
-          }}
-        >
-          <div class="field">
-            <label for={`assign-${g.id}`}>Apply {g.name} to key</label>
-            <select id={`assign-${g.id}`} value={key} onChange={(e) => setKey(e.currentTarget.value)} required>
-              <option value="">choose a key</option>
-              {keys
-                .filter((k) => k.class === "inference")
-                .map((k) => (
-                  <option key={k.hash} value={k.hash}>
-                    {k.name ?? k.prefix}
-                  </option>
-                ))}
-            </select>
-          </div>
-          <button type="submit" disabled={action.busy}>
-            Apply
-          </button>
+        <>
+          <AssignForm g={g} type="key" choices={keyChoices} busy={action.busy} onAssign={assign("key")} />
+          <AssignForm g={g} type="member" choices={memberChoices} busy={action.busy} onAssign={assign("member")} />
           <button type="button" class="danger" disabled={action.busy} aria-label={`Delete guardrail ${g.name}`} onClick={() => confirm(`Delete ${g.name}?`) && act(() => api.del(`/v1/guardrails/${g.id}`))}>
             Delete
           </button>
-        </form>
+        </>
       )}
       <ErrorNotice error={action.error} />
     </li>
   );
 }
 
-/** Guardrails: allowlists and content filters applied to keys (and members); owners and admins write. */
+/**
+ * Guardrails: allowlists and content filters applied to keys and members (the API's two subjects;
+ * it has no workspace subject and no unassign route); owners and admins write.
+ */
 export function GuardrailsPanel({ canWrite }: { canWrite: boolean }) {
-  const load = useLoad(() => Promise.all([api.get<Guardrail[]>("/v1/guardrails"), api.get<KeyRow[]>("/v1/keys")]), []);
+  const load = useLoad(
+    () => Promise.all([api.get<Guardrail[]>("/v1/guardrails"), api.get<KeyRow[]>("/v1/keys"), api.get<Member[]>("/v1/organization/members")]),
+    [],
+  );
   return (
     <section aria-labelledby="guardrails-heading">
       <h3 id="guardrails-heading">Guardrails</h3>
-      <p class="hint">Restrictions and content filters for the keys and members they are applied to; they outrank a request's own preferences.</p>
+      <p class="hint">
+        Restrictions and content filters for the keys and members they are applied to; they outrank a request's own preferences. An assignment ends only with its
+        guardrail (the API has no unassign).
+      </p>
       {canWrite && <CreateGuardrail onCreated={load.reload} />}
       <Show load={load} what="guardrails">
-        {([guardrails, keys]) =>
+        {([guardrails, keys, members]) =>
           guardrails.length === 0 ? (
             <p class="hint">No guardrails.</p>
           ) : (
             <ul class="plain list" data-testid="guardrails">
               {guardrails.map((g) => (
-                <GuardrailCard key={g.id} g={g} keys={keys} canWrite={canWrite} onChanged={load.reload} />
+                <GuardrailCard key={g.id} g={g} keys={keys} members={members} canWrite={canWrite} onChanged={load.reload} />
               ))}
             </ul>
           )

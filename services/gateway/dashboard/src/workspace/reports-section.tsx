@@ -6,7 +6,9 @@ import type { Abilities } from "./abilities";
 export function ReportsSection({ can }: { can: Abilities }) {
   return (
     <section aria-labelledby="reports-heading">
-      <h2 id="reports-heading">Client reports</h2>
+      <h2 id="reports-heading" class="screen-only">
+        Client reports
+      </h2>
       <BrandingPanel canWrite={can.configure} />
       <ClientMonthPanel />
     </section>

@@ -9,6 +9,7 @@ import { AlertsSection } from "./alerts-section";
 import { BroadcastSection } from "./broadcast-section";
 import { KeysSection } from "./keys-section";
 import { MembersSection } from "./members-section";
+import { OrganisationSection } from "./organisation-section";
 import { ProviderKeysSection } from "./provider-keys-section";
 import { ReportsSection } from "./reports-section";
 import { RoutingSection } from "./routing-section";
@@ -27,6 +28,8 @@ const SECTIONS = [
   { id: "broadcast", name: "Broadcast", show: () => true, render: (c: Abilities) => <BroadcastSection can={c} /> },
   { id: "reports", name: "Reports", show: (c: Abilities) => c.readUsage, render: (c: Abilities) => <ReportsSection can={c} /> },
   { id: "members", name: "Members", show: () => true, render: (c: Abilities) => <MembersSection can={c} /> },
+  // A rename reloads the organisation list, so the header shows the new name.
+  { id: "organisation", name: "Organisation", show: () => true, render: (c: Abilities, orgChanged: () => void) => <OrganisationSection can={c} onRenamed={orgChanged} /> },
 ] as const;
 
 type SectionId = (typeof SECTIONS)[number]["id"];
@@ -107,10 +110,10 @@ export function WorkspacePage({ session }: { session: Session }) {
               </ul>
             </nav>
             <main>
-              {welcome && <p role="status">Welcome to Router. Start with a provider key, then create a key for your app.</p>}
-              {!can.configure && <p class="hint">Your role ({current?.role_name}) can look but not change settings.</p>}
+              {welcome && <p role="status" class="screen-only">Welcome to Router. Start with a provider key, then create a key for your app.</p>}
+              {!can.configure && <p class="hint screen-only">Your role ({current?.role_name}) can look but not change settings.</p>}
               <ErrorNotice error={signOut.error} />
-              {active?.render(can)}
+              {active?.render(can, orgs.reload)}
             </main>
           </>
         );
