@@ -162,6 +162,50 @@ describe("agent runs through the separate-process stack", () => {
     expect(listed.json.data.map((r: Run) => r.id)).toEqual([run.id]);
   });
 
+  it("counts turns of a budgeted workspace and agent on the run and on both budgets (a spend lease admits the budgets, Admit the run)", async () => {
+    const ws = (await mgmt.post("/v1/workspaces", { name: "Budgeted runs" })).json.data.id as string;
+    expect((await mgmt.put(`/v1/workspaces/${ws}/budgets/monthly`, { limit_usd: 100 })).status).toBe(200);
+    expect((await mgmt.put("/v1/agents/run-bot/budgets/monthly", { limit_usd: 100 })).status).toBe(200);
+    const budgeted = gatewayClient(stack.gatewayUrl, (await mgmt.post("/v1/keys", { name: "budgeted agent", workspace_id: ws })).json.data.key as string);
+    const opened = await budgeted.post("/v1/runs", { budget_usd: 1, max_turns: 2 });
+    expect(opened.status).toBe(201);
+    const runId = opened.json.data.id as string;
+    const budgetedTurn = () =>
+      budgeted.post(
+        "/v1/chat/completions",
+        { model: MODEL, max_tokens: 8, run_id: runId, messages: [{ role: "user", content: "next step" }] },
+        { "x-router-agent": "run-bot" },
+      );
+
+    // $0.15 and $0.30 of prompt tokens; the third turn is over the run's turn limit.
+    openai.script({ usage: { prompt: 1_000_000, completion: 0 } }, { usage: { prompt: 2_000_000, completion: 0 } });
+    const statuses = [(await budgetedTurn()).status, (await budgetedTurn()).status];
+    const third = await budgetedTurn();
+
+    expect(statuses).toEqual([200, 200]);
+    expect([third.status, third.json.error.details.scope]).toEqual([403, "run"]);
+    const run = await waitFor(
+      async () => {
+        const r = (await budgeted.get(`/v1/runs/${runId}`)).json.data as Run;
+        return Math.abs(r.spent - 0.45) < 1e-9 && r.reserved === 0 && r;
+      },
+      { timeoutMs: 15_000, intervalMs: 100, what: "both turns to settle on the run" },
+    );
+    expect(run).toMatchObject({ turns_used: 2, status: "open" });
+    const spentOn = async (path: string, match: (row: Record<string, any>) => boolean) =>
+      ((await mgmt.get(path)).json.data as Array<Record<string, any>>).find(match)?.spend_this_month as number | undefined;
+    await waitFor(async () => Math.abs(((await spentOn("/v1/workspaces", (w) => w.id === ws)) ?? 0) - 0.45) < 1e-9, {
+      timeoutMs: 15_000,
+      intervalMs: 100,
+      what: "the workspace budget to count both turns",
+    });
+    await waitFor(async () => Math.abs(((await spentOn("/v1/agents", (a) => a.agent === "run-bot")) ?? 0) - 0.45) < 1e-9, {
+      timeoutMs: 15_000,
+      intervalMs: 100,
+      what: "the agent budget to count both turns",
+    });
+  });
+
   it("answers 400 naming run_id for a malformed one and 404 for a run that does not exist", async () => {
     const malformed = await agent.post("/v1/chat/completions", { model: MODEL, run_id: "my run", messages: [{ role: "user", content: "x" }] });
     const unknown = await turn("run_000000000000000000000000");

@@ -22,6 +22,8 @@ export interface LoadTarget {
   method?: "GET" | "POST";
   headers: Record<string, string>;
   body?: string;
+  /** Sent in turn instead of `body` (request i sends bodies[i % length]): turns of several runs, say. */
+  bodies?: string[];
   stream: boolean;
   /** Streams: what marks the first content event; default an OpenAI chat chunk with content. */
   firstContent?: RegExp;
@@ -35,9 +37,9 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.max(0, i)] ?? Number.NaN;
 }
 
-async function oneRequest(pool: Pool, t: LoadTarget): Promise<number> {
+async function oneRequest(pool: Pool, t: LoadTarget, body: string | undefined): Promise<number> {
   const start = process.hrtime.bigint();
-  const res = await pool.request({ path: t.path, method: t.method ?? "POST", headers: t.headers, body: t.body });
+  const res = await pool.request({ path: t.path, method: t.method ?? "POST", headers: t.headers, body });
   if (res.statusCode !== 200) {
     await res.body.text();
     throw new Error(`status ${res.statusCode}`);
@@ -79,7 +81,7 @@ export async function runLoad(t: LoadTarget, rate: number, seconds: number, opts
     const entry: [number, number] | undefined = trace ? [performance.timeOrigin + performance.now(), -1] : undefined;
     if (entry) trace?.push(entry);
     inflight.push(
-      oneRequest(pool, t).then(
+      oneRequest(pool, t, t.bodies ? t.bodies[i % t.bodies.length] : t.body).then(
         (ms) => {
           latencies.push(ms);
           if (entry) entry[1] = ms;

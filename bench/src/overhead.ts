@@ -23,7 +23,9 @@ const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? "1"));
 const TRACE_DIR = process.env.BENCH_TRACE_DIR;
 
 const BENCH_AGENT = "bench-agent";
-const BUDGETS_VARIANT = "ceiling, workspace and agent budgets";
+const BUDGETS_VARIANT = "ceiling, workspace and agent budgets, run turns";
+/** The budgeted row's requests are turns of this many runs in turn, as agents' loops would send them. */
+const BENCH_RUNS = 64;
 const GUARDED_VARIANT = "guardrail with 26 content filters, preferences";
 
 function median(values: number[]): number {
@@ -130,7 +132,8 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
       await mgmt.post("/v1/keys", { name: "hard-ceiling", limit: 1_000_000, limit_reset: "monthly", include_byok_in_limit: true }),
     );
     // A key whose requests the ledger's budgets count too: its workspace's and its agent's (never
-    // reached), so each request asks Admit (no lease) and reserves on four counter rows.
+    // reached), each request a turn of one of BENCH_RUNS runs: a spend lease covers the key and the
+    // budgets (four counter rows), and each turn asks Admit for its run alone.
     const budgeted = (await mgmt.post("/v1/workspaces", { name: "Budgeted" })).json as { data: { id: string } };
     await mgmt.put(`/v1/workspaces/${budgeted.data.id}/budgets/monthly`, { limit_usd: 1_000_000 });
     await mgmt.put(`/v1/agents/${BENCH_AGENT}/budgets/monthly`, { limit_usd: 1_000_000 });
@@ -161,7 +164,17 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
       stream,
     });
 
-    const viaBudgets = (stream: boolean) => viaGateway(stream, budgetedKey, { "x-router-agent": BENCH_AGENT });
+    const runs = gatewayClient(stack.gatewayUrl, budgetedKey);
+    const runIds: string[] = [];
+    for (let i = 0; i < BENCH_RUNS; i++) {
+      const opened = await runs.post("/v1/runs", { goal: `bench run ${i}`, budget_usd: 100_000 });
+      if (opened.status !== 201) throw new Error(`opening a run answered ${opened.status}: ${JSON.stringify(opened.json)}`);
+      runIds.push((opened.json as { data: { id: string } }).data.id);
+    }
+    const viaBudgets = (stream: boolean): LoadTarget => ({
+      ...viaGateway(stream, budgetedKey, { "x-router-agent": BENCH_AGENT }),
+      bodies: runIds.map((runId) => JSON.stringify({ ...(JSON.parse(body("openai/gpt-4o-mini", stream)) as object), run_id: runId })),
+    });
     // A key under a guardrail every request passes (allowlists, a region, all six builtin detectors and
     // 20 patterns of its own), asking with provider preferences that every endpoint passes too.
     const guardedKey = (await mgmt.post("/v1/keys", { name: "guarded" })).json as { data: { key: string; hash: string } };
