@@ -1,6 +1,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import {
+  fakeThinkingSignature,
   gatewayClient,
   startFakeAnthropic,
   startFakeGemini,
@@ -150,6 +151,61 @@ describe("the Responses and Anthropic Messages ingresses through the official SD
     expect(fakes.openai.requests).toHaveLength(0);
   });
 
+  describe("Responses: Anthropic thinking continues a tool loop through echoed reasoning items", () => {
+    const thinking = "The user wants Paris weather; call the tool.";
+    const tools: OpenAI.Responses.Tool[] = [{ type: "function", name: "get_weather", parameters: weather, strict: false }];
+    // What an OpenAI client sends when nothing is stored: it asks for the reasoning and echoes the items back.
+    const stateless = {
+      model: MODELS.anthropic,
+      reasoning: { effort: "high" as const },
+      tools,
+      store: false,
+      include: ["reasoning.encrypted_content" as const],
+    };
+    const question: OpenAI.Responses.ResponseInputItem = { role: "user", content: "Weather in Paris?" };
+
+    /** Sends the items back with the tool's result, and checks Anthropic got the signed thinking first on the tool-calling turn. */
+    async function continueWith(items: OpenAI.Responses.ResponseOutputItem[]): Promise<void> {
+      const call = items.find((o): o is OpenAI.Responses.ResponseFunctionToolCall => o.type === "function_call");
+      expect(call).toBeDefined();
+      fakes.anthropic.script({ text: "Sunny, 21 degrees." });
+      const answer = await openai.responses.create({
+        ...stateless,
+        input: [question, ...(items as OpenAI.Responses.ResponseInputItem[]), { type: "function_call_output", call_id: call!.call_id, output: '{"celsius":21}' }],
+      });
+      expect(answer.output_text).toBe("Sunny, 21 degrees.");
+      const sent = fakes.anthropic.requests.at(-1)?.body as { thinking?: unknown; messages: Array<{ role: string; content: unknown[] }> };
+      expect(sent.thinking).toMatchObject({ type: "enabled" });
+      expect(sent.messages[1]).toEqual({
+        role: "assistant",
+        content: [
+          { type: "thinking", thinking, signature: fakeThinkingSignature(thinking) },
+          { type: "tool_use", id: call!.call_id, name: "get_weather", input: { city: "Paris" } },
+        ],
+      });
+    }
+
+    it("from a whole answer", async () => {
+      fakes.anthropic.script({ reasoning: thinking, toolCalls: [{ id: "toolu_p1", name: "get_weather", arguments: { city: "Paris" } }] });
+      const first = await openai.responses.create({ ...stateless, input: [question] });
+      expect(first.output.map((o) => o.type)).toEqual(["reasoning", "function_call"]);
+      const reasoning = first.output[0] as OpenAI.Responses.ResponseReasoningItem;
+      expect(reasoning.content).toEqual([{ type: "reasoning_text", text: thinking }]);
+      expect(reasoning.encrypted_content).toEqual(expect.any(String));
+      await continueWith(first.output);
+    });
+
+    it("from a stream's output_item.done events", async () => {
+      fakes.anthropic.script({ reasoning: thinking, toolCalls: [{ id: "toolu_p2", name: "get_weather", arguments: { city: "Paris" } }] });
+      const stream = await openai.responses.create({ ...stateless, input: [question], stream: true });
+      const done: OpenAI.Responses.ResponseOutputItem[] = [];
+      for await (const event of stream) if (event.type === "response.output_item.done") done.push(event.item);
+      expect(done.map((o) => o.type)).toEqual(["reasoning", "function_call"]);
+      expect((done[0] as OpenAI.Responses.ResponseReasoningItem).encrypted_content).toEqual(expect.any(String));
+      await continueWith(done);
+    });
+  });
+
   describe.each(SLUGS)("POST /v1/messages served by %s", (slug) => {
     const model = MODELS[slug];
 
@@ -219,6 +275,22 @@ describe("the Responses and Anthropic Messages ingresses through the official SD
     expect(msg.content).toEqual([{ type: "text", text: "Hi." }]);
     expect(fakes.anthropic.requests[0]?.headers["anthropic-beta"]).toBe("tools-2024-05-16");
     expect(fakes.anthropic.requests[0]?.headers["x-api-key"]).toBe("sk-anthropic-ingress-0001");
+  });
+
+  it("Messages: a tool_result with is_error reaches Anthropic with is_error", async () => {
+    fakes.anthropic.script({ text: "The weather service is down." });
+    await anthropic.messages.create({
+      model: MODELS.anthropic,
+      max_tokens: 100,
+      messages: [
+        { role: "user", content: "Weather in Oslo?" },
+        { role: "assistant", content: [{ type: "tool_use", id: "toolu_e1", name: "get_weather", input: { city: "Oslo" } }] },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_e1", content: "upstream timeout", is_error: true }] },
+      ],
+      tools: [{ name: "get_weather", input_schema: weather as Anthropic.Tool.InputSchema }],
+    });
+    const sent = fakes.anthropic.requests[0]?.body as { messages: Array<{ content: unknown[] }> };
+    expect(sent.messages[2]?.content).toEqual([{ type: "tool_result", tool_use_id: "toolu_e1", content: "upstream timeout", is_error: true }]);
   });
 
   it("Messages: bad input is a 400 in Anthropic's error shape naming the field; a bad key is a 401", async () => {

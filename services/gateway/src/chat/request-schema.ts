@@ -175,7 +175,16 @@ export const chatBodySchema = z.object({
 });
 
 export type ChatBody = z.infer<typeof chatBodySchema>;
-export type ChatMessage = z.infer<typeof chatMessageSchema>;
+/** A message as a client sends it on the chat route. */
+type ClientChatMessage = z.infer<typeof chatMessageSchema>;
+/**
+ * A tool message of the internal request. `is_error` says the tool failed: Anthropic Messages'
+ * `tool_result.is_error` (`POST /v1/messages`) sets it. The chat route does not take it (the OpenAI
+ * format has no such field, and the schema drops it), so it is the internal request's own.
+ */
+type ToolMessage = Extract<ClientChatMessage, { role: "tool" }> & { is_error?: boolean };
+/** A message of the internal request: a client's, with what only other ingresses set. */
+export type ChatMessage = Exclude<ClientChatMessage, { role: "tool" }> | ToolMessage;
 export type ChatTool = z.infer<typeof toolSchema>;
 export type ToolChoice = z.infer<typeof toolChoiceSchema>;
 export type ContentPart = z.infer<typeof contentPart>;

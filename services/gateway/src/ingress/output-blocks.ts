@@ -7,10 +7,13 @@ import type { ChunkChoice, CompletionMessage } from "../providers/types";
  */
 
 export type OutputBlock =
-  /** Reasoning text; `signature` when the provider signed it (Anthropic thinking). */
-  | { kind: "reasoning"; text: string; signature: string | null }
+  /**
+   * Reasoning text; `signature` when the provider signed it (Anthropic thinking), and `format` the
+   * `reasoning_details` format it came in, which says which provider can continue it.
+   */
+  | { kind: "reasoning"; text: string; signature: string | null; format: string | null }
   /** Reasoning the provider encrypted (Anthropic redacted thinking). */
-  | { kind: "redacted"; data: string }
+  | { kind: "redacted"; data: string; format: string | null }
   | { kind: "text"; text: string }
   | { kind: "tool_call"; id: string; name: string; arguments: string };
 
@@ -22,11 +25,12 @@ export function blocksOf(message: CompletionMessage): OutputBlock[] {
     .sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
   if (details.length) {
     for (const d of details) {
-      if (d.type === "reasoning.text") blocks.push({ kind: "reasoning", text: d.text, signature: d.signature ?? null });
-      else if (d.type === "reasoning.encrypted") blocks.push({ kind: "redacted", data: d.data });
+      const format = d.format ?? null;
+      if (d.type === "reasoning.text") blocks.push({ kind: "reasoning", text: d.text, signature: d.signature ?? null, format });
+      else if (d.type === "reasoning.encrypted") blocks.push({ kind: "redacted", data: d.data, format });
     }
   } else if (message.reasoning) {
-    blocks.push({ kind: "reasoning", text: message.reasoning, signature: null });
+    blocks.push({ kind: "reasoning", text: message.reasoning, signature: null, format: null });
   }
   if (message.content) blocks.push({ kind: "text", text: message.content });
   for (const t of message.tool_calls ?? []) {
@@ -38,7 +42,7 @@ export function blocksOf(message: CompletionMessage): OutputBlock[] {
 /** A block as it opens in a stream: its kind and what is known before its first delta. */
 export type OpenedBlock =
   | { kind: "reasoning" }
-  | { kind: "redacted"; data: string }
+  | { kind: "redacted"; data: string; format: string | null }
   | { kind: "text" }
   | { kind: "tool_call"; id: string; name: string };
 
@@ -47,8 +51,8 @@ export interface BlockSink {
   open(index: number, block: OpenedBlock): void;
   /** More text (reasoning, text) or more JSON of a tool call's arguments. */
   delta(index: number, kind: "reasoning" | "text" | "tool_call", text: string): void;
-  /** The signature of the open reasoning block. */
-  signature(index: number, signature: string): void;
+  /** The signature of the open reasoning block, and the format of its `reasoning_details`. */
+  signature(index: number, signature: string, format: string | null): void;
   close(index: number): void;
 }
 
@@ -73,9 +77,9 @@ export class StreamBlocks {
     if (!d) return;
     if (d.reasoning) this.sink.delta(this.ensure({ kind: "reasoning" }), "reasoning", d.reasoning);
     for (const r of d.reasoning_details ?? []) {
-      if (r.type === "reasoning.text" && r.signature) this.sink.signature(this.ensure({ kind: "reasoning" }), r.signature);
+      if (r.type === "reasoning.text" && r.signature) this.sink.signature(this.ensure({ kind: "reasoning" }), r.signature, r.format ?? null);
       else if (r.type === "reasoning.encrypted") {
-        this.start({ kind: "redacted", data: r.data });
+        this.start({ kind: "redacted", data: r.data, format: r.format ?? null });
         this.finish();
       }
     }

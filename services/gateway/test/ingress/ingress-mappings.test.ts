@@ -3,10 +3,14 @@ import { parseMessagesRequest } from "../../src/ingress/anthropic-messages/reque
 import { anthropicMessagesIngress, stopReasonOf } from "../../src/ingress/anthropic-messages";
 import { parseResponsesRequest } from "../../src/ingress/responses/request";
 import { responsesIngress } from "../../src/ingress/responses";
+import { reasoningDetailOf } from "../../src/ingress/responses/encrypted-reasoning";
 import { blocksOf, StreamBlocks, type BlockSink } from "../../src/ingress/output-blocks";
 import type { ChatContext } from "../../src/chat/chat-context";
 import type { Candidate } from "../../src/dispatch/types";
 import type { SseResponse } from "../../src/chat/sse-response";
+import { parseChatRequest } from "../../src/chat/request-schema";
+import { adapterFor } from "../../src/providers/registry";
+import { bodyOf, target } from "../providers/wire-samples";
 
 const fieldOf = (f: () => unknown): unknown => {
   try {
@@ -70,6 +74,87 @@ describe("the Responses request mapping", () => {
     expect(fieldOf(() => parseResponsesRequest({ input: 3 }))).toBe("input");
     expect(fieldOf(() => parseResponsesRequest({ input: "Hi", background: true }))).toBe("background");
   });
+
+  it("continues signed and redacted reasoning: the output items' encrypted_content goes back on the assistant turn", () => {
+    const thought = {
+      role: "assistant" as const,
+      content: null,
+      reasoning: "hmm",
+      reasoning_details: [
+        { type: "reasoning.text" as const, text: "hmm", signature: "sig-1", format: "anthropic-claude-v1", index: 0 },
+        { type: "reasoning.encrypted" as const, data: "opaque", format: "anthropic-claude-v1", index: 1 },
+      ],
+      tool_calls: [{ id: "toolu_1", type: "function" as const, function: { name: "w", arguments: '{"city":"Oslo"}' } }],
+    };
+    const completion = { choices: [{ index: 0, message: thought, finish_reason: "tool_calls" as const, native_finish_reason: "tool_use" }], usage };
+    const output = responsesIngress.render(ctx(), { candidate, completion, usage, meta: null }).output as Array<Record<string, unknown>>;
+    expect(output.map((o) => o.type)).toEqual(["reasoning", "reasoning", "function_call"]);
+    expect(output[0]).toMatchObject({ summary: [], content: [{ type: "reasoning_text", text: "hmm" }], encrypted_content: expect.stringMatching(/^[\w-]+$/) });
+    expect(output[1]).not.toHaveProperty("content");
+
+    const { request } = parseResponsesRequest({
+      input: [{ role: "user", content: "Weather?" }, ...output, { type: "function_call_output", call_id: "toolu_1", output: "cold" }],
+      reasoning: { effort: "high" },
+    });
+    expect(request.messages).toEqual([
+      { role: "user", content: "Weather?" },
+      { role: "assistant", content: null, tool_calls: thought.tool_calls, reasoning_details: thought.reasoning_details },
+      { role: "tool", tool_call_id: "toolu_1", content: "cold" },
+    ]);
+    // Anthropic gets the turn back starting with the thinking it signed.
+    const sent = bodyOf(adapterFor("anthropic", "anthropic")!.buildRequest(request, target({ providerSlug: "anthropic" }), false));
+    expect(sent.thinking).toMatchObject({ type: "enabled" });
+    expect(sent.messages[1].content).toEqual([
+      { type: "thinking", thinking: "hmm", signature: "sig-1" },
+      { type: "redacted_thinking", data: "opaque" },
+      { type: "tool_use", id: "toolu_1", name: "w", input: { city: "Oslo" } },
+    ]);
+  });
+
+  it("puts reasoning on the assistant message that follows it, and drops reasoning with nothing to continue", () => {
+    const [signed] = responsesIngress.render(ctx(), {
+      candidate,
+      completion: {
+        choices: [
+          {
+            index: 0,
+            message: { role: "assistant", content: null, reasoning_details: [{ type: "reasoning.text", text: "t", signature: "s", format: "anthropic-claude-v1", index: 0 }] },
+            finish_reason: "stop",
+            native_finish_reason: "end_turn",
+          },
+        ],
+        usage,
+      },
+      usage,
+      meta: null,
+    }).output as Array<Record<string, unknown>>;
+    const { request } = parseResponsesRequest({
+      input: [
+        { role: "user", content: "Hi" },
+        { type: "reasoning", id: "rs_0", summary: [], content: [{ type: "reasoning_text", text: "unsigned" }] },
+        { type: "reasoning", id: "rs_1", summary: [], encrypted_content: null },
+        signed,
+        { role: "assistant", content: [{ type: "output_text", text: "Hello." }] },
+        signed,
+        { role: "user", content: "Again" },
+      ],
+    });
+    expect(request.messages).toEqual([
+      { role: "user", content: "Hi" },
+      { role: "assistant", content: "Hello.", reasoning_details: [{ type: "reasoning.text", text: "t", signature: "s", format: "anthropic-claude-v1", index: 0 }] },
+      { role: "user", content: "Again" },
+    ]);
+  });
+
+  it("refuses an encrypted_content Router did not make, naming the field", () => {
+    const encode = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64url");
+    const withReasoning = (encrypted_content: string) => () =>
+      parseResponsesRequest({ input: [{ role: "user", content: "Hi" }, { type: "reasoning", summary: [], encrypted_content }] });
+    for (const bad of ["gAAAAABoZ-not-ours==", "", encode({ type: "reasoning.text", text: "t", format: "anthropic-claude-v1" }), encode(["x"]), "bm90IGpzb24"]) {
+      expect(fieldOf(withReasoning(bad))).toBe("input.1.encrypted_content");
+    }
+    expect(reasoningDetailOf(encode({ type: "reasoning.encrypted", data: "d", format: null }))).toEqual({ type: "reasoning.encrypted", data: "d", format: null });
+  });
 });
 
 describe("the Anthropic Messages request mapping", () => {
@@ -131,6 +216,50 @@ describe("the Anthropic Messages request mapping", () => {
     expect(
       fieldOf(() => parseMessagesRequest({ max_tokens: 5, messages: [{ role: "user", content: "Hi" }], tools: [{ type: "web_search_20250305", name: "web_search" }] })),
     ).toBe("tools.0.type");
+  });
+
+  it("keeps a failed tool_result's is_error: Anthropic gets it, Gemini gets the result under error, OpenAI-compatible the content alone", () => {
+    const request = parseMessagesRequest({
+      max_tokens: 100,
+      messages: [
+        { role: "user", content: "Weather?" },
+        { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "w", input: {} }, { type: "tool_use", id: "toolu_2", name: "w", input: {} }] },
+        {
+          role: "user",
+          content: [
+            { type: "tool_result", tool_use_id: "toolu_1", content: "timeout", is_error: true },
+            { type: "tool_result", tool_use_id: "toolu_2", content: "sunny", is_error: false },
+          ],
+        },
+      ],
+    });
+    expect(request.messages.slice(2)).toEqual([
+      { role: "tool", tool_call_id: "toolu_1", content: "timeout", is_error: true },
+      { role: "tool", tool_call_id: "toolu_2", content: "sunny" },
+    ]);
+    const sent = (family: string, slug: string) => bodyOf(adapterFor(family, slug)!.buildRequest(request, target({ providerSlug: slug }), false));
+    expect(sent("anthropic", "anthropic").messages.at(-1).content).toEqual([
+      { type: "tool_result", tool_use_id: "toolu_1", content: "timeout", is_error: true },
+      { type: "tool_result", tool_use_id: "toolu_2", content: "sunny" },
+    ]);
+    expect(sent("google", "google").contents.at(-1).parts).toEqual([
+      { functionResponse: { name: "w", response: { error: "timeout" } } },
+      { functionResponse: { name: "w", response: { content: "sunny" } } },
+    ]);
+    expect(sent("openai", "openai").messages.slice(-2)).toEqual([
+      { role: "tool", tool_call_id: "toolu_1", content: "timeout" },
+      { role: "tool", tool_call_id: "toolu_2", content: "sunny" },
+    ]);
+  });
+
+  it("takes no is_error on the chat route: the OpenAI format has none", () => {
+    const request = parseChatRequest({
+      messages: [
+        { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "w", arguments: "{}" } }] },
+        { role: "tool", tool_call_id: "c1", content: "timeout", is_error: true },
+      ],
+    });
+    expect(request.messages[1]).toEqual({ role: "tool", tool_call_id: "c1", content: "timeout" });
   });
 
   it("maps finish reasons to stop reasons, keeping Anthropic's own", () => {
@@ -199,7 +328,7 @@ describe("the stream renderers", () => {
   };
   const chunks = [
     { reasoning: "th" },
-    { reasoning: "ink", reasoning_details: [{ type: "reasoning.text" as const, text: "", signature: "sig", index: 0 }] },
+    { reasoning: "ink", reasoning_details: [{ type: "reasoning.text" as const, text: "", signature: "sig", format: "anthropic-claude-v1", index: 0 }] },
     { content: "He" },
     { content: "llo" },
     { tool_calls: [{ index: 0, id: "c1", type: "function" as const, function: { name: "w", arguments: "" } }] },
@@ -251,6 +380,12 @@ describe("the stream renderers", () => {
     const response = events.at(-1)?.data.response as { output: Array<{ type: string }>; usage: unknown };
     expect(response.output.map((o) => o.type)).toEqual(["reasoning", "message", "function_call"]);
     expect(response.usage).toMatchObject({ input_tokens: 10, output_tokens: 5 });
+    // The reasoning item is done with its signature in encrypted_content, as a whole answer has it.
+    const reasoningItem = (type: string) => events.find((e) => e.event === type && (e.data.item as { type: string }).type === "reasoning")?.data.item as Record<string, unknown>;
+    expect(reasoningItem("response.output_item.added")).not.toHaveProperty("encrypted_content");
+    const done = reasoningItem("response.output_item.done");
+    expect(reasoningDetailOf(done.encrypted_content as string)).toEqual({ type: "reasoning.text", text: "think", signature: "sig", format: "anthropic-claude-v1" });
+    expect(response.output[0]).toEqual(done);
   });
 
   it("a failure before any provider answered: Responses created then failed; Anthropic an error event", () => {
@@ -277,8 +412,8 @@ describe("output blocks", () => {
         ],
       }),
     ).toEqual([
-      { kind: "reasoning", text: "t", signature: "s" },
-      { kind: "redacted", data: "enc" },
+      { kind: "reasoning", text: "t", signature: "s", format: null },
+      { kind: "redacted", data: "enc", format: null },
       { kind: "text", text: "x" },
     ]);
   });

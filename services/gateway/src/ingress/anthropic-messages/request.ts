@@ -154,7 +154,10 @@ export function parseMessagesRequest(body: unknown): ChatRequest {
   return dropUndefined(request);
 }
 
-/** A user turn: its tool results become `tool` messages (first, as Anthropic orders them), the rest one user message. */
+/**
+ * A user turn: its tool results become `tool` messages (first, as Anthropic orders them; a failed
+ * tool's keeps `is_error`), the rest one user message.
+ */
 function userMessages(content: string | UserBlock[]): ChatMessage[] {
   if (typeof content === "string") return [{ role: "user", content }];
   const out: ChatMessage[] = [];
@@ -162,7 +165,7 @@ function userMessages(content: string | UserBlock[]): ChatMessage[] {
   for (const block of content) {
     if (block.type === "tool_result") {
       const text = block.content === undefined ? "" : typeof block.content === "string" ? block.content : joinText(block.content);
-      out.push({ role: "tool", tool_call_id: block.tool_use_id, content: text });
+      out.push({ role: "tool", tool_call_id: block.tool_use_id, content: text, ...(block.is_error ? { is_error: true } : {}) });
     } else if (block.type === "text") {
       parts.push({ type: "text", text: block.text });
     } else {

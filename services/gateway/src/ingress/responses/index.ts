@@ -5,6 +5,7 @@ import type { ChunkChoice, FinishReason, TokenUsage } from "../../providers/type
 import type { Ingress, IngressStream, ServedAnswer, StreamEnd, StreamFailure } from "../ingress";
 import { openAiError } from "../openai-error";
 import { blocksOf, StreamBlocks, type OpenedBlock, type OutputBlock } from "../output-blocks";
+import { encryptedContentOf } from "./encrypted-reasoning";
 import { parseResponsesRequest } from "./request";
 
 export const RESPONSES_PATH = "/v1/responses";
@@ -29,12 +30,24 @@ function statusOf(finish: FinishReason | null): { status: string; incomplete_det
 /** Output item ids: the generation id's hex with the item's position, so they are unique and traceable. */
 const itemId = (ctx: ChatContext, prefix: string, index: number): string => `${prefix}_${ctx.id.slice(4)}_${index}`;
 
+/**
+ * One output item. A reasoning item has its text as `reasoning_text` content and, when a provider
+ * can continue it (signed or redacted thinking), `encrypted_content` to echo back (encrypted-reasoning.ts).
+ */
 function outputItem(ctx: ChatContext, b: OutputBlock, index: number): Record<string, unknown> {
   switch (b.kind) {
-    case "reasoning":
-      return { type: "reasoning", id: itemId(ctx, "rs", index), summary: [], content: [{ type: "reasoning_text", text: b.text }] };
+    case "reasoning": {
+      const encrypted = encryptedContentOf(b);
+      return {
+        type: "reasoning",
+        id: itemId(ctx, "rs", index),
+        summary: [],
+        content: [{ type: "reasoning_text", text: b.text }],
+        ...(encrypted ? { encrypted_content: encrypted } : {}),
+      };
+    }
     case "redacted":
-      return { type: "reasoning", id: itemId(ctx, "rs", index), summary: [], encrypted_content: b.data };
+      return { type: "reasoning", id: itemId(ctx, "rs", index), summary: [], encrypted_content: encryptedContentOf(b) };
     case "text":
       return {
         type: "message",
@@ -88,11 +101,12 @@ export const responsesIngress: Ingress = {
   errorBody: openAiError,
 };
 
-/** One output item as it streams: its block and the text or arguments so far. */
+/** One output item as it streams: its block, the text or arguments so far, and a reasoning block's signature and format. */
 interface OpenItem {
   block: OpenedBlock;
   text: string;
   signature: string | null;
+  format: string | null;
 }
 
 /**
@@ -115,9 +129,9 @@ class ResponseEvents implements IngressStream {
     this.blocks = new StreamBlocks({
       open: (index, block) => this.openItem(index, block),
       delta: (index, kind, text) => this.delta(index, kind, text),
-      signature: (index, signature) => {
+      signature: (index, signature, format) => {
         const item = this.items.get(index);
-        if (item) item.signature = signature;
+        if (item) Object.assign(item, { signature, format });
       },
       close: (index) => this.closeItem(index),
     });
@@ -164,8 +178,9 @@ class ResponseEvents implements IngressStream {
   }
 
   private openItem(index: number, block: OpenedBlock): void {
-    this.items.set(index, { block, text: "", signature: null });
-    const item = this.itemOf(index, block, "", "in_progress");
+    const open: OpenItem = { block, text: "", signature: null, format: null };
+    this.items.set(index, open);
+    const item = this.itemOf(index, open, "in_progress");
     this.send("response.output_item.added", { output_index: index, item });
     const part = partOf(block, "");
     if (part) this.send("response.content_part.added", { item_id: item.id, output_index: index, content_index: 0, part });
@@ -176,7 +191,7 @@ class ResponseEvents implements IngressStream {
     const item = this.items.get(index);
     if (!item) return;
     item.text += delta;
-    const id = this.itemOf(index, item.block, "", "in_progress").id;
+    const id = this.itemOf(index, item, "in_progress").id;
     if (kind === "text") this.send("response.output_text.delta", { item_id: id, output_index: index, content_index: 0, delta, logprobs: [] });
     else if (kind === "reasoning") this.send("response.reasoning_text.delta", { item_id: id, output_index: index, content_index: 0, delta });
     else this.send("response.function_call_arguments.delta", { item_id: id, output_index: index, delta });
@@ -187,7 +202,8 @@ class ResponseEvents implements IngressStream {
     if (!open) return;
     this.items.delete(index);
     const { block, text } = open;
-    const item = this.itemOf(index, block, text, "completed");
+    // The whole item, with a signed reasoning block's encrypted_content now that its signature is in.
+    const item = this.itemOf(index, open, "completed");
     const at = { item_id: item.id, output_index: index };
     if (block.kind === "text") this.send("response.output_text.done", { ...at, content_index: 0, text, logprobs: [] });
     else if (block.kind === "reasoning") this.send("response.reasoning_text.done", { ...at, content_index: 0, text });
@@ -198,7 +214,8 @@ class ResponseEvents implements IngressStream {
     this.done.push(item);
   }
 
-  private itemOf(index: number, block: OpenedBlock, text: string, status: string): Record<string, unknown> & { id: string } {
+  private itemOf(index: number, open: OpenItem, status: string): Record<string, unknown> & { id: string } {
+    const { block, text } = open;
     const whole: OutputBlock =
       block.kind === "tool_call"
         ? { ...block, arguments: text }
@@ -206,7 +223,7 @@ class ResponseEvents implements IngressStream {
           ? block
           : block.kind === "text"
             ? { kind: "text", text }
-            : { kind: "reasoning", text, signature: null };
+            : { kind: "reasoning", text, signature: open.signature, format: open.format };
     const item = outputItem(this.ctx, whole, index) as Record<string, unknown> & { id: string };
     if (block.kind === "reasoning" && status === "in_progress") item.content = [];
     if (block.kind === "text") item.content = status === "in_progress" ? [] : item.content;

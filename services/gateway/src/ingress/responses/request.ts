@@ -2,10 +2,11 @@ import { z } from "zod";
 import { invalid } from "@router/errors";
 import { parseInput } from "@router/http-kit";
 import { samplingSettings, tokenCount } from "@router/request-settings";
-import type { ChatMessage, ChatRequest, ContentPart } from "../../chat/request-schema";
+import type { ChatMessage, ChatRequest, ContentPart, ReasoningDetail } from "../../chat/request-schema";
 import { functionName, jsonText } from "../../chat/request-schema";
 import type { ParsedRequest } from "../ingress";
 import { routerFields, routerFieldValues } from "../router-fields";
+import { reasoningDetailOf } from "./encrypted-reasoning";
 
 /**
  * The body of `POST /v1/responses` (OpenAI Responses), validated and mapped to the internal chat
@@ -69,8 +70,21 @@ const functionCallOutputItem = z.object({
   output: z.union([z.string(), z.array(inputText)], { error: "expected a string or an array of input_text parts" }),
   status: z.string().optional(),
 });
-// Reasoning items of an earlier answer may be echoed back; they are not sent on (no provider here continues them).
-const reasoningItem = z.looseObject({ type: z.literal("reasoning") });
+/*
+ * A reasoning item of an earlier answer, echoed back. Its `encrypted_content` (encrypted-reasoning.ts)
+ * holds the signed reasoning a provider needs to continue the turn: Anthropic refuses a thinking
+ * request whose tool-calling assistant turn lacks the thinking it returned. It goes on as
+ * `reasoning_details` of the assistant turn that the items after it make. An item without it
+ * carries nothing to continue and is dropped.
+ */
+const reasoningItem = z.looseObject({
+  type: z.literal("reasoning"),
+  encrypted_content: z
+    .string()
+    .refine((e) => reasoningDetailOf(e) !== null, { message: "expected the encrypted_content of a reasoning item Router returned, unchanged" })
+    .nullable()
+    .optional(),
+});
 
 /** One input item; checked by `type` (a message may omit it), so the error names the right field. */
 const inputItem = z.unknown().superRefine((item, ctx) => {
@@ -172,7 +186,7 @@ export function parseResponsesRequest(body: unknown): ParsedRequest {
   const messages: ChatMessage[] = [];
   if (b.instructions) messages.push({ role: "system", content: b.instructions });
   if (typeof b.input === "string") messages.push({ role: "user", content: b.input });
-  else for (const item of b.input) addItem(messages, item as InputItem);
+  else addItems(messages, b.input as InputItem[]);
   if (!messages.some((m) => m.role !== "system")) throw invalid("input", "expected at least one message or function call output");
   const request: ChatRequest = {
     model: b.model,
@@ -237,37 +251,68 @@ function echoOf(b: ResponsesBody): Record<string, unknown> {
   };
 }
 
-type InputItem = MessageItem | z.infer<typeof functionCallItem> | z.infer<typeof functionCallOutputItem> | { type: "reasoning" };
+type NonReasoningItem = MessageItem | z.infer<typeof functionCallItem> | z.infer<typeof functionCallOutputItem>;
+type InputItem = NonReasoningItem | z.infer<typeof reasoningItem>;
 
 type AssistantMessage = Extract<ChatMessage, { role: "assistant" }>;
 
-/** Appends one item; consecutive function calls join the assistant turn before them, as chat carries them. */
-function addItem(messages: ChatMessage[], item: InputItem): void {
-  if (item.type === "reasoning") return;
+/**
+ * Appends the items. Reasoning items wait for the assistant turn that the next items make (an
+ * assistant message or function calls, as a response's output orders them) and go on as its
+ * `reasoning_details`; reasoning that no assistant item follows has nothing to continue and is dropped.
+ */
+function addItems(messages: ChatMessage[], items: InputItem[]): void {
+  let reasoning: ReasoningDetail[] = [];
+  for (const item of items) {
+    if (item.type === "reasoning") {
+      const detail = item.encrypted_content ? reasoningDetailOf(item.encrypted_content) : null;
+      if (detail) reasoning.push(detail);
+      continue;
+    }
+    const turn = addItem(messages, item);
+    if (turn && reasoning.length) {
+      const details = (turn.reasoning_details ??= []);
+      for (const d of reasoning) details.push({ ...d, index: details.length });
+    }
+    reasoning = [];
+  }
+}
+
+/**
+ * Appends one item; consecutive function calls join the assistant turn before them, as chat carries
+ * them. Answers the assistant message the item made or joined, if any.
+ */
+function addItem(messages: ChatMessage[], item: NonReasoningItem): AssistantMessage | null {
   if (item.type === "function_call") {
     const call = { id: item.call_id, type: "function" as const, function: { name: item.name, arguments: item.arguments } };
     const last = messages[messages.length - 1];
-    if (last?.role === "assistant") (last.tool_calls ??= []).push(call);
-    else messages.push({ role: "assistant", content: null, tool_calls: [call] } satisfies AssistantMessage);
-    return;
+    if (last?.role === "assistant") {
+      (last.tool_calls ??= []).push(call);
+      return last;
+    }
+    const turn: AssistantMessage = { role: "assistant", content: null, tool_calls: [call] };
+    messages.push(turn);
+    return turn;
   }
   if (item.type === "function_call_output") {
     const content = typeof item.output === "string" ? item.output : item.output.map((p) => p.text).join("");
     messages.push({ role: "tool", tool_call_id: item.call_id, content });
-    return;
+    return null;
   }
   if (item.role === "assistant") {
     const content = typeof item.content === "string" ? item.content : item.content.map((p) => (p.type === "output_text" ? p.text : p.refusal)).join("");
-    messages.push({ role: "assistant", content });
-    return;
+    const turn: AssistantMessage = { role: "assistant", content };
+    messages.push(turn);
+    return turn;
   }
   const content = typeof item.content === "string" ? item.content : item.content.map(partOf);
   if (item.role === "user") {
     messages.push({ role: "user", content });
-    return;
+    return null;
   }
   const text = typeof content === "string" ? content : content.map((p) => (p.type === "text" ? p.text : "")).join("");
   messages.push({ role: item.role, content: text });
+  return null;
 }
 
 function partOf(p: z.infer<typeof inputPart>): ContentPart {

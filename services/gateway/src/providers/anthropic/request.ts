@@ -119,7 +119,9 @@ function wireMessages(messages: ChatMessage[], withThinking: boolean): WireMessa
         return push("assistant", blocks);
       }
       case "tool":
-        return push("user", [{ type: "tool_result", tool_use_id: m.tool_call_id, content: textOf(m.content) }]);
+        return push("user", [
+          { type: "tool_result", tool_use_id: m.tool_call_id, content: textOf(m.content), ...(m.is_error ? { is_error: true } : {}) },
+        ]);
     }
   });
   return out;

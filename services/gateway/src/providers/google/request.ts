@@ -38,8 +38,12 @@ function userParts(content: string | ContentPart[]): Part[] {
   return content.map((p) => (p.type === "text" ? { text: p.text } : imagePart(p.image_url.url)));
 }
 
-/** A function response must be an object; plain text is wrapped. */
-function functionResponse(text: string): Record<string, unknown> {
+/**
+ * A function response must be an object; plain text is wrapped. A failed tool's result goes under
+ * `error`, the key Gemini documents for a function's error details.
+ */
+function functionResponse(text: string, isError: boolean): Record<string, unknown> {
+  if (isError) return { error: parseRecord(text) ?? text };
   return parseRecord(text) ?? { content: text };
 }
 
@@ -73,7 +77,7 @@ function wireContents(messages: ChatMessage[]): Content[] {
       }
       case "tool":
         return push("user", [
-          { functionResponse: { name: nameOfCall.get(m.tool_call_id) ?? m.name ?? m.tool_call_id, response: functionResponse(textOf(m.content)) } },
+          { functionResponse: { name: nameOfCall.get(m.tool_call_id) ?? m.name ?? m.tool_call_id, response: functionResponse(textOf(m.content), m.is_error === true) } },
         ]);
     }
   });

@@ -5,7 +5,8 @@ import type { OpenAiProfile } from "./profiles";
 
 /**
  * A message as this provider takes it. Only the fields of the OpenAI format are copied: what a
- * client echoes of an earlier answer (`reasoning`, `reasoning_details`) is not part of it, and
+ * client echoes of an earlier answer (`reasoning`, `reasoning_details`) is not part of it, nor is a
+ * tool message's `is_error` (a failed tool's result goes as its content alone, unmarked), and
  * strict servers refuse unknown keys. `developer` becomes `system` where the role is unknown, and
  * `name` is left off where the provider refuses it.
  */
