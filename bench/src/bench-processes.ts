@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { LoadTarget } from "./load";
 
 /** A process's resident memory in MB (Linux), or null. */
 export function rssMb(pid: number | undefined): number | null {
@@ -15,4 +16,18 @@ export async function startFake(): Promise<{ url: string; origin: string; pid: n
   const line = await new Promise<string>((resolve) => child.stdout.once("data", (d: Buffer) => resolve(d.toString())));
   const { url, origin } = JSON.parse(line) as { url: string; origin: string };
   return { url, origin, pid: child.pid, stop: () => child.kill("SIGTERM") };
+}
+
+/** The provider key the benches register and send straight to the fake upstream (which takes any). */
+export const FAKE_PROVIDER_KEY = "sk-bench-000000000000";
+
+/** A chat completion straight to the fake upstream: the baseline each added latency is measured against. */
+export function directChat(fake: { origin: string }, body: string, stream: boolean): LoadTarget {
+  return {
+    origin: fake.origin,
+    path: "/v1/chat/completions",
+    headers: { "content-type": "application/json", authorization: `Bearer ${FAKE_PROVIDER_KEY}` },
+    body,
+    stream,
+  };
 }

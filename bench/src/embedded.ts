@@ -1,19 +1,24 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort, gatewayClient, httpReady, startNodeProcess, waitFor, type JsonResponse } from "@router/testkit";
-import { rssMb, startFake } from "./bench-processes";
+import { freePort, gatewayClient, httpReady, startNodeProcess, waitFor, type ChildService, type JsonResponse } from "@router/testkit";
+import { directChat, FAKE_PROVIDER_KEY, rssMb, startFake } from "./bench-processes";
 import { cpuPerRequest, sampleCpu } from "./cpu";
-import { runLoad, type LoadTarget } from "./load";
+import { runLoad, type LoadResult, type LoadTarget } from "./load";
+import { startPeer, type PeerGateway } from "./peer-gateway";
+import { median, ROUNDS, showRounds } from "./rounds";
 
 /**
  * `make bench-embedded`: the one-process default (`npm start`) on a new data directory against the
  * instant fake upstream, open-loop at each of BENCH_RATES (default 300,800) for BENCH_SECONDS
  * (default 10): the added latency over calling the fake directly, what was served at the rate, CPU
- * per request, and resident memory at first start, after a restart and after the load.
+ * per request, and resident memory at first start, after a restart and after the load. Every row
+ * BENCH_ROUNDS times (default 1), interleaved. BENCH_PEER=portkey measures Portkey's gateway the same
+ * way in the same run, each of its rows right after npm start's (see peer-gateway.ts).
  */
 const RATES = (process.env.BENCH_RATES ?? "300,800").split(",").map(Number);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? "10");
+const PEER = process.env.BENCH_PEER;
 const MAIN = join(__dirname, "..", "..", "services", "embedded", "dist", "main.js");
 const KEY_LINE = /^\s+(rt-mgmt-\S+)\s*$/m;
 
@@ -25,6 +30,7 @@ async function main(): Promise<void> {
   const fake = await startFake();
   const dataDir = mkdtempSync(join(tmpdir(), "router-bench-embedded-"));
   const port = await freePort();
+  const direct = (stream: boolean): LoadTarget => directChat(fake, body("gpt-4o-mini", stream), stream);
   const start = () =>
     startNodeProcess(
       "router",
@@ -33,28 +39,26 @@ async function main(): Promise<void> {
       () => httpReady(`http://127.0.0.1:${port}/health`),
       120_000,
     );
-  let router = await start();
+  let router: ChildService | undefined;
+  let peer: PeerGateway | undefined;
   try {
-    const key = await waitFor(() => KEY_LINE.exec(router.output())?.[1], { what: "the printed management key" });
+    // The peer first: a failed install or a peer that does not forward stops the run before it starts.
+    peer = PEER ? await startPeer(PEER, direct) : undefined;
+    router = await start();
+    const key = await waitFor(() => KEY_LINE.exec(router?.output() ?? "")?.[1], { what: "the printed management key" });
     await new Promise((r) => setTimeout(r, 2000));
     const firstStartMb = rssMb(router.child.pid);
     await router.stop();
     router = await start();
     await new Promise((r) => setTimeout(r, 2000));
     const restartMb = rssMb(router.child.pid);
+    const peerStartMb = peer ? rssMb(peer.service.child.pid) : null;
 
     const origin = `http://127.0.0.1:${port}`;
     const mgmt = gatewayClient(origin, key);
-    await mgmt.post("/v1/provider-keys", { provider: "openai", api_key: "sk-bench-000000000000" });
+    await mgmt.post("/v1/provider-keys", { provider: "openai", api_key: FAKE_PROVIDER_KEY });
     const created: JsonResponse = await mgmt.post("/v1/keys", { name: "bench" });
     const inference = (created.json as { data: { key: string } }).data.key;
-    const direct = (stream: boolean): LoadTarget => ({
-      origin: fake.origin,
-      path: "/v1/chat/completions",
-      headers: { "content-type": "application/json", authorization: "Bearer sk-bench-000000000000" },
-      body: body("gpt-4o-mini", stream),
-      stream,
-    });
     const embedded = (stream: boolean): LoadTarget => ({
       origin,
       path: "/v1/chat/completions",
@@ -62,32 +66,68 @@ async function main(): Promise<void> {
       body: body("openai/gpt-4o-mini", stream),
       stream,
     });
+    // What each row after the direct one measures: npm start, then the peer when asked for, in that order every time.
+    const servers: Array<{ name: string; pid: number | undefined; target: (stream: boolean) => LoadTarget }> = [
+      { name: "npm start", pid: router.child.pid, target: embedded },
+      ...(peer ? [{ name: peer.label, pid: peer.service.child.pid, target: peer.target }] : []),
+    ];
     for (const stream of [false, true]) {
       await runLoad(direct(stream), RATES[0] ?? 300, 4);
-      await runLoad(embedded(stream), RATES[0] ?? 300, 4);
+      for (const s of servers) await runLoad(s.target(stream), RATES[0] ?? 300, 4);
     }
 
-    const subjects = { pids: { router: router.child.pid, fake: fake.pid, load: process.pid }, commands: {} };
-    process.stdout.write(`\nThe one-process default (${SECONDS}s per row, open-loop; ms)\n`);
-    process.stdout.write(`${"row".padEnd(34)} ${"rps".padStart(5)} ${"ok".padStart(6)} ${"fail".padStart(5)} ${"p50".padStart(8)} ${"p99".padStart(8)} ${"added p50".padStart(10)} ${"added p99".padStart(10)}  router CPU ms/req\n`);
-    for (const rate of RATES) {
-      for (const stream of [false, true]) {
-        const kind = stream ? "stream TTFT" : "non-stream";
-        const base = await runLoad(direct(stream), rate, SECONDS);
-        const before = sampleCpu(subjects);
-        const via = await runLoad(embedded(stream), rate, SECONDS);
-        const cpu = cpuPerRequest(before, sampleCpu(subjects), via.ok).router ?? Number.NaN;
-        await new Promise((r) => setTimeout(r, 1000));
-        const f = (n: number) => n.toFixed(2).padStart(8);
-        for (const [row, r] of [[`direct ${kind}`, base], [`npm start ${kind}`, via]] as const) {
-          const added = r === via ? `${(via.p50 - base.p50).toFixed(2).padStart(10)} ${(via.p99 - base.p99).toFixed(2).padStart(10)}  ${cpu.toFixed(2)}` : "";
-          process.stdout.write(`${row.padEnd(34)} ${String(rate).padStart(5)} ${String(r.ok).padStart(6)} ${String(r.failed).padStart(5)} ${f(r.p50)} ${f(r.p99)} ${added}\n`);
+    const subjects = { pids: { fake: fake.pid, load: process.pid, ...Object.fromEntries(servers.map((s) => [s.name, s.pid])) }, commands: {} };
+    const added = new Map<string, { p50: number[]; p99: number[]; cpu: number[] }>();
+    process.stdout.write(`\nThe one-process default${peer ? ` beside ${peer.label}` : ""} (${SECONDS}s per row, open-loop; ms)\n`);
+    process.stdout.write(`${"row".padEnd(34)} ${"rps".padStart(5)} ${"ok".padStart(6)} ${"fail".padStart(5)} ${"p50".padStart(8)} ${"p99".padStart(8)} ${"added p50".padStart(10)} ${"added p99".padStart(10)}  ${peer ? "server" : "router"} CPU ms/req\n`);
+    const f = (n: number) => n.toFixed(2).padStart(8);
+    const line = (row: string, r: LoadResult, rest = "") =>
+      process.stdout.write(`${row.padEnd(34)} ${String(r.rate).padStart(5)} ${String(r.ok).padStart(6)} ${String(r.failed).padStart(5)} ${f(r.p50)} ${f(r.p99)} ${rest}\n`);
+    for (let round = 1; round <= ROUNDS; round++) {
+      const suffix = ROUNDS > 1 ? ` #${round}` : "";
+      for (const rate of RATES) {
+        for (const stream of [false, true]) {
+          const kind = stream ? "stream TTFT" : "non-stream";
+          const base = await runLoad(direct(stream), rate, SECONDS);
+          line(`direct ${kind}${suffix}`, base);
+          for (const s of servers) {
+            const before = sampleCpu(subjects);
+            const via = await runLoad(s.target(stream), rate, SECONDS);
+            const cpu = cpuPerRequest(before, sampleCpu(subjects), via.ok)[s.name] ?? Number.NaN;
+            await new Promise((r) => setTimeout(r, 1000));
+            line(`${s.name} ${kind}${suffix}`, via, `${(via.p50 - base.p50).toFixed(2).padStart(10)} ${(via.p99 - base.p99).toFixed(2).padStart(10)}  ${cpu.toFixed(2)}`);
+            const entry = added.get(`${rate} ${kind} ${s.name}`) ?? { p50: [], p99: [], cpu: [] };
+            entry.p50.push(+(via.p50 - base.p50).toFixed(2));
+            entry.p99.push(+(via.p99 - base.p99).toFixed(2));
+            entry.cpu.push(cpu);
+            added.set(`${rate} ${kind} ${s.name}`, entry);
+          }
+        }
+      }
+    }
+    if (peer || ROUNDS > 1) {
+      process.stdout.write(`\nAdded latency over the direct call${ROUNDS > 1 ? `, median of ${ROUNDS} rounds [each round]` : ""}\n`);
+      for (const rate of RATES) {
+        for (const kind of ["non-stream", "stream TTFT"]) {
+          for (const s of servers) {
+            const a = added.get(`${rate} ${kind} ${s.name}`);
+            if (!a) continue;
+            process.stdout.write(`  ${String(rate).padStart(4)} rps  ${kind.padEnd(12)} ${s.name.padEnd(16)} p50 ${showRounds(a.p50)}  p99 ${showRounds(a.p99)}  CPU ${median(a.cpu).toFixed(2)} ms/req\n`);
+          }
+          const ours = added.get(`${rate} ${kind} npm start`);
+          const theirs = peer && added.get(`${rate} ${kind} ${peer.label}`);
+          if (peer && ours && theirs) {
+            const verdict = median(ours.p50) <= median(theirs.p50) ? "yes" : "no";
+            process.stdout.write(`  ${String(rate).padStart(4)} rps  ${kind.padEnd(12)} npm start adds no more than ${peer.label} at p50: ${verdict}\n`);
+          }
         }
       }
     }
     process.stdout.write(`\nResident memory (MB): first start ${firstStartMb}, after a restart ${restartMb}, after the load ${rssMb(router.child.pid)}\n`);
+    if (peer) process.stdout.write(`${peer.label} resident memory (MB): before the load ${peerStartMb}, after the load ${rssMb(peer.service.child.pid)}\n`);
   } finally {
-    await router.stop();
+    await router?.stop();
+    await peer?.service.stop();
     fake.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }

@@ -29,7 +29,8 @@ export interface LoadTarget {
   firstContent?: RegExp;
 }
 
-const CHAT_CONTENT = /(^|\n)data: \{.*"content":"[^"]/;
+/** An OpenAI chat stream event that carries content (the first token). */
+export const CHAT_CONTENT = /(^|\n)data: \{.*"content":"[^"]/;
 
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;

@@ -6,8 +6,9 @@ import { catchUpMs, REQUEST_COMPLETED_GROUPS } from "./consumer-lag";
 import { cpuPerRequest, sampleCpu, type CpuSubjects } from "./cpu";
 import { pauseDamonMonitors, runningDamonMonitors } from "./damon";
 import { gcPauses, overheadPercentileMs, scrapeGateway } from "./gateway-overhead";
-import { rssMb, startFake } from "./bench-processes";
+import { directChat, FAKE_PROVIDER_KEY, rssMb, startFake } from "./bench-processes";
 import { runLoad, type LoadResult, type LoadTarget } from "./load";
+import { ROUNDS, showRounds } from "./rounds";
 
 /**
  * `make bench`: the gateway's added latency over calling the fake upstream directly, at fixed
@@ -17,8 +18,6 @@ import { runLoad, type LoadResult, type LoadTarget } from "./load";
  */
 const RATES = (process.env.BENCH_RATES ?? "300").split(",").map(Number);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? "10");
-/** Every row is measured this many times, interleaved; added latency is reported per round and as the median. */
-const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? "1"));
 /** When set, every row's per-request trace (send time, latency) is written there as CSV, to find when slow requests happened. */
 const TRACE_DIR = process.env.BENCH_TRACE_DIR;
 
@@ -27,12 +26,6 @@ const BUDGETS_VARIANT = "ceiling, workspace and agent budgets, run turns";
 /** The budgeted row's requests are turns of this many runs in turn, as agents' loops would send them. */
 const BENCH_RUNS = 64;
 const GUARDED_VARIANT = "guardrail with 26 content filters, preferences";
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[mid] ?? Number.NaN) : +(((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2).toFixed(2);
-}
 
 /** BENCH_ENV="NAME=value ..." reaches every service, e.g. "GATEWAY_LEASE_USE_MS=0" to compare without leases. */
 function benchEnv(): Record<string, string> {
@@ -125,7 +118,7 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
   try {
     const org = await stack.createOrg("Bench");
     const mgmt = gatewayClient(stack.gatewayUrl, org.managementKey);
-    await mgmt.post("/v1/provider-keys", { provider: "openai", api_key: "sk-bench-000000000000" });
+    await mgmt.post("/v1/provider-keys", { provider: "openai", api_key: FAKE_PROVIDER_KEY });
     const keyOf = (r: JsonResponse): string => (r.json as { data: { key: string } }).data.key;
     const plainKey = keyOf(await mgmt.post("/v1/keys", { name: "no-ceiling" }));
     const ceilingKey = keyOf(
@@ -149,13 +142,7 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
     );
 
     const gatewayOrigin = stack.gatewayUrl;
-    const direct = (stream: boolean): LoadTarget => ({
-      origin: fake.origin,
-      path: "/v1/chat/completions",
-      headers: { "content-type": "application/json", authorization: "Bearer sk-bench-000000000000" },
-      body: body("gpt-4o-mini", stream),
-      stream,
-    });
+    const direct = (stream: boolean): LoadTarget => directChat(fake, body("gpt-4o-mini", stream), stream);
     const viaGateway = (stream: boolean, key: string, extraHeaders: Record<string, string> = {}): LoadTarget => ({
       origin: gatewayOrigin,
       path: "/v1/chat/completions",
@@ -208,7 +195,7 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
     const directEmbeddings: LoadTarget = {
       origin: fake.origin,
       path: "/v1/embeddings",
-      headers: { "content-type": "application/json", authorization: "Bearer sk-bench-000000000000" },
+      headers: { "content-type": "application/json", authorization: `Bearer ${FAKE_PROVIDER_KEY}` },
       body: embeddingsBody("text-embedding-3-small"),
       stream: false,
     };
@@ -331,11 +318,9 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
       }
     }
     process.stdout.write(`\nAdded latency (gateway minus direct)${ROUNDS > 1 ? `, median of ${ROUNDS} rounds [each round]` : ""}\n`);
-    const show = (values: number[]) =>
-      `+${median(values)} ms${ROUNDS > 1 ? ` [${values.map((v) => `+${v}`).join(", ")}]` : ""}`;
     for (const a of added) {
       process.stdout.write(
-        `  ${String(a.rate).padStart(4)} rps  ${a.kind.padEnd(12)} ${a.variant.padEnd(38)} p50 ${show(a.added_p50_ms)}  p99 ${show(a.added_p99_ms)}\n`,
+        `  ${String(a.rate).padStart(4)} rps  ${a.kind.padEnd(12)} ${a.variant.padEnd(38)} p50 ${showRounds(a.added_p50_ms)}  p99 ${showRounds(a.added_p99_ms)}\n`,
       );
     }
     // The target: an ingress adds no more than 0.2 ms p50 over the chat route (both minus the same direct call).
@@ -350,10 +335,7 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
             const ingress = find(`gateway ${kind} (${variant})`);
             if (chat && ingress) over.push(+(ingress.p50 - chat.p50).toFixed(2));
           }
-          const sign = (v: number) => (v >= 0 ? `+${v}` : String(v));
-          process.stdout.write(
-            `  ${String(rate).padStart(4)} rps  ${kind.padEnd(12)} ${variant.padEnd(38)} p50 ${sign(median(over))} ms${ROUNDS > 1 ? ` [${over.map(sign).join(", ")}]` : ""}\n`,
-          );
+          process.stdout.write(`  ${String(rate).padStart(4)} rps  ${kind.padEnd(12)} ${variant.padEnd(38)} p50 ${showRounds(over)}\n`);
         }
       }
     }

@@ -23,10 +23,13 @@ export interface ChildService {
   stop(): Promise<void>;
 }
 
-/** Starts `node <script>` with `env` and resolves once `ready()` answers true. */
+/**
+ * Starts `node <script>` with `env` and resolves once `ready()` answers true. `script` may be a
+ * list: the script, then its arguments (a server that takes its port only as `--port=`).
+ */
 export async function startNodeProcess(
   name: string,
-  script: string,
+  script: string | [script: string, ...args: string[]],
   env: Record<string, string>,
   ready: () => Promise<boolean>,
   timeoutMs = 20_000,
@@ -34,7 +37,7 @@ export async function startNodeProcess(
   /** Run as this user and group (needs root), as a container image's USER would. */
   user?: { uid: number; gid: number },
 ): Promise<ChildService> {
-  const child = spawn(process.execPath, [...nodeArgs, script], {
+  const child = spawn(process.execPath, [...nodeArgs, ...(typeof script === "string" ? [script] : script)], {
     env: { PATH: process.env.PATH ?? "", ...env },
     stdio: ["ignore", "pipe", "pipe"],
     ...user,
