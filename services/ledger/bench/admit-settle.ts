@@ -14,7 +14,9 @@ import { timedDb } from "./timed-db";
  * request: one that nothing counts (a key without a ceiling, a workspace and an agent without
  * budgets: the budgets are read from memory and nothing is written), one that only its key's
  * ceiling counts, and one that its key's ceiling, its workspace's budget and its agent's budgets
- * (organisation-wide and workspace-scoped) all count: four counter rows. The ledger runs in this
+ * (organisation-wide and workspace-scoped) all count: four counter rows; and a turn of a run with
+ * the same four rows, admitted from a spend lease on them as the gateway does, so Admit reserves
+ * on the run alone (`lease_hold_id`) and Settle settles the turn. The ledger runs in this
  * process on a fresh database (real Postgres, real gRPC on loopback). Prints the round trips, the
  * in-service time from the ledger's own histograms (bucket bounds), and Postgres time per call.
  * Not a test: it asserts nothing.
@@ -43,6 +45,8 @@ interface Kind {
   ceilings: ledger.Ceiling[];
   workspaceId: string;
   agent: string;
+  /** A turn of a run admitted from a spend lease on its rows. */
+  turn?: boolean;
 }
 
 const elapsedMs = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6;
@@ -99,11 +103,11 @@ async function main(): Promise<void> {
   const out = (line: string) => process.stdout.write(`${line}\n`);
   try {
     // Budgets go in as an operator sets them: through the management routes, as the gateway forwards.
-    const put = async (path: string, body: unknown, workspace?: string) => {
+    const put = async (path: string, body: unknown, workspace?: string, method = "PUT", credential: "management" | "inference" = "management") => {
       const identity = await signIdentity(
         {
           orgId: ORG,
-          credential: "management",
+          credential,
           keyHash: null,
           keyName: null,
           workspaceId: null,
@@ -115,11 +119,12 @@ async function main(): Promise<void> {
         SECRET,
       );
       const res = await fetch(`http://127.0.0.1:${app.httpPort}${path}`, {
-        method: "PUT",
+        method,
         headers: { "x-router-identity": identity, "content-type": "application/json" },
         body: JSON.stringify(body),
       });
-      if (res.status !== 200) throw new Error(`PUT ${path}: ${res.status} ${await res.text()}`);
+      if (res.status !== 200 && res.status !== 201) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+      return (await res.json()) as { data: { id?: string } };
     };
     await put(`/v1/workspaces/${WORKSPACE}/budgets/monthly`, { limit_usd: 1_000_000 }, WORKSPACE);
     await put("/v1/agents/budgeted/budgets/monthly", { limit_usd: 1_000_000 });
@@ -129,6 +134,7 @@ async function main(): Promise<void> {
       { label: "nothing counts", ceilings: [], workspaceId: UNBUDGETED_WORKSPACE, agent: "unbudgeted" },
       { label: "key ceiling only", ceilings: [keyCeiling()], workspaceId: UNBUDGETED_WORKSPACE, agent: "" },
       { label: "key + workspace + 2 agent", ceilings: [keyCeiling()], workspaceId: WORKSPACE, agent: "budgeted" },
+      { label: "turn, from a lease on those", ceilings: [keyCeiling()], workspaceId: WORKSPACE, agent: "budgeted", turn: true },
     ];
     const scrape = async (name: string) => {
       const text = await (await fetch(`http://127.0.0.1:${app.metricsPort}/metrics`)).text();
@@ -143,6 +149,26 @@ async function main(): Promise<void> {
         `${CLOSING_INTERVAL_MS ?? 20} ms, ledger in this process on Postgres, gRPC on loopback`,
     );
     for (const kind of kinds) {
+      // A turn's run and the lease that admits it on the key and the budgets, as a gateway holds one.
+      const runId = kind.turn ? ((await put("/v1/runs", { budget_usd: 1_000_000 }, undefined, "POST", "inference")).data.id ?? "") : "";
+      const lease = kind.turn
+        ? await callUnary(
+            client,
+            client.lease,
+            ledger.LeaseRequest.fromPartial({
+              leaseId: `lease_${randomBytes(12).toString("hex")}`,
+              orgId: ORG,
+              ceilings: kind.ceilings,
+              workspaceId: kind.workspaceId,
+              agent: kind.agent,
+              isByok: true,
+              wantNanodollars: 1_000n * USD,
+              minNanodollars: WORST_CASE,
+            }),
+            call,
+          )
+        : undefined;
+      if (lease && !lease.granted) throw new Error("no lease granted for the turns");
       const one = async (admitMs: number[], settleMs: number[]) => {
         const requestId = `gen-${randomBytes(12).toString("hex")}`;
         const req = ledger.AdmitRequest.fromPartial({
@@ -153,6 +179,8 @@ async function main(): Promise<void> {
           ceilings: kind.ceilings,
           worstCaseNanodollars: WORST_CASE,
           isByok: true,
+          runId,
+          leaseHoldId: lease?.holdId ?? "",
         });
         const a = process.hrtime.bigint();
         const admitted = await callUnary(client, client.admit, req, call);
@@ -170,6 +198,7 @@ async function main(): Promise<void> {
             workspaceId: kind.workspaceId,
             agent: kind.agent,
             isByok: true,
+            ...(kind.turn ? { runTurn: { runId, model: "openai/gpt-4o-mini", finishReason: "stop" } } : {}),
           }),
           call,
         );

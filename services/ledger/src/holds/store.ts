@@ -77,7 +77,8 @@ export interface HoldClosing {
   now: Date;
 }
 
-interface StoredLine {
+/** A hold line as the `lines` column keeps it. */
+export interface StoredLine {
   subject_kind: string;
   subject_id: string;
   window_kind: WindowKind;
@@ -582,7 +583,7 @@ function storedLine(l: HoldLine): StoredLine {
   };
 }
 
-function holdLine(l: StoredLine): HoldLine {
+export function holdLine(l: StoredLine): HoldLine {
   return {
     subjectKind: l.subject_kind,
     subjectId: l.subject_id,

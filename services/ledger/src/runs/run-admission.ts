@@ -2,7 +2,8 @@ import { DomainError, invalid } from "@router/errors";
 import type { Queryable } from "@router/db";
 import { checkOnly, reserve, type Admission, type AdmissionDeps, type AdmitInput } from "../holds/admission";
 import { counterKey, type WindowedCeiling } from "../holds/ceilings";
-import { findRun, findTurn, insertTurn, saveRun, type Run } from "./run-store";
+import { findRun, findRunForLeasedTurn, findTurn, insertTurn, saveRun, takeTurnIfUnchanged, type Run } from "./run-store";
+import type { HoldLine } from "../holds/store";
 import { turnRefusal, type RunRefusal } from "./run-turns";
 
 /**
@@ -17,6 +18,7 @@ import { turnRefusal, type RunRefusal } from "./run-turns";
  * rows are then not locked per turn.
  */
 export async function admitTurn(input: AdmitInput, ceilings: WindowedCeiling[], now: Date, deps: AdmissionDeps): Promise<Admission> {
+  if (input.leaseHoldId && !input.dryRun) return admitLeasedTurn(input, ceilings, now, deps);
   if (input.dryRun) {
     const counters = await checkOnly(ceilings, deps);
     if (!counters.admitted) return counters;
@@ -25,16 +27,16 @@ export async function admitTurn(input: AdmitInput, ceilings: WindowedCeiling[], 
     const refusal = turnRefusal(run);
     return refusal ? refuseRun(run, refusal) : counters;
   }
+  return admitTurnLocked(input, ceilings, now, deps);
+}
+
+/** The turn decided under its run's row lock, in one transaction with its counter rows. */
+function admitTurnLocked(input: AdmitInput, ceilings: WindowedCeiling[], now: Date, deps: AdmissionDeps): Promise<Admission> {
   return deps.db.tx(async (q): Promise<Admission> => {
     const run = await findRun(q, input.orgId, input.runId, true);
     if (!run) throw runNotFound();
     const existing = await findTurn(q, input.requestId);
-    if (existing) {
-      if (existing.runId !== run.id) {
-        throw new DomainError("conflict", "request_id is already a turn of another run", { details: { field: "request_id" } });
-      }
-      return { admitted: true, holdId: await deps.store.holdIdOf(q, input.requestId), warning: "" };
-    }
+    if (existing) return existingTurn(existing.runId, run, input, q, deps);
     const refusal = turnRefusal(run);
     if (refusal) {
       const counters = await checkOnly(ceilings, deps, q);
@@ -60,14 +62,54 @@ export async function admitTurn(input: AdmitInput, ceilings: WindowedCeiling[], 
   });
 }
 
+/** How often a leased turn decides again when its run changed between the read and the write. */
+const LEASED_TURN_ATTEMPTS = 3;
+
+/**
+ * A turn whose key ceiling and budgets a spend lease admitted: only the run decides, so it takes no
+ * lock and no transaction. One read (the run, the lease's rows, a turn already admitted for the
+ * request), the decision here, one write that takes the turn only if the run is still as read.
+ * Turns of one run rarely race (an agent's loop sends them one after another); a run that changed
+ * in between is read again, and after a few tries the locked path decides.
+ */
+async function admitLeasedTurn(input: AdmitInput, ceilings: WindowedCeiling[], now: Date, deps: AdmissionDeps): Promise<Admission> {
+  for (let attempt = 0; attempt < LEASED_TURN_ATTEMPTS; attempt++) {
+    const seen = await findRunForLeasedTurn(deps.db, { ...input, leaseHoldId: input.leaseHoldId ?? "" });
+    if (!seen.run) throw runNotFound();
+    if (seen.existingTurnRunId !== undefined) return existingTurn(seen.existingTurnRunId, seen.run, input, deps.db, deps);
+    checkLeaseCovers(seen.leaseLines, ceilings);
+    const refusal = turnRefusal(seen.run);
+    if (refusal) return refuseRun(seen.run, refusal);
+    const taken = await takeTurnIfUnchanged(deps.db, seen.run, {
+      requestId: input.requestId,
+      reserved: input.worstCase,
+      admittedAt: now,
+      expiresAt: new Date(now.getTime() + deps.holdTtlMs),
+    });
+    if (taken) return { admitted: true, holdId: "", warning: "" };
+  }
+  return admitTurnLocked(input, ceilings, now, deps);
+}
+
+/** The request is already a turn: of this run, it is admitted again (same hold); of another, a conflict. */
+async function existingTurn(turnRunId: string, run: Run, input: AdmitInput, q: Queryable, deps: AdmissionDeps): Promise<Admission> {
+  if (turnRunId !== run.id) {
+    throw new DomainError("conflict", "request_id is already a turn of another run", { details: { field: "request_id" } });
+  }
+  return { admitted: true, holdId: await deps.store.holdIdOf(q, input.requestId), warning: "" };
+}
+
 /** No counter row left to reserve on: the lease covers them all; otherwise a 400 naming the lease. */
 async function leaseCovered(q: Queryable, input: AdmitInput, ceilings: WindowedCeiling[], deps: AdmissionDeps): Promise<WindowedCeiling[]> {
-  const lines = await deps.store.openLeaseLines(q, input.leaseHoldId ?? "", input.orgId);
+  checkLeaseCovers(await deps.store.openLeaseLines(q, input.leaseHoldId ?? "", input.orgId), ceilings);
+  return [];
+}
+
+function checkLeaseCovers(lines: HoldLine[] | undefined, ceilings: WindowedCeiling[]): void {
   if (!lines) throw invalid("lease_hold_id", "no open spend lease of this organisation has this id");
   const covered = new Set(lines.map((l) => `${counterKey(l)}\u0000${l.windowStart.getTime()}`));
   const missing = ceilings.find((c) => !covered.has(`${counterKey(c)}\u0000${c.windowStart.getTime()}`));
   if (missing) throw invalid("lease_hold_id", `the lease does not cover the turn's ${missing.subjectKind} limit`);
-  return [];
 }
 
 function runNotFound(): DomainError {

@@ -2,6 +2,7 @@ import type { Db, Queryable } from "@router/db";
 import { toNanos } from "@router/money";
 import type { RunStatus } from "./run-states";
 import type { PauseReason, RunState } from "./run-turns";
+import { holdLine, type HoldLine, type StoredLine } from "../holds/store";
 
 /** A run as stored: its limits, counters and timestamps. */
 export interface Run extends RunState {
@@ -113,6 +114,80 @@ export async function findRun(q: Queryable, orgId: string, runId: string, lock =
   const row = r.rows[0];
   return row && runOf(row);
 }
+
+/** A run as a leased turn reads it: with the lease's rows and the run of a turn already admitted for the request. */
+export interface RunForLeasedTurn {
+  run: Run | undefined;
+  /** The open lease's rows; undefined when the organisation holds no open lease with that id. */
+  leaseLines: HoldLine[] | undefined;
+  /** The run the request is already a turn of; undefined when it is none's. */
+  existingTurnRunId: string | undefined;
+}
+
+/** One read, no lock: what a turn admitted from a lease is decided on (then `takeTurnIfUnchanged`). */
+export async function findRunForLeasedTurn(
+  db: Queryable,
+  input: { orgId: string; runId: string; leaseHoldId: string; requestId: string },
+): Promise<RunForLeasedTurn> {
+  const r = await db.query<RunRecord & { lease_lines: StoredLine[] | null; existing_turn_run_id: string | null; found: boolean }>(
+    `SELECT r.*, r.run_id IS NOT NULL AS found,
+       (SELECT h.lines FROM holds h WHERE h.hold_id = $3 AND h.org_id = $2 AND h.is_lease AND h.state = 'held') AS lease_lines,
+       (SELECT t.run_id FROM run_turns t WHERE t.request_id = $4) AS existing_turn_run_id
+     FROM (SELECT 1) AS one LEFT JOIN runs r ON r.run_id = $1 AND r.org_id = $2`,
+    [input.runId, input.orgId, input.leaseHoldId, input.requestId],
+    { prepare: true },
+  );
+  const row = r.rows[0];
+  return {
+    run: row?.found ? runOf(row) : undefined,
+    leaseLines: row?.lease_lines?.map(holdLine),
+    existingTurnRunId: row?.existing_turn_run_id ?? undefined,
+  };
+}
+
+/**
+ * Takes a turn on a run that is still as `seen` (what admission decided on), reserving its worst
+ * case and inserting the turn, in one statement. False when the run changed meanwhile (another
+ * turn, a settlement, a close): the caller decides again.
+ */
+export async function takeTurnIfUnchanged(
+  db: Queryable,
+  seen: Run,
+  t: { requestId: string; reserved: bigint; admittedAt: Date; expiresAt: Date },
+): Promise<boolean> {
+  const r = await db
+    .query(
+    `WITH taken AS (
+       UPDATE runs SET reserved_nanodollars = reserved_nanodollars + $6::bigint, turns_used = turns_used + 1, updated_at = $7::timestamptz
+       WHERE run_id = $1 AND status = $2 AND spent_nanodollars = $3::bigint AND reserved_nanodollars = $4::bigint
+         AND turns_used = $5 AND tool_calls_used = $9
+       RETURNING turns_used
+     )
+     INSERT INTO run_turns (request_id, run_id, turn, state, reserved_nanodollars, admitted_at, expires_at)
+     SELECT $10, $1, taken.turns_used, 'admitted', $6::bigint, $7::timestamptz, $8::timestamptz FROM taken`,
+    [
+      seen.id,
+      seen.status,
+      seen.spent.toString(),
+      seen.reserved.toString(),
+      seen.turnsUsed,
+      t.reserved.toString(),
+      t.admittedAt.toISOString(),
+      t.expiresAt.toISOString(),
+      seen.toolCallsUsed,
+      t.requestId,
+    ],
+    { prepare: true },
+    )
+    .catch((err: unknown) => {
+      // The same request admitted concurrently: the statement changed nothing, and the next read finds its turn.
+      if ((err as { code?: string }).code === UNIQUE_VIOLATION) return { rowCount: 0 };
+      throw err;
+    });
+  return r.rowCount === 1;
+}
+
+const UNIQUE_VIOLATION = "23505";
 
 /** Newest first. */
 export async function listRuns(db: Queryable, orgId: string, status: RunStatus | null, limit: number): Promise<Run[]> {
