@@ -1,6 +1,7 @@
 import { Wallet, type HDNodeWallet } from "ethers";
 import { Client } from "pg";
 import { Browser, gatewayClient, startStack, type Stack } from "@router/testkit";
+import { seatedPerson, userIdOf } from "./signed-in-people";
 
 /**
  * People, sessions and roles across the separate-process stack: people signed in with a wallet
@@ -114,30 +115,7 @@ describe("people, sessions and roles through the separate-process stack", () => 
   let org: { orgId: string; managementKey: string };
   const people: Partial<Record<Role, Browser>> = {};
 
-  /** A person signing in with a wallet (Sign-In with Ethereum, a real signature): their own organisation and a session. */
-  async function signedInPerson(wallet: HDNodeWallet): Promise<Browser> {
-    const browser = new Browser(stack.gatewayUrl);
-    const challenge = await browser.post("/v1/auth/wallet/challenge", { address: wallet.address });
-    expect(challenge.status).toBe(200);
-    const { message, nonce } = challenge.body.data as { message: string; nonce: string };
-    const verified = await browser.post("/v1/auth/wallet/verify", { address: wallet.address, signature: await wallet.signMessage(message), nonce });
-    expect(verified.status).toBe(200);
-    expect(verified.body.data.is_new_user).toBe(true);
-    return browser;
-  }
-
-  /** Invites a seat with `role` (the API's roles), accepted by a newly signed-in person. */
-  async function seated(wallet: HDNodeWallet, role: "owner" | "member" | "billing"): Promise<Browser> {
-    const mgmt = gatewayClient(stack.gatewayUrl, org.managementKey);
-    const invited = await mgmt.post("/v1/organization/invitations", { role });
-    expect(invited.status).toBe(201);
-    const token = String(invited.json.data.url).split("#token=")[1];
-    const browser = await signedInPerson(wallet);
-    const accepted = await browser.post("/v1/invitations/accept", { token });
-    expect(accepted.status).toBe(200);
-    expect(accepted.body.data).toEqual({ org_id: org.orgId });
-    return browser;
-  }
+  const seated = (role: "owner" | "member" | "billing", wallet?: HDNodeWallet) => seatedPerson(stack.gatewayUrl, org, role, wallet);
 
   beforeAll(async () => {
     // Every person signs in from this one address: more wallet challenges than a minute allows a client.
@@ -145,14 +123,14 @@ describe("people, sessions and roles through the separate-process stack", () => 
     db = new Client({ connectionString: stack.env.DATABASE_URL });
     await db.connect();
     org = await stack.createOrg("Roles Co");
-    people.owner = await seated(Wallet.createRandom(), "owner");
-    people.member = await seated(Wallet.createRandom(), "member");
-    people.billing = await seated(Wallet.createRandom(), "billing");
+    people.owner = await seated("owner");
+    people.member = await seated("member");
+    people.billing = await seated("billing");
     // The API assigns owner, member and billing; admin and readonly exist in the role enum only.
     // Set before the new session is first used, so no replica has cached the seat's old role.
     for (const role of ["admin", "readonly"] as const) {
       const wallet = Wallet.createRandom();
-      const browser = await seated(wallet, "member");
+      const browser = await seated("member", wallet);
       await db.query(
         `UPDATE gateway.members SET role = $1
          WHERE org_id = $2 AND user_id = (SELECT id FROM gateway.users WHERE provider = 'wallet' AND provider_subject = $3)`,
@@ -264,12 +242,16 @@ describe("people, sessions and roles through the separate-process stack", () => 
     expect(status).toBe(401);
   }, 60_000);
 
-  it("removing a seat ends that person's session at once", async () => {
-    const leaver = await seated(Wallet.createRandom(), "member");
-    const me = await leaver.get("/v1/organization/members");
-    const userId = me.body.data.find((m: { is_you: boolean }) => m.is_you).user_id as string;
-    const removed = await people.owner!.request("DELETE", `/v1/organization/members/${userId}`);
+  it("removing a seat ends that person's session at once and revokes the inference keys they made", async () => {
+    const leaver = await seated("member");
+    const made = await leaver.post("/v1/keys", { name: "leaver's app" });
+    expect(made.status).toBe(201);
+    const leaversKey = gatewayClient(stack.gatewayUrl, made.body.data.key as string);
+    expect((await leaversKey.get("/v1/key")).status).toBe(200);
+    const removed = await people.owner!.request("DELETE", `/v1/organization/members/${await userIdOf(leaver)}`);
     expect(removed.body.data).toEqual({ removed: true });
     expect((await leaver.get("/v1/organization")).status).toBe(401);
+    const refused = await leaversKey.get("/v1/key");
+    expect([refused.status, refused.json.error.message]).toEqual([401, "Authorization: this key has been revoked"]);
   });
 });

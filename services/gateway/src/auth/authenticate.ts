@@ -37,10 +37,25 @@ function unauthorized(message: string): DomainError {
   return new DomainError("unauthorized", message, { details: { field: "Authorization" } });
 }
 
+/** A key whose person no longer holds a seat in its organisation (removed between its creation and now). */
+export function seatlessKey(key: StoredKey): boolean {
+  return key.userId !== null && key.userRole === null;
+}
+
+/** The refusal of a `seatlessKey`. */
+export function seatGone(): DomainError {
+  return unauthorized("Authorization: this key's person no longer has a seat in its organisation");
+}
+
 function describe(cls: KeyClass): string {
   return cls === "inference" ? "an inference key (rt-v1-...)" : "a management key (rt-mgmt-...)";
 }
 
+/**
+ * The caller of an inference route. The key's person becomes the member whose guardrails bind its
+ * requests; their role is left out: it belongs to management callers and grants an inference key
+ * nothing.
+ */
 export function callerOf(key: StoredKey): Caller {
   const { orgId, operator, disabled: _d, externalUser: _e, createdAt: _c, updatedAt: _u, userId, userRole: _r, ...callerKey } = key;
   return { orgId, operator, key: callerKey, memberUserId: userId };
@@ -48,8 +63,9 @@ export function callerOf(key: StoredKey): Caller {
 
 /**
  * Resolves the bearer key through the auth cache and checks it against the route class. Errors:
- * missing or malformed header, unknown, revoked or expired key → 401 `unauthorized`; a key of the
- * wrong class → 403 `permission_denied`; a paused key → 403 `key_paused`.
+ * missing or malformed header, unknown, revoked or expired key, a key whose person lost their seat
+ * → 401 `unauthorized`; a key of the wrong class → 403 `permission_denied`; a paused key → 403
+ * `key_paused`.
  */
 export async function resolveBearerKey(
   deps: AuthenticatorDeps,
@@ -75,6 +91,8 @@ export async function resolveBearerKey(
   if (key.expiresAt && key.expiresAt.getTime() <= deps.clock.now().getTime()) {
     throw unauthorized("Authorization: this key has expired");
   }
+  // Removing a seat revokes the person's keys; a key created while the removal ran is refused here.
+  if (seatlessKey(key)) throw seatGone();
   if (!allow.includes(key.class)) {
     throw new DomainError(
       "permission_denied",

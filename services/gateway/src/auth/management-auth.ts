@@ -6,7 +6,7 @@ import type { SessionDirectory } from "../sessions/session-directory";
 import { sessionTokenHash } from "../sessions/session-store";
 import type { StoredKey } from "../keys/key-store";
 import { principalSubject, type CredentialRateLimit } from "../rate-limits/rate-limit-middleware";
-import { resolveBearerKey, type AuthenticatorDeps } from "./authenticate";
+import { resolveBearerKey, seatGone, seatlessKey, type AuthenticatorDeps } from "./authenticate";
 import type { Principal } from "./principal";
 
 export interface ManagementAuthDeps {
@@ -38,9 +38,8 @@ function unauthorized(message: string): DomainError {
 }
 
 function keyPrincipal(key: StoredKey): Principal {
-  if (key.userId !== null && key.userRole === null) {
-    throw unauthorized("Authorization: this key's person no longer has a seat in its organisation");
-  }
+  // resolveBearerKey refuses it already; checked again so a missing role can never read as owner.
+  if (seatlessKey(key)) throw seatGone();
   return {
     orgId: key.orgId,
     operator: key.operator,

@@ -119,8 +119,9 @@ export function keyRoutes(deps: KeyRoutesDeps): Router {
         limitReset: body.limit_reset ?? null,
         limitMode: body.limit_mode,
         includeByokInLimit: body.include_byok_in_limit,
-        // A management key made by a person acts with that person's role, never more.
-        userId: body.class === "management" ? caller.userId : null,
+        // The person creating the key owns it: a management key acts with their role, never more;
+        // an inference key carries them as its member, so their guardrails bind its requests.
+        userId: caller.userId,
       },
       deps.clock.now(),
     );

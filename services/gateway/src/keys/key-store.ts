@@ -13,7 +13,11 @@ export interface StoredKey extends CallerKey {
   externalUser: string | null;
   createdAt: Date;
   updatedAt: Date;
-  /** The person a management key belongs to; null for a key with no person behind it. */
+  /**
+   * The person the key belongs to (who created it, or approved its PKCE consent); null for a key
+   * with no person behind it. A management key acts with their role; an inference key carries them
+   * as its member (their guardrails) and never uses the role.
+   */
   userId: string | null;
   /** That person's current role in the key's organisation; null without a person or a seat. */
   userRole: Role | null;
@@ -28,7 +32,7 @@ export interface KeySettings {
   includeByokInLimit: boolean;
   expiresAt?: Date | null;
   externalUser?: string | null;
-  /** The signed-in person creating a management key: the key then acts with that person's role. */
+  /** The person the key belongs to (see `StoredKey.userId`). */
   userId?: string | null;
   /** Overrides the label minted from the secret (a PKCE key is labelled by its app). */
   label?: string;

@@ -10,6 +10,7 @@ import type { Manage } from "../auth/management-auth";
 import { requirePrincipal } from "../auth/principal";
 import { objectBody } from "../json-body";
 import { lockOrganisation } from "../organisations/organisation-store";
+import { withdrawPkceCodesOf } from "../pkce/pkce-codes";
 import type { SessionIssuer } from "../sessions/session-issuer";
 import { endSessionsOfMember, sessionsOfMember } from "../sessions/session-store";
 import {
@@ -62,9 +63,9 @@ function memberView(m: Member, callerUserId: string | null) {
 export function memberRoutes(deps: MemberRoutesDeps): Router {
   const router = Router();
 
-  // A person's role lives in the auth and session caches of every replica: drop what they hold.
+  // A person's role and seat live in the auth and session caches of every replica: drop what they hold.
   const forgetMember = async (orgId: string, userId: string, endedSessions: string[]) => {
-    for (const hash of await keysOfMember(deps.db, orgId, userId)) deps.authCache.invalidate(hash);
+    await deps.authCache.evict(await keysOfMember(deps.db, orgId, userId));
     await deps.issuer.forget([...endedSessions, ...(await sessionsOfMember(deps.db, orgId, userId, deps.clock.now()))]);
   };
 
@@ -99,8 +100,10 @@ export function memberRoutes(deps: MemberRoutesDeps): Router {
       if (current === null) return null;
       if (current === "owner" && (await ownerCount(q, p.orgId)) <= 1) throw lastOwner("remove");
       await deleteMember(q, p.orgId, userId);
-      // The seat goes with the person's keys and sessions in this organisation.
+      // The seat goes with the person's keys (inference keys too: docs/decisions.md, "Member keys"),
+      // their PKCE approvals not yet exchanged, and their sessions in this organisation.
       await revokeKeysOfMember(q, p.orgId, userId, now);
+      await withdrawPkceCodesOf(q, p.orgId, userId);
       return endSessionsOfMember(q, p.orgId, userId, now);
     });
     if (ended !== null) await forgetMember(p.orgId, userId, ended);

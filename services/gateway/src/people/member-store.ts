@@ -68,7 +68,10 @@ export async function deleteMember(q: Queryable, orgId: string, userId: string):
   await q.query(`DELETE FROM members WHERE org_id = $1 AND user_id = $2`, [orgId, userId]);
 }
 
-/** Revokes the management keys a person made in an organisation (their seat is gone); returns their hashes. */
+/**
+ * Revokes every key a person holds in an organisation (their seat is gone): the management keys they
+ * made and the inference keys they made or approved through PKCE. Returns their hashes.
+ */
 export async function revokeKeysOfMember(q: Queryable, orgId: string, userId: string, now: Date): Promise<string[]> {
   const r = await q.query<{ hash: string }>(
     `UPDATE keys SET disabled = true, updated_at = $3 WHERE org_id = $1 AND user_id = $2 AND NOT disabled RETURNING hash`,
@@ -77,7 +80,7 @@ export async function revokeKeysOfMember(q: Queryable, orgId: string, userId: st
   return r.rows.map((row) => row.hash);
 }
 
-/** The keys a person made in an organisation (their role changed: the auth cache must forget them). */
+/** The keys a person holds in an organisation (their role changed or seat went: the auth caches must forget them). */
 export async function keysOfMember(q: Queryable, orgId: string, userId: string): Promise<string[]> {
   const r = await q.query<{ hash: string }>(`SELECT hash FROM keys WHERE org_id = $1 AND user_id = $2`, [orgId, userId]);
   return r.rows.map((row) => row.hash);

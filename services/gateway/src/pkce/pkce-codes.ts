@@ -85,3 +85,11 @@ export async function consumePkceCode(q: Queryable, code: string, now: Date): Pr
     expiresInDays: Number(row.expires_in_days),
   };
 }
+
+/**
+ * Withdraws the approvals a person gave in an organisation that no app has exchanged yet (their
+ * seat is being removed: no key may come out of them afterwards).
+ */
+export async function withdrawPkceCodesOf(q: Queryable, orgId: string, userId: string): Promise<void> {
+  await q.query("DELETE FROM pkce_codes WHERE org_id = $1 AND user_id = $2 AND consumed_at IS NULL", [orgId, userId]);
+}

@@ -147,6 +147,8 @@ export function pkceRoutes(deps: PkceRoutesDeps): Router {
         // Every model is BYOK-only: a ceiling that left BYOK spend out would count nothing.
         includeByokInLimit: true,
         expiresAt,
+        // The person who approved the consent: the key is theirs, and so are its guardrails.
+        userId: approved.userId,
       },
       now,
     );

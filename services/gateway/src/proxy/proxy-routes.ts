@@ -42,7 +42,10 @@ const PAYMENT_SIGNATURE_HEADER = "stripe-signature";
 /** Routes whose bodies the gateway forwards unread: see `proxyRoutes`. */
 export const CREDIT_OWN_BODY_PATHS = ["/v1/credits/checkout", "/v1/billing/webhook"] as const;
 
-/** The identity an owning service sees for an inference key: it has no person, and no management role. */
+/**
+ * The identity an owning service sees for an inference key: no person and no management role, even
+ * when the key has a member (who matters to routing's guardrails only, through Plan).
+ */
 export function keyIdentity(caller: Caller): Identity {
   return {
     orgId: caller.orgId,

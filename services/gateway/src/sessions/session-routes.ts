@@ -6,6 +6,7 @@ import { parseInput } from "@router/http-kit";
 import type { Clock } from "@router/money";
 import { z } from "zod";
 import type { AuthCache } from "../auth/auth-cache";
+import { seatlessKey } from "../auth/authenticate";
 import type { Manage } from "../auth/management-auth";
 import { requirePrincipal, type Principal } from "../auth/principal";
 import { objectBody } from "../json-body";
@@ -61,7 +62,7 @@ export function sessionRoutes(deps: SessionRoutesDeps): Router {
     if (!key || key.class !== "management" || key.disabled || (key.expiresAt && key.expiresAt.getTime() <= now)) {
       throw new DomainError("unauthorized", "key: unknown, revoked or expired management key", { details: { field: "key" } });
     }
-    if (key.userId !== null && key.userRole === null) {
+    if (seatlessKey(key)) {
       throw new DomainError("unauthorized", "key: this key's person no longer has a seat in its organisation", { details: { field: "key" } });
     }
     const issued = await deps.issuer.issue(deps.db, { orgId: key.orgId, userId: key.userId, keyHash: key.hash, authMethod: "management_key" });
