@@ -160,6 +160,30 @@ describe("a turn admitted from a lease", () => {
     expect(run).toMatchObject({ reserved: 0.1, turns_used: 1 });
   });
 
+  it("never passes the run's turn limit while leased turns race, and counts a request sent twice at once as one turn", async () => {
+    const { org, agent } = tenant();
+    const ws = workspaceId();
+    await workspaceBudget(org, ws, { limit_usd: 4 });
+    const res = await l.http("POST", "/v1/runs", agent, { budget_usd: 1, max_turns: 5 });
+    const runId = res.json.data.id as string;
+    const held = await lease(org, { workspaceId: ws });
+    const twice = requestId();
+
+    const answers = await Promise.all([
+      ...Array.from({ length: 12 }, () => admit(org, { workspaceId: ws, runId, leaseHoldId: held.holdId, worstCaseNanodollars: USD / 100n })),
+      admit(org, { requestId: twice, workspaceId: ws, runId, leaseHoldId: held.holdId, worstCaseNanodollars: USD / 100n }),
+      admit(org, { requestId: twice, workspaceId: ws, runId, leaseHoldId: held.holdId, worstCaseNanodollars: USD / 100n }),
+    ]);
+
+    const run = (await l.http("GET", `/v1/runs/${runId}`, agent)).json.data as Record<string, unknown>;
+    expect(run).toMatchObject({ turns_used: 5, reserved: 0.05 });
+    // The two answers for one request agree; every other admitted answer is a turn of its own.
+    const [a, b] = answers.slice(12);
+    expect(a?.admitted).toBe(b?.admitted);
+    expect(answers.slice(0, 12).filter((x) => x.admitted).length + (a?.admitted ? 1 : 0)).toBe(5);
+    expect(answers.filter((x) => !x.admitted).every((x) => x.refusal?.scope === "run")).toBe(true);
+  });
+
   it("is a 400 naming lease_hold_id when the lease is unknown, another organisation's, or misses a budget", async () => {
     const { org, agent } = tenant();
     const ws = workspaceId();

@@ -1,6 +1,6 @@
-import type { Db, Queryable } from "@router/db";
+import type { Db } from "@router/db";
 import type { GroupCommit } from "../holds/group-commit";
-import { findRun, findTurn, saveRun, saveTurn } from "./run-store";
+import { findRun, findTurn, findTurns, lockRuns, saveRun, saveRuns, saveTurns, type Run } from "./run-store";
 import { settleTurn } from "./run-turns";
 
 /** How one turn ended, as its request's Settle (served) or Release (failed) carries it. */
@@ -33,38 +33,41 @@ export type TurnQueue = GroupCommit<TurnReport, TurnOutcome>;
  * answer per report, in order.
  */
 export async function settleTurns(db: Db, reports: TurnReport[]): Promise<TurnOutcome[]> {
-  const order = reports.map((_, i) => i).sort((a, b) => compare(reports[a]?.runId ?? "", reports[b]?.runId ?? ""));
   return db.tx(async (q) => {
-    const answers: TurnOutcome[] = new Array<TurnOutcome>(reports.length).fill("not_found");
-    for (const i of order) {
-      const report = reports[i];
-      if (report) answers[i] = await settleOne(q, report);
-    }
+    // Four statements a batch, whatever its size: lock its runs, read its turns, write both back.
+    const runs = await lockRuns(q, [...new Set(reports.map((r) => r.runId))].sort(compare));
+    const turns = await findTurns(q, reports.map((r) => r.requestId));
+    const settledRuns = new Map<string, { run: Run; now: Date }>();
+    const settledTurns: Parameters<typeof saveTurns>[1] = [];
+    const answers = reports.map((r): TurnOutcome => {
+      const run = settledRuns.get(r.runId)?.run ?? runs.get(r.runId);
+      const turn = turns.get(r.requestId);
+      if (!run || run.orgId !== r.orgId || !turn || turn.runId !== run.id) return "not_found";
+      if (turn.state === "served" || turn.state === "failed") return "already_settled";
+      // An expired turn's reservation was already taken off by the sweep; a late report still counts.
+      const reserved = turn.state === "admitted" ? turn.reserved : 0n;
+      const next = settleTurn(run, reserved, { served: r.served, cost: r.cost, finishReason: r.finishReason, toolCalls: r.toolCalls }, r.at);
+      settledRuns.set(run.id, { run: { ...run, ...next }, now: r.at });
+      // Settled once: a second report of the same turn in this batch finds it so.
+      turns.set(r.requestId, { ...turn, state: r.served ? "served" : "failed" });
+      settledTurns.push({
+        requestId: r.requestId,
+        state: r.served ? "served" : "failed",
+        cost: r.served ? r.cost : 0n,
+        model: r.model,
+        finishReason: r.finishReason,
+        toolCalls: r.toolCalls,
+        failedToolCalls: r.failedToolCalls,
+        promptTokens: r.promptTokens,
+        cachedTokens: r.cachedTokens,
+        settledAt: r.at,
+      });
+      return "settled";
+    });
+    await saveRuns(q, [...settledRuns.values()]);
+    await saveTurns(q, settledTurns);
     return answers;
   });
-}
-
-async function settleOne(q: Queryable, r: TurnReport): Promise<TurnOutcome> {
-  const run = await findRun(q, r.orgId, r.runId, true);
-  const turn = run && (await findTurn(q, r.requestId));
-  if (!run || !turn || turn.runId !== run.id) return "not_found";
-  if (turn.state === "served" || turn.state === "failed") return "already_settled";
-  // An expired turn's reservation was already taken off by the sweep; a late report still counts.
-  const reserved = turn.state === "admitted" ? turn.reserved : 0n;
-  const next = settleTurn(run, reserved, { served: r.served, cost: r.cost, finishReason: r.finishReason, toolCalls: r.toolCalls }, r.at);
-  await saveRun(q, { ...run, ...next }, r.at);
-  await saveTurn(q, r.requestId, {
-    state: r.served ? "served" : "failed",
-    cost: r.served ? r.cost : 0n,
-    model: r.model,
-    finishReason: r.finishReason,
-    toolCalls: r.toolCalls,
-    failedToolCalls: r.failedToolCalls,
-    promptTokens: r.promptTokens,
-    cachedTokens: r.cachedTokens,
-    settledAt: r.at,
-  });
-  return "settled";
 }
 
 /**
