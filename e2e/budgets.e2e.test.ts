@@ -169,20 +169,24 @@ describe("spend budgets through the separate-process stack", () => {
     expect(crossing).toMatchObject({ window: "lifetime", percent: 15, previousPercent: 0, usageNanodollars: 150_000_000n });
   });
 
-  it("keeps a workspace budget within one worst case while 120 requests of two keys race through two gateways", async () => {
-    const ws = await newWorkspace("Client Race");
+  /**
+   * `requests` chat completions of two keys of a new workspace with a daily budget of `limitUsd`,
+   * sent at once through two gateways. Each reports what its worst case allows (prompt tokens within
+   * its bytes, completion at max_tokens), so the one request that may cross the limit crosses it by
+   * at most its worst case. Answers once the ledger has recorded every served request's spend.
+   */
+  async function raceOnWorkspaceBudget(limitUsd: number, requests: number) {
+    const ws = await newWorkspace(`Client Race ${limitUsd}`);
     const keyC = await newKeySecret("race c", { workspace_id: ws });
     const keyD = await newKeySecret("race d", { workspace_id: ws });
     const replica = await stack.startGatewayReplica();
-    expect((await mgmt.put(`/v1/workspaces/${ws}/budgets/daily`, { limit_usd: 0.01 })).status).toBe(200);
-    // Each request reports what its worst case allows (prompt tokens within its bytes, completion at
-    // max_tokens), so the one request that may cross the limit crosses it by at most its worst case.
+    expect((await mgmt.put(`/v1/workspaces/${ws}/budgets/daily`, { limit_usd: limitUsd })).status).toBe(200);
     const content = "x".repeat(4000);
     openai.setDefault({ usage: { prompt: 4000, completion: 1000 } });
     const worstCaseUsd = (Buffer.byteLength(JSON.stringify([{ role: "user", content }])) * 0.15 + 1000 * 0.6) / 1e6;
 
     const answers = await Promise.all(
-      Array.from({ length: 120 }, (_, i) => {
+      Array.from({ length: requests }, (_, i) => {
         const base = i % 2 === 0 ? stack.gatewayUrl : replica;
         return fetch(`${base}/v1/chat/completions`, {
           method: "POST",
@@ -191,13 +195,8 @@ describe("spend budgets through the separate-process stack", () => {
         }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, any> }));
       }),
     );
-
     const served = answers.filter((a) => a.status === 200).length;
     const refused = answers.filter((a) => a.status !== 200);
-    expect(served).toBeGreaterThan(0);
-    // Reservations count for everyone after them: at most the one request that reached the limit.
-    expect(served).toBeLessThanOrEqual(Math.ceil(0.01 / worstCaseUsd));
-    expect(refused.every((a) => a.status === 403 && a.body.error.details.scope === "workspace")).toBe(true);
     const spend = await waitFor(
       async () => {
         const s = (await workspaceRow(ws))?.spend_this_month as number | undefined;
@@ -205,6 +204,27 @@ describe("spend budgets through the separate-process stack", () => {
       },
       { timeoutMs: 15_000, intervalMs: 250, what: "every served request's spend to be recorded" },
     );
+    return { served, refused, spend, worstCaseUsd };
+  }
+
+  it("keeps a workspace budget within one worst case while 120 requests of two keys race through two gateways", async () => {
+    const { served, refused, spend, worstCaseUsd } = await raceOnWorkspaceBudget(0.01, 120);
+
+    expect(served).toBeGreaterThan(0);
+    // Reservations count for everyone after them: at most the one request that reached the limit.
+    expect(served).toBeLessThanOrEqual(Math.ceil(0.01 / worstCaseUsd));
+    expect(refused.every((a) => a.status === 403 && a.body.error.details.scope === "workspace")).toBe(true);
     expect(spend).toBeLessThanOrEqual(0.01 + worstCaseUsd);
+  });
+
+  it("spends a leased workspace budget to its limit and no further while 200 requests race through two gateways", async () => {
+    // Large enough for each gateway's keys to take spend leases on the budget: the requests they
+    // admit locally and those Admit decides share it, and no lease's unspent share refuses anyone.
+    const { served, refused, spend, worstCaseUsd } = await raceOnWorkspaceBudget(0.1, 200);
+
+    expect(served).toBeGreaterThanOrEqual(Math.floor(0.1 / worstCaseUsd));
+    expect(served).toBeLessThanOrEqual(Math.ceil(0.1 / worstCaseUsd));
+    expect(refused.every((a) => a.status === 403 && a.body.error.details.scope === "workspace")).toBe(true);
+    expect(spend).toBeLessThanOrEqual(0.1 + worstCaseUsd);
   });
 });

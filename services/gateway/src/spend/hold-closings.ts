@@ -37,7 +37,7 @@ export interface HoldClosingBatch {
 
 export interface HoldClosingsOptions {
   /** Sends one batch to the ledger (CloseHolds); answers the hold ids it did not know. */
-  send(batch: HoldClosingBatch): Promise<{ unknownHoldIds: string[] }>;
+  send(batch: HoldClosingBatch): Promise<{ unknownHoldIds: string[]; recalledLeaseHoldIds?: string[] }>;
   log: Logger;
   /** What finished within this long goes in one call. Default 50 ms: the ledger keeps the worst case reserved meanwhile, so waiting is safe, and fewer calls leave more CPU to requests. */
   batchMs?: number;
@@ -84,6 +84,7 @@ export class HoldClosings {
   private readonly runningTurns = new Set<string>();
   private renewDue = false;
   private readonly renewal: NodeJS.Timeout;
+  private readonly recallListeners: Array<(holdIds: string[]) => void> = [];
   /** The latest cover of each lease, sent with the next call. */
   private covers = new Map<string, { inFlight: Nanodollars; spent: Nanodollars }>();
 
@@ -103,6 +104,11 @@ export class HoldClosings {
   /** A hold (or lease) whose request is running here: renewed until `done`. */
   renew(holdId: string): void {
     if (holdId !== "") this.running.add(holdId);
+  }
+
+  /** Leases of this gateway the ledger wants back (an Admit waits for their unspent headroom): `listener` gets their hold ids. */
+  onRecalled(listener: (holdIds: string[]) => void): void {
+    this.recallListeners.push(listener);
   }
 
   /** A run's turn running here that has no hold of its own (a spend lease admitted it): renewed until `doneTurn`. */
@@ -285,7 +291,8 @@ export class HoldClosings {
       }
     }
     try {
-      const { unknownHoldIds } = await this.opts.send(request);
+      const { unknownHoldIds, recalledLeaseHoldIds = [] } = await this.opts.send(request);
+      if (recalledLeaseHoldIds.length > 0) for (const listener of this.recallListeners) listener(recalledLeaseHoldIds);
       if (this.failures > 0) this.opts.log.info({ retries: this.failures }, "gateway.ledger.closings_resumed");
       this.failures = 0;
       if (unknownHoldIds.length > 0) {

@@ -21,6 +21,12 @@ export interface SpendLeasesOptions {
   requestsPerLease?: number;
   /** A lease worth fewer of that request than this is not worth taking: Admit decides. Default 4. */
   minRequests?: number;
+  /**
+   * A lease with no request running that admitted nothing for this long is retired before its use
+   * is over, so its unspent headroom stops counting on a budget others share (a lease in use hears
+   * of a recall with its next covers; an idle one would not). Default 250 ms (at most `useMs`).
+   */
+  idleMs?: number;
   /** After the ledger granted no lease (little headroom left, or it failed), Admit decides for this long. Default 1000 ms. */
   retryMs?: number;
   /** Counts admissions decided here and the outcome of each Lease call. */
@@ -86,6 +92,7 @@ export class SpendLeases {
   private readonly requestsPerLease: bigint;
   private readonly minRequests: bigint;
   private readonly retryMs: number;
+  private readonly idleMs: number;
   private readonly sweep: NodeJS.Timeout;
   private closed = false;
 
@@ -94,9 +101,11 @@ export class SpendLeases {
     this.requestsPerLease = BigInt(opts.requestsPerLease ?? 64);
     this.minRequests = BigInt(opts.minRequests ?? 4);
     this.retryMs = opts.retryMs ?? 1000;
+    this.idleMs = Math.min(opts.idleMs ?? 250, this.useMs);
     // Retires leases of subjects that went quiet, so their unspent part stops counting.
-    this.sweep = setInterval(() => this.retireExpired(), Math.max(50, Math.floor(this.useMs / 2)));
+    this.sweep = setInterval(() => this.retireExpired(), Math.max(50, Math.floor(this.idleMs / 2)));
     this.sweep.unref();
+    opts.closings.onRecalled((holdIds) => this.recall(holdIds));
   }
 
   /**
@@ -143,6 +152,22 @@ export class SpendLeases {
     if (cost) lease.spent += cost.list;
     if (!lease.retired) this.opts.closings.cover(lease.holdId, lease.inFlight, lease.spent);
     else if (lease.inFlight <= 0n) this.end(lease);
+  }
+
+  /**
+   * Retires the leases the ledger recalled (an Admit waits for their unspent headroom of a shared
+   * budget) at once rather than after their use, and asks for no lease on their books for
+   * `retryMs`: Admit decides those requests meanwhile.
+   */
+  private recall(holdIds: string[]): void {
+    const recalled = new Set(holdIds);
+    const now = this.nowMs();
+    for (const book of this.books.values()) {
+      if (!book.current || !recalled.has(book.current.holdId)) continue;
+      this.retire(book.current);
+      book.current = null;
+      book.quietUntilMs = now + this.retryMs;
+    }
   }
 
   /** Retires every lease (shutdown): unspent parts go back; running requests keep theirs. */
@@ -250,6 +275,10 @@ export class SpendLeases {
     const now = this.nowMs();
     for (const [key, book] of this.books) {
       this.usable(book, now);
+      if (book.current && book.current.inFlight === 0n && now - book.lastUsedMs > this.idleMs) {
+        this.retire(book.current);
+        book.current = null;
+      }
       const idle = !book.current && !book.asking && now >= book.quietUntilMs;
       if (idle && now - book.lastUsedMs > this.useMs) this.books.delete(key);
     }

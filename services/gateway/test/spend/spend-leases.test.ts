@@ -186,6 +186,41 @@ test("keeps what running requests may cost when a lease is retired, and releases
   await settled(c, 1_200n);
 });
 
+/** The ledger's state of a lease's hold, and what it still reserves. */
+async function leaseHold(holdId: string): Promise<{ state: string; worst: string } | undefined> {
+  const r = await db.query<{ state: string; worst: string }>(
+    "SELECT state, worst_case_nanodollars::text AS worst FROM holds WHERE hold_id = $1",
+    [holdId],
+  );
+  return r.rows[0];
+}
+
+test("retires a lease that nothing used for idleMs before its use is over, so its headroom goes back", async () => {
+  const c = freshCeiling(1_000_000n);
+  const t = await leases.admit(scope(c), 1_000n);
+  if (!t) throw new Error("not admitted from a lease");
+  await finish(t, `gen-idle-${subject}`, { list: 400n });
+  clock.advance(300);
+
+  await waitFor(async () => (await leaseHold(t.lease.holdId))?.state !== "held", { timeoutMs: 3_000, what: "the idle lease to be released" });
+  // Its requests were done: the next one asks for a new lease.
+  const next = await leases.admit(scope(c), 1_000n);
+  expect(next?.lease.holdId).not.toBe(t.lease.holdId);
+});
+
+test("retires a lease the ledger recalls at its next CloseHolds answer, and leaves requests to Admit for a while", async () => {
+  const c = freshCeiling(1_000_000n);
+  const first = await leases.admit(scope(c), 1_000n);
+  if (!first) throw new Error("not admitted from a lease");
+  await db.query("UPDATE holds SET recalled = true WHERE hold_id = $1", [first.lease.holdId]);
+  // A request still running keeps its worst case: the lease is trimmed to it.
+  const second = await leases.admit(scope(c), 1_000n);
+  expect(second?.lease.holdId).toBe(first.lease.holdId);
+
+  await waitFor(async () => (await leaseHold(first.lease.holdId))?.worst === "2000", { timeoutMs: 3_000, what: "the recalled lease to be trimmed" });
+  expect(await leases.admit(scope(c), 1_000n)).toBeNull();
+});
+
 test("a request that was not served spends nothing", async () => {
   const c = freshCeiling(1_000_000n);
   const t = await leases.admit(scope(c), 1_000n);

@@ -93,32 +93,52 @@ export async function admit(input: AdmitInput, deps: AdmissionDeps): Promise<Adm
   return waitingOnLeases(() => reserve(input, ceilings, now, deps, (a) => deps.admissions.reserve(a)), deps);
 }
 
-const LEASE_POLL_MS = 50;
+const LEASE_POLL_MS = 100;
 
 /**
  * Runs `attempt` until it admits, or refuses on rows that are really at their limits. A refusal on
  * rows whose usage is at the limit only because spend leases hold unspent headroom there (a budget
  * shared by keys and agents that other gateways admit from) would be wrong: it is tried again as
- * the leases are trimmed (their gateways trim them after about a second), for at most
- * `leaseWaitMs`. Near a limit no lease is granted, so the headroom comes back to Admit.
+ * the leases are trimmed, for at most `leaseWaitMs`. The leases are recalled: their gateways
+ * retire them on their next CloseHolds call (within about 50 ms while they are in use; an idle one
+ * is retired after its use, about a second). Near a limit no lease is granted, so the headroom comes
+ * back to Admit.
  */
 async function waitingOnLeases(attempt: () => Promise<Admission>, deps: Pick<AdmissionDeps, "store" | "leaseWaitMs">): Promise<Admission> {
   const giveUpAt = performance.now() + deps.leaseWaitMs;
   for (;;) {
     const admission = await attempt();
-    if (admission.admitted || !admission.refusedRows?.length || performance.now() >= giveUpAt) return admission;
+    if (admission.admitted || !admission.refusedRows?.length || performance.now() + LEASE_POLL_MS >= giveUpAt) return admission;
     if (!(await heldBackByLeases(admission.refusedRows, deps.store))) return admission;
     await sleep(LEASE_POLL_MS);
   }
 }
 
-/** Whether every one of `rows` would be under its limit without the leases' unspent headroom. */
-async function heldBackByLeases(rows: WindowedCeiling[], store: HoldStore): Promise<boolean> {
+/**
+ * Whether every one of `rows` would be under its limit without the leases' unspent headroom; if so,
+ * those leases are recalled. The Admits that wait on the same rows at once share one reading: a
+ * burst near a budget's limit would otherwise read the rows once per waiting request per poll.
+ */
+function heldBackByLeases(rows: WindowedCeiling[], store: HoldStore): Promise<boolean> {
+  const key = rows.map((c) => `${counterKey(c)}\u0000${c.windowStart.getTime()}\u0000${c.limit}`).join("\u0001");
+  let reading = readings.get(key);
+  if (!reading) {
+    reading = readHeldBack(rows, store).finally(() => setTimeout(() => readings.delete(key), LEASE_POLL_MS / 2).unref());
+    readings.set(key, reading);
+  }
+  return reading;
+}
+
+const readings = new Map<string, Promise<boolean>>();
+
+async function readHeldBack(rows: WindowedCeiling[], store: HoldStore): Promise<boolean> {
   const [totals, headroom] = await Promise.all([store.totals(rows), store.leaseHeadroom(rows)]);
-  return rows.every((c) => {
+  const heldBack = rows.every((c) => {
     const unspent = headroom.get(counterKey(c)) ?? 0n;
     return unspent > 0n && used(totals.get(counterKey(c))) - unspent < c.limit;
   });
+  if (heldBack) await store.recallLeases(rows);
+  return heldBack;
 }
 
 const FREE: Admission = { admitted: true, holdId: "", warning: "" };

@@ -124,13 +124,15 @@ export function ledgerService(deps: LedgerServiceDeps): ledger.LedgerServiceServ
         nonNegative(c.spentNanodollars, `lease_covers[${i}].spent_nanodollars`);
       });
       const answered = deps.metrics?.startClosing();
-      await Promise.all([
+      const [, , recalled] = await Promise.all([
         deps.store.renew(
           req.renewHoldIds.filter((id) => id !== ""),
           new Date(deps.clock.now().getTime() + deps.holdTtlMs),
           req.renewTurnRequestIds.filter((id) => id !== ""),
         ),
         deps.store.cover(req.leaseCovers.map((c) => ({ holdId: c.holdId, inFlight: c.inFlightNanodollars, spent: c.spentNanodollars }))),
+        // The gateway's leases in use that a waiting Admit wants back.
+        deps.store.recalledAmong([...new Set([...req.renewHoldIds, ...req.leaseCovers.map((c) => c.holdId)])].filter((id) => id !== "")),
       ]);
       const unknown = await closeHolds(
         {
@@ -151,7 +153,7 @@ export function ledgerService(deps: LedgerServiceDeps): ledger.LedgerServiceServ
         deps,
       );
       answered?.();
-      return { unknownHoldIds: unknown };
+      return { unknownHoldIds: unknown, recalledLeaseHoldIds: recalled };
     }, deps.log),
 
     lease: unaryHandler(async (req: ledger.LeaseRequest): Promise<ledger.LeaseResponse> => {

@@ -410,6 +410,38 @@ export class HoldStore {
   }
 
   /**
+   * Marks the open leases that reserve on any of `ceilings`' rows (in their windows) as recalled:
+   * their gateways retire them on their next CloseHolds call.
+   */
+  async recallLeases(ceilings: WindowedCeiling[]): Promise<void> {
+    if (ceilings.length === 0) return;
+    await this.db.query(
+      `UPDATE holds h SET recalled = true
+       WHERE h.state = 'held' AND h.is_lease AND NOT h.recalled
+         AND EXISTS (SELECT 1 FROM jsonb_array_elements(h.lines) AS l (line), unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS c (kind, id, win, start)
+                     WHERE l.line->>'subject_kind' = c.kind AND l.line->>'subject_id' = c.id
+                       AND l.line->>'window_kind' = c.win AND (l.line->>'window_start')::timestamptz = c.start::timestamptz)`,
+      [
+        ceilings.map((c) => c.subjectKind),
+        ceilings.map((c) => c.subjectId),
+        ceilings.map((c) => c.window),
+        ceilings.map((c) => c.windowStart.toISOString()),
+      ],
+    );
+  }
+
+  /** Which of these holds are open leases recalled by a waiting Admit. */
+  async recalledAmong(holdIds: string[]): Promise<string[]> {
+    if (holdIds.length === 0) return [];
+    const r = await this.db.query<{ hold_id: string }>(
+      `SELECT hold_id FROM holds WHERE hold_id = ANY ($1::text[]) AND recalled AND state = 'held'`,
+      [holdIds],
+      { prepare: true },
+    );
+    return r.rows.map((row) => row.hold_id);
+  }
+
+  /**
    * The counter rows an open lease of `orgId` reserves on (the lines of its hold); undefined when
    * no such lease is held.
    */

@@ -293,6 +293,12 @@ export interface LeaseCover {
 export interface CloseHoldsResponse {
   /** Holds the ledger does not know (never admitted, or already swept away); nothing was done for them. */
   unknownHoldIds: string[];
+  /**
+   * Leases of this call (renewed or covered) that an Admit waits for: a budget they share is at its
+   * limit only because of their unspent headroom. The gateway retires them now rather than after
+   * their use.
+   */
+  recalledLeaseHoldIds: string[];
 }
 
 export interface LeaseRequest {
@@ -2355,13 +2361,16 @@ export const LeaseCover: MessageFns<LeaseCover> = {
 };
 
 function createBaseCloseHoldsResponse(): CloseHoldsResponse {
-  return { unknownHoldIds: [] };
+  return { unknownHoldIds: [], recalledLeaseHoldIds: [] };
 }
 
 export const CloseHoldsResponse: MessageFns<CloseHoldsResponse> = {
   encode(message: CloseHoldsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.unknownHoldIds) {
       writer.uint32(10).string(v!);
+    }
+    for (const v of message.recalledLeaseHoldIds) {
+      writer.uint32(18).string(v!);
     }
     return writer;
   },
@@ -2387,6 +2396,14 @@ export const CloseHoldsResponse: MessageFns<CloseHoldsResponse> = {
             message.unknownHoldIds.push(reader.string());
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.recalledLeaseHoldIds.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2406,6 +2423,11 @@ export const CloseHoldsResponse: MessageFns<CloseHoldsResponse> = {
         : globalThis.Array.isArray(object?.unknown_hold_ids)
         ? object.unknown_hold_ids.map((e: any) => globalThis.String(e))
         : [],
+      recalledLeaseHoldIds: globalThis.Array.isArray(object?.recalledLeaseHoldIds)
+        ? object.recalledLeaseHoldIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.recalled_lease_hold_ids)
+        ? object.recalled_lease_hold_ids.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -2413,6 +2435,9 @@ export const CloseHoldsResponse: MessageFns<CloseHoldsResponse> = {
     const obj: any = {};
     if (message.unknownHoldIds?.length) {
       obj.unknownHoldIds = message.unknownHoldIds;
+    }
+    if (message.recalledLeaseHoldIds?.length) {
+      obj.recalledLeaseHoldIds = message.recalledLeaseHoldIds;
     }
     return obj;
   },
@@ -2423,6 +2448,7 @@ export const CloseHoldsResponse: MessageFns<CloseHoldsResponse> = {
   fromPartial<I extends Exact<DeepPartial<CloseHoldsResponse>, I>>(object: I): CloseHoldsResponse {
     const message = createBaseCloseHoldsResponse();
     message.unknownHoldIds = object.unknownHoldIds?.map((e) => e) || [];
+    message.recalledLeaseHoldIds = object.recalledLeaseHoldIds?.map((e) => e) || [];
     return message;
   },
 };
