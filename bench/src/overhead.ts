@@ -22,7 +22,8 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? "10");
 const TRACE_DIR = process.env.BENCH_TRACE_DIR;
 
 const BENCH_AGENT = "bench-agent";
-const BUDGETS_VARIANT = "ceiling, workspace and agent budgets, run turns";
+const BUDGETS_VARIANT = "ceiling, workspace and agent budgets";
+const TURNS_VARIANT = "ceiling, workspace and agent budgets, run turns";
 /** The budgeted row's requests are turns of this many runs in turn, as agents' loops would send them. */
 const BENCH_RUNS = 64;
 const GUARDED_VARIANT = "guardrail with 26 content filters, preferences";
@@ -125,8 +126,8 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
       await mgmt.post("/v1/keys", { name: "hard-ceiling", limit: 1_000_000, limit_reset: "monthly", include_byok_in_limit: true }),
     );
     // A key whose requests the ledger's budgets count too: its workspace's and its agent's (never
-    // reached), each request a turn of one of BENCH_RUNS runs: a spend lease covers the key and the
-    // budgets (four counter rows), and each turn asks Admit for its run alone.
+    // reached): a spend lease covers the key and the budgets (four counter rows). In the turns row
+    // each request is also a turn of one of BENCH_RUNS runs, and asks Admit for its run alone.
     const budgeted = (await mgmt.post("/v1/workspaces", { name: "Budgeted" })).json as { data: { id: string } };
     await mgmt.put(`/v1/workspaces/${budgeted.data.id}/budgets/monthly`, { limit_usd: 1_000_000 });
     await mgmt.put(`/v1/agents/${BENCH_AGENT}/budgets/monthly`, { limit_usd: 1_000_000 });
@@ -158,8 +159,9 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
       if (opened.status !== 201) throw new Error(`opening a run answered ${opened.status}: ${JSON.stringify(opened.json)}`);
       runIds.push((opened.json as { data: { id: string } }).data.id);
     }
-    const viaBudgets = (stream: boolean): LoadTarget => ({
-      ...viaGateway(stream, budgetedKey, { "x-router-agent": BENCH_AGENT }),
+    const viaBudgets = (stream: boolean): LoadTarget => viaGateway(stream, budgetedKey, { "x-router-agent": BENCH_AGENT });
+    const viaTurns = (stream: boolean): LoadTarget => ({
+      ...viaBudgets(stream),
       bodies: runIds.map((runId) => JSON.stringify({ ...(JSON.parse(body("openai/gpt-4o-mini", stream)) as object), run_id: runId })),
     });
     // A key under a guardrail every request passes (allowlists, a region, all six builtin detectors and
@@ -213,7 +215,7 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
     // rate: a shorter, slower warm-up left the first round measurably slower than the next ones.
     const warmRate = Math.max(...RATES);
     for (const stream of [false, true]) {
-      for (const t of [direct(stream), viaGateway(stream, plainKey), viaGateway(stream, ceilingKey), viaBudgets(stream), viaGuarded(stream), ...INGRESS_ROWS.map((i) => viaIngress(i, stream))]) {
+      for (const t of [direct(stream), viaGateway(stream, plainKey), viaGateway(stream, ceilingKey), viaBudgets(stream), viaTurns(stream), viaGuarded(stream), ...INGRESS_ROWS.map((i) => viaIngress(i, stream))]) {
         await runLoad(t, warmRate, 4);
       }
     }
@@ -259,6 +261,7 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
           await measure(round, `gateway ${kind} (key without ceiling)`, rate, viaGateway(stream, plainKey));
           await measure(round, `gateway ${kind} (key with hard ceiling)`, rate, viaGateway(stream, ceilingKey));
           await measure(round, `gateway ${kind} (${BUDGETS_VARIANT})`, rate, viaBudgets(stream));
+          await measure(round, `gateway ${kind} (${TURNS_VARIANT})`, rate, viaTurns(stream));
           await measure(round, `gateway ${kind} (${GUARDED_VARIANT})`, rate, viaGuarded(stream));
           for (const ingress of INGRESS_ROWS) await measure(round, `gateway ${kind} (/v1/${ingress}, key without ceiling)`, rate, viaIngress(ingress, stream));
         }
@@ -302,7 +305,7 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
     for (const rate of RATES) {
       for (const kind of ["non-stream", "stream TTFT", "embeddings"]) {
         const variants =
-          kind === "embeddings" ? ["/v1/embeddings, key without ceiling"] : ["key without ceiling", "key with hard ceiling", BUDGETS_VARIANT, GUARDED_VARIANT, ...ingressVariants];
+          kind === "embeddings" ? ["/v1/embeddings, key without ceiling"] : ["key without ceiling", "key with hard ceiling", BUDGETS_VARIANT, TURNS_VARIANT, GUARDED_VARIANT, ...ingressVariants];
         for (const variant of variants) {
           const entry = { rate, kind, variant, added_p50_ms: [] as number[], added_p99_ms: [] as number[] };
           for (let round = 1; round <= ROUNDS; round++) {
