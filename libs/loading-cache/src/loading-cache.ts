@@ -59,7 +59,11 @@ export class LoadingCache<V> {
     this.ttlMs = opts.ttlMs;
     this.refreshAfterMs = opts.refreshAfterMs ?? opts.ttlMs * 0.8;
     this.cache = new LRUCache<string, Box<V>>({
-      max: opts.maxEntries ?? 50_000,
+      // Bounded by a size of one per entry rather than `max`: lru-cache preallocates a `max` bound's
+      // arrays in full (about 2 MB per 50,000 entries, resident from the first start), where a size
+      // bound grows them with the entries actually held.
+      maxSize: opts.maxEntries ?? 50_000,
+      sizeCalculation: () => 1,
       ttl: opts.ttlMs,
       // Every age is read from the injected clock, never from a value cached behind a timer.
       perf: { now: () => clock.now().getTime() },

@@ -151,6 +151,17 @@ describe("pin stores", () => {
     expect((await store.read("org_p", hashOf("s"))).size).toBe(0);
   });
 
+  it("keeps at most maxKeys sessions in memory, forgetting the least recently used", async () => {
+    const clock = new ManualClock();
+    const store = new MemoryPinStore(clock, { idleTtlMs: 60_000, maxKeys: 2 });
+    for (const session of ["s1", "s2", "s3"]) {
+      await store.record({ orgId: "org_p", hash: hashOf(session), mode: "sticky", modelId: "acme/one", endpointId: `ep_${session}`, atMs: 1 });
+    }
+    expect((await store.read("org_p", hashOf("s1"))).size).toBe(0);
+    expect((await store.read("org_p", hashOf("s2"))).get("acme/one")).toBe("ep_s2");
+    expect((await store.read("org_p", hashOf("s3"))).get("acme/one")).toBe("ep_s3");
+  });
+
   describe("in Redis, shared by every routing replica", () => {
     let a: Redis;
     let b: Redis;

@@ -97,7 +97,9 @@ export class MemoryPinStore implements PinStore {
 
   constructor(clock: Clock, opts: { idleTtlMs: number; maxKeys?: number }) {
     this.pins = new LRUCache({
-      max: opts.maxKeys ?? 100_000,
+      // A size bound grows with the pins held; `max` would preallocate every slot at start.
+      maxSize: opts.maxKeys ?? 100_000,
+      sizeCalculation: () => 1,
       ttl: opts.idleTtlMs,
       updateAgeOnGet: true,
       perf: { now: () => clock.now().getTime() },
