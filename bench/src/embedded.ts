@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -26,6 +27,12 @@ function body(model: string, stream: boolean): string {
   return JSON.stringify({ model, stream, max_tokens: 64, messages: [{ role: "user", content: "Name one colour." }] });
 }
 
+/** PGlite's own resident memory on `dir`, read by a process that opens nothing else (bench/src/pglite-floor.ts). */
+function pgliteFloorMb(dir: string): number {
+  const out = execFileSync(process.execPath, [join(__dirname, "pglite-floor.js"), dir], { encoding: "utf8" });
+  return Number(out.trim());
+}
+
 async function main(): Promise<void> {
   const fake = await startFake();
   const dataDir = mkdtempSync(join(tmpdir(), "router-bench-embedded-"));
@@ -49,6 +56,7 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, 2000));
     const firstStartMb = rssMb(router.child.pid);
     await router.stop();
+    const floorMb = pgliteFloorMb(join(dataDir, "pg"));
     router = await start();
     await new Promise((r) => setTimeout(r, 2000));
     const restartMb = rssMb(router.child.pid);
@@ -124,6 +132,8 @@ async function main(): Promise<void> {
       }
     }
     process.stdout.write(`\nResident memory (MB): first start ${firstStartMb}, after a restart ${restartMb}, after the load ${rssMb(router.child.pid)}\n`);
+    const above = (mb: number | null) => (mb === null ? "?" : `${mb - floorMb > 0 ? "+" : ""}${mb - floorMb}`);
+    process.stdout.write(`The embedded database alone on the same directory, as configured here: ${floorMb} MB (first start ${above(firstStartMb)}, restart ${above(restartMb)} over it)\n`);
     if (peer) process.stdout.write(`${peer.label} resident memory (MB): before the load ${peerStartMb}, after the load ${rssMb(peer.service.child.pid)}\n`);
   } finally {
     await router?.stop();
