@@ -19,6 +19,8 @@ import { ROUNDS, showRounds } from "./rounds";
 const RATES = (process.env.BENCH_RATES ?? "300").split(",").map(Number);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? "10");
 /** When set, every row's per-request trace (send time, latency) is written there as CSV, to find when slow requests happened. */
+/** Only the gateway rows whose scenario contains this text (and the direct rows), e.g. "run turns". */
+const ONLY = process.env.BENCH_ONLY;
 const TRACE_DIR = process.env.BENCH_TRACE_DIR;
 
 const BENCH_AGENT = "bench-agent";
@@ -234,6 +236,8 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
     const rows: Row[] = [];
     const metricsUrl = `http://127.0.0.1:${gatewayMetricsPort}/metrics`;
     const measure = async (round: number, scenario: string, rate: number, target: LoadTarget) => {
+      // The direct rows always run: every added figure is read against them.
+      if (ONLY && !scenario.startsWith("direct") && !scenario.includes(ONLY)) return;
       const gatewayBefore = await scrapeGateway(metricsUrl);
       const before = sampleCpu(cpuSubjects);
       const { trace, ...result } = await runLoad(target, rate, SECONDS, { trace: TRACE_DIR !== undefined });

@@ -210,6 +210,38 @@ describe("a turn admitted from a lease", () => {
     expect(answers.filter((x) => !x.admitted).every((x) => x.refusal?.scope === "run")).toBe(true);
   });
 
+  it("decides a lease's later turns as the first: admitted while the run is open, refused once it is closed or the lease is gone", async () => {
+    const { org, agent } = tenant();
+    const ws = workspaceId();
+    await workspaceBudget(org, ws, { limit_usd: 4 });
+    const res = await l.http("POST", "/v1/runs", agent, { budget_usd: 1, max_turns: 3 });
+    const runId = res.json.data.id as string;
+    const held = await lease(org, { workspaceId: ws });
+    const turn = () => admit(org, { workspaceId: ws, runId, leaseHoldId: held.holdId, worstCaseNanodollars: USD / 100n });
+
+    // The first turn reads the lease; the next ones are taken in one statement.
+    for (let i = 0; i < 3; i++) expect(await turn()).toMatchObject({ admitted: true, holdId: "" });
+    expect(await turn()).toMatchObject({ admitted: false, refusal: { scope: "run", httpStatus: 403, message: "This run has used all 3 of its turns." } });
+    const run = (await l.http("GET", `/v1/runs/${runId}`, agent)).json.data as Record<string, unknown>;
+    expect(run).toMatchObject({ turns_used: 3, reserved: 0.03 });
+
+    const open = (await l.http("POST", "/v1/runs", agent, { budget_usd: 1 })).json.data.id as string;
+    const again = requestId();
+    const onOpen = (id: string) => admit(org, { requestId: id, workspaceId: ws, runId: open, leaseHoldId: held.holdId, worstCaseNanodollars: USD / 100n });
+    expect(await onOpen(again)).toMatchObject({ admitted: true });
+    // The same request again is the same turn, not a second one.
+    expect(await onOpen(again)).toMatchObject({ admitted: true });
+    expect((await l.http("GET", `/v1/runs/${open}`, agent)).json.data).toMatchObject({ turns_used: 1 });
+
+    expect((await l.http("POST", `/v1/runs/${open}/close`, agent, { status: "cancelled" })).status).toBe(200);
+    expect(await onOpen(requestId())).toMatchObject({ admitted: false, refusal: { scope: "run", httpStatus: 409, runStatus: "cancelled" } });
+
+    const fresh = (await l.http("POST", "/v1/runs", agent, { budget_usd: 1 })).json.data.id as string;
+    await l.release(held.holdId);
+    await expect(admit(org, { workspaceId: ws, runId: fresh, leaseHoldId: held.holdId })).rejects.toMatchObject({ details: { field: "lease_hold_id" } });
+    expect((await l.http("GET", `/v1/runs/${fresh}`, agent)).json.data).toMatchObject({ turns_used: 0, reserved: 0 });
+  });
+
   it("is a 400 naming lease_hold_id when the lease is unknown, another organisation's, or misses a budget", async () => {
     const { org, agent } = tenant();
     const ws = workspaceId();

@@ -153,8 +153,29 @@ class RollbackWith<T> extends Error {
 const LEASED_CONCURRENTLY = Symbol("leased concurrently");
 
 /** The ledger's tables: counter rows per subject and window, and holds. */
+/** Leases whose lines are remembered; past this the oldest are forgotten (and read again if used). */
+const KNOWN_LEASES_MAX = 10_000;
+
 export class HoldStore {
+  /** The lines of leases read before, by hold id: a lease's lines never change once it is granted. */
+  private readonly knownLeaseLines = new Map<string, HoldLine[]>();
+
   constructor(private readonly db: Db) {}
+
+  /** Remembers what a lease covers, read from its hold, so later turns it admits need not read it again. */
+  rememberLeaseLines(holdId: string, lines: HoldLine[]): void {
+    if (this.knownLeaseLines.has(holdId)) return;
+    if (this.knownLeaseLines.size >= KNOWN_LEASES_MAX) {
+      const oldest = this.knownLeaseLines.keys().next().value;
+      if (oldest !== undefined) this.knownLeaseLines.delete(oldest);
+    }
+    this.knownLeaseLines.set(holdId, lines);
+  }
+
+  /** What a lease covers, when it was read before; whether it is still open is for the caller to check. */
+  leaseLinesSeen(holdId: string): HoldLine[] | undefined {
+    return this.knownLeaseLines.get(holdId);
+  }
 
   /**
    * Grants a lease in one transaction: answers the hold already placed under the lease id, if any;

@@ -2,7 +2,7 @@ import { DomainError, invalid } from "@router/errors";
 import type { Queryable } from "@router/db";
 import { checkOnly, reserve, type Admission, type AdmissionDeps, type AdmitInput } from "../holds/admission";
 import { counterKey, type WindowedCeiling } from "../holds/ceilings";
-import { findRun, findRunForLeasedTurn, findTurn, insertTurn, saveRun, takeTurnIfUnchanged, type Run } from "./run-store";
+import { findRun, findRunForLeasedTurn, findTurn, insertTurn, saveRun, takeOpenTurn, takeTurnIfUnchanged, type Run } from "./run-store";
 import type { HoldLine } from "../holds/store";
 import { turnRefusal, type RunRefusal } from "./run-turns";
 
@@ -67,25 +67,31 @@ const LEASED_TURN_ATTEMPTS = 3;
 
 /**
  * A turn whose key ceiling and budgets a spend lease admitted: only the run decides, so it takes no
- * lock and no transaction. One read (the run, the lease's rows, a turn already admitted for the
- * request), the decision here, one write that takes the turn only if the run is still as read.
+ * lock and no transaction. With a lease read before, one statement takes the turn of an open run
+ * short of its limits. Otherwise one read (the run, the lease's rows, a turn already admitted for
+ * the request), the decision here, one write that takes the turn only if the run is still as read.
  * Turns of one run rarely race (an agent's loop sends them one after another); a run that changed
  * in between is read again, and after a few tries the locked path decides.
  */
 async function admitLeasedTurn(input: AdmitInput, ceilings: WindowedCeiling[], now: Date, deps: AdmissionDeps): Promise<Admission> {
+  const leaseHoldId = input.leaseHoldId ?? "";
+  const turn = { requestId: input.requestId, reserved: input.worstCase, admittedAt: now, expiresAt: new Date(now.getTime() + deps.holdTtlMs) };
+  // A lease seen before is known to cover the turn's limits (its lines never change): the common
+  // case is then one statement. Anything else (a lease not seen yet, a run not open or at a limit,
+  // a retried request) is read and decided below.
+  const known = deps.store.leaseLinesSeen(leaseHoldId);
+  if (known && coversAll(known, ceilings) && (await takeOpenTurn(deps.db, { ...turn, orgId: input.orgId, runId: input.runId, leaseHoldId }))) {
+    return { admitted: true, holdId: "", warning: "" };
+  }
   for (let attempt = 0; attempt < LEASED_TURN_ATTEMPTS; attempt++) {
-    const seen = await findRunForLeasedTurn(deps.db, { ...input, leaseHoldId: input.leaseHoldId ?? "" });
+    const seen = await findRunForLeasedTurn(deps.db, { ...input, leaseHoldId });
     if (!seen.run) throw runNotFound();
     if (seen.existingTurnRunId !== undefined) return existingTurn(seen.existingTurnRunId, seen.run, input, deps.db, deps);
     checkLeaseCovers(seen.leaseLines, ceilings);
+    if (seen.leaseLines) deps.store.rememberLeaseLines(leaseHoldId, seen.leaseLines);
     const refusal = turnRefusal(seen.run);
     if (refusal) return refuseRun(seen.run, refusal);
-    const taken = await takeTurnIfUnchanged(deps.db, seen.run, {
-      requestId: input.requestId,
-      reserved: input.worstCase,
-      admittedAt: now,
-      expiresAt: new Date(now.getTime() + deps.holdTtlMs),
-    });
+    const taken = await takeTurnIfUnchanged(deps.db, seen.run, turn);
     if (taken) return { admitted: true, holdId: "", warning: "" };
   }
   return admitTurnLocked(input, ceilings, now, deps);
@@ -107,9 +113,18 @@ async function leaseCovered(q: Queryable, input: AdmitInput, ceilings: WindowedC
 
 function checkLeaseCovers(lines: HoldLine[] | undefined, ceilings: WindowedCeiling[]): void {
   if (!lines) throw invalid("lease_hold_id", "no open spend lease of this organisation has this id");
-  const covered = new Set(lines.map((l) => `${counterKey(l)}\u0000${l.windowStart.getTime()}`));
-  const missing = ceilings.find((c) => !covered.has(`${counterKey(c)}\u0000${c.windowStart.getTime()}`));
+  const missing = uncovered(lines, ceilings);
   if (missing) throw invalid("lease_hold_id", `the lease does not cover the turn's ${missing.subjectKind} limit`);
+}
+
+function coversAll(lines: HoldLine[], ceilings: WindowedCeiling[]): boolean {
+  return uncovered(lines, ceilings) === undefined;
+}
+
+/** The first of `ceilings` (subject and window) that none of the lease's lines reserves on. */
+function uncovered(lines: HoldLine[], ceilings: WindowedCeiling[]): WindowedCeiling | undefined {
+  const covered = new Set(lines.map((l) => `${counterKey(l)}\u0000${l.windowStart.getTime()}`));
+  return ceilings.find((c) => !covered.has(`${counterKey(c)}\u0000${c.windowStart.getTime()}`));
 }
 
 function runNotFound(): DomainError {

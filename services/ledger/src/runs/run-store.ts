@@ -146,6 +146,40 @@ export async function findRunForLeasedTurn(
 }
 
 /**
+ * The common leased turn in one statement: takes the turn when the run is open and short of its
+ * budget, turn and tool-call limits (the rules of `turnRefusal`, which decides every other case and
+ * words every refusal) and the lease is still open. False when any of that fails, or the request is
+ * already a turn: the caller then reads the run and decides.
+ */
+export async function takeOpenTurn(
+  db: Queryable,
+  t: { orgId: string; runId: string; leaseHoldId: string; requestId: string; reserved: bigint; admittedAt: Date; expiresAt: Date },
+): Promise<boolean> {
+  const r = await db
+    .query(
+      `WITH taken AS (
+         UPDATE runs SET reserved_nanodollars = reserved_nanodollars + $4::bigint, turns_used = turns_used + 1, updated_at = $5::timestamptz
+         WHERE run_id = $1 AND org_id = $2 AND status = 'open'
+           AND spent_nanodollars + reserved_nanodollars < budget_nanodollars
+           AND (max_turns IS NULL OR turns_used < max_turns)
+           AND (max_tool_calls IS NULL OR tool_calls_used < max_tool_calls)
+           AND EXISTS (SELECT 1 FROM holds h WHERE h.hold_id = $3 AND h.org_id = $2 AND h.is_lease AND h.state = 'held')
+         RETURNING turns_used
+       )
+       INSERT INTO run_turns (request_id, run_id, turn, state, reserved_nanodollars, admitted_at, expires_at)
+       SELECT $7, $1, taken.turns_used, 'admitted', $4::bigint, $5::timestamptz, $6::timestamptz FROM taken`,
+      [t.runId, t.orgId, t.leaseHoldId, t.reserved.toString(), t.admittedAt.toISOString(), t.expiresAt.toISOString(), t.requestId],
+      { prepare: true },
+    )
+    .catch((err: unknown) => {
+      // Already a turn (a retried Admit, or a concurrent one): nothing changed; the read path answers.
+      if ((err as { code?: string }).code === UNIQUE_VIOLATION) return { rowCount: 0 };
+      throw err;
+    });
+  return r.rowCount === 1;
+}
+
+/**
  * Takes a turn on a run that is still as `seen` (what admission decided on), reserving its worst
  * case and inserting the turn, in one statement. False when the run changed meanwhile (another
  * turn, a settlement, a close): the caller decides again.
