@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort, gatewayClient, httpReady, startNodeProcess, waitFor, type ChildService, type JsonResponse } from "@router/testkit";
@@ -21,6 +21,22 @@ const RATES = (process.env.BENCH_RATES ?? "300,800").split(",").map(Number);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? "10");
 const PEER = process.env.BENCH_PEER;
 const MAIN = join(__dirname, "..", "..", "services", "embedded", "dist", "main.js");
+/**
+ * The Node flags `npm start` runs the process with, read from the root package.json's start script
+ * so the bench measures what a newcomer runs; BENCH_NODE_ARGS replaces them (e.g. "" for none).
+ */
+const NODE_ARGS =
+  process.env.BENCH_NODE_ARGS !== undefined
+    ? process.env.BENCH_NODE_ARGS.split(" ").filter(Boolean)
+    : startScriptNodeArgs(join(__dirname, "..", "..", "package.json"));
+
+function startScriptNodeArgs(packageJson: string): string[] {
+  const start = (JSON.parse(readFileSync(packageJson, "utf8")) as { scripts: { start: string } }).scripts.start;
+  const flags = /node ((?:--\S+ )*)services\/embedded\/dist\/main\.js/.exec(start);
+  if (!flags) throw new Error(`package.json's start script does not run services/embedded/dist/main.js with node: ${start}`);
+  return (flags[1] ?? "").split(" ").filter(Boolean);
+}
+
 const KEY_LINE = /^\s+(rt-mgmt-\S+)\s*$/m;
 
 function body(model: string, stream: boolean): string {
@@ -45,6 +61,7 @@ async function main(): Promise<void> {
       { PORT: String(port), ROUTER_DATA_DIR: dataDir, ROUTER_PROVIDER_OPENAI_BASE_URL: fake.url, LOG_LEVEL: "warn", METRICS_PORT: "0" },
       () => httpReady(`http://127.0.0.1:${port}/health`),
       120_000,
+      NODE_ARGS,
     );
   let router: ChildService | undefined;
   let peer: PeerGateway | undefined;
