@@ -123,6 +123,31 @@ describe("the one-process default (npm start)", () => {
     expect(JSON.parse(delivered.body)).toMatchObject({ type: "request.completed", request: { id: res.json.id } });
   }, 90_000);
 
+  it("counts a completion on the key the README's first example creates: its limit applies to BYOK traffic", async () => {
+    const readme = readFileSync(join(__dirname, "..", "README.md"), "utf8");
+    const example = readme.slice(readme.indexOf("## A first completion"));
+    const keysCall = example.slice(example.indexOf("localhost:8080/v1/keys"));
+    const body = JSON.parse(/-d '(\{[^']*\})'/.exec(keysCall)?.[1] ?? "null") as Record<string, unknown>;
+    expect(body).toMatchObject({ limit: expect.any(Number) });
+
+    const key = KEY_LINE.exec(proc?.output() ?? "")?.[1] ?? "";
+    const base = `http://127.0.0.1:${port}`;
+    const created = (await gatewayClient(base, key).post("/v1/keys", body)).json.data as { key: string };
+    const inference = gatewayClient(base, created.key);
+    fake.script({ text: "README hello." });
+    const res = await inference.post("/v1/chat/completions", { model: "openai/gpt-4o-mini", messages: [{ role: "user", content: "Hello" }] });
+    expect(res.status).toBe(200);
+    const info = await waitFor(
+      async () => {
+        const data = (await inference.get("/v1/key")).json.data as { usage: number; limit: number; limit_remaining: number };
+        return data.usage > 0 ? data : undefined;
+      },
+      { what: "the completion's cost on the README key's limit" },
+    );
+    expect(info.limit).toBe(body.limit);
+    expect(info.limit_remaining).toBeCloseTo(info.limit - info.usage, 9);
+  }, 60_000);
+
   it("keeps its state across a restart and does not print a new key", async () => {
     const firstOutput = proc?.output() ?? "";
     const key = KEY_LINE.exec(firstOutput)?.[1] ?? "";
