@@ -148,6 +148,16 @@ describe("the one-process default (npm start)", () => {
     expect(info.limit_remaining).toBeCloseTo(info.limit - info.usage, 9);
   }, 60_000);
 
+  it("refuses a bad setting in one line that names it, with no stack trace", async () => {
+    const failed = await run(process.execPath, [MAIN], { env: { PATH: process.env.PATH ?? "", PORT: "eighty", ROUTER_DATA_DIR: dataDir } }).then(
+      () => null,
+      (err: { code: number; stderr: string }) => err,
+    );
+    expect(failed?.code).toBe(1);
+    expect(failed?.stderr).toMatch(/^router failed to start: invalid configuration:\n {2}PORT: /);
+    expect(failed?.stderr).not.toMatch(/\n\s+at /);
+  });
+
   it("keeps its state across a restart and does not print a new key", async () => {
     const firstOutput = proc?.output() ?? "";
     const key = KEY_LINE.exec(firstOutput)?.[1] ?? "";

@@ -4,6 +4,9 @@ import lockfile from "proper-lockfile";
 
 /** Another process owns the embedded data directory. */
 export class DataDirInUseError extends Error {
+  /** Its message says what to do: a process that cannot start prints it without a stack. */
+  readonly operatorFacing = true;
+
   constructor(readonly dir: string, readonly owner: DataDirOwner | null) {
     const who = owner ? `process ${owner.pid} (${owner.command}) since ${owner.since}` : "another process";
     super(

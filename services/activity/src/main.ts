@@ -2,7 +2,7 @@ import { startTracing } from "@router/tracing";
 import { busConfigOf, createBus } from "@router/bus";
 import { loadConfig, serviceSecrets } from "@router/config";
 import { openServiceDb } from "@router/db";
-import { createLogger, installProcessHandlers, stopOnSignals } from "@router/logging";
+import { createLogger, exitOnStartFailure, installProcessHandlers, stopOnSignals } from "@router/logging";
 import { systemClock } from "@router/money";
 import { startActivity } from "./app";
 import { activityConfigSchema } from "./config";
@@ -39,7 +39,4 @@ async function main(): Promise<void> {
   });
 }
 
-main().catch((err: unknown) => {
-  createLogger({ base: { service: "activity" } }).fatal({ err }, "activity.start_failed");
-  process.exit(1);
-});
+main().catch(exitOnStartFailure("activity"));

@@ -2,7 +2,7 @@ import { startTracing } from "@router/tracing";
 import { busConfigOf, createBus } from "@router/bus";
 import { loadConfig, serviceSecrets } from "@router/config";
 import { openServiceDb } from "@router/db";
-import { createLogger, installProcessHandlers, stopOnSignals } from "@router/logging";
+import { createLogger, exitOnStartFailure, installProcessHandlers, stopOnSignals } from "@router/logging";
 import { systemClock } from "@router/money";
 import { outboundOptionsOf } from "@router/outbound";
 import { startAlerts } from "./app";
@@ -42,7 +42,4 @@ async function main(): Promise<void> {
   });
 }
 
-main().catch((err: unknown) => {
-  createLogger({ base: { service: "alerts" } }).fatal({ err }, "alerts.start_failed");
-  process.exit(1);
-});
+main().catch(exitOnStartFailure("alerts"));

@@ -10,7 +10,7 @@ import { createPostgresDb, EmbeddedPostgres, type Db } from "@router/db";
 import { ensureOperatorOrganisation, pkceOptionsOf, rateLimitOptionsOf, incompleteSignInProviders, regionOptionsOf, signInOptionsOf, startGateway, upstreamOptionsOf } from "@router/gateway";
 import { CLIENT_OPTIONS, insecure } from "@router/grpc-kit";
 import { startLedger, stripeSettingsOf } from "@router/ledger";
-import { createLogger, installProcessHandlers, stopOnSignals } from "@router/logging";
+import { createLogger, exitOnStartFailure, installProcessHandlers, stopOnSignals } from "@router/logging";
 import { systemClock } from "@router/money";
 import { outboundOptionsOf } from "@router/outbound";
 import { ledger, routing } from "@router/proto";
@@ -185,7 +185,4 @@ async function main(): Promise<void> {
   });
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`router failed to start: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
-  process.exit(1);
-});
+main().catch(exitOnStartFailure("router"));

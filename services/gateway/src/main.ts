@@ -5,7 +5,7 @@ import { busConfigOf, createBus } from "@router/bus";
 import { loadConfig, providerBaseUrls } from "@router/config";
 import { openServiceDb } from "@router/db";
 import { clientOptionsFor, insecure } from "@router/grpc-kit";
-import { createLogger, installProcessHandlers, stopOnSignals } from "@router/logging";
+import { createLogger, exitOnStartFailure, installProcessHandlers, stopOnSignals } from "@router/logging";
 import { systemClock } from "@router/money";
 import { ledger, routing } from "@router/proto";
 import { ensureOperatorOrganisation, GATEWAY_SCHEMA, migrateGateway, operatorOrganisationExists, startGateway } from "./app";
@@ -106,7 +106,4 @@ async function main(): Promise<void> {
   });
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`gateway failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
-});
+main().catch(exitOnStartFailure("gateway"));

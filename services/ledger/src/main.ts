@@ -1,8 +1,8 @@
 import { busConfigOf, createBus } from "@router/bus";
-import { ConfigError, loadConfig, serviceSecrets } from "@router/config";
+import { loadConfig, serviceSecrets } from "@router/config";
 import { startTracing } from "@router/tracing";
 import { openServiceDb } from "@router/db";
-import { createLogger, installProcessHandlers, stopOnSignals } from "@router/logging";
+import { createLogger, exitOnStartFailure, installProcessHandlers, stopOnSignals } from "@router/logging";
 import { systemClock } from "@router/money";
 import { startLedger } from "./app";
 import { ledgerConfigSchema, stripeSettingsOf } from "./config";
@@ -48,8 +48,4 @@ async function main(): Promise<void> {
   });
 }
 
-main().catch((err: unknown) => {
-  // The logger may not exist yet (bad config), so the failure goes to stderr as it is.
-  console.error(err instanceof ConfigError ? err.message : err);
-  process.exit(1);
-});
+main().catch(exitOnStartFailure("ledger"));

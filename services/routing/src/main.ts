@@ -2,7 +2,7 @@ import { startTracing } from "@router/tracing";
 import { busConfigOf, createBus } from "@router/bus";
 import { loadConfig, providerBaseUrls, serviceSecrets } from "@router/config";
 import { openServiceDb } from "@router/db";
-import { createLogger, installProcessHandlers, stopOnSignals } from "@router/logging";
+import { createLogger, exitOnStartFailure, installProcessHandlers, stopOnSignals } from "@router/logging";
 import { systemClock } from "@router/money";
 import { ROUTING_SCHEMA, startRouting } from "./app";
 import { RoutingConfig } from "./config";
@@ -43,7 +43,4 @@ async function main(): Promise<void> {
   });
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+main().catch(exitOnStartFailure("routing"));

@@ -2,7 +2,7 @@ import { startTracing } from "@router/tracing";
 import { busConfigOf, createBus } from "@router/bus";
 import { loadConfig, serviceSecrets } from "@router/config";
 import { openServiceDb } from "@router/db";
-import { createLogger, installProcessHandlers, stopOnSignals } from "@router/logging";
+import { createLogger, exitOnStartFailure, installProcessHandlers, stopOnSignals } from "@router/logging";
 import { fromUsd, systemClock } from "@router/money";
 import { startRunaway } from "./app";
 import { runawayConfigSchema } from "./config";
@@ -41,7 +41,4 @@ async function main(): Promise<void> {
   });
 }
 
-main().catch((err: unknown) => {
-  createLogger({ base: { service: "runaway" } }).fatal({ err }, "runaway.start_failed");
-  process.exit(1);
-});
+main().catch(exitOnStartFailure("runaway"));
