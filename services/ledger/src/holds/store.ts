@@ -152,10 +152,10 @@ class RollbackWith<T> extends Error {
 /** A concurrent Lease call with the same id placed its hold first. */
 const LEASED_CONCURRENTLY = Symbol("leased concurrently");
 
-/** The ledger's tables: counter rows per subject and window, and holds. */
 /** Leases whose lines are remembered; past this the oldest are forgotten (and read again if used). */
 const KNOWN_LEASES_MAX = 10_000;
 
+/** The ledger's tables: counter rows per subject and window, and holds. */
 export class HoldStore {
   /** The lines of leases read before, by hold id: a lease's lines never change once it is granted. */
   private readonly knownLeaseLines = new Map<string, HoldLine[]>();
