@@ -18,9 +18,9 @@ import { ROUNDS, showRounds } from "./rounds";
  */
 const RATES = (process.env.BENCH_RATES ?? "300").split(",").map(Number);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? "10");
-/** When set, every row's per-request trace (send time, latency) is written there as CSV, to find when slow requests happened. */
 /** Only the gateway rows whose scenario contains this text (and the direct rows), e.g. "run turns". */
 const ONLY = process.env.BENCH_ONLY;
+/** When set, every row's per-request trace (send time, latency) is written there as CSV, to find when slow requests happened. */
 const TRACE_DIR = process.env.BENCH_TRACE_DIR;
 
 const BENCH_AGENT = "bench-agent";
