@@ -170,6 +170,16 @@ describe("a turn admitted from a lease", () => {
     return res.json.data.id as string;
   }
 
+  /** A tenant whose workspace has a $4 budget, a $1 run with these limits, and a lease on the workspace. */
+  async function leasedRun(limits: Record<string, unknown>) {
+    const { org, agent } = tenant();
+    const ws = workspaceId();
+    await workspaceBudget(org, ws, { limit_usd: 4 });
+    const res = await l.http("POST", "/v1/runs", agent, { budget_usd: 1, ...limits });
+    const held = await lease(org, { workspaceId: ws });
+    return { org, agent, ws, runId: res.json.data.id as string, held };
+  }
+
   it("is reserved on the run alone when the lease covers the key and the budgets", async () => {
     const { org, agent } = tenant();
     const ws = workspaceId();
@@ -187,12 +197,7 @@ describe("a turn admitted from a lease", () => {
   });
 
   it("never passes the run's turn limit while leased turns race, and counts a request sent twice at once as one turn", async () => {
-    const { org, agent } = tenant();
-    const ws = workspaceId();
-    await workspaceBudget(org, ws, { limit_usd: 4 });
-    const res = await l.http("POST", "/v1/runs", agent, { budget_usd: 1, max_turns: 5 });
-    const runId = res.json.data.id as string;
-    const held = await lease(org, { workspaceId: ws });
+    const { org, agent, ws, runId, held } = await leasedRun({ max_turns: 5 });
     const twice = requestId();
 
     const answers = await Promise.all([
@@ -211,12 +216,7 @@ describe("a turn admitted from a lease", () => {
   });
 
   it("decides a lease's later turns as the first: admitted while the run is open, refused once it is closed or the lease is gone", async () => {
-    const { org, agent } = tenant();
-    const ws = workspaceId();
-    await workspaceBudget(org, ws, { limit_usd: 4 });
-    const res = await l.http("POST", "/v1/runs", agent, { budget_usd: 1, max_turns: 3 });
-    const runId = res.json.data.id as string;
-    const held = await lease(org, { workspaceId: ws });
+    const { org, agent, ws, runId, held } = await leasedRun({ max_turns: 3 });
     const turn = () => admit(org, { workspaceId: ws, runId, leaseHoldId: held.holdId, worstCaseNanodollars: USD / 100n });
 
     // The first turn reads the lease; the next ones are taken in one statement.

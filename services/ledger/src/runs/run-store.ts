@@ -145,38 +145,32 @@ export async function findRunForLeasedTurn(
   };
 }
 
+/** A turn to take: its request, the worst case it reserves on the run, and when its reservation expires. */
+export interface TurnToTake {
+  requestId: string;
+  reserved: bigint;
+  admittedAt: Date;
+  expiresAt: Date;
+}
+
 /**
  * The common leased turn in one statement: takes the turn when the run is open and short of its
  * budget, turn and tool-call limits (the rules of `turnRefusal`, which decides every other case and
  * words every refusal) and the lease is still open. False when any of that fails, or the request is
  * already a turn: the caller then reads the run and decides.
  */
-export async function takeOpenTurn(
-  db: Queryable,
-  t: { orgId: string; runId: string; leaseHoldId: string; requestId: string; reserved: bigint; admittedAt: Date; expiresAt: Date },
-): Promise<boolean> {
-  const r = await db
-    .query(
-      `WITH taken AS (
-         UPDATE runs SET reserved_nanodollars = reserved_nanodollars + $4::bigint, turns_used = turns_used + 1, updated_at = $5::timestamptz
-         WHERE run_id = $1 AND org_id = $2 AND status = 'open'
-           AND spent_nanodollars + reserved_nanodollars < budget_nanodollars
-           AND (max_turns IS NULL OR turns_used < max_turns)
-           AND (max_tool_calls IS NULL OR tool_calls_used < max_tool_calls)
-           AND EXISTS (SELECT 1 FROM holds h WHERE h.hold_id = $3 AND h.org_id = $2 AND h.is_lease AND h.state = 'held')
-         RETURNING turns_used
-       )
-       INSERT INTO run_turns (request_id, run_id, turn, state, reserved_nanodollars, admitted_at, expires_at)
-       SELECT $7, $1, taken.turns_used, 'admitted', $4::bigint, $5::timestamptz, $6::timestamptz FROM taken`,
-      [t.runId, t.orgId, t.leaseHoldId, t.reserved.toString(), t.admittedAt.toISOString(), t.expiresAt.toISOString(), t.requestId],
-      { prepare: true },
-    )
-    .catch((err: unknown) => {
-      // Already a turn (a retried Admit, or a concurrent one): nothing changed; the read path answers.
-      if ((err as { code?: string }).code === UNIQUE_VIOLATION) return { rowCount: 0 };
-      throw err;
-    });
-  return r.rowCount === 1;
+export function takeOpenTurn(db: Queryable, t: TurnToTake & { orgId: string; runId: string; leaseHoldId: string }): Promise<boolean> {
+  return takeTurnWhere(
+    db,
+    t.runId,
+    t,
+    `org_id = $6 AND status = 'open'
+       AND spent_nanodollars + reserved_nanodollars < budget_nanodollars
+       AND (max_turns IS NULL OR turns_used < max_turns)
+       AND (max_tool_calls IS NULL OR tool_calls_used < max_tool_calls)
+       AND EXISTS (SELECT 1 FROM holds h WHERE h.hold_id = $7 AND h.org_id = $6 AND h.is_lease AND h.state = 'held')`,
+    [t.orgId, t.leaseHoldId],
+  );
 }
 
 /**
@@ -184,37 +178,35 @@ export async function takeOpenTurn(
  * case and inserting the turn, in one statement. False when the run changed meanwhile (another
  * turn, a settlement, a close): the caller decides again.
  */
-export async function takeTurnIfUnchanged(
-  db: Queryable,
-  seen: Run,
-  t: { requestId: string; reserved: bigint; admittedAt: Date; expiresAt: Date },
-): Promise<boolean> {
+export function takeTurnIfUnchanged(db: Queryable, seen: Run, t: TurnToTake): Promise<boolean> {
+  return takeTurnWhere(
+    db,
+    seen.id,
+    t,
+    `status = $6 AND spent_nanodollars = $7::bigint AND reserved_nanodollars = $8::bigint AND turns_used = $9 AND tool_calls_used = $10`,
+    [seen.status, seen.spent.toString(), seen.reserved.toString(), seen.turnsUsed, seen.toolCallsUsed],
+  );
+}
+
+/**
+ * Reserves `t` on the run and inserts it as the run's next turn, in one statement, when the run's
+ * row also meets `condition` (its parameters from $6 on, `params`). False when it does not, or when
+ * the request is already a turn (the unique request id: nothing changed, a read finds that turn).
+ */
+async function takeTurnWhere(db: Queryable, runId: string, t: TurnToTake, condition: string, params: unknown[]): Promise<boolean> {
   const r = await db
     .query(
-    `WITH taken AS (
-       UPDATE runs SET reserved_nanodollars = reserved_nanodollars + $6::bigint, turns_used = turns_used + 1, updated_at = $7::timestamptz
-       WHERE run_id = $1 AND status = $2 AND spent_nanodollars = $3::bigint AND reserved_nanodollars = $4::bigint
-         AND turns_used = $5 AND tool_calls_used = $9
-       RETURNING turns_used
-     )
-     INSERT INTO run_turns (request_id, run_id, turn, state, reserved_nanodollars, admitted_at, expires_at)
-     SELECT $10, $1, taken.turns_used, 'admitted', $6::bigint, $7::timestamptz, $8::timestamptz FROM taken`,
-    [
-      seen.id,
-      seen.status,
-      seen.spent.toString(),
-      seen.reserved.toString(),
-      seen.turnsUsed,
-      t.reserved.toString(),
-      t.admittedAt.toISOString(),
-      t.expiresAt.toISOString(),
-      seen.toolCallsUsed,
-      t.requestId,
-    ],
-    { prepare: true },
+      `WITH taken AS (
+         UPDATE runs SET reserved_nanodollars = reserved_nanodollars + $2::bigint, turns_used = turns_used + 1, updated_at = $3::timestamptz
+         WHERE run_id = $1 AND ${condition}
+         RETURNING turns_used
+       )
+       INSERT INTO run_turns (request_id, run_id, turn, state, reserved_nanodollars, admitted_at, expires_at)
+       SELECT $5, $1, taken.turns_used, 'admitted', $2::bigint, $3::timestamptz, $4::timestamptz FROM taken`,
+      [runId, t.reserved.toString(), t.admittedAt.toISOString(), t.expiresAt.toISOString(), t.requestId, ...params],
+      { prepare: true },
     )
     .catch((err: unknown) => {
-      // The same request admitted concurrently: the statement changed nothing, and the next read finds its turn.
       if ((err as { code?: string }).code === UNIQUE_VIOLATION) return { rowCount: 0 };
       throw err;
     });
