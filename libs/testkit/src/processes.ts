@@ -1,18 +1,49 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { randomInt } from "node:crypto";
 import { connect, createServer } from "node:net";
 
-/** A free TCP port on loopback, for services started as separate processes. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * Ports for services started as separate processes come from a range below the kernel's ephemeral
+ * range (32768-60999 on Linux), split into one block per jest worker, and are never handed out twice
+ * by one process. A port the kernel picked (`listen(0)`) could be picked again for the next service
+ * of the same stack or taken by an outgoing connection before the child binds it; the child then
+ * fails to start while another server answers its readiness check (an alerts server answering the
+ * gateway's `/health`, and the test's calls with 401).
+ */
+const PORT_RANGE_START = 10_000;
+const PORT_BLOCK = 2_000;
+const PORT_BLOCKS = 11;
+const handedOut = new Set<number>();
+let cursor = randomInt(PORT_BLOCK);
+
+function portBlockStart(): number {
+  const worker = Number(process.env.JEST_WORKER_ID);
+  const block = Number.isInteger(worker) && worker >= 1 ? (worker - 1) % PORT_BLOCKS : process.pid % PORT_BLOCKS;
+  return PORT_RANGE_START + block * PORT_BLOCK;
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const srv = createServer();
     srv.unref();
-    srv.on("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      const port = typeof addr === "object" && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
+    srv.once("error", () => resolve(false));
+    srv.listen(port, "127.0.0.1", () => srv.close(() => resolve(true)));
   });
+}
+
+/** A free TCP port on loopback, for a service started as a separate process. */
+export async function freePort(): Promise<number> {
+  const start = portBlockStart();
+  for (let tried = 0; tried < PORT_BLOCK; tried++) {
+    const port = start + (cursor++ % PORT_BLOCK);
+    // Once the block wraps, a port handed out long ago is used again if nothing listens on it.
+    if (handedOut.has(port) && handedOut.size < PORT_BLOCK) continue;
+    if (await canListen(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
+  throw new Error(`no free port in ${start}-${start + PORT_BLOCK - 1}`);
 }
 
 export interface ChildService {
