@@ -320,7 +320,8 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
             entry.added_p50_ms.push(+(gw.p50 - base.p50).toFixed(2));
             entry.added_p99_ms.push(+(gw.p99 - base.p99).toFixed(2));
           }
-          added.push(entry);
+          // A row BENCH_ONLY left out has no rounds: nothing to report.
+          if (entry.added_p50_ms.length > 0) added.push(entry);
         }
       }
     }
@@ -342,7 +343,7 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
             const ingress = find(`gateway ${kind} (${variant})`);
             if (chat && ingress) over.push(+(ingress.p50 - chat.p50).toFixed(2));
           }
-          process.stdout.write(`  ${String(rate).padStart(4)} rps  ${kind.padEnd(12)} ${variant.padEnd(38)} p50 ${showRounds(over)}\n`);
+          if (over.length > 0) process.stdout.write(`  ${String(rate).padStart(4)} rps  ${kind.padEnd(12)} ${variant.padEnd(38)} p50 ${showRounds(over)}\n`);
         }
       }
     }
