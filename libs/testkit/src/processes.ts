@@ -8,11 +8,12 @@ import { connect, createServer } from "node:net";
  * by one process. A port the kernel picked (`listen(0)`) could be picked again for the next service
  * of the same stack or taken by an outgoing connection before the child binds it; the child then
  * fails to start while another server answers its readiness check (an alerts server answering the
- * gateway's `/health`, and the test's calls with 401).
+ * gateway's `/health`, and the test's calls with 401). The range starts above 10080, the highest
+ * port that fetch refuses to call (the Fetch standard's "bad ports").
  */
-const PORT_RANGE_START = 10_000;
+const PORT_RANGE_START = 11_000;
 const PORT_BLOCK = 2_000;
-const PORT_BLOCKS = 11;
+const PORT_BLOCKS = 10;
 const handedOut = new Set<number>();
 let cursor = randomInt(PORT_BLOCK);
 
