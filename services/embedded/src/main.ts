@@ -18,6 +18,7 @@ import { startReports } from "@router/reports";
 import { startRouting } from "@router/routing";
 import { startRunaway } from "@router/runaway";
 import { loadEmbeddedConfig } from "./config";
+import { isNewStore, prepareNewStore } from "./new-store";
 
 const VERSION = (JSON.parse(readFileSync(join(__dirname, "..", "package.json"), "utf8")) as { version: string }).version;
 
@@ -35,7 +36,12 @@ async function main(): Promise<void> {
   const tracing = startTracing({ serviceName: "router", version: VERSION });
 
   const { secrets, generated } = resolveSecrets(process.env, config.ROUTER_DATA_DIR, { allowGenerated: true });
-  const embeddedPg = config.DATABASE_URL ? null : await EmbeddedPostgres.open(join(config.ROUTER_DATA_DIR, "pg"));
+  const pgDir = join(config.ROUTER_DATA_DIR, "pg");
+  if (!config.DATABASE_URL && isNewStore(pgDir)) {
+    log.info({ dir: pgDir }, "router.embedded.preparing_new_store");
+    await prepareNewStore(config.ROUTER_DATA_DIR, process.env);
+  }
+  const embeddedPg = config.DATABASE_URL ? null : await EmbeddedPostgres.open(pgDir);
   const openDb = (schema: string): Db =>
     embeddedPg ? embeddedPg.forSchema(schema) : createPostgresDb({ url: config.DATABASE_URL ?? "", schema });
   const bus: EventBus = await createBus({
@@ -49,7 +55,7 @@ async function main(): Promise<void> {
   });
   log.info(
     {
-      database: embeddedPg ? `embedded PGlite in ${join(config.ROUTER_DATA_DIR, "pg")}` : "DATABASE_URL",
+      database: embeddedPg ? `embedded PGlite in ${pgDir}` : "DATABASE_URL",
       cache: config.REDIS_URL ? "REDIS_URL" : "in-memory",
       rate_limits: config.REDIS_URL ? "REDIS_URL (shared)" : "in memory, this process",
       bus: config.ROUTER_BUS === "memory" ? "in-process" : config.ROUTER_BUS,
