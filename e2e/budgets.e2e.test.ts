@@ -227,4 +227,71 @@ describe("spend budgets through the separate-process stack", () => {
     expect(refused.every((a) => a.status === 403 && a.body.error.details.scope === "workspace")).toBe(true);
     expect(spend).toBeLessThanOrEqual(0.1 + worstCaseUsd);
   });
+
+  it("keeps a key ceiling, a workspace budget and an agent budget each within one worst case while 200 requests race through two gateways on two ledgers", async () => {
+    // Two gateways, each on its own ledger replica; the ledgers share Postgres (and the bus).
+    const secondLedger = await stack.startLedgerReplica();
+    const replica = await stack.startGatewayReplica({ ledger: secondLedger });
+    const ws = await newWorkspace("Three subjects");
+    const other = await newWorkspace("Elsewhere");
+    const agent = "three-subjects";
+    // Each subject gets more than its limit's worth of requests, so each is the one that binds for some.
+    const [keyLimit, workspaceLimit, agentLimit] = [0.012, 0.06, 0.06];
+    const ceilinged = await newKeySecret("ceilinged", { workspace_id: ws, limit: keyLimit, limit_reset: "daily", include_byok_in_limit: true });
+    const sameWorkspace = await newKeySecret("same workspace", { workspace_id: ws });
+    const elsewhere = await newKeySecret("elsewhere", { workspace_id: other });
+    expect((await mgmt.put(`/v1/workspaces/${ws}/budgets/daily`, { limit_usd: workspaceLimit })).status).toBe(200);
+    expect((await mgmt.put(`/v1/agents/${agent}/budgets/daily`, { limit_usd: agentLimit })).status).toBe(200);
+    const content = "x".repeat(4000);
+    openai.setDefault({ usage: { prompt: 4000, completion: 1000 } });
+    const worstCaseUsd = (Buffer.byteLength(JSON.stringify([{ role: "user", content }])) * 0.15 + 1000 * 0.6) / 1e6;
+    // i % 4: 0 the ceilinged key as the agent, 1 the workspace's other key, 2 the agent elsewhere, 3 the workspace's other key as the agent.
+    const plan = (i: number) => ({
+      key: [ceilinged, sameWorkspace, elsewhere, sameWorkspace][i % 4] as string,
+      agent: i % 4 !== 1,
+      gateway: i % 2 === 0 ? stack.gatewayUrl : replica,
+    });
+
+    const answers = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => {
+        const p = plan(i);
+        return fetch(`${p.gateway}/v1/chat/completions`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${p.key}`, "content-type": "application/json", ...(p.agent ? { "x-router-agent": agent } : {}) },
+          body: JSON.stringify({ model: MODEL, max_tokens: 1000, messages: [{ role: "user", content }] }),
+        }).then(async (r) => ({ ...p, status: r.status, body: (await r.json()) as Record<string, any> }));
+      }),
+    );
+    const served = answers.filter((a) => a.status === 200);
+    const refused = answers.filter((a) => a.status !== 200);
+    expect(refused.filter((a) => a.status !== 403 || a.body.error?.code !== "budget_exceeded").map((a) => `${a.status} ${JSON.stringify(a.body)}`)).toEqual([]);
+    // Every subject bound somewhere.
+    expect([...new Set(refused.map((a) => a.body.error.details.scope as string))].sort()).toEqual(["agent", "key", "workspace"]);
+
+    // What each subject was charged, once every served request has settled (each costs $0.0012).
+    const cost = 0.0012;
+    const expected = {
+      key: served.filter((a) => a.key === ceilinged).length * cost,
+      workspace: served.filter((a) => a.key !== elsewhere).length * cost,
+      agent: served.filter((a) => a.agent).length * cost,
+    };
+    const near = (a: number | undefined, b: number) => a !== undefined && Math.abs(a - b) < 1e-9;
+    await waitFor(
+      async () => {
+        const key = (await gatewayClient(stack.gatewayUrl, ceilinged).get("/v1/key")).json.data as { usage: number };
+        const agents = (await mgmt.get("/v1/agents")).json.data as Array<Record<string, any>>;
+        return (
+          near(key.usage, expected.key) &&
+          near((await workspaceRow(ws))?.spend_this_month as number, expected.workspace) &&
+          near(agents.find((r) => r.agent === agent)?.spend_this_month as number, expected.agent)
+        );
+      },
+      { timeoutMs: 20_000, intervalMs: 250, what: `the spends to settle at ${JSON.stringify(expected)}` },
+    );
+    expect(expected.key).toBeLessThanOrEqual(keyLimit + worstCaseUsd);
+    expect(expected.workspace).toBeLessThanOrEqual(workspaceLimit + worstCaseUsd);
+    expect(expected.agent).toBeLessThanOrEqual(agentLimit + worstCaseUsd);
+    // Both gateways served, each through its own ledger.
+    expect(new Set(served.map((a) => a.gateway)).size).toBe(2);
+  });
 });

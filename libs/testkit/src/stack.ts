@@ -29,13 +29,24 @@ export interface Stack {
   services: ChildService[];
   /** Creates an organisation through the operator CLI and returns its management key. */
   createOrg(name: string, opts?: { operator?: boolean }): Promise<{ orgId: string; managementKey: string }>;
-  /** Starts one more gateway replica on the same services (stopped with the stack); returns its URL. */
-  startGatewayReplica(): Promise<string>;
+  /**
+   * Starts one more gateway replica on the same services (stopped with the stack); returns its URL.
+   * `ledger` points it at another ledger replica instead of the stack's first.
+   */
+  startGatewayReplica(opts?: { ledger?: LedgerReplica }): Promise<string>;
+  /** Starts one more ledger replica on the same database and bus (stopped with the stack). */
+  startLedgerReplica(): Promise<LedgerReplica>;
   stop(): Promise<void>;
   logs(): string;
 }
 
 export type StackOptions = Parameters<typeof startStackWith>[0];
+
+/** Where a ledger replica serves: gRPC (LedgerService) and its management routes. */
+export interface LedgerReplica {
+  grpcAddr: string;
+  httpUrl: string;
+}
 
 /**
  * A port picked free can be taken by another test process before the service binds it (every
@@ -160,13 +171,23 @@ async function startStackWith(opts: {
       const out = JSON.parse(line) as { org_id: string; management_key: string };
       return { orgId: out.org_id, managementKey: out.management_key };
     },
-    async startGatewayReplica() {
+    async startGatewayReplica(replicaOpts = {}) {
       const port = await freePort();
       const name = `gateway-replica-${services.filter(isGateway).length}`;
+      const ledger: Record<string, string> = replicaOpts.ledger ? { LEDGER_GRPC_ADDR: replicaOpts.ledger.grpcAddr, LEDGER_HTTP_URL: replicaOpts.ledger.httpUrl } : {};
       // Each replica keeps its own bus outbox, as each pod would on its own volume.
-      const replicaEnv = { ...env, PORT: String(port), ROUTER_DATA_DIR: join(env.ROUTER_DATA_DIR ?? "", name) };
+      const replicaEnv = { ...env, ...ledger, PORT: String(port), ROUTER_DATA_DIR: join(env.ROUTER_DATA_DIR ?? "", name) };
       services.push(await startNodeProcess(name, main("gateway"), replicaEnv, () => httpReady(`http://127.0.0.1:${port}/health`), 20_000, gatewayNodeArgs));
       return `http://127.0.0.1:${port}`;
+    },
+    async startLedgerReplica() {
+      const [grpc, http] = [await freePort(), await freePort()];
+      const name = `ledger-replica-${services.filter((s) => s.name.startsWith("ledger")).length}`;
+      const replicaEnv = { ...env, LEDGER_GRPC_PORT: String(grpc), LEDGER_HTTP_PORT: String(http), ROUTER_DATA_DIR: join(env.ROUTER_DATA_DIR ?? "", name) };
+      services.push(
+        await startNodeProcess(name, main("ledger"), replicaEnv, async () => (await tcpReady(grpc)) && (await tcpReady(http)), 20_000, opts.nodeArgs),
+      );
+      return { grpcAddr: `127.0.0.1:${grpc}`, httpUrl: `http://127.0.0.1:${http}` };
     },
     logs: () => services.map((s) => `--- ${s.name}\n${s.output()}`).join("\n"),
     async stop() {
