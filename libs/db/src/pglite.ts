@@ -13,6 +13,11 @@ import { assertSchemaName, type Db, type Queryable } from "./db";
  */
 const SHARED_BUFFERS = "shared_buffers=32MB";
 
+/** Whether `dataDir` holds no embedded store yet (opening it would create one). */
+export function isNewEmbeddedStore(dataDir: string): boolean {
+  return !existsSync(join(dataDir, "PG_VERSION"));
+}
+
 /**
  * Embedded Postgres (PGlite, WASM) for the one-process default. One instance is shared by every
  * service's schema; PGlite has a single session, so every statement and transaction is serialised
@@ -42,7 +47,7 @@ export class EmbeddedPostgres {
       unlock = await lockDataDir(dataDir);
     }
     try {
-      if (dataDir && !existsSync(join(dataDir, "PG_VERSION"))) await initialiseApart(dataDir);
+      if (dataDir && isNewEmbeddedStore(dataDir)) await initialiseApart(dataDir);
       const pg = new PGlite(dataDir ?? undefined, { parsers: { 20: (v: string) => BigInt(v) }, postgresqlconf: [SHARED_BUFFERS] });
       await pg.waitReady;
       return new EmbeddedPostgres(pg, unlock);

@@ -6,7 +6,7 @@ import { startAlerts } from "@router/alerts";
 import { startBroadcast } from "@router/broadcast";
 import { createBus, type EventBus } from "@router/bus";
 import { providerBaseUrls, resolveSecrets } from "@router/config";
-import { createPostgresDb, EmbeddedPostgres, type Db } from "@router/db";
+import { createPostgresDb, EmbeddedPostgres, isNewEmbeddedStore, type Db } from "@router/db";
 import { ensureOperatorOrganisation, pkceOptionsOf, rateLimitOptionsOf, incompleteSignInProviders, regionOptionsOf, signInOptionsOf, startGateway, upstreamOptionsOf } from "@router/gateway";
 import { CLIENT_OPTIONS, insecure } from "@router/grpc-kit";
 import { startLedger, stripeSettingsOf } from "@router/ledger";
@@ -18,7 +18,7 @@ import { startReports } from "@router/reports";
 import { startRouting } from "@router/routing";
 import { startRunaway } from "@router/runaway";
 import { loadEmbeddedConfig } from "./config";
-import { isNewStore, prepareNewStore } from "./new-store";
+import { prepareNewStore } from "./new-store";
 
 const VERSION = (JSON.parse(readFileSync(join(__dirname, "..", "package.json"), "utf8")) as { version: string }).version;
 
@@ -37,7 +37,7 @@ async function main(): Promise<void> {
 
   const { secrets, generated } = resolveSecrets(process.env, config.ROUTER_DATA_DIR, { allowGenerated: true });
   const pgDir = join(config.ROUTER_DATA_DIR, "pg");
-  if (!config.DATABASE_URL && isNewStore(pgDir)) {
+  if (!config.DATABASE_URL && isNewEmbeddedStore(pgDir)) {
     log.info({ dir: pgDir }, "router.embedded.preparing_new_store");
     await prepareNewStore(config.ROUTER_DATA_DIR, process.env);
   }

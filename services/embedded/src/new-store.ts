@@ -1,12 +1,6 @@
 import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
-
-/** Whether `pgDir` holds no embedded store yet: this start is the first. */
-export function isNewStore(pgDir: string): boolean {
-  return !existsSync(join(pgDir, "PG_VERSION"));
-}
 
 /** Raised when the child that prepares a new store fails; its message is the child's own words. */
 export class NewStoreError extends Error {

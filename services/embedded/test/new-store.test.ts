@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { isNewStore, NewStoreError, prepareNewStore } from "../src/new-store";
+import { isNewEmbeddedStore } from "@router/db";
+import { NewStoreError, prepareNewStore } from "../src/new-store";
 
 const SCHEMAS = ["activity", "alerts", "broadcast", "gateway", "ledger", "reports", "routing", "runaway"];
 // PGlite cannot start inside jest's module sandbox: the store is opened by plain Node processes.
@@ -53,10 +54,10 @@ describe("a new embedded store", () => {
 
   it("is created with every service's tables by a child, which leaves it unlocked", async () => {
     const pgDir = join(dataDir, "pg");
-    expect(isNewStore(pgDir)).toBe(true);
+    expect(isNewEmbeddedStore(pgDir)).toBe(true);
     // The embedded store whatever the environment says: DATABASE_URL is not passed on.
     await prepareNewStore(dataDir, { ...process.env, DATABASE_URL: "postgres://never-used.invalid/router" });
-    expect(isNewStore(pgDir)).toBe(false);
+    expect(isNewEmbeddedStore(pgDir)).toBe(false);
     // Opened by another process afterwards: the child released the directory when it exited.
     const tables = await tablesBySchema(pgDir);
     expect(SCHEMAS.filter((schema) => !((tables[schema] ?? 0) > 0))).toEqual([]);
