@@ -97,6 +97,36 @@ describe("threshold crossings", () => {
     expect(crossingsOf(org)[1]?.usageNanodollars).toBe(125n * CENT + USD / 1000n);
   });
 
+  it("publishes one subject's crossings in the order reached when they share a clock tick", async () => {
+    const org = orgId();
+    const key = keyCeiling({ limitNanodollars: USD });
+    // Committed together and written higher first, as two settlements in one millisecond may leave them.
+    const row = (percent: number, previous: number) => [
+      `thr_${randomBytes(6).toString("hex")}`,
+      org,
+      key.subjectId,
+      percent,
+      previous,
+      USD.toString(),
+      ((USD * BigInt(percent)) / 100n).toString(),
+      requestId(),
+    ];
+    await l.db.query(
+      `INSERT INTO threshold_crossings (crossing_id, org_id, subject_kind, subject_id, subject_name, workspace_id, window_kind,
+         window_start, percent, previous_percent, hard, limit_nanodollars, usage_nanodollars, request_id, crossed_at)
+       SELECT c[1], c[2], 'key', c[3], '', '', 'daily', '2026-11-18T00:00:00Z', c[4]::int, c[5]::int, true, c[6]::bigint,
+              c[7]::bigint, c[8], '2026-11-18T10:00:00Z'
+       FROM (VALUES ($1::text[]), ($2::text[])) AS v(c)`,
+      [row(80, 40).map(String), row(40, 0).map(String)],
+    );
+    await waitFor(() => received.filter((e) => e.orgId === org).length === 2);
+
+    expect(received.filter((e) => e.orgId === org).map((e) => [e.previousPercent, e.percent])).toEqual([
+      [0, 40],
+      [40, 80],
+    ]);
+  });
+
   it("starts again in a new window", async () => {
     const org = orgId();
     const key = keyCeiling({ limitNanodollars: USD });

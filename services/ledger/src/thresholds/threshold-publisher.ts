@@ -118,7 +118,7 @@ export class ThresholdPublisher {
        WHERE t.crossing_id IN (
          SELECT crossing_id FROM threshold_crossings
          WHERE published_at IS NULL AND (claimed_until IS NULL OR claimed_until <= $1::timestamptz)
-         ORDER BY crossed_at
+         ORDER BY crossed_at, window_start, percent
          LIMIT ${BATCH}
          FOR UPDATE SKIP LOCKED
        )
@@ -127,8 +127,14 @@ export class ThresholdPublisher {
                  t.request_id, t.crossed_at`,
       [now.toISOString(), new Date(now.getTime() + (this.opts.claimMs ?? DEFAULT_CLAIM_MS)).toISOString()],
     );
-    // In the order they were crossed, so one subject's events go out in order.
-    return r.rows.sort((a, b) => new Date(a.crossed_at).getTime() - new Date(b.crossed_at).getTime());
+    // In the order they were crossed, so one subject's events go out in order. Two settlements can
+    // cross within one clock tick; within a subject's window the percentage only rises, so it breaks the tie.
+    return r.rows.sort(
+      (a, b) =>
+        new Date(a.crossed_at).getTime() - new Date(b.crossed_at).getTime() ||
+        new Date(a.window_start).getTime() - new Date(b.window_start).getTime() ||
+        a.percent - b.percent,
+    );
   }
 
   private schedule(): void {
