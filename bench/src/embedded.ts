@@ -43,9 +43,12 @@ function body(model: string, stream: boolean): string {
   return JSON.stringify({ model, stream, max_tokens: 64, messages: [{ role: "user", content: "Name one colour." }] });
 }
 
-/** PGlite's own resident memory on `dir`, read by a process that opens nothing else (bench/src/pglite-floor.ts). */
-function pgliteFloorMb(dir: string): number {
-  const out = execFileSync(process.execPath, [join(__dirname, "pglite-floor.js"), dir], { encoding: "utf8" });
+/**
+ * PGlite's own resident memory on `dir`, read by a process that opens nothing else
+ * (bench/src/pglite-floor.ts), started with `nodeArgs`.
+ */
+function pgliteFloorMb(dir: string, nodeArgs: string[]): number {
+  const out = execFileSync(process.execPath, [...nodeArgs, join(__dirname, "pglite-floor.js"), dir], { encoding: "utf8" });
   return Number(out.trim());
 }
 
@@ -73,7 +76,9 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, 2000));
     const firstStartMb = rssMb(router.child.pid);
     await router.stop();
-    const floorMb = pgliteFloorMb(join(dataDir, "pg"));
+    // With Node's defaults (the database alone, as a newcomer would measure it) and with npm start's flags.
+    const floorMb = pgliteFloorMb(join(dataDir, "pg"), []);
+    const floorSameFlagsMb = NODE_ARGS.length > 0 ? pgliteFloorMb(join(dataDir, "pg"), NODE_ARGS) : floorMb;
     router = await start();
     await new Promise((r) => setTimeout(r, 2000));
     const restartMb = rssMb(router.child.pid);
@@ -149,8 +154,11 @@ async function main(): Promise<void> {
       }
     }
     process.stdout.write(`\nResident memory (MB): first start ${firstStartMb}, after a restart ${restartMb}, after the load ${rssMb(router.child.pid)}\n`);
-    const above = (mb: number | null) => (mb === null ? "?" : `${mb - floorMb > 0 ? "+" : ""}${mb - floorMb}`);
-    process.stdout.write(`The embedded database alone on the same directory, as configured here: ${floorMb} MB (first start ${above(firstStartMb)}, restart ${above(restartMb)} over it)\n`);
+    const above = (mb: number | null, floor: number) => (mb === null ? "?" : `${mb - floor >= 0 ? "+" : ""}${mb - floor}`);
+    const floorLine = (label: string, floor: number) =>
+      `The embedded database alone on the same directory, as configured here, ${label}: ${floor} MB (first start ${above(firstStartMb, floor)}, restart ${above(restartMb, floor)} over it)\n`;
+    process.stdout.write(floorLine("with Node's defaults", floorMb));
+    if (NODE_ARGS.length > 0) process.stdout.write(floorLine(`with ${NODE_ARGS.join(" ")}`, floorSameFlagsMb));
     if (peer) process.stdout.write(`${peer.label} resident memory (MB): before the load ${peerStartMb}, after the load ${rssMb(peer.service.child.pid)}\n`);
   } finally {
     await router?.stop();

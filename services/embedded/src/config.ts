@@ -1,5 +1,6 @@
 import { env, loadConfig, z } from "@router/config";
 import { alertsEnvironment, checkAlertsEnvironment } from "@router/alerts";
+import { busEnvironment, checkBusEnvironment } from "@router/bus";
 import { pkceEnvironment, rateLimitEnvironment, regionEnvironment, signInEnvironment, upstreamEnvironment } from "@router/gateway";
 import { stripeEnvironment } from "@router/ledger";
 import { outboundEnvironment } from "@router/outbound";
@@ -14,10 +15,8 @@ export const embeddedConfigSchema = z.object({
   HOST: z.string().default("127.0.0.1"),
   ROUTER_DATA_DIR: z.string().default("./.data"),
   DATABASE_URL: z.string().optional(),
-  REDIS_URL: z.string().optional(),
-  ROUTER_BUS: z.enum(["memory", "redis", "kafka"]).default("memory"),
-  ROUTER_BUS_NAMESPACE: z.string().regex(/^[a-zA-Z0-9_-]+$/).optional(),
-  KAFKA_BROKERS: z.string().optional(),
+  /** The bus (in-process unless set), its broker and batching, as every standalone service takes them. */
+  ...busEnvironment,
   LOG_LEVEL: z.string().default("info"),
   GRPC_DEADLINE_MS: env.int(1000),
   /** The gateway's Prometheus metrics (`GET /metrics`), kept off the public port. */
@@ -38,7 +37,9 @@ export const embeddedConfigSchema = z.object({
   ...outboundEnvironment,
   /** The payment processor (credits), as the standalone ledger takes it. */
   ...stripeEnvironment,
-}).superRefine(checkAlertsEnvironment);
+})
+  .superRefine(checkBusEnvironment)
+  .superRefine(checkAlertsEnvironment);
 
 export type EmbeddedConfig = z.infer<typeof embeddedConfigSchema>;
 

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { startActivity } from "@router/activity";
 import { startAlerts } from "@router/alerts";
 import { startBroadcast } from "@router/broadcast";
-import { createBus, type EventBus } from "@router/bus";
+import { busConfigOf, createBus, type EventBus } from "@router/bus";
 import { providerBaseUrls, resolveSecrets } from "@router/config";
 import { createPostgresDb, EmbeddedPostgres, isNewEmbeddedStore, type Db } from "@router/db";
 import { ensureOperatorOrganisation, pkceOptionsOf, rateLimitOptionsOf, incompleteSignInProviders, regionOptionsOf, signInOptionsOf, startGateway, upstreamOptionsOf } from "@router/gateway";
@@ -44,15 +44,9 @@ async function main(): Promise<void> {
   const embeddedPg = config.DATABASE_URL ? null : await EmbeddedPostgres.open(pgDir);
   const openDb = (schema: string): Db =>
     embeddedPg ? embeddedPg.forSchema(schema) : createPostgresDb({ url: config.DATABASE_URL ?? "", schema });
-  const bus: EventBus = await createBus({
-    kind: config.ROUTER_BUS,
-    clientId: "router",
-    namespace: config.ROUTER_BUS_NAMESPACE,
-    redisUrl: config.REDIS_URL,
-    kafkaBrokers: config.KAFKA_BROKERS?.split(","),
-    outboxDir: join(config.ROUTER_DATA_DIR, "outbox"),
-    log,
-  });
+  const bus: EventBus = await createBus(
+    busConfigOf(config, { clientId: "router", dataDir: config.ROUTER_DATA_DIR, log, outboxDir: join(config.ROUTER_DATA_DIR, "outbox") }),
+  );
   log.info(
     {
       database: embeddedPg ? `embedded PGlite in ${pgDir}` : "DATABASE_URL",

@@ -1,0 +1,29 @@
+import { busConfigOf } from "@router/bus";
+import { ConfigError } from "@router/config";
+import { createLogger } from "@router/logging";
+import { loadEmbeddedConfig } from "../src/config";
+
+const log = createLogger({ level: "silent" });
+const busOf = (env: NodeJS.ProcessEnv) =>
+  busConfigOf(loadEmbeddedConfig(env), { clientId: "router", dataDir: "/data", log, outboxDir: "/data/outbox" });
+
+describe("npm start's bus settings", () => {
+  it("default to the in-process bus, batching as the bus does by default", () => {
+    expect(busOf({})).toMatchObject({ kind: "memory", batchWaitMs: undefined, outboxDir: "/data/outbox" });
+  });
+
+  it("take ROUTER_BUS_BATCH_WAIT_MS and KAFKA_BROKERS as every standalone service does", () => {
+    expect(busOf({ ROUTER_BUS_BATCH_WAIT_MS: "200" }).batchWaitMs).toBe(200);
+    expect(busOf({ ROUTER_BUS: "kafka", KAFKA_BROKERS: "k1:9092, k2:9092" }).kafkaBrokers).toEqual(["k1:9092", "k2:9092"]);
+  });
+
+  it.each([
+    [{ ROUTER_BUS_BATCH_WAIT_MS: "soon" }, /ROUTER_BUS_BATCH_WAIT_MS/],
+    [{ ROUTER_BUS: "redis" }, /REDIS_URL: required when ROUTER_BUS=redis/],
+    [{ ROUTER_BUS: "kafka" }, /KAFKA_BROKERS: required when ROUTER_BUS=kafka/],
+    [{ ROUTER_BUS_NAMESPACE: "a b" }, /ROUTER_BUS_NAMESPACE/],
+  ])("refuses %j, naming the setting", (env, named) => {
+    expect(() => loadEmbeddedConfig(env)).toThrow(ConfigError);
+    expect(() => loadEmbeddedConfig(env)).toThrow(named);
+  });
+});
