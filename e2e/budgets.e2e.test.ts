@@ -235,8 +235,11 @@ describe("spend budgets through the separate-process stack", () => {
     const ws = await newWorkspace("Three subjects");
     const other = await newWorkspace("Elsewhere");
     const agent = "three-subjects";
-    // Each subject gets more than its limit's worth of requests, so each is the one that binds for some.
-    const [keyLimit, workspaceLimit, agentLimit] = [0.012, 0.06, 0.06];
+    // Each subject gets more than its limit's worth of requests. The ceilinged key's limit is reached
+    // long before the others' (4 requests against about 50), so its requests are usually refused for
+    // the key; but they also count on the workspace, whose headroom the other key's gateways may have
+    // leased first, in which case they are refused for the workspace before the key fills.
+    const [keyLimit, workspaceLimit, agentLimit] = [0.0048, 0.06, 0.06];
     const ceilinged = await newKeySecret("ceilinged", { workspace_id: ws, limit: keyLimit, limit_reset: "daily", include_byok_in_limit: true });
     const sameWorkspace = await newKeySecret("same workspace", { workspace_id: ws });
     const elsewhere = await newKeySecret("elsewhere", { workspace_id: other });
@@ -265,8 +268,13 @@ describe("spend budgets through the separate-process stack", () => {
     const served = answers.filter((a) => a.status === 200);
     const refused = answers.filter((a) => a.status !== 200);
     expect(refused.filter((a) => a.status !== 403 || a.body.error?.code !== "budget_exceeded").map((a) => `${a.status} ${JSON.stringify(a.body)}`)).toEqual([]);
-    // Every subject bound somewhere.
-    expect([...new Set(refused.map((a) => a.body.error.details.scope as string))].sort()).toEqual(["agent", "key", "workspace"]);
+    // The workspace and the agent bound (each has requests under it alone); the key bound only on
+    // requests of its own, and never for another key's.
+    const scopes = new Set(refused.map((a) => a.body.error.details.scope as string));
+    expect([...scopes].filter((scope) => scope !== "key").sort()).toEqual(["agent", "workspace"]);
+    expect(refused.filter((a) => a.body.error.details.scope === "key").every((a) => a.key === ceilinged)).toBe(true);
+    expect(refused.filter((a) => a.body.error.details.scope === "workspace").every((a) => a.key !== elsewhere)).toBe(true);
+    expect(refused.filter((a) => a.body.error.details.scope === "agent").every((a) => a.agent)).toBe(true);
 
     // What each subject was charged, once every served request has settled (each costs $0.0012).
     const cost = 0.0012;
