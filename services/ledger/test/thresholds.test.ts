@@ -119,9 +119,9 @@ describe("threshold crossings", () => {
        FROM (VALUES ($1::text[]), ($2::text[])) AS v(c)`,
       [row(80, 40).map(String), row(40, 0).map(String)],
     );
-    await waitFor(() => received.filter((e) => e.orgId === org).length === 2);
+    await waitFor(() => crossingsOf(org).length === 2);
 
-    expect(received.filter((e) => e.orgId === org).map((e) => [e.previousPercent, e.percent])).toEqual([
+    expect(crossingsOf(org).map((e) => [e.previousPercent, e.percent])).toEqual([
       [0, 40],
       [40, 80],
     ]);
