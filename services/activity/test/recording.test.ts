@@ -189,7 +189,7 @@ describe("the daily totals and conversations kept with each request", () => {
       createdAtMs: BigInt(Date.parse("2026-11-21T00:00:00.000Z")),
       isByok: false,
       listCostNanodollars: 1_000n,
-      usage: { promptTokens: 100, completionTokens: 20, cachedTokens: 40, reasoningTokens: 5 },
+      usage: { promptTokens: 100, completionTokens: 20, cachedTokens: 40, reasoningTokens: 5, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0 },
       sessionId: "s-1",
     });
     const day2b = refusedEvent({ requestId: "gen-r3", orgId: org, createdAtMs: BigInt(Date.parse("2026-11-21T12:00:00.000Z")), workspaceId: "", sessionId: "" });

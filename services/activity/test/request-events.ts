@@ -41,7 +41,7 @@ export function completedEvent(overrides: Overrides = {}): events.RequestComplet
     agent: "planner",
     sessionId: "sess-1",
     runId: "run_abc",
-    usage: { promptTokens: 10, completionTokens: 5, cachedTokens: 0, reasoningTokens: 0 },
+    usage: { promptTokens: 10, completionTokens: 5, cachedTokens: 0, reasoningTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0 },
     usageLines: [
       { kind: "prompt", tokens: 10, pricePerMillionNanodollars: 150_000_000n, costNanodollars: 1_500n, priceVersionId: 7n },
       { kind: "completion", tokens: 5, pricePerMillionNanodollars: 600_000_000n, costNanodollars: 3_000n, priceVersionId: 7n },
@@ -81,7 +81,7 @@ export function refusedEvent(overrides: Overrides = {}): events.RequestCompleted
     errorCode: "budget_exceeded",
     errorMessage: "the key's daily ceiling of 5 USD is reached",
     listCostNanodollars: 0n,
-    usage: { promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0 },
+    usage: { promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0 },
     usageLines: [],
     priceVersionIds: [],
     attempts: [],

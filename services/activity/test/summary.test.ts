@@ -41,7 +41,7 @@ afterAll(async () => {
 
 describe("GET /v1/activity/summary", () => {
   const org = "org_summary";
-  const usage = (prompt: number, completion: number, cached: number) => ({ promptTokens: prompt, completionTokens: completion, cachedTokens: cached, reasoningTokens: 0 });
+  const usage = (prompt: number, completion: number, cached: number) => ({ promptTokens: prompt, completionTokens: completion, cachedTokens: cached, reasoningTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0 });
 
   beforeAll(async () => {
     await seed(

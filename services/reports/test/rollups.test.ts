@@ -40,10 +40,10 @@ describe("monthly rollups from router.request.completed.v1", () => {
   it("adds up list-price spend, requests and tokens by model, by agent and by UTC day, to the nanodollar", async () => {
     const ws = "ws_sums";
     const events = [
-      completedEvent({ orgId: "org_roll", workspaceId: ws, servedModel: "openai/gpt-4o", agent: "planner", listCostNanodollars: 1_234_567_891n, createdAtMs: at("2026-11-03T10:00:00.000Z"), usage: { promptTokens: 100, completionTokens: 50, cachedTokens: 20, reasoningTokens: 0 } }),
-      completedEvent({ orgId: "org_roll", workspaceId: ws, servedModel: "openai/gpt-4o", agent: "writer", listCostNanodollars: 3n, createdAtMs: at("2026-11-03T23:59:59.999Z"), usage: { promptTokens: 1, completionTokens: 2, cachedTokens: 0, reasoningTokens: 0 } }),
-      completedEvent({ orgId: "org_roll", workspaceId: ws, servedModel: "anthropic/claude-3.5-haiku", agent: "planner", listCostNanodollars: 987_654_321n, createdAtMs: at("2026-11-04T00:00:00.000Z"), usage: { promptTokens: 7, completionTokens: 9, cachedTokens: 0, reasoningTokens: 4 } }),
-      completedEvent({ orgId: "org_roll", workspaceId: ws, servedModel: "anthropic/claude-3.5-haiku", agent: "", listCostNanodollars: 10n, createdAtMs: at("2026-11-30T23:00:00.000Z"), usage: { promptTokens: 3, completionTokens: 3, cachedTokens: 1, reasoningTokens: 1 } }),
+      completedEvent({ orgId: "org_roll", workspaceId: ws, servedModel: "openai/gpt-4o", agent: "planner", listCostNanodollars: 1_234_567_891n, createdAtMs: at("2026-11-03T10:00:00.000Z"), usage: { promptTokens: 100, completionTokens: 50, cachedTokens: 20, reasoningTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0 } }),
+      completedEvent({ orgId: "org_roll", workspaceId: ws, servedModel: "openai/gpt-4o", agent: "writer", listCostNanodollars: 3n, createdAtMs: at("2026-11-03T23:59:59.999Z"), usage: { promptTokens: 1, completionTokens: 2, cachedTokens: 0, reasoningTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0 } }),
+      completedEvent({ orgId: "org_roll", workspaceId: ws, servedModel: "anthropic/claude-3.5-haiku", agent: "planner", listCostNanodollars: 987_654_321n, createdAtMs: at("2026-11-04T00:00:00.000Z"), usage: { promptTokens: 7, completionTokens: 9, cachedTokens: 0, reasoningTokens: 4, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0 } }),
+      completedEvent({ orgId: "org_roll", workspaceId: ws, servedModel: "anthropic/claude-3.5-haiku", agent: "", listCostNanodollars: 10n, createdAtMs: at("2026-11-30T23:00:00.000Z"), usage: { promptTokens: 3, completionTokens: 3, cachedTokens: 1, reasoningTokens: 1, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0 } }),
     ];
     for (const e of events) await h.publish(e);
     await settled();

@@ -28,14 +28,21 @@ export function fixtureCatalog() {
     deprecation_date: null,
     ...extra,
   });
-  const endpoint = (provider: string, modelId: string, prompt: number, completion: number, cached: number | null = null) => ({
+  const endpoint = (
+    provider: string,
+    modelId: string,
+    prompt: number,
+    completion: number,
+    cached: number | null = null,
+    [cacheWrite5m, cacheWrite1h]: [number | null, number | null] = [null, null],
+  ) => ({
     id: `ep_${provider}_${modelId.split("/")[1]!.replace(/[^a-z0-9]+/g, "-")}`,
     model: modelId,
     provider,
     upstream_model: `${provider}-${modelId.split("/")[1]}`,
     context_length: 32768,
     max_output_tokens: 4096,
-    pricing: { prompt, completion, cached_prompt: cached },
+    pricing: { prompt, completion, cached_prompt: cached, cache_write_5m: cacheWrite5m, cache_write_1h: cacheWrite1h },
     quantization: null,
     supported_parameters: ["max_tokens", "temperature"],
   });
@@ -59,7 +66,7 @@ export function fixtureCatalog() {
       model("other/alone", "Other Alone", 1_650_000_000, 1_000_000),
     ],
     endpoints: [
-      endpoint("alpha", "acme/one", 1, 2, 0.5),
+      endpoint("alpha", "acme/one", 1, 2, 0.5, [1.25, 2]),
       endpoint("beta", "acme/one", 1, 2),
       endpoint("gamma", "acme/one", 0.5, 1),
       endpoint("alpha", "acme/two", 3, 3),

@@ -70,6 +70,17 @@ describe("the bundled catalog", () => {
     expect(gpt4o?.completion).toBe(10_000_000_000n);
   });
 
+  it("lists Anthropic's cache-write prices: 1.25x the prompt price for five minutes, 2x for an hour", () => {
+    const file = readCatalogFile(BUNDLED_CATALOG_FILE);
+    const anthropic = file.endpoints.filter((e) => e.provider === "anthropic");
+    expect(anthropic.length).toBeGreaterThan(0);
+    for (const e of anthropic) {
+      expect([e.id, e.cacheWrite5m]).toEqual([e.id, (e.prompt * 5n) / 4n]);
+      expect([e.id, e.cacheWrite1h]).toEqual([e.id, e.prompt * 2n]);
+    }
+    expect(file.endpoints.find((e) => e.id === "ep_openai_gpt-4o")?.cacheWrite5m).toBeNull();
+  });
+
   it("declares what each provider's endpoints do with data: Router's defaults, the same for all of a provider's endpoints", () => {
     const file = readCatalogFile(BUNDLED_CATALOG_FILE);
     const byProvider = new Map<string, string>();
@@ -142,6 +153,21 @@ describe("importCatalog", () => {
     changed.endpoints[1]!.pricing.cached_prompt = 0.1;
 
     expect((await importCatalog(db, changed, clock)).priceVersionsAdded).toBe(1);
+  });
+
+  it("treats a new cache-write price as a price change, and a re-import of it as none", async () => {
+    await importCatalog(db, fixtureCatalog(), clock);
+    const changed = fixtureCatalog();
+    changed.endpoints[1]!.pricing.cache_write_1h = 9;
+
+    expect((await importCatalog(db, changed, clock)).priceVersionsAdded).toBe(1);
+    expect((await importCatalog(db, changed, clock)).priceVersionsAdded).toBe(0);
+    const stored = await db.query<{ w5: bigint | null; w1: bigint | null }>(
+      `SELECT pv.cache_write_5m_per_million AS w5, pv.cache_write_1h_per_million AS w1
+         FROM endpoints e JOIN price_versions pv ON pv.id = e.price_version_id WHERE e.id = $1`,
+      [changed.endpoints[1]!.id],
+    );
+    expect(stored.rows[0]).toEqual({ w5: null, w1: 9_000_000_000n });
   });
 
   it("stores what an endpoint declares about data (undeclared: no ZDR, may train, no region) and counts a change", async () => {

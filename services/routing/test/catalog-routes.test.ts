@@ -151,6 +151,8 @@ describe("GET /v1/models/{author}/{slug}/endpoints", () => {
         prompt: "0.000001",
         completion: "0.000002",
         input_cache_read: "0.0000005",
+        input_cache_write: "0.00000125",
+        input_cache_write_1h: "0.000002",
         prompt_per_million: 1,
         completion_per_million: 2,
       },

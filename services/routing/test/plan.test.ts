@@ -50,6 +50,8 @@ describe("RoutingService.Plan over the fixture catalog", () => {
         promptPerMillion: 1_000_000_000n,
         completionPerMillion: 2_000_000_000n,
         cachedPromptPerMillion: 500_000_000n,
+        cacheWrite5mPerMillion: 1_250_000_000n,
+        cacheWrite1hPerMillion: 2_000_000_000n,
         priceVersionId: expect.any(BigInt),
       },
       maxOutputTokens: 4096,

@@ -144,6 +144,8 @@ export function completedEvent(o: RequestOutcome): events.RequestCompleted {
           completionTokens: o.usage.completion,
           cachedTokens: o.usage.cached,
           reasoningTokens: o.usage.reasoning,
+          cacheWrite5mTokens: o.usage.cacheWrite5m ?? 0,
+          cacheWrite1hTokens: o.usage.cacheWrite1h ?? 0,
         }
       : undefined,
     usageLines: o.lines.map((l) => ({

@@ -2,6 +2,7 @@ import { toUsd } from "@router/money";
 import type { routing } from "@router/proto";
 import type { Attempt, CascadeResult, Candidate, Skip } from "../dispatch/types";
 import type { ChatContext } from "./chat-context";
+import { effectivePrices } from "./usage-cost";
 
 export interface MetadataInput {
   id: string;
@@ -18,6 +19,7 @@ export interface MetadataInput {
 export function routerMetadata(m: MetadataInput): Record<string, unknown> {
   const s = m.served;
   const price = s?.price;
+  const prices = s && price ? effectivePrices(s) : null;
   return {
     generation_id: m.id,
     requested: m.requested,
@@ -42,12 +44,14 @@ export function routerMetadata(m: MetadataInput): Record<string, unknown> {
           fallback: s.modelRank > 1 || m.attempts.length > 1,
         }
       : null,
-    pricing: price
+    pricing: prices
       ? {
-          prompt_per_million: toUsd(price.promptPerMillion),
-          completion_per_million: toUsd(price.completionPerMillion),
-          cached_prompt_per_million: toUsd(price.cachedPromptPerMillion > 0n ? price.cachedPromptPerMillion : price.promptPerMillion),
-          price_version_id: Number(price.priceVersionId),
+          prompt_per_million: toUsd(prices.prompt),
+          completion_per_million: toUsd(prices.completion),
+          cached_prompt_per_million: toUsd(prices.cached_prompt),
+          cache_write_5m_per_million: toUsd(prices.cache_write_5m),
+          cache_write_1h_per_million: toUsd(prices.cache_write_1h),
+          price_version_id: Number(price?.priceVersionId),
         }
       : null,
     is_byok: true,

@@ -3,31 +3,65 @@ import type { Candidate } from "../dispatch/types";
 import type { Completion, TokenUsage } from "../providers/types";
 
 export interface UsageLine {
-  kind: "prompt" | "cached_prompt" | "completion";
+  kind: "prompt" | "cached_prompt" | "cache_write_5m" | "cache_write_1h" | "completion";
   tokens: number;
   pricePerMillion: Nanodollars;
   cost: Nanodollars;
   priceVersionId: bigint;
 }
 
-/** Usage priced at the serving endpoint's list price; each line rounded up to a whole nanodollar. */
+/** The prompt tokens a provider reported, split by how each is priced; the parts sum to `usage.prompt`. */
+export interface PromptParts {
+  uncached: number;
+  cacheRead: number;
+  cacheWrite5m: number;
+  cacheWrite1h: number;
+}
+
+/**
+ * Splits the prompt count. A provider's parts should fit inside its total; when they do not, reads
+ * then writes are cut to fit, so no token is billed twice.
+ */
+export function promptParts(usage: TokenUsage): PromptParts {
+  const cacheRead = Math.min(usage.cached, usage.prompt);
+  const cacheWrite1h = Math.min(usage.cacheWrite1h ?? 0, usage.prompt - cacheRead);
+  const cacheWrite5m = Math.min(usage.cacheWrite5m ?? 0, usage.prompt - cacheRead - cacheWrite1h);
+  return { uncached: usage.prompt - cacheRead - cacheWrite1h - cacheWrite5m, cacheRead, cacheWrite5m, cacheWrite1h };
+}
+
+/** Per-kind prices per million tokens; a price the catalog does not list (0) is the prompt price. */
+export function effectivePrices(c: Candidate): Record<UsageLine["kind"], Nanodollars> {
+  const prompt = c.price?.promptPerMillion ?? 0n;
+  const orPrompt = (p: Nanodollars | undefined): Nanodollars => (p !== undefined && p > 0n ? p : prompt);
+  return {
+    prompt,
+    cached_prompt: orPrompt(c.price?.cachedPromptPerMillion),
+    cache_write_5m: orPrompt(c.price?.cacheWrite5mPerMillion),
+    cache_write_1h: orPrompt(c.price?.cacheWrite1hPerMillion),
+    completion: c.price?.completionPerMillion ?? 0n,
+  };
+}
+
+/**
+ * Usage priced at the serving endpoint's list price; each line rounded up to a whole nanodollar.
+ * Lines for cache reads and writes appear only when the provider reported some.
+ */
 export function usageLines(usage: TokenUsage, c: Candidate): UsageLine[] {
-  const price = c.price;
-  const version = price?.priceVersionId ?? 0n;
-  const promptPrice = price?.promptPerMillion ?? 0n;
-  const cachedPrice = price && price.cachedPromptPerMillion > 0n ? price.cachedPromptPerMillion : promptPrice;
-  const completionPrice = price?.completionPerMillion ?? 0n;
-  const cached = Math.min(usage.cached, usage.prompt);
-  const line = (kind: UsageLine["kind"], tokens: number, perMillion: Nanodollars): UsageLine => ({
+  const version = c.price?.priceVersionId ?? 0n;
+  const prices = effectivePrices(c);
+  const parts = promptParts(usage);
+  const line = (kind: UsageLine["kind"], tokens: number): UsageLine => ({
     kind,
     tokens,
-    pricePerMillion: perMillion,
-    cost: costOfTokens(tokens, perMillion),
+    pricePerMillion: prices[kind],
+    cost: costOfTokens(tokens, prices[kind]),
     priceVersionId: version,
   });
-  const lines = [line("prompt", usage.prompt - cached, promptPrice)];
-  if (cached > 0) lines.push(line("cached_prompt", cached, cachedPrice));
-  lines.push(line("completion", usage.completion, completionPrice));
+  const lines = [line("prompt", parts.uncached)];
+  if (parts.cacheRead > 0) lines.push(line("cached_prompt", parts.cacheRead));
+  if (parts.cacheWrite5m > 0) lines.push(line("cache_write_5m", parts.cacheWrite5m));
+  if (parts.cacheWrite1h > 0) lines.push(line("cache_write_1h", parts.cacheWrite1h));
+  lines.push(line("completion", usage.completion));
   return lines;
 }
 

@@ -38,6 +38,12 @@ export interface TokenUsage {
   completion: number;
   /** Prompt tokens read from the provider's cache (a subset of `prompt`). */
   cached: number;
+  /**
+   * Prompt tokens written to the provider's cache for five minutes / one hour (subsets of `prompt`,
+   * apart from `cached`); providers price writes above other prompt tokens. Absent: none.
+   */
+  cacheWrite5m?: number;
+  cacheWrite1h?: number;
   /** Reasoning tokens (a subset of `completion`). */
   reasoning: number;
 }

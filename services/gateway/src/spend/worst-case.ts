@@ -2,6 +2,7 @@ import { costOfTokens, maxNanos, type Nanodollars } from "@router/money";
 import type { Candidate } from "../dispatch/types";
 import { reasoningAllowance, requestedMaxTokens } from "../providers/message-content";
 import type { ChatRequest } from "../chat/request-schema";
+import { effectivePrices } from "../chat/usage-cost";
 
 /**
  * Prompt tokens are at most the UTF-8 byte length of what is sent: no tokenizer emits more tokens
@@ -24,13 +25,18 @@ export function completionTokenBound(req: ChatRequest, c: Candidate): number {
   return base + reasoningAllowance(req);
 }
 
-/** The worst-case list cost of a request over its cascade: the most expensive endpoint's bound. */
+/**
+ * The worst-case list cost of a request over its cascade: the most expensive endpoint's bound.
+ * Every prompt token may be a cache write, which costs more than a plain prompt token (Anthropic:
+ * 1.25x for five minutes, 2x for an hour), so the prompt bound is priced at the highest prompt-side price.
+ */
 export function worstCaseCost(req: ChatRequest, cascade: Candidate[], prompt = promptTokenBound(req)): Nanodollars {
   return maxNanos(
     ...cascade.map((c) => {
-      const price = c.price;
-      if (!price) return 0n;
-      return costOfTokens(prompt, price.promptPerMillion) + costOfTokens(completionTokenBound(req, c), price.completionPerMillion);
+      if (!c.price) return 0n;
+      const prices = effectivePrices(c);
+      const promptSide = maxNanos(prices.prompt, prices.cached_prompt, prices.cache_write_5m, prices.cache_write_1h);
+      return costOfTokens(prompt, promptSide) + costOfTokens(completionTokenBound(req, c), prices.completion);
     }),
   );
 }

@@ -3,6 +3,7 @@ import { parseMessagesRequest } from "../../src/ingress/anthropic-messages/reque
 import { anthropicMessagesIngress, stopReasonOf } from "../../src/ingress/anthropic-messages";
 import { parseResponsesRequest } from "../../src/ingress/responses/request";
 import { responsesIngress } from "../../src/ingress/responses";
+import { usageBody } from "../../src/ingress/chat-completions/shapes";
 import { reasoningDetailOf } from "../../src/ingress/responses/encrypted-reasoning";
 import { blocksOf, StreamBlocks, type BlockSink } from "../../src/ingress/output-blocks";
 import type { ChatContext } from "../../src/chat/chat-context";
@@ -307,7 +308,27 @@ describe("rendering a whole answer", () => {
       { type: "text", text: "Hi." },
       { type: "tool_use", id: "c1", name: "w", input: { a: 1 } },
     ]);
-    expect(body.usage).toEqual({ input_tokens: 6, output_tokens: 5, cache_read_input_tokens: 4, cache_creation_input_tokens: 0 });
+    expect(body.usage).toEqual({
+      input_tokens: 6,
+      output_tokens: 5,
+      cache_read_input_tokens: 4,
+      cache_creation_input_tokens: 0,
+      cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
+    });
+  });
+
+  it("reports cache writes per TTL in each format: input tokens exclude reads and writes on Messages", () => {
+    const cachedUsage = { prompt: 1000, completion: 5, cached: 300, reasoning: 0, cacheWrite5m: 400, cacheWrite1h: 200 };
+    const answer = { candidate, completion: { ...completion, usage: cachedUsage }, usage: cachedUsage, meta: null };
+    expect(anthropicMessagesIngress.render(ctx(), answer).usage).toEqual({
+      input_tokens: 100,
+      output_tokens: 5,
+      cache_read_input_tokens: 300,
+      cache_creation_input_tokens: 600,
+      cache_creation: { ephemeral_5m_input_tokens: 400, ephemeral_1h_input_tokens: 200 },
+    });
+    expect(responsesIngress.render(ctx({ store: false }), answer).usage).toMatchObject({ input_tokens: 1000, input_tokens_details: { cached_tokens: 300 } });
+    expect(usageBody(cachedUsage)).toMatchObject({ prompt_tokens: 1000, prompt_tokens_details: { cached_tokens: 300, cache_write_tokens: 600 } });
   });
 
   it("errors in each format's shape", () => {

@@ -217,6 +217,30 @@ describe("Anthropic response", () => {
   it("reads the error type as the provider's code", () => {
     expect(anthropic.parseError(sample("anthropic-error-529.json"))).toEqual({ code: "overloaded_error", message: "Overloaded" });
   });
+
+  const answer = (usage: Record<string, unknown>) =>
+    anthropic.parseCompletion({ type: "message", content: [{ type: "text", text: "x" }], stop_reason: "end_turn", usage });
+
+  it("counts cache writes by TTL as prompt tokens apart from reads (input_tokens excludes both)", () => {
+    const c = answer({
+      input_tokens: 20,
+      cache_read_input_tokens: 1000,
+      cache_creation_input_tokens: 3000,
+      cache_creation: { ephemeral_5m_input_tokens: 1000, ephemeral_1h_input_tokens: 2000 },
+      output_tokens: 10,
+    });
+    expect(c.usage).toEqual({ prompt: 4020, completion: 10, cached: 1000, reasoning: 0, cacheWrite5m: 1000, cacheWrite1h: 2000 });
+  });
+
+  it("counts a write total without a breakdown as five-minute writes", () => {
+    expect(answer({ input_tokens: 5, cache_creation_input_tokens: 700, output_tokens: 1 }).usage).toEqual({
+      prompt: 705,
+      completion: 1,
+      cached: 0,
+      reasoning: 0,
+      cacheWrite5m: 700,
+    });
+  });
 });
 
 describe("Anthropic stream", () => {
@@ -231,6 +255,19 @@ describe("Anthropic stream", () => {
     expect(events[events.length - 1]).toEqual({ type: "done" });
     const first = events.find((e) => e.type === "chunk");
     expect(first).toMatchObject({ content: false, choices: [{ delta: { role: "assistant" } }] });
+  });
+
+  it("keeps message_start's cache writes when message_delta repeats only some counts", async () => {
+    const sse = [
+      'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":3,"cache_creation_input_tokens":1500,"cache_read_input_tokens":0,"cache_creation":{"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":1500},"output_tokens":1}}}',
+      'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}',
+      'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hi"}}',
+      'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}',
+      'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"input_tokens":3,"output_tokens":9}}',
+      'event: message_stop\ndata: {"type":"message_stop"}',
+    ].join("\n\n") + "\n\n";
+    const got = collect(await decodeStream(anthropic, sse));
+    expect(got.usage).toEqual({ prompt: 1503, completion: 9, cached: 0, reasoning: 0, cacheWrite1h: 1500 });
   });
 
   it("turns an error event into a stream error", async () => {

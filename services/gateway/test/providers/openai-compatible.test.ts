@@ -189,6 +189,16 @@ describe("OpenAI-compatible response", () => {
     expect(c.usage).toEqual({ prompt: 1117, completion: 46, cached: 1024, reasoning: 0 });
   });
 
+  it("reads cache writes where a gateway in front of a caching provider reports them (OpenRouter's cache_write_tokens)", () => {
+    const c = openai.parseCompletion({
+      id: "gen-1",
+      object: "chat.completion",
+      choices: [{ index: 0, message: { role: "assistant", content: "x" }, finish_reason: "stop" }],
+      usage: { prompt_tokens: 900, completion_tokens: 2, prompt_tokens_details: { cached_tokens: 100, cache_write_tokens: 700 } },
+    });
+    expect(c.usage).toEqual({ prompt: 900, completion: 2, cached: 100, reasoning: 0, cacheWrite5m: 700 });
+  });
+
   it("keeps tool calls and their finish reason", () => {
     const c = openai.parseCompletion(sampleJson("openai-tool-calls.json"));
     expect(c.choices[0]?.finish_reason).toBe("tool_calls");

@@ -67,6 +67,10 @@ const EndpointEntry = z.strictObject({
     completion: usdPerMillion,
     // null: cached prompt tokens cost the same as other prompt tokens.
     cached_prompt: usdPerMillion.nullable(),
+    // Prompt tokens written to the provider's cache for 5 minutes / 1 hour (Anthropic lists 1.25x and
+    // 2x the prompt price); null or absent: a write costs the same as other prompt tokens.
+    cache_write_5m: usdPerMillion.nullable().default(null),
+    cache_write_1h: usdPerMillion.nullable().default(null),
   }),
   quantization: z.string().min(1).nullable(),
   supported_parameters: params,
@@ -97,6 +101,8 @@ export interface EndpointEntry extends Omit<z.infer<typeof EndpointEntry>, "pric
   prompt: Nanodollars;
   completion: Nanodollars;
   cachedPrompt: Nanodollars | null;
+  cacheWrite5m: Nanodollars | null;
+  cacheWrite1h: Nanodollars | null;
 }
 
 /** A validated catalog file with prices converted to integer nanodollars per million tokens. */
@@ -143,6 +149,8 @@ export function parseCatalogFile(input: unknown): CatalogFile {
       prompt: fromUsd(pricing.prompt),
       completion: fromUsd(pricing.completion),
       cachedPrompt: pricing.cached_prompt === null ? null : fromUsd(pricing.cached_prompt),
+      cacheWrite5m: pricing.cache_write_5m === null ? null : fromUsd(pricing.cache_write_5m),
+      cacheWrite1h: pricing.cache_write_1h === null ? null : fromUsd(pricing.cache_write_1h),
     })),
     sha256: createHash("sha256").update(JSON.stringify(raw)).digest("hex"),
   };

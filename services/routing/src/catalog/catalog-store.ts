@@ -46,6 +46,9 @@ export interface EndpointPrice {
   completionPerMillion: Nanodollars;
   /** Null: cached prompt tokens cost the same as other prompt tokens. */
   cachedPromptPerMillion: Nanodollars | null;
+  /** Prompt tokens written to the cache for 5 minutes / 1 hour; null: the same as other prompt tokens. */
+  cacheWrite5mPerMillion: Nanodollars | null;
+  cacheWrite1hPerMillion: Nanodollars | null;
   priceVersionId: bigint;
 }
 
@@ -128,6 +131,8 @@ interface EndpointRecord {
   prompt_per_million: Int8;
   completion_per_million: Int8;
   cached_prompt_per_million: Int8 | null;
+  cache_write_5m_per_million: Int8 | null;
+  cache_write_1h_per_million: Int8 | null;
 }
 
 /** The newest import id; 0 before the first import. */
@@ -154,7 +159,8 @@ export async function loadCatalog(db: Db): Promise<CatalogRows> {
     const endpoints = await q.query<EndpointRecord>(
       `SELECT e.id, e.model_id, e.provider_slug, e.upstream_model, e.context_length, e.max_output_tokens,
               e.quantization, e.supported_parameters, e.zdr, e.no_training, e.deployment_region, e.price_version_id, pv.prompt_per_million,
-              pv.completion_per_million, pv.cached_prompt_per_million
+              pv.completion_per_million, pv.cached_prompt_per_million, pv.cache_write_5m_per_million,
+              pv.cache_write_1h_per_million
          FROM endpoints e
          JOIN price_versions pv ON pv.id = e.price_version_id
          JOIN models m ON m.id = e.model_id AND m.active
@@ -220,8 +226,14 @@ function toEndpoint(r: EndpointRecord): Endpoint {
     price: {
       promptPerMillion: toNanos(r.prompt_per_million),
       completionPerMillion: toNanos(r.completion_per_million),
-      cachedPromptPerMillion: r.cached_prompt_per_million === null ? null : toNanos(r.cached_prompt_per_million),
+      cachedPromptPerMillion: nullableNanos(r.cached_prompt_per_million),
+      cacheWrite5mPerMillion: nullableNanos(r.cache_write_5m_per_million),
+      cacheWrite1hPerMillion: nullableNanos(r.cache_write_1h_per_million),
       priceVersionId: int8(r.price_version_id),
     },
   };
+}
+
+function nullableNanos(v: Int8 | null): Nanodollars | null {
+  return v === null ? null : toNanos(v);
 }

@@ -186,6 +186,8 @@ interface CurrentPriceRow {
   prompt: Int8 | null;
   completion: Int8 | null;
   cached: Int8 | null;
+  write_5m: Int8 | null;
+  write_1h: Int8 | null;
   has_price: boolean;
 }
 
@@ -194,7 +196,8 @@ async function addChangedPrices(q: Queryable, endpoints: EndpointEntry[], now: D
     (
       await q.query<CurrentPriceRow>(
         `SELECT e.id, pv.prompt_per_million AS prompt, pv.completion_per_million AS completion,
-                pv.cached_prompt_per_million AS cached, pv.id IS NOT NULL AS has_price
+                pv.cached_prompt_per_million AS cached, pv.cache_write_5m_per_million AS write_5m,
+                pv.cache_write_1h_per_million AS write_1h, pv.id IS NOT NULL AS has_price
            FROM endpoints e LEFT JOIN price_versions pv ON pv.id = e.price_version_id`,
       )
     ).rows.map((r) => [r.id, r]),
@@ -206,10 +209,18 @@ async function addChangedPrices(q: Queryable, endpoints: EndpointEntry[], now: D
     await q.query(
       `WITH pv AS (
          INSERT INTO price_versions (endpoint_id, prompt_per_million, completion_per_million, cached_prompt_per_million,
-                                     effective_from)
-         VALUES ($1, $2, $3, $4, $5) RETURNING id, endpoint_id)
+                                     cache_write_5m_per_million, cache_write_1h_per_million, effective_from)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id, endpoint_id)
        UPDATE endpoints SET price_version_id = pv.id FROM pv WHERE endpoints.id = pv.endpoint_id`,
-      [e.id, e.prompt.toString(), e.completion.toString(), nullableNanos(e.cachedPrompt), now],
+      [
+        e.id,
+        e.prompt.toString(),
+        e.completion.toString(),
+        nullableNanos(e.cachedPrompt),
+        nullableNanos(e.cacheWrite5m),
+        nullableNanos(e.cacheWrite1h),
+        now,
+      ],
     );
     added += 1;
   }
@@ -217,8 +228,14 @@ async function addChangedPrices(q: Queryable, endpoints: EndpointEntry[], now: D
 }
 
 function samePrice(row: CurrentPriceRow, e: EndpointEntry): boolean {
-  const cached: Nanodollars | null = row.cached === null ? null : toNanos(row.cached);
-  return toNanos(row.prompt) === e.prompt && toNanos(row.completion) === e.completion && cached === e.cachedPrompt;
+  const nullable = (v: Int8 | null): Nanodollars | null => (v === null ? null : toNanos(v));
+  return (
+    toNanos(row.prompt) === e.prompt &&
+    toNanos(row.completion) === e.completion &&
+    nullable(row.cached) === e.cachedPrompt &&
+    nullable(row.write_5m) === e.cacheWrite5m &&
+    nullable(row.write_1h) === e.cacheWrite1h
+  );
 }
 
 function nullableNanos(n: Nanodollars | null): string | null {

@@ -7,6 +7,9 @@ export interface PriceJson {
   completion: string;
   /** Present when cached prompt tokens have their own price. */
   input_cache_read?: string;
+  /** Present when cache writes have their own price (OpenRouter's name: the 5-minute write). */
+  input_cache_write?: string;
+  input_cache_write_1h?: string;
   prompt_per_million: number;
   completion_per_million: number;
 }
@@ -19,6 +22,8 @@ export function priceJson(price: EndpointPrice): PriceJson {
     completion_per_million: toUsd(price.completionPerMillion),
   };
   if (price.cachedPromptPerMillion !== null) out.input_cache_read = usdPerToken(price.cachedPromptPerMillion);
+  if (price.cacheWrite5mPerMillion !== null) out.input_cache_write = usdPerToken(price.cacheWrite5mPerMillion);
+  if (price.cacheWrite1hPerMillion !== null) out.input_cache_write_1h = usdPerToken(price.cacheWrite1hPerMillion);
   return out;
 }
 

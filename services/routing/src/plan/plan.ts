@@ -262,6 +262,8 @@ function candidate(r: RankedEndpoint, modelRank: number, pinned: boolean): routi
       promptPerMillion: endpoint.price.promptPerMillion,
       completionPerMillion: endpoint.price.completionPerMillion,
       cachedPromptPerMillion: endpoint.price.cachedPromptPerMillion ?? 0n,
+      cacheWrite5mPerMillion: endpoint.price.cacheWrite5mPerMillion ?? 0n,
+      cacheWrite1hPerMillion: endpoint.price.cacheWrite1hPerMillion ?? 0n,
       priceVersionId: endpoint.price.priceVersionId,
     },
     maxOutputTokens: endpoint.maxOutputTokens ?? 0,

@@ -2,6 +2,7 @@ import type { IncomingMessage } from "node:http";
 import type { ErrorBody } from "@router/http-kit";
 import type { ChatContext } from "../../chat/chat-context";
 import type { SseResponse } from "../../chat/sse-response";
+import { promptParts } from "../../chat/usage-cost";
 import type { Candidate } from "../../dispatch/types";
 import type { ChunkChoice, FinishReason, TokenUsage } from "../../providers/types";
 import type { Ingress, IngressStream, ServedAnswer, StreamEnd, StreamFailure } from "../ingress";
@@ -29,10 +30,16 @@ export function stopReasonOf(finish: FinishReason | null, native: string | null)
   }
 }
 
-/** Anthropic counts input tokens without the cached ones, which it reports apart. */
-export function messagesUsage(u: TokenUsage): Record<string, number> {
-  const cached = Math.min(u.cached, u.prompt);
-  return { input_tokens: u.prompt - cached, output_tokens: u.completion, cache_read_input_tokens: cached, cache_creation_input_tokens: 0 };
+/** Anthropic counts input tokens without cache reads and writes, which it reports apart (writes also per TTL). */
+export function messagesUsage(u: TokenUsage): Record<string, unknown> {
+  const parts = promptParts(u);
+  return {
+    input_tokens: parts.uncached,
+    output_tokens: u.completion,
+    cache_read_input_tokens: parts.cacheRead,
+    cache_creation_input_tokens: parts.cacheWrite5m + parts.cacheWrite1h,
+    cache_creation: { ephemeral_5m_input_tokens: parts.cacheWrite5m, ephemeral_1h_input_tokens: parts.cacheWrite1h },
+  };
 }
 
 function contentBlock(b: OutputBlock): Record<string, unknown> {

@@ -1,6 +1,7 @@
 import { DomainError } from "@router/errors";
 import { errorBody } from "@router/http-kit";
 import type { Candidate } from "../../dispatch/types";
+import { promptParts } from "../../chat/usage-cost";
 import type { TokenUsage } from "../../providers/types";
 
 // The OpenAI-compatible shapes the chat route answers with.
@@ -42,11 +43,13 @@ export function errorChunk(
 }
 
 export function usageBody(u: TokenUsage): Record<string, unknown> {
+  const parts = promptParts(u);
   return {
     prompt_tokens: u.prompt,
     completion_tokens: u.completion,
     total_tokens: u.prompt + u.completion,
-    prompt_tokens_details: { cached_tokens: u.cached },
+    // cache_write_tokens as OpenRouter reports it: clients that track cache spend read it there.
+    prompt_tokens_details: { cached_tokens: parts.cacheRead, cache_write_tokens: parts.cacheWrite5m + parts.cacheWrite1h },
     completion_tokens_details: { reasoning_tokens: u.reasoning },
   };
 }

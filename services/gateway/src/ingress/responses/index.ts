@@ -1,5 +1,6 @@
 import type { ChatContext } from "../../chat/chat-context";
 import type { SseResponse } from "../../chat/sse-response";
+import { promptParts } from "../../chat/usage-cost";
 import type { Candidate } from "../../dispatch/types";
 import type { ChunkChoice, FinishReason, TokenUsage } from "../../providers/types";
 import type { Ingress, IngressStream, ServedAnswer, StreamEnd, StreamFailure } from "../ingress";
@@ -13,7 +14,7 @@ export const RESPONSES_PATH = "/v1/responses";
 export function responsesUsage(u: TokenUsage): Record<string, unknown> {
   return {
     input_tokens: u.prompt,
-    input_tokens_details: { cached_tokens: u.cached },
+    input_tokens_details: { cached_tokens: promptParts(u).cacheRead },
     output_tokens: u.completion,
     output_tokens_details: { reasoning_tokens: u.reasoning },
     total_tokens: u.prompt + u.completion,

@@ -35,15 +35,28 @@ export function normalizeAnthropicStop(native: string | null): FinishReason | nu
   }
 }
 
-/** Every prompt token: Anthropic reports uncached input, cache reads and cache writes apart. */
-export function anthropicUsage(u: Record<string, unknown> | null, output?: number): TokenUsage {
+/**
+ * Every prompt token: Anthropic reports uncached input, cache reads and cache writes apart
+ * (`input_tokens` excludes both). Writes come as a total with a per-TTL breakdown; a total
+ * without a breakdown (older API versions) is all five-minute writes.
+ */
+export function anthropicUsage(u: Record<string, unknown> | null): TokenUsage {
   const cached = asNumber(u?.cache_read_input_tokens);
-  return {
-    prompt: asNumber(u?.input_tokens) + cached + asNumber(u?.cache_creation_input_tokens),
-    completion: output ?? asNumber(u?.output_tokens),
+  const breakdown = asRecord(u?.cache_creation);
+  const written =
+    u?.cache_creation_input_tokens !== undefined
+      ? asNumber(u.cache_creation_input_tokens)
+      : asNumber(breakdown?.ephemeral_5m_input_tokens) + asNumber(breakdown?.ephemeral_1h_input_tokens);
+  const write1h = Math.min(asNumber(breakdown?.ephemeral_1h_input_tokens), written);
+  const usage: TokenUsage = {
+    prompt: asNumber(u?.input_tokens) + cached + written,
+    completion: asNumber(u?.output_tokens),
     cached,
     reasoning: 0,
   };
+  if (written - write1h > 0) usage.cacheWrite5m = written - write1h;
+  if (write1h > 0) usage.cacheWrite1h = write1h;
+  return usage;
 }
 
 export function parseAnthropicError(text: string): ProviderError {

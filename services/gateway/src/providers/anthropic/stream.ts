@@ -1,4 +1,4 @@
-import { asNumber, asRecord, parseRecord, asString, type ChunkDelta, type SseMessage, type StreamDecoder, type StreamEvent, type TokenUsage } from "../types";
+import { asNumber, asRecord, parseRecord, asString, type ChunkDelta, type SseMessage, type StreamDecoder, type StreamEvent } from "../types";
 import { anthropicUsage, normalizeAnthropicStop, redactedThinkingDetail, thinkingDetail } from "./response";
 
 const chunk = (delta: ChunkDelta, content: boolean): StreamEvent => ({
@@ -19,7 +19,8 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
   // Content block index → the reasoning_details index of a thinking block.
   const reasoningIndexOfBlock = new Map<number, number>();
   let reasoningCount = 0;
-  let usage: TokenUsage | null = null;
+  // The usage fields reported so far: message_delta's counts are cumulative and replace message_start's.
+  let reported: Record<string, unknown> = {};
 
   const thinkingPiece = (blockIndex: number, text: string, signature: string | null): StreamEvent => {
     const index = reasoningIndexOfBlock.get(blockIndex) ?? 0;
@@ -35,9 +36,9 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
       switch (message.event ?? ev.type) {
         case "message_start": {
           const msg = asRecord(ev.message);
-          usage = anthropicUsage(asRecord(msg?.usage));
+          reported = asRecord(msg?.usage) ?? {};
           out.push(chunk({ role: "assistant" }, false));
-          out.push({ type: "usage", usage });
+          out.push({ type: "usage", usage: anthropicUsage(reported) });
           return;
         }
         case "content_block_start": {
@@ -105,14 +106,8 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
           const u = asRecord(ev.usage);
           if (u) {
             // Newer API versions repeat input counts here; keep what message_start said otherwise.
-            const next = anthropicUsage(u, asNumber(u.output_tokens));
-            usage = {
-              prompt: u.input_tokens !== undefined ? next.prompt : (usage?.prompt ?? 0),
-              cached: u.cache_read_input_tokens !== undefined ? next.cached : (usage?.cached ?? 0),
-              completion: next.completion,
-              reasoning: 0,
-            };
-            out.push({ type: "usage", usage });
+            reported = { ...reported, ...u };
+            out.push({ type: "usage", usage: anthropicUsage(reported) });
           }
           if (native) {
             out.push({

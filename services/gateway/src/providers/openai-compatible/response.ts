@@ -48,13 +48,18 @@ export function parseOpenAiError(text: string): ProviderError {
 export function parseOpenAiUsage(v: unknown): TokenUsage | null {
   const u = asRecord(v);
   if (!u) return null;
-  const cached = asNumber(asRecord(u.prompt_tokens_details)?.cached_tokens) || asNumber(u.prompt_cache_hit_tokens);
-  return {
+  const details = asRecord(u.prompt_tokens_details);
+  const cached = asNumber(details?.cached_tokens) || asNumber(u.prompt_cache_hit_tokens);
+  const usage: TokenUsage = {
     prompt: asNumber(u.prompt_tokens),
     completion: asNumber(u.completion_tokens),
     cached,
     reasoning: asNumber(asRecord(u.completion_tokens_details)?.reasoning_tokens),
   };
+  // Gateways in front of providers that price writes (OpenRouter, LiteLLM) report them here; OpenAI never writes at a premium.
+  const written = asNumber(details?.cache_write_tokens);
+  if (written > 0) usage.cacheWrite5m = written;
+  return usage;
 }
 
 function toolCallsOf(v: unknown): ToolCall[] | undefined {

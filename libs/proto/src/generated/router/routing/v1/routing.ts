@@ -104,6 +104,9 @@ export interface Price {
   cachedPromptPerMillion: bigint;
   /** Price version these numbers come from. */
   priceVersionId: bigint;
+  /** Price of prompt tokens written to the provider's cache for 5 minutes / 1 hour; 0 means "same as prompt". */
+  cacheWrite5mPerMillion: bigint;
+  cacheWrite1hPerMillion: bigint;
 }
 
 export interface Candidate {
@@ -940,7 +943,14 @@ export const ProviderPreferences: MessageFns<ProviderPreferences> = {
 };
 
 function createBasePrice(): Price {
-  return { promptPerMillion: 0n, completionPerMillion: 0n, cachedPromptPerMillion: 0n, priceVersionId: 0n };
+  return {
+    promptPerMillion: 0n,
+    completionPerMillion: 0n,
+    cachedPromptPerMillion: 0n,
+    priceVersionId: 0n,
+    cacheWrite5mPerMillion: 0n,
+    cacheWrite1hPerMillion: 0n,
+  };
 }
 
 export const Price: MessageFns<Price> = {
@@ -968,6 +978,18 @@ export const Price: MessageFns<Price> = {
         throw new globalThis.Error("value provided for field message.priceVersionId of type int64 too large");
       }
       writer.uint32(32).int64(message.priceVersionId);
+    }
+    if (message.cacheWrite5mPerMillion !== 0n) {
+      if (BigInt.asIntN(64, message.cacheWrite5mPerMillion) !== message.cacheWrite5mPerMillion) {
+        throw new globalThis.Error("value provided for field message.cacheWrite5mPerMillion of type int64 too large");
+      }
+      writer.uint32(40).int64(message.cacheWrite5mPerMillion);
+    }
+    if (message.cacheWrite1hPerMillion !== 0n) {
+      if (BigInt.asIntN(64, message.cacheWrite1hPerMillion) !== message.cacheWrite1hPerMillion) {
+        throw new globalThis.Error("value provided for field message.cacheWrite1hPerMillion of type int64 too large");
+      }
+      writer.uint32(48).int64(message.cacheWrite1hPerMillion);
     }
     return writer;
   },
@@ -1017,6 +1039,22 @@ export const Price: MessageFns<Price> = {
             message.priceVersionId = reader.int64() as bigint;
             continue;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.cacheWrite5mPerMillion = reader.int64() as bigint;
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.cacheWrite1hPerMillion = reader.int64() as bigint;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1051,6 +1089,16 @@ export const Price: MessageFns<Price> = {
         : isSet(object.price_version_id)
         ? BigInt(object.price_version_id)
         : 0n,
+      cacheWrite5mPerMillion: isSet(object.cacheWrite5mPerMillion)
+        ? BigInt(object.cacheWrite5mPerMillion)
+        : isSet(object.cache_write_5m_per_million)
+        ? BigInt(object.cache_write_5m_per_million)
+        : 0n,
+      cacheWrite1hPerMillion: isSet(object.cacheWrite1hPerMillion)
+        ? BigInt(object.cacheWrite1hPerMillion)
+        : isSet(object.cache_write_1h_per_million)
+        ? BigInt(object.cache_write_1h_per_million)
+        : 0n,
     };
   },
 
@@ -1067,6 +1115,12 @@ export const Price: MessageFns<Price> = {
     }
     if (message.priceVersionId !== 0n) {
       obj.priceVersionId = message.priceVersionId.toString();
+    }
+    if (message.cacheWrite5mPerMillion !== 0n) {
+      obj.cacheWrite5mPerMillion = message.cacheWrite5mPerMillion.toString();
+    }
+    if (message.cacheWrite1hPerMillion !== 0n) {
+      obj.cacheWrite1hPerMillion = message.cacheWrite1hPerMillion.toString();
     }
     return obj;
   },
@@ -1089,6 +1143,14 @@ export const Price: MessageFns<Price> = {
     message.priceVersionId = (object.priceVersionId !== undefined && object.priceVersionId !== null)
       ? BigInt(object.priceVersionId)
       : 0n;
+    message.cacheWrite5mPerMillion =
+      (object.cacheWrite5mPerMillion !== undefined && object.cacheWrite5mPerMillion !== null)
+        ? BigInt(object.cacheWrite5mPerMillion)
+        : 0n;
+    message.cacheWrite1hPerMillion =
+      (object.cacheWrite1hPerMillion !== undefined && object.cacheWrite1hPerMillion !== null)
+        ? BigInt(object.cacheWrite1hPerMillion)
+        : 0n;
     return message;
   },
 };
