@@ -405,6 +405,7 @@ describe("GET /v1/generation", () => {
     billedCostNanodollars: 4_500n,
     streamed: true,
     quantization: "fp8",
+    droppedTools: ["web_search"],
   });
 
   beforeAll(async () => {
@@ -437,6 +438,7 @@ describe("GET /v1/generation", () => {
       app_title: "Console",
       http_referer: "https://console.example.com",
       user_agent: "openai-node/6.0",
+      dropped_tools: ["web_search"],
       created_at: "2026-11-21T09:00:00.000Z",
     });
   });

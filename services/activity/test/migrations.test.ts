@@ -35,6 +35,7 @@ test("fills the daily totals and conversations from the requests recorded before
     "002_totals_conversations_client.sql",
     "003_content_filter_labels.sql",
     "004_request_ingress.sql",
+    "005_request_dropped_tools.sql",
   ]);
 
   const totals = await db.query(

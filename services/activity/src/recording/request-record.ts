@@ -60,6 +60,7 @@ const REQUEST_COLUMNS = [
   "run_id",
   "content_filter_labels",
   "ingress",
+  "dropped_tools",
 ] as const;
 
 // Requests, their attempts, the daily totals and the conversations go in one statement per batch of
@@ -160,6 +161,7 @@ function requestRow(e: RequestCompleted, createdAt: Date): Record<(typeof REQUES
     run_id: orNull(e.runId),
     content_filter_labels: e.contentFilterLabels,
     ingress: orNull(e.ingress),
+    dropped_tools: e.droppedTools,
   };
   return values;
 }

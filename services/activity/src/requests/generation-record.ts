@@ -1,5 +1,5 @@
 import { toNanos, toUsd } from "@router/money";
-import { isoOf, priceVersionIdsOf, renderUsageLines, type RequestRow } from "./request-row";
+import { droppedToolsOf, isoOf, priceVersionIdsOf, renderUsageLines, type RequestRow } from "./request-row";
 
 /**
  * The generation record of the product's API (the service README): pricing detail of one completion, metadata only.
@@ -29,6 +29,7 @@ export function renderGenerationRecord(r: RequestRow) {
     app_title: r.app_title,
     http_referer: r.http_referer,
     user_agent: r.user_agent,
+    dropped_tools: droppedToolsOf(r),
     created_at: isoOf(r.created_at),
   };
 }

@@ -43,6 +43,8 @@ export interface RequestRow {
   /** Content-filter labels that matched (jsonb); absent on rows read without the column. */
   content_filter_labels?: string[] | string;
   ingress: string | null;
+  /** Built-in tools the serving endpoint could not run (jsonb); absent on rows read without the column. */
+  dropped_tools?: string[] | string;
 }
 
 export interface StoredUsageLine {
@@ -108,6 +110,11 @@ export function renderUsageLines(r: RequestRow) {
 
 export function priceVersionIdsOf(r: RequestRow): number[] {
   return (r.price_version_ids ?? []).map((v) => Number(v));
+}
+
+export function droppedToolsOf(r: RequestRow): string[] {
+  const tools = r.dropped_tools ?? [];
+  return typeof tools === "string" ? (JSON.parse(tools) as string[]) : tools;
 }
 
 export function contentFilterLabelsOf(r: RequestRow): string[] {

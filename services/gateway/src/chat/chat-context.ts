@@ -1,6 +1,7 @@
 import type { routing } from "@router/proto";
 import type { Caller } from "../auth/caller";
 import type { IngressBase } from "../ingress/ingress";
+import { NO_RENAMED_TOOLS, type ClientToolNames } from "../ingress/client-tool-names";
 import { randomId } from "../random-tokens";
 import { promptTokenBound } from "../spend/worst-case";
 import type { LeaseTicket } from "../spend/spend-leases";
@@ -37,11 +38,17 @@ export interface ChatContext<I extends IngressBase = IngressBase> {
   contentFilterLabels: string[];
   /** The run this request is an admitted turn of: its settlement reports the turn. Null otherwise. */
   runId: string | null;
+  /** Built-in tools the request names (`ParsedRequest.builtinTools`); dropped per endpoint (builtin-tools.ts). */
+  builtinTools: readonly string[];
+  /** Tools renamed for providers (`ParsedRequest.toolNames`), for rendering their calls back. */
+  toolNames: ClientToolNames;
 }
 
 export function newChatContext<I extends IngressBase>(
   caller: Caller,
   headers: RouterHeaders,
+  /** The input items a stored answer keeps (`ParsedRequest.storedInput`); empty when the format keeps none. */
+  storedInput: Record<string, unknown>[];
   request: ChatRequest,
   createdAt: Date,
   t0: number,
@@ -64,8 +71,11 @@ export function newChatContext<I extends IngressBase>(
     lease: null,
     contentFilterLabels: [],
     runId: null,
+    builtinTools: [],
+    toolNames: NO_RENAMED_TOOLS,
   };
 }
 
 /** The models of the routed cascade, in order (repeated once per endpoint). */
 export const cascadeModels = (ctx: ChatContext): string[] => (ctx.plan?.cascade ?? []).map((c) => c.modelId);
+    storedInput: [],

@@ -3,10 +3,11 @@ import { performance } from "node:perf_hooks";
 import { DomainError } from "@router/errors";
 import { jsonBodyParser, writeHttpError } from "@router/http-kit";
 import type { Caller } from "../auth/caller";
-import type { CascadeInput } from "../dispatch/types";
+import type { CascadeInput, Candidate } from "../dispatch/types";
 import { UpstreamDispatcher } from "../dispatch/upstream-dispatcher";
 import type { DispatchCredential } from "../provider-keys/dispatch-credential";
 import { ChatAdmission, type Admitted } from "./admission";
+import { cascadeForBuiltinTools, droppedBuiltinTools, droppedToolsHeader } from "./builtin-tools";
 import { newChatContext, type ChatContext } from "./chat-context";
 import type { ChatDeps } from "./chat-deps";
 import { sendChatError } from "./error-response";
@@ -112,8 +113,13 @@ class ChatCompletions {
       if (admitted) await this.embeddings.respond(ctx, options, admitted.input, admitted.extraHeaders, res);
       return;
     }
-    const { request, echo } = ingress.parse(req.body);
+    // Before parsing: what the organisation stored completes the body (Responses `previous_response_id`).
+    const body = ingress.expand ? await ingress.expand(req.body, caller) : req.body;
+    const { request, echo, builtinTools, toolNames, storedInput } = ingress.parse(body);
     const ctx = newChatContext(caller, headers, request, now, t0, ingress, echo);
+    if (builtinTools) ctx.builtinTools = builtinTools;
+    if (toolNames) ctx.toolNames = toolNames;
+    if (storedInput) ctx.storedInput = storedInput;
     const admitted = await this.admit(ctx, res, abort.signal);
     if (!admitted) return;
     if (request.stream) await this.streams.respond(ctx, admitted.input, admitted.extraHeaders, res);
@@ -123,8 +129,10 @@ class ChatCompletions {
   /** Admission, and what dispatch is given; null when it refused (the refusal is answered). */
   private async admit(ctx: ChatContext, res: ServerResponse, signal: AbortSignal): Promise<{ input: CascadeInput; extraHeaders: Record<string, string> } | null> {
     let admitted: Admitted;
+    let candidates: Candidate[];
     try {
       admitted = await this.admission.admit(ctx);
+      candidates = cascadeForBuiltinTools(ctx.plan?.cascade ?? [], ctx.builtinTools, ctx.request.provider?.require_parameters === true);
     } catch (err) {
       sendChatError(res, this.finishing.beforeDispatch(ctx, err), ctx, null, null);
       return null;
@@ -132,8 +140,11 @@ class ChatCompletions {
     const extraHeaders: Record<string, string> = admitted.warning
       ? { "x-router-limit-warning": headerSafe(admitted.warning) }
       : {};
+    // A stream's headers leave before any provider answers: they name what the first endpoint drops
+    // (a whole answer's name what its server dropped; the record always does).
+    if (ctx.request.stream && candidates[0]) Object.assign(extraHeaders, droppedToolsHeader(droppedBuiltinTools(ctx.builtinTools, candidates[0])));
     const input: CascadeInput = {
-      candidates: ctx.plan?.cascade ?? [],
+      candidates,
       credentials: admitted.credentials,
       allows: this.allows,
       // With a preset's settings filled in by admission.

@@ -5,6 +5,7 @@ import { writeJson } from "@router/http-kit";
 import type { UpstreamDispatcher } from "../dispatch/upstream-dispatcher";
 import type { CascadeInput, CompletionResult } from "../dispatch/types";
 import type { Ingress } from "../ingress/ingress";
+import { droppedToolsHeader } from "./builtin-tools";
 import type { ChatContext } from "./chat-context";
 import { sendChatError, sendUnserved } from "./error-response";
 import type { Finishing } from "./finishing";
@@ -58,6 +59,8 @@ export class JsonResponder {
     await this.finishing.finish(ctx, outcome, served);
     const meta = ctx.headers.metadata ? requestMetadata(ctx, result, outcome.routingOverheadMs) : null;
     const body = ctx.ingress.render(ctx, { candidate: served.candidate, completion, usage, meta });
-    writeJson(res, 200, body, extraHeaders);
+    // A stored answer is written before its id reaches the client, so the client's next request can name it.
+    if (ctx.ingress.keep) await ctx.ingress.keep(ctx, body);
+    writeJson(res, 200, body, { ...extraHeaders, ...droppedToolsHeader(outcome.droppedTools) });
   }
 }

@@ -7,6 +7,7 @@ import type { Attempt, Candidate } from "../dispatch/types";
 import type { FinishReason, TokenUsage } from "../providers/types";
 import type { ChatContext } from "./chat-context";
 import type { RouterHeaders } from "./router-headers";
+import { droppedBuiltinTools } from "./builtin-tools";
 import { totalCost, usageLines, type UsageLine } from "./usage-cost";
 
 export const REQUEST_COMPLETED_TOPIC = TOPICS.requestCompleted;
@@ -43,6 +44,8 @@ export interface RequestOutcome {
   toolCalls: ToolCallCount;
   /** Content-filter labels that matched the messages. */
   contentFilterLabels: string[];
+  /** Built-in tools the serving endpoint could not run, so it was sent the request without them. */
+  droppedTools: string[];
 }
 
 /** What a stage knows of how the request ended; the rest of the outcome comes from the context. */
@@ -84,6 +87,7 @@ export function outcomeOf(ctx: ChatContext, o: OutcomeFacts): RequestOutcome {
     attempts: o.attempts ?? [],
     toolCalls: o.toolCalls ?? NO_TOOL_CALLS,
     contentFilterLabels: ctx.contentFilterLabels,
+    droppedTools: o.served ? droppedBuiltinTools(ctx.builtinTools, o.served) : [],
   };
 }
 
@@ -135,6 +139,7 @@ export function completedEvent(o: RequestOutcome): events.RequestCompleted {
     toolCalls: o.toolCalls.total,
     invalidToolCalls: o.toolCalls.invalid,
     contentFilterLabels: o.contentFilterLabels,
+    droppedTools: o.droppedTools,
     runId: orEmpty(o.runId),
     appHidden: o.headers.appHidden,
     appCategories: o.headers.appCategories,

@@ -115,7 +115,7 @@ export class StreamResponder {
       const error = shutdown ? GATEWAY_SHUTDOWN : new DomainError("upstream_error", failure?.clientMessage ?? "", { status: 502 });
       out.fail({ error, candidate: served.candidate, usage, meta });
     } else {
-      out.end({ candidate: served.candidate, usage, finishReason: result.finishReason, nativeFinishReason: result.nativeFinishReason, meta });
+      await out.end({ candidate: served.candidate, usage, finishReason: result.finishReason, nativeFinishReason: result.nativeFinishReason, meta });
     }
     out.close();
   }

@@ -36,6 +36,8 @@ export interface GenerationRecord {
   app_title: string | null;
   http_referer: string | null;
   user_agent: string | null;
+  /** Built-in tools the serving endpoint could not run, left out of the request it was sent. */
+  dropped_tools: string[];
   created_at: string;
 }
 
@@ -73,6 +75,7 @@ export function generationRecordOf(e: events.RequestCompleted): GenerationRecord
     app_title: orNull(e.appTitle),
     http_referer: orNull(e.httpReferer),
     user_agent: orNull(e.userAgent),
+    dropped_tools: e.droppedTools,
     created_at: new Date(Number(e.createdAtMs)).toISOString(),
   };
 }

@@ -1,10 +1,12 @@
 import type { IncomingMessage } from "node:http";
 import type { DomainError } from "@router/errors";
+import type { Caller } from "../auth/caller";
 import type { ErrorBody } from "@router/http-kit";
 import type { ChatContext } from "../chat/chat-context";
 import type { ChatRequest } from "../chat/request-schema";
 import type { SseResponse } from "../chat/sse-response";
 import type { Candidate } from "../dispatch/types";
+import type { ClientToolNames } from "./client-tool-names";
 import type { ChunkChoice, Completion, Embeddings, EmbeddingsRequest, FinishReason, TokenUsage } from "../providers/types";
 
 /**
@@ -24,6 +26,13 @@ export interface ParsedRequest {
   request: ChatRequest;
   /** Request settings the answer echoes (the Responses format does); null when none. */
   echo: Record<string, unknown> | null;
+  /**
+   * Built-in tools the request names (run by a provider, e.g. `web_search`), by name: each is
+   * dropped for an endpoint that cannot run it (chat/builtin-tools.ts). Absent when none.
+   */
+  builtinTools?: string[];
+  /** Tools Router renamed for providers, to render their calls back (client-tool-names.ts). */
+  toolNames?: ClientToolNames;
 }
 
 /** What a served, whole answer is rendered from. */
@@ -38,6 +47,8 @@ export interface ServedAnswer {
 /** How a committed stream ended well. */
 export interface StreamEnd {
   candidate: Candidate;
+  /** The input items a stored answer keeps with it (Responses `store`); absent when the format keeps none. */
+  storedInput?: Record<string, unknown>[];
   usage: TokenUsage;
   finishReason: FinishReason | null;
   nativeFinishReason: string | null;
@@ -57,7 +68,8 @@ export interface IngressStream {
   /** The stream committed to the endpoint that serves it (before its first chunk). */
   commit(candidate: Candidate): void;
   chunk(choices: ChunkChoice[]): void;
-  end(end: StreamEnd): void;
+  /** May wait before the last event, e.g. until a stored response is written (Responses `store`). */
+  end(end: StreamEnd): void | Promise<void>;
   fail(failure: StreamFailure): void;
   /** The format's last word (`data: [DONE]` or none); ends the response. */
   close(): void;
@@ -95,10 +107,17 @@ export interface ParsedEmbeddings {
 
 /** What a served embeddings answer is rendered from. */
 export interface EmbeddingsAnswer {
+  /**
+   * Completes the body with what the caller's organisation stored for it, after authentication and
+   * before parsing (Responses: `previous_response_id`, `item_reference` items, whether `store` may keep).
+   */
+  expand?: (body: unknown, caller: Caller) => Promise<unknown>;
   candidate: Candidate;
   embeddings: Embeddings;
   usage: TokenUsage;
   encodingFormat: EmbeddingsRequest["encodingFormat"];
+  /** Keeps a whole answer's body before it is sent (Responses `store`); may change what the body says of it. */
+  keep?: (ctx: ChatContext, body: Record<string, unknown>) => Promise<void>;
   meta: Record<string, unknown> | null;
 }
 

@@ -8,6 +8,8 @@ import { openAiError } from "../openai-error";
 import { blocksOf, StreamBlocks, type OpenedBlock, type OutputBlock } from "../output-blocks";
 import { encryptedContentOf } from "./encrypted-reasoning";
 import { parseResponsesRequest } from "./request";
+import { withStoredInput, type ResponsesStorage } from "./stored-input";
+import { customToolInput } from "./tools";
 
 export const RESPONSES_PATH = "/v1/responses";
 
@@ -58,8 +60,21 @@ function outputItem(ctx: ChatContext, b: OutputBlock, index: number): Record<str
         content: [{ type: "output_text", text: b.text, annotations: [], logprobs: [] }],
       };
     case "tool_call":
-      return { type: "function_call", id: itemId(ctx, "fc", index), call_id: b.id, name: b.name, arguments: b.arguments, status: "completed" };
+      return toolCallItem(ctx, b, index);
   }
+}
+
+/**
+ * A tool call under the name the client gave the tool (tools.ts): a function of a namespace group
+ * with its `namespace`, a custom tool's call as `custom_tool_call` with its freeform `input`.
+ */
+function toolCallItem(ctx: ChatContext, b: Extract<OutputBlock, { kind: "tool_call" }>, index: number): Record<string, unknown> {
+  const client = ctx.toolNames.get(b.name);
+  if (client?.kind === "custom") {
+    return { type: "custom_tool_call", id: itemId(ctx, "ctc", index), call_id: b.id, name: client.name, input: customToolInput(b.arguments), status: "completed" };
+  }
+  const name = client ? { name: client.name, namespace: client.namespace } : { name: b.name };
+  return { type: "function_call", id: itemId(ctx, "fc", index), call_id: b.id, ...name, arguments: b.arguments, status: "completed" };
 }
 
 /** The `response` object: the answer (or its state so far) with the request's settings echoed. */
@@ -98,11 +113,43 @@ export const responsesIngress: Ingress = {
     if (a.meta) body.router_metadata = a.meta;
     return body;
   },
-  stream: (ctx, sse) => new ResponseEvents(ctx, sse),
+  stream: (ctx, sse) => new ResponseEvents(ctx, sse, null),
   errorBody: openAiError,
 };
 
 /** One output item as it streams: its block, the text or arguments so far, and a reasoning block's signature and format. */
+/**
+ * `POST /v1/responses` with stored responses (stored-input.ts): `previous_response_id` and
+ * `item_reference` items expanded from the organisation's stored responses before parsing, and an
+ * answer whose `store` is true written before its last bytes (a whole body before it is sent; a
+ * stream before `response.completed`), so the id the client holds is readable by its next request.
+ * Nothing is read or written for `store: false`.
+ */
+export function storingResponsesIngress(storage: ResponsesStorage): Ingress {
+  const keep = (ctx: ChatContext, body: Record<string, unknown>) => keepResponse(storage, ctx, body);
+  return {
+    ...responsesIngress,
+    expand: (body, caller) => withStoredInput(body, caller, storage),
+    keep,
+    stream: (ctx, sse) => new ResponseEvents(ctx, sse, keep),
+  };
+}
+
+/**
+ * Writes a finished answer whose `store` is true. A write that fails is logged and the answer says
+ * `store: false`: it was served (and billed), and the client must not count on its id.
+ */
+async function keepResponse(storage: ResponsesStorage, ctx: ChatContext, body: Record<string, unknown>): Promise<void> {
+  if (body.store !== true) return;
+  const { router_metadata: _meta, ...response } = body;
+  try {
+    await storage.responses.put(ctx.caller.orgId, ctx.id, { response, input: ctx.storedInput });
+  } catch (err) {
+    storage.log.error({ err, id: ctx.id }, "gateway.stored_responses.write_failed");
+    body.store = false;
+  }
+}
+
 interface OpenItem {
   block: OpenedBlock;
   text: string;
@@ -127,6 +174,7 @@ class ResponseEvents implements IngressStream {
     private readonly ctx: ChatContext,
     private readonly sse: SseResponse,
   ) {
+    private readonly keep: ((ctx: ChatContext, response: Record<string, unknown>) => Promise<void>) | null,
     this.blocks = new StreamBlocks({
       open: (index, block) => this.openItem(index, block),
       delta: (index, kind, text) => this.delta(index, kind, text),
@@ -147,12 +195,13 @@ class ResponseEvents implements IngressStream {
     this.blocks.feed(choices);
   }
 
-  end(e: StreamEnd): void {
+  async end(e: StreamEnd): Promise<void> {
     this.blocks.finish();
     const state = statusOf(e.finishReason);
     const response = responseObject(this.ctx, e.candidate, { ...state, output: this.done, usage: responsesUsage(e.usage) });
     if (e.meta) response.router_metadata = e.meta;
     this.send(state.status === "completed" ? "response.completed" : "response.incomplete", { response });
+    if (this.keep) await this.keep(this.ctx, response);
   }
 
   fail(f: StreamFailure): void {
@@ -195,7 +244,8 @@ class ResponseEvents implements IngressStream {
     const id = this.itemOf(index, item, "in_progress").id;
     if (kind === "text") this.send("response.output_text.delta", { item_id: id, output_index: index, content_index: 0, delta, logprobs: [] });
     else if (kind === "reasoning") this.send("response.reasoning_text.delta", { item_id: id, output_index: index, content_index: 0, delta });
-    else this.send("response.function_call_arguments.delta", { item_id: id, output_index: index, delta });
+    // A custom tool's input is a string inside the JSON arguments: it is sent whole when the call closes.
+    else if (!this.isCustomCall(item.block)) this.send("response.function_call_arguments.delta", { item_id: id, output_index: index, delta });
   }
 
   private closeItem(index: number): void {
@@ -208,11 +258,18 @@ class ResponseEvents implements IngressStream {
     const at = { item_id: item.id, output_index: index };
     if (block.kind === "text") this.send("response.output_text.done", { ...at, content_index: 0, text, logprobs: [] });
     else if (block.kind === "reasoning") this.send("response.reasoning_text.done", { ...at, content_index: 0, text });
-    else if (block.kind === "tool_call") this.send("response.function_call_arguments.done", { ...at, name: block.name, arguments: text });
+    else if (block.kind === "tool_call" && item.type === "custom_tool_call") {
+      this.send("response.custom_tool_call_input.delta", { ...at, delta: item.input });
+      this.send("response.custom_tool_call_input.done", { ...at, input: item.input });
+    } else if (block.kind === "tool_call") this.send("response.function_call_arguments.done", { ...at, name: item.name, arguments: text });
     const part = partOf(block, text);
     if (part) this.send("response.content_part.done", { ...at, content_index: 0, part });
     this.send("response.output_item.done", { output_index: index, item });
     this.done.push(item);
+  }
+
+  private isCustomCall(block: OpenedBlock): boolean {
+    return block.kind === "tool_call" && this.ctx.toolNames.get(block.name)?.kind === "custom";
   }
 
   private itemOf(index: number, open: OpenItem, status: string): Record<string, unknown> & { id: string } {

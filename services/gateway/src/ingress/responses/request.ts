@@ -7,12 +7,22 @@ import { functionName, jsonText } from "../../chat/request-schema";
 import type { ParsedRequest } from "../ingress";
 import { routerFields, routerFieldValues } from "../router-fields";
 import { reasoningDetailOf } from "./encrypted-reasoning";
+import { inputItemsOf } from "./stored-input";
+import type { ClientToolNames } from "../client-tool-names";
+import {
+  chatToolChoice,
+  customToolArguments,
+  providerToolName,
+  responsesTool,
+  responsesToolChoice,
+  translateTools,
+} from "./tools";
 
 /**
  * The body of `POST /v1/responses` (OpenAI Responses), validated and mapped to the internal chat
- * request. Router keeps no responses, so what needs a stored one (`previous_response_id`,
- * `conversation`, `item_reference` items, `background`) is a 400 naming the field; `store` is
- * accepted and nothing is stored. Unknown top-level fields are dropped, as on the chat route.
+ * request. `previous_response_id` and `item_reference` items arrive already expanded from the
+ * organisation's stored responses (stored-input.ts); `conversation` and `background` are a 400
+ * naming the field. Unknown top-level fields are dropped, as on the chat route.
  */
 
 
@@ -60,8 +70,25 @@ const functionCallItem = z.object({
   id: z.string().optional(),
   call_id: z.string().min(1),
   name: functionName,
+  /** The group of a function of a `namespace` tool (tools.ts). */
+  namespace: z.string().min(1).max(128).optional(),
   arguments: jsonText,
   status: z.string().optional(),
+});
+/** A call of a `custom` (freeform) tool and its output: a function call with one string argument upstream (tools.ts). */
+const customToolCallItem = z.object({
+  type: z.literal("custom_tool_call"),
+  id: z.string().optional(),
+  call_id: z.string().min(1),
+  name: functionName,
+  input: z.string(),
+  status: z.string().optional(),
+});
+const customToolCallOutputItem = z.object({
+  type: z.literal("custom_tool_call_output"),
+  id: z.string().optional(),
+  call_id: z.string().min(1),
+  output: z.union([z.string(), z.array(inputText)], { error: "expected a string or an array of input_text parts" }),
 });
 const functionCallOutputItem = z.object({
   type: z.literal("function_call_output"),
@@ -98,33 +125,25 @@ const inputItem = z.unknown().superRefine((item, ctx) => {
           ? functionCallOutputItem
           : type === "reasoning"
             ? reasoningItem
-            : null;
+            : type === "custom_tool_call"
+              ? customToolCallItem
+              : type === "custom_tool_call_output"
+                ? customToolCallOutputItem
+                : null;
   if (!schema) {
     ctx.addIssue({
       code: "custom",
-      path: ["type"],
+      // References are replaced by their stored items before parsing (stored-input.ts): one left here was never found.
+      path: type === "item_reference" ? ["id"] : ["type"],
       message:
         type === "item_reference"
-          ? "item references need stored responses, which Router does not keep: send the items themselves"
-          : 'expected an item of type "message", "function_call", "function_call_output" or "reasoning"',
+          ? "no stored item has this id"
+          : 'expected an item of type "message", "function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output" or "reasoning"',
     });
     return;
   }
   for (const issue of schema.safeParse(item).error?.issues ?? []) ctx.addIssue({ code: "custom", message: issue.message, path: issue.path });
 });
-
-const functionTool = z.object({
-  type: z.literal("function", { message: 'only function tools are supported (built-in tools such as web_search run at OpenAI)' }),
-  name: functionName,
-  description: z.string().nullable().optional(),
-  parameters: z.record(z.string(), z.unknown()).nullable().optional(),
-  strict: z.boolean().nullable().optional(),
-});
-
-const toolChoiceSchema = z.union(
-  [z.enum(["none", "auto", "required"]), z.object({ type: z.literal("function"), name: functionName })],
-  { error: 'expected "none", "auto", "required" or {"type":"function","name":...}' },
-);
 
 const formatSchema = z.discriminatedUnion(
   "type",
@@ -145,7 +164,7 @@ const formatSchema = z.discriminatedUnion(
 const stateless = (what: string) =>
   z
     .unknown()
-    .refine((v) => v === undefined || v === null, { message: `Router keeps no responses (stateless): ${what}` })
+    .refine((v) => v === undefined || v === null, { message: `Router keeps no conversations: ${what}` })
     .optional();
 
 export const responsesBodySchema = z.object({
@@ -156,8 +175,8 @@ export const responsesBodySchema = z.object({
   max_output_tokens: tokenCount.nullable().optional(),
   temperature: samplingSettings.temperature.nullable(),
   top_p: samplingSettings.top_p.nullable(),
-  tools: z.array(functionTool).max(128).optional(),
-  tool_choice: toolChoiceSchema.optional(),
+  tools: z.array(responsesTool).max(128).optional(),
+  tool_choice: responsesToolChoice.optional(),
   parallel_tool_calls: z.boolean().nullable().optional(),
   reasoning: z
     .object({
@@ -170,9 +189,9 @@ export const responsesBodySchema = z.object({
   store: z.boolean().nullable().optional(),
   metadata: z.record(z.string(), z.string().max(512)).nullable().optional(),
   user: z.string().max(256).optional(),
-  previous_response_id: stateless("send the whole conversation in input instead of previous_response_id"),
+  previous_response_id: z.string().min(1).max(256).nullable().optional(),
   conversation: stateless("send the whole conversation in input instead of a conversation"),
-  background: z.literal(false, { message: "background responses need stored responses, which Router does not keep" }).nullable().optional(),
+  background: z.literal(false, { message: "Router does not run responses in the background" }).nullable().optional(),
   ...routerFields,
 });
 
@@ -183,10 +202,11 @@ type MessageItem = z.infer<typeof messageItem>;
 export function parseResponsesRequest(body: unknown): ParsedRequest {
   if (body === null || typeof body !== "object" || Array.isArray(body)) throw invalid("body", "expected a JSON object");
   const b = parseInput(responsesBodySchema, body);
+  const tools = translateTools(b.tools ?? []);
   const messages: ChatMessage[] = [];
   if (b.instructions) messages.push({ role: "system", content: b.instructions });
   if (typeof b.input === "string") messages.push({ role: "user", content: b.input });
-  else addItems(messages, b.input as InputItem[]);
+  else addItems(messages, b.input as InputItem[], tools.names);
   if (!messages.some((m) => m.role !== "system")) throw invalid("input", "expected at least one message or function call output");
   const request: ChatRequest = {
     model: b.model,
@@ -198,19 +218,10 @@ export function parseResponsesRequest(body: unknown): ParsedRequest {
     user: b.user,
     ...routerFieldValues(b),
   };
-  if (b.tools?.length) {
-    request.tools = b.tools.map((t) => ({
-      type: "function",
-      function: {
-        name: t.name,
-        ...(t.description ? { description: t.description } : {}),
-        ...(t.parameters ? { parameters: t.parameters } : {}),
-        ...(t.strict != null ? { strict: t.strict } : {}),
-      },
-    }));
-  }
-  if (b.tool_choice) request.tool_choice = typeof b.tool_choice === "string" ? b.tool_choice : { type: "function", function: { name: b.tool_choice.name } };
-  if (b.parallel_tool_calls != null) request.parallel_tool_calls = b.parallel_tool_calls;
+  if (tools.tools.length) request.tools = tools.tools;
+  // Only built-in tools (all dropped upstream, unless an endpoint runs them): a choice among them asks for nothing more.
+  if (b.tool_choice && (tools.tools.length || typeof b.tool_choice !== "string")) request.tool_choice = chatToolChoice(b.tool_choice, tools.names);
+  if (b.parallel_tool_calls != null && tools.tools.length) request.parallel_tool_calls = b.parallel_tool_calls;
   const effort = b.reasoning?.effort;
   if (effort === "none") request.reasoning = { enabled: false };
   else if (effort) request.reasoning = { effort: effort === "minimal" ? "low" : effort };
@@ -227,7 +238,7 @@ export function parseResponsesRequest(body: unknown): ParsedRequest {
     };
   } else if (format) request.response_format = { type: format.type };
   for (const k of Object.keys(request) as (keyof ChatRequest)[]) if (request[k] === undefined) delete request[k];
-  return { request, echo: echoOf(b) };
+  return { request, echo: echoOf(b), builtinTools: tools.builtin, toolNames: tools.names, storedInput: b.store === true ? inputItemsOf(b.input) : undefined };
 }
 
 /** What a Responses answer repeats of its request (settings, not input). */
@@ -244,14 +255,19 @@ function echoOf(b: ResponsesBody): Record<string, unknown> {
     text: { format: b.text?.format ?? { type: "text" } },
     metadata: b.metadata ?? {},
     user: b.user ?? null,
-    // Nothing is kept, whatever `store` said.
-    store: false,
-    previous_response_id: null,
+    // Decided before parsing (stored-input.ts): true only when the answer is kept.
+    store: b.store === true,
+    previous_response_id: b.previous_response_id ?? null,
     truncation: "disabled",
   };
 }
 
-type NonReasoningItem = MessageItem | z.infer<typeof functionCallItem> | z.infer<typeof functionCallOutputItem>;
+type NonReasoningItem =
+  | MessageItem
+  | z.infer<typeof functionCallItem>
+  | z.infer<typeof functionCallOutputItem>
+  | z.infer<typeof customToolCallItem>
+  | z.infer<typeof customToolCallOutputItem>;
 type InputItem = NonReasoningItem | z.infer<typeof reasoningItem>;
 
 type AssistantMessage = Extract<ChatMessage, { role: "assistant" }>;
@@ -261,7 +277,7 @@ type AssistantMessage = Extract<ChatMessage, { role: "assistant" }>;
  * assistant message or function calls, as a response's output orders them) and go on as its
  * `reasoning_details`; reasoning that no assistant item follows has nothing to continue and is dropped.
  */
-function addItems(messages: ChatMessage[], items: InputItem[]): void {
+function addItems(messages: ChatMessage[], items: InputItem[], names: ClientToolNames): void {
   let reasoning: ReasoningDetail[] = [];
   for (const item of items) {
     if (item.type === "reasoning") {
@@ -269,7 +285,7 @@ function addItems(messages: ChatMessage[], items: InputItem[]): void {
       if (detail) reasoning.push(detail);
       continue;
     }
-    const turn = addItem(messages, item);
+    const turn = addItem(messages, item, names);
     if (turn && reasoning.length) {
       const details = (turn.reasoning_details ??= []);
       for (const d of reasoning) details.push({ ...d, index: details.length });
@@ -282,9 +298,13 @@ function addItems(messages: ChatMessage[], items: InputItem[]): void {
  * Appends one item; consecutive function calls join the assistant turn before them, as chat carries
  * them. Answers the assistant message the item made or joined, if any.
  */
-function addItem(messages: ChatMessage[], item: NonReasoningItem): AssistantMessage | null {
-  if (item.type === "function_call") {
-    const call = { id: item.call_id, type: "function" as const, function: { name: item.name, arguments: item.arguments } };
+function addItem(messages: ChatMessage[], item: NonReasoningItem, names: ClientToolNames): AssistantMessage | null {
+  if (item.type === "function_call" || item.type === "custom_tool_call") {
+    const fn =
+      item.type === "function_call"
+        ? { name: providerToolName(names, item.name, item.namespace), arguments: item.arguments }
+        : { name: item.name, arguments: customToolArguments(item.input) };
+    const call = { id: item.call_id, type: "function" as const, function: fn };
     const last = messages[messages.length - 1];
     if (last?.role === "assistant") {
       (last.tool_calls ??= []).push(call);
@@ -294,7 +314,7 @@ function addItem(messages: ChatMessage[], item: NonReasoningItem): AssistantMess
     messages.push(turn);
     return turn;
   }
-  if (item.type === "function_call_output") {
+  if (item.type === "function_call_output" || item.type === "custom_tool_call_output") {
     const content = typeof item.output === "string" ? item.output : item.output.map((p) => p.text).join("");
     messages.push({ role: "tool", tool_call_id: item.call_id, content });
     return null;

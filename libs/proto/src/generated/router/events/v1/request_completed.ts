@@ -104,6 +104,12 @@ export interface RequestCompleted {
    * ledger publishes it; gateways never do.
    */
   settledByLedger: boolean;
+  /**
+   * Built-in tools of the request (tools a provider runs itself, such as OpenAI's "web_search")
+   * that the serving endpoint cannot run, so Router left them out instead of refusing the request;
+   * by the name the request gave them, in the request's order. Empty when nothing was served.
+   */
+  droppedTools: string[];
 }
 
 export interface TokenUsage {
@@ -111,13 +117,10 @@ export interface TokenUsage {
   completionTokens: number;
   cachedTokens: number;
   reasoningTokens: number;
-  /** Prompt tokens written to the provider's cache (subsets of prompt_tokens, apart from cached_tokens). */
-  cacheWrite5mTokens: number;
-  cacheWrite1hTokens: number;
 }
 
 export interface UsageLine {
-  /** "prompt", "cached_prompt", "cache_write_5m", "cache_write_1h", "completion". */
+  /** "prompt", "cached_prompt", "completion". */
   kind: string;
   tokens: number;
   pricePerMillionNanodollars: bigint;
@@ -197,6 +200,7 @@ function createBaseRequestCompleted(): RequestCompleted {
     served: undefined,
     spendLeaseHoldId: "",
     settledByLedger: false,
+    droppedTools: [],
   };
 }
 
@@ -361,6 +365,9 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
     }
     if (message.settledByLedger !== false) {
       writer.uint32(384).bool(message.settledByLedger);
+    }
+    for (const v of message.droppedTools) {
+      writer.uint32(394).string(v!);
     }
     return writer;
   },
@@ -772,6 +779,14 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
             message.settledByLedger = reader.bool();
             continue;
           }
+          case 49: {
+            if (tag !== 394) {
+              break;
+            }
+
+            message.droppedTools.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -992,6 +1007,11 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
         : isSet(object.settled_by_ledger)
         ? globalThis.Boolean(object.settled_by_ledger)
         : false,
+      droppedTools: globalThis.Array.isArray(object?.droppedTools)
+        ? object.droppedTools.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.dropped_tools)
+        ? object.dropped_tools.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -1141,6 +1161,9 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
     if (message.settledByLedger !== false) {
       obj.settledByLedger = message.settledByLedger;
     }
+    if (message.droppedTools?.length) {
+      obj.droppedTools = message.droppedTools;
+    }
     return obj;
   },
 
@@ -1206,19 +1229,13 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
     message.served = object.served ?? undefined;
     message.spendLeaseHoldId = object.spendLeaseHoldId ?? "";
     message.settledByLedger = object.settledByLedger ?? false;
+    message.droppedTools = object.droppedTools?.map((e) => e) || [];
     return message;
   },
 };
 
 function createBaseTokenUsage(): TokenUsage {
-  return {
-    promptTokens: 0,
-    completionTokens: 0,
-    cachedTokens: 0,
-    reasoningTokens: 0,
-    cacheWrite5mTokens: 0,
-    cacheWrite1hTokens: 0,
-  };
+  return { promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0 };
 }
 
 export const TokenUsage: MessageFns<TokenUsage> = {
@@ -1234,12 +1251,6 @@ export const TokenUsage: MessageFns<TokenUsage> = {
     }
     if (message.reasoningTokens !== 0) {
       writer.uint32(32).int32(message.reasoningTokens);
-    }
-    if (message.cacheWrite5mTokens !== 0) {
-      writer.uint32(40).int32(message.cacheWrite5mTokens);
-    }
-    if (message.cacheWrite1hTokens !== 0) {
-      writer.uint32(48).int32(message.cacheWrite1hTokens);
     }
     return writer;
   },
@@ -1289,22 +1300,6 @@ export const TokenUsage: MessageFns<TokenUsage> = {
             message.reasoningTokens = reader.int32();
             continue;
           }
-          case 5: {
-            if (tag !== 40) {
-              break;
-            }
-
-            message.cacheWrite5mTokens = reader.int32();
-            continue;
-          }
-          case 6: {
-            if (tag !== 48) {
-              break;
-            }
-
-            message.cacheWrite1hTokens = reader.int32();
-            continue;
-          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1339,16 +1334,6 @@ export const TokenUsage: MessageFns<TokenUsage> = {
         : isSet(object.reasoning_tokens)
         ? globalThis.Number(object.reasoning_tokens)
         : 0,
-      cacheWrite5mTokens: isSet(object.cacheWrite5mTokens)
-        ? globalThis.Number(object.cacheWrite5mTokens)
-        : isSet(object.cache_write_5m_tokens)
-        ? globalThis.Number(object.cache_write_5m_tokens)
-        : 0,
-      cacheWrite1hTokens: isSet(object.cacheWrite1hTokens)
-        ? globalThis.Number(object.cacheWrite1hTokens)
-        : isSet(object.cache_write_1h_tokens)
-        ? globalThis.Number(object.cache_write_1h_tokens)
-        : 0,
     };
   },
 
@@ -1366,12 +1351,6 @@ export const TokenUsage: MessageFns<TokenUsage> = {
     if (message.reasoningTokens !== 0) {
       obj.reasoningTokens = Math.round(message.reasoningTokens);
     }
-    if (message.cacheWrite5mTokens !== 0) {
-      obj.cacheWrite5mTokens = Math.round(message.cacheWrite5mTokens);
-    }
-    if (message.cacheWrite1hTokens !== 0) {
-      obj.cacheWrite1hTokens = Math.round(message.cacheWrite1hTokens);
-    }
     return obj;
   },
 
@@ -1384,8 +1363,6 @@ export const TokenUsage: MessageFns<TokenUsage> = {
     message.completionTokens = object.completionTokens ?? 0;
     message.cachedTokens = object.cachedTokens ?? 0;
     message.reasoningTokens = object.reasoningTokens ?? 0;
-    message.cacheWrite5mTokens = object.cacheWrite5mTokens ?? 0;
-    message.cacheWrite1hTokens = object.cacheWrite1hTokens ?? 0;
     return message;
   },
 };
