@@ -117,10 +117,13 @@ export interface TokenUsage {
   completionTokens: number;
   cachedTokens: number;
   reasoningTokens: number;
+  /** Prompt tokens written to the provider's cache (subsets of prompt_tokens, apart from cached_tokens). */
+  cacheWrite5mTokens: number;
+  cacheWrite1hTokens: number;
 }
 
 export interface UsageLine {
-  /** "prompt", "cached_prompt", "completion". */
+  /** "prompt", "cached_prompt", "cache_write_5m", "cache_write_1h", "completion". */
   kind: string;
   tokens: number;
   pricePerMillionNanodollars: bigint;
@@ -1235,7 +1238,14 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
 };
 
 function createBaseTokenUsage(): TokenUsage {
-  return { promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0 };
+  return {
+    promptTokens: 0,
+    completionTokens: 0,
+    cachedTokens: 0,
+    reasoningTokens: 0,
+    cacheWrite5mTokens: 0,
+    cacheWrite1hTokens: 0,
+  };
 }
 
 export const TokenUsage: MessageFns<TokenUsage> = {
@@ -1251,6 +1261,12 @@ export const TokenUsage: MessageFns<TokenUsage> = {
     }
     if (message.reasoningTokens !== 0) {
       writer.uint32(32).int32(message.reasoningTokens);
+    }
+    if (message.cacheWrite5mTokens !== 0) {
+      writer.uint32(40).int32(message.cacheWrite5mTokens);
+    }
+    if (message.cacheWrite1hTokens !== 0) {
+      writer.uint32(48).int32(message.cacheWrite1hTokens);
     }
     return writer;
   },
@@ -1300,6 +1316,22 @@ export const TokenUsage: MessageFns<TokenUsage> = {
             message.reasoningTokens = reader.int32();
             continue;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.cacheWrite5mTokens = reader.int32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.cacheWrite1hTokens = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1334,6 +1366,16 @@ export const TokenUsage: MessageFns<TokenUsage> = {
         : isSet(object.reasoning_tokens)
         ? globalThis.Number(object.reasoning_tokens)
         : 0,
+      cacheWrite5mTokens: isSet(object.cacheWrite5mTokens)
+        ? globalThis.Number(object.cacheWrite5mTokens)
+        : isSet(object.cache_write_5m_tokens)
+        ? globalThis.Number(object.cache_write_5m_tokens)
+        : 0,
+      cacheWrite1hTokens: isSet(object.cacheWrite1hTokens)
+        ? globalThis.Number(object.cacheWrite1hTokens)
+        : isSet(object.cache_write_1h_tokens)
+        ? globalThis.Number(object.cache_write_1h_tokens)
+        : 0,
     };
   },
 
@@ -1351,6 +1393,12 @@ export const TokenUsage: MessageFns<TokenUsage> = {
     if (message.reasoningTokens !== 0) {
       obj.reasoningTokens = Math.round(message.reasoningTokens);
     }
+    if (message.cacheWrite5mTokens !== 0) {
+      obj.cacheWrite5mTokens = Math.round(message.cacheWrite5mTokens);
+    }
+    if (message.cacheWrite1hTokens !== 0) {
+      obj.cacheWrite1hTokens = Math.round(message.cacheWrite1hTokens);
+    }
     return obj;
   },
 
@@ -1363,6 +1411,8 @@ export const TokenUsage: MessageFns<TokenUsage> = {
     message.completionTokens = object.completionTokens ?? 0;
     message.cachedTokens = object.cachedTokens ?? 0;
     message.reasoningTokens = object.reasoningTokens ?? 0;
+    message.cacheWrite5mTokens = object.cacheWrite5mTokens ?? 0;
+    message.cacheWrite1hTokens = object.cacheWrite1hTokens ?? 0;
     return message;
   },
 };
