@@ -45,6 +45,7 @@ function catalog(): CatalogSnapshot {
     byokOnly: true,
     isFree: false,
     deprecationDate: null,
+    aliases: [],
   });
   return new CatalogSnapshot({
     revision: 1n,

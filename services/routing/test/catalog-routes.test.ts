@@ -57,6 +57,9 @@ describe("GET /v1/models", () => {
     const { body } = await h.get("/v1/models?q=Acme%20Three");
     expect(body.data[0]).toEqual({
       id: "acme/three",
+      object: "model",
+      owned_by: "acme",
+      aliases: [],
       canonical_slug: "acme/three",
       name: "Acme Three",
       created: 1_720_000_000,
@@ -116,13 +119,13 @@ describe("GET /v1/models/{author}/{slug}", () => {
   it("returns the model without pricing", async () => {
     const { status, body } = await h.get("/v1/models/acme/one");
     expect(status).toBe(200);
-    expect(body.data.id).toBe("acme/one");
-    expect(body.data).not.toHaveProperty("pricing");
+    expect(body.id).toBe("acme/one");
+    expect(body).not.toHaveProperty("pricing");
   });
 
   it("reads a row whose id carries a variant suffix", async () => {
     const { body } = await h.get("/v1/models/acme/five:free");
-    expect(body.data).toMatchObject({ id: "acme/five:free", is_free: true });
+    expect(body).toMatchObject({ id: "acme/five:free", is_free: true });
   });
 
   it("answers 404 in the error envelope for an unknown model", async () => {

@@ -20,7 +20,11 @@ const usd = (n: number) => BigInt(Math.round(n * 1e9));
  * A catalog snapshot built in memory, for unit tests of Plan that need no database: each named
  * provider and model exists; endpoint ids are `ep_<provider>_<model>`.
  */
-export function memoryCatalog(specs: EndpointSpec[], extraModels: string[] = []): CatalogSnapshot {
+export function memoryCatalog(
+  specs: EndpointSpec[],
+  extraModels: string[] = [],
+  aliases: Record<string, readonly string[]> = {},
+): CatalogSnapshot {
   const providers: Provider[] = [...new Set(specs.map((s) => s.provider))].map((slug) => ({
     slug,
     name: slug,
@@ -47,6 +51,7 @@ export function memoryCatalog(specs: EndpointSpec[], extraModels: string[] = [])
     byokOnly: true,
     isFree: false,
     deprecationDate: null,
+    aliases: aliases[id] ?? [],
   }));
   const endpoints: Endpoint[] = specs.map((s, i) => ({
     id: endpointId(s.provider, s.model),

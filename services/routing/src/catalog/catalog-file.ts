@@ -13,6 +13,8 @@ const PROVIDER_SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;
 const MODEL_ID = /^[a-z0-9][a-z0-9._-]*\/[a-z0-9][a-z0-9._-]*(:[a-z0-9]+)?$/;
 const ENDPOINT_ID = /^ep_[a-z0-9][a-z0-9._-]*$/;
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
+// A provider's own model id: no author prefix, so it can never be read as a catalog id.
+const MODEL_ALIAS = /^[a-z0-9][a-z0-9._-]{0,127}$/;
 
 const httpUrl = z.url({ protocol: /^https?$/ });
 const params = z.array(z.string().min(1));
@@ -53,6 +55,9 @@ const ModelEntry = z.strictObject({
   byok_only: z.boolean(),
   is_free: z.boolean(),
   deprecation_date: z.string().regex(ISO_DATE, "must be YYYY-MM-DD").nullable(),
+  // The ids the model's author serves it by (`claude-sonnet-4-5-20250929`, `claude-sonnet-4-5`,
+  // `gpt-4o-mini`): a request naming one of them is routed to this model.
+  aliases: z.array(z.string().regex(MODEL_ALIAS, "lowercase letters, digits, '.', '_' and '-', no '/'")).default([]),
 });
 
 const EndpointEntry = z.strictObject({
@@ -141,6 +146,7 @@ export function parseCatalogFile(input: unknown): CatalogFile {
   file.models.forEach((m, i) => {
     if (!served.has(m.id)) throw badEntry(`models[${i}] (${m.id})`, "no endpoint serves this model");
   });
+  checkAliases(file.models);
   return {
     providers: file.providers,
     models: file.models,
@@ -185,6 +191,18 @@ function checkUnique(values: string[], list: string, key: string): void {
     if (seen.has(v)) throw badEntry(`${list}[${i}].${key}`, `duplicate ${key} ${v}`);
     seen.add(v);
   });
+}
+
+// A name must mean one model: an alias may equal no model's id and no other alias.
+function checkAliases(models: readonly ModelEntry[]): void {
+  const owner = new Map<string, string>(models.map((m) => [m.id, `the id of ${m.id}`]));
+  models.forEach((m, i) =>
+    m.aliases.forEach((alias, j) => {
+      const taken = owner.get(alias);
+      if (taken) throw badEntry(`models[${i}] (${m.id}).aliases[${j}]`, `alias ${alias} is already ${taken}`);
+      owner.set(alias, `an alias of ${m.id}`);
+    }),
+  );
 }
 
 // `["endpoints", 3, "pricing", "prompt"]` → `endpoints[3] (ep_x).pricing.prompt`: the entry's own id

@@ -1,4 +1,4 @@
-import { Router, type Request } from "express";
+import { Router, type Request, type RequestHandler } from "express";
 import { DomainError } from "@router/errors";
 import { parseInput } from "@router/http-kit";
 import { z } from "zod";
@@ -6,6 +6,7 @@ import type { HealthCache } from "../health/health-cache";
 import type { CatalogCache } from "./catalog-cache";
 import { priceKey, type CatalogSnapshot } from "./catalog-snapshot";
 import type { Model, Provider } from "./catalog-store";
+import { anthropicModelJson, authorOf, modelJson } from "./model-json";
 import { priceJson, type PriceJson } from "./price-json";
 
 const count = (min: number, max: number) =>
@@ -26,6 +27,9 @@ const ListModelsQuery = z.object({
 });
 
 type Sort = (a: Model, b: Model, catalog: CatalogSnapshot) => number;
+
+/** Sent by Anthropic's SDKs on every call: such a caller is answered in Anthropic's Models API shape. */
+const ANTHROPIC_VERSION = "anthropic-version";
 
 const byId = (a: Model, b: Model) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
@@ -49,6 +53,7 @@ export function catalogRoutes(cache: CatalogCache, health: HealthCache): Router 
   const router = Router();
 
   router.get("/v1/models", (req, res) => {
+    if (req.header(ANTHROPIC_VERSION)) return void res.json(anthropicModelList(cache.snapshot(), req));
     const query = parseInput(ListModelsQuery, req.query, "");
     const catalog = cache.snapshot();
     const needle = query.q?.trim().toLowerCase();
@@ -65,15 +70,14 @@ export function catalogRoutes(cache: CatalogCache, health: HealthCache): Router 
     const sort = SORTS[query.sort ?? "id"] ?? byId;
     rows.sort((a, b) => sort(a, b, catalog));
     const page = rows.slice(query.offset, query.offset + query.limit);
-    res.json({ data: page.map((m) => ({ ...modelJson(m), pricing: pricingOf(catalog, m) })), total: rows.length });
+    res.json({ object: "list", data: page.map((m) => ({ ...modelJson(m), pricing: pricingOf(catalog, m) })), total: rows.length });
   });
 
-  router.get("/v1/models/:author/:slug", (req, res) => {
-    res.json({ data: modelJson(requireModel(cache.snapshot(), req)) });
-  });
-
-  router.get("/v1/models/:author/:slug/endpoints", (req, res) => {
+  const endpointsOfModel: RequestHandler = (req, res, next) => {
     const catalog = cache.snapshot();
+    // `/v1/models/a/endpoints` is model `a`'s endpoints unless `a` names nothing and `a/endpoints` is a model.
+    const { id } = req.params;
+    if (typeof id === "string" && !catalog.modelNamed(id) && catalog.model(`${id}/endpoints`)) return next();
     const model = requireModel(catalog, req);
     const measured = health.snapshot();
     res.json({
@@ -94,7 +98,19 @@ export function catalogRoutes(cache: CatalogCache, health: HealthCache): Router 
         tool_call_reliability: measured.of(endpoint.id).toolCallReliability,
       })),
     });
+  };
+
+  // An encoded id or an alias before `:author/:slug`, which would read `gpt-4o-mini/endpoints` as a model.
+  router.get("/v1/models/:id/endpoints", endpointsOfModel);
+  // One model by its id written with a plain slash (`/v1/models/openai/gpt-4o-mini`), with an encoded
+  // one (`openai%2Fgpt-4o-mini`, what the SDKs send) or by an alias (`gpt-4o-mini`): the Model object
+  // itself, as the SDKs' `models.retrieve` expects, in Anthropic's shape for an Anthropic client.
+  router.get(["/v1/models/:author/:slug", "/v1/models/:id"], (req, res) => {
+    const model = requireModel(cache.snapshot(), req);
+    res.json(req.header(ANTHROPIC_VERSION) ? anthropicModelJson(model) : modelJson(model));
   });
+
+  router.get("/v1/models/:author/:slug/endpoints", endpointsOfModel);
 
   router.get("/v1/providers", (_req, res) => {
     res.json({ data: cache.snapshot().providers.map(providerJson) });
@@ -103,38 +119,43 @@ export function catalogRoutes(cache: CatalogCache, health: HealthCache): Router 
   return router;
 }
 
-function authorOf(id: string): string {
-  return id.slice(0, id.indexOf("/"));
-}
-
 function requireModel(catalog: CatalogSnapshot, req: Request): Model {
-  const id = `${String(req.params.author)}/${String(req.params.slug)}`;
-  const model = catalog.model(id);
+  const { id: named, author, slug } = req.params;
+  const id = typeof named === "string" ? named : `${String(author)}/${String(slug)}`;
+  const model = catalog.modelNamed(id);
   if (!model) throw new DomainError("not_found", `model ${id} not found`, { details: { model: id } });
   return model;
+}
+
+const AnthropicListQuery = z.object({
+  limit: count(1, 1000).default(20),
+  after_id: z.string().max(256).optional(),
+  before_id: z.string().max(256).optional(),
+});
+
+/** Anthropic's model list: newest first, paged by `after_id` / `before_id`, with `has_more`, `first_id`, `last_id`. */
+function anthropicModelList(catalog: CatalogSnapshot, req: Request) {
+  const query = parseInput(AnthropicListQuery, req.query, "");
+  const rows = [...catalog.models].sort((a, b) => SORTS.created!(a, b, catalog));
+  const at = (id: string, field: string): number => {
+    const i = rows.findIndex((m) => m.id === id);
+    if (i < 0) throw new DomainError("invalid_request", `${field}: no model ${id}`, { details: { field } });
+    return i;
+  };
+  let start = query.after_id === undefined ? 0 : at(query.after_id, "after_id") + 1;
+  let end = start + query.limit;
+  if (query.before_id !== undefined && query.after_id === undefined) {
+    end = at(query.before_id, "before_id");
+    start = Math.max(0, end - query.limit);
+  }
+  const page = rows.slice(start, end).map(anthropicModelJson);
+  const hasMore = query.before_id !== undefined && query.after_id === undefined ? start > 0 : end < rows.length;
+  return { data: page, has_more: hasMore, first_id: page[0]?.id ?? null, last_id: page.at(-1)?.id ?? null };
 }
 
 function pricingOf(catalog: CatalogSnapshot, m: Model): PriceJson | null {
   const price = catalog.listPrice(m.id);
   return price ? priceJson(price) : null;
-}
-
-function modelJson(m: Model) {
-  return {
-    id: m.id,
-    canonical_slug: m.canonicalSlug,
-    name: m.name,
-    created: m.created,
-    description: m.description,
-    context_length: m.contextLength,
-    architecture: m.architecture,
-    supported_parameters: m.supportedParameters,
-    default_parameters: m.defaultParameters,
-    resale_permitted: m.resalePermitted,
-    byok_only: m.byokOnly,
-    is_free: m.isFree,
-    deprecation_date: m.deprecationDate,
-  };
 }
 
 function providerJson(p: Provider) {

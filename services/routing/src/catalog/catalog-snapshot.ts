@@ -27,6 +27,8 @@ export class CatalogSnapshot {
   /** Active models by id. */
   readonly models: readonly Model[];
   private readonly modelById = new Map<string, Model>();
+  /** Models by the ids their authors serve them by (the import keeps each alias to one model). */
+  private readonly modelByAlias = new Map<string, Model>();
   /** Models whose output is embeddings (`architecture.output_modalities`): served by `POST /v1/embeddings` only. */
   private readonly embeddingModels = new Set<string>();
   private readonly ranked = new Map<string, RankedEndpoint[]>();
@@ -38,6 +40,7 @@ export class CatalogSnapshot {
     this.models = rows.models;
     for (const m of rows.models) {
       this.modelById.set(m.id, m);
+      for (const alias of m.aliases) this.modelByAlias.set(alias, m);
       if (m.architecture?.output_modalities.includes("embeddings")) this.embeddingModels.add(m.id);
     }
     const providerBySlug = new Map(rows.providers.map((p) => [p.slug, p]));
@@ -67,6 +70,16 @@ export class CatalogSnapshot {
 
   model(id: string): Model | undefined {
     return this.modelById.get(id);
+  }
+
+  /** The model an author's own id names (`claude-sonnet-4-5`), if any. */
+  modelAliased(alias: string): Model | undefined {
+    return this.modelByAlias.get(alias);
+  }
+
+  /** The model a name means: its catalog id, else one of its aliases (an id always wins). */
+  modelNamed(name: string): Model | undefined {
+    return this.modelById.get(name) ?? this.modelByAlias.get(name);
   }
 
   /** Whether the model answers with embeddings rather than text. */

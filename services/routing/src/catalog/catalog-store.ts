@@ -38,6 +38,8 @@ export interface Model {
   byokOnly: boolean;
   isFree: boolean;
   deprecationDate: string | null;
+  /** The ids its author serves it by; each names this model and no other. */
+  aliases: readonly string[];
 }
 
 export interface EndpointPrice {
@@ -113,6 +115,7 @@ interface ModelRecord {
   byok_only: boolean;
   is_free: boolean;
   deprecation_date: string | null;
+  aliases: string[];
 }
 
 interface EndpointRecord {
@@ -153,7 +156,7 @@ export async function loadCatalog(db: Db): Promise<CatalogRows> {
     );
     const models = await q.query<ModelRecord>(
       `SELECT id, canonical_slug, name, created, description, context_length, architecture, supported_parameters,
-              default_parameters, resale_permitted, byok_only, is_free, deprecation_date
+              default_parameters, resale_permitted, byok_only, is_free, deprecation_date, aliases
          FROM models WHERE active ORDER BY id`,
     );
     const endpoints = await q.query<EndpointRecord>(
@@ -207,6 +210,7 @@ function toModel(r: ModelRecord): Model {
     byokOnly: r.byok_only,
     isFree: r.is_free,
     deprecationDate: r.deprecation_date,
+    aliases: r.aliases,
   };
 }
 

@@ -110,22 +110,22 @@ async function upsertModel(q: Queryable, m: ModelEntry, now: Date): Promise<bool
   const r = await q.query(
     `INSERT INTO models AS t (id, canonical_slug, name, created, description, context_length, architecture,
                               supported_parameters, default_parameters, resale_permitted, byok_only, is_free,
-                              deprecation_date, active, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9::jsonb, $10, $11, $12, $13, true, $14)
+                              deprecation_date, aliases, active, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9::jsonb, $10, $11, $12, $13, $15::jsonb, true, $14)
      ON CONFLICT (id) DO UPDATE SET
        canonical_slug = EXCLUDED.canonical_slug, name = EXCLUDED.name, created = EXCLUDED.created,
        description = EXCLUDED.description, context_length = EXCLUDED.context_length,
        architecture = EXCLUDED.architecture, supported_parameters = EXCLUDED.supported_parameters,
        default_parameters = EXCLUDED.default_parameters, resale_permitted = EXCLUDED.resale_permitted,
        byok_only = EXCLUDED.byok_only, is_free = EXCLUDED.is_free, deprecation_date = EXCLUDED.deprecation_date,
-       active = true, updated_at = EXCLUDED.updated_at
+       aliases = EXCLUDED.aliases, active = true, updated_at = EXCLUDED.updated_at
      WHERE (t.canonical_slug, t.name, t.created, t.description, t.context_length, t.architecture,
             t.supported_parameters, t.default_parameters, t.resale_permitted, t.byok_only, t.is_free,
-            t.deprecation_date, t.active)
+            t.deprecation_date, t.aliases, t.active)
        IS DISTINCT FROM (EXCLUDED.canonical_slug, EXCLUDED.name, EXCLUDED.created, EXCLUDED.description,
             EXCLUDED.context_length, EXCLUDED.architecture, EXCLUDED.supported_parameters,
             EXCLUDED.default_parameters, EXCLUDED.resale_permitted, EXCLUDED.byok_only, EXCLUDED.is_free,
-            EXCLUDED.deprecation_date, true)`,
+            EXCLUDED.deprecation_date, EXCLUDED.aliases, true)`,
     [
       m.id,
       m.canonical_slug,
@@ -141,6 +141,7 @@ async function upsertModel(q: Queryable, m: ModelEntry, now: Date): Promise<bool
       m.is_free,
       m.deprecation_date,
       now,
+      JSON.stringify(m.aliases),
     ],
   );
   return r.rowCount > 0;

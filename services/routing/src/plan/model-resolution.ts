@@ -24,7 +24,9 @@ const SUFFIX = new RegExp(`^(.+):(${VARIANTS.join("|")})$`);
  *   `author/slug:free`); its suffix still applies as a variant, and when the row cannot serve the
  *   request, Plan tries the base row with the suffix split off (`alternate`);
  * - otherwise a variant suffix is split off and the rest looked up;
- * - `~author/family` means the row `author/family-latest` when the catalog has it, never a guess.
+ * - `~author/family` means the row `author/family-latest` when the catalog has it, never a guess;
+ * - a name the catalog lists as an alias (a provider's own id, `claude-sonnet-4-5-20250929`) means
+ *   the model it belongs to, with or without a variant suffix; a catalog id always wins over one.
  * Presets (`@preset/...`) are resolved before the chain is built (see presets/preset-merge.ts);
  * an entry that still names one here names no model.
  */
@@ -37,5 +39,11 @@ export function resolveModel(entry: string, catalog: CatalogSnapshot): ResolvedM
   const variant = (suffix?.[2] as Variant | undefined) ?? null;
   const base = suffix?.[1] && catalog.model(suffix[1]) ? { modelId: suffix[1], variant, alias: false } : undefined;
   if (catalog.model(entry)) return base ? { modelId: entry, variant, alias: false, alternate: base } : { modelId: entry, variant, alias: false };
-  return base ?? null;
+  if (base) return base;
+  return aliased(entry, null, catalog) ?? (suffix?.[1] ? aliased(suffix[1], variant, catalog) : null);
+}
+
+function aliased(name: string, variant: Variant | null, catalog: CatalogSnapshot): ResolvedModel | null {
+  const model = catalog.modelAliased(name);
+  return model ? { modelId: model.id, variant, alias: false } : null;
 }
