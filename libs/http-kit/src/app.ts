@@ -11,6 +11,8 @@ export interface HttpAppOptions {
   bodyLimit?: string;
   /** Paths whose routes read their own body (a protocol with its own error for a malformed one). */
   ownBodyPaths?: readonly string[];
+  /** JSON body limits of single paths that take more (or less) than `bodyLimit`, by exact path. */
+  bodyLimits?: Readonly<Record<string, string>>;
 }
 
 const DEFAULT_BODY_LIMIT = "10mb";
@@ -29,14 +31,34 @@ export function createHttpApp(opts: HttpAppOptions): Express {
   app.set("etag", false);
   const parseJson = jsonBodyParser(opts.bodyLimit);
   const own = new Set(opts.ownBodyPaths ?? []);
-  app.use(own.size === 0 ? parseJson : (req, res, next) => (own.has(req.path) ? next() : parseJson(req, res, next)));
+  const parsers = new Map(Object.entries(opts.bodyLimits ?? {}).map(([path, limit]) => [path, jsonBodyParser(limit)]));
+  app.use(
+    own.size === 0 && parsers.size === 0
+      ? parseJson
+      : (req, res, next) => (own.has(req.path) ? next() : (parsers.get(req.path) ?? parseJson)(req, res, next)),
+  );
   return app;
 }
 
-/** Writes `body` as the JSON response, as express's `res.json` does, on Node's own response. */
+/**
+ * Whether sending the same request again can succeed, as the `x-should-retry` header tells the
+ * OpenAI and Anthropic SDKs and Claude Code (they read it before their own status rules, which retry
+ * 409 and, in Claude Code, a 401 for minutes): yes for a timeout, 429 and 5xx; no for any other 4xx.
+ */
+export function shouldRetry(status: number): boolean {
+  return status === 408 || status === 429 || status >= 500;
+}
+
+/** The `x-should-retry` header of an error status; none for a success. */
+export function retryHeader(status: number): Record<string, string> {
+  return status >= 400 ? { "x-should-retry": String(shouldRetry(status)) } : {};
+}
+
+/** Writes `body` as the JSON response, as express's `res.json` does, on Node's own response; an error says whether to retry. */
 export function writeJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
   res.writeHead(status, {
+    ...retryHeader(status),
     ...headers,
     "content-type": "application/json; charset=utf-8",
     "content-length": Buffer.byteLength(text),
@@ -93,7 +115,7 @@ export interface AheadRoute {
 /** Adds the 404 route and the one error handler that maps every error to the envelope. */
 export function finishApp(app: Express, log: Logger): Express {
   app.use((req: Request, res: Response) => {
-    res.status(404).json(errorBody(404, "not_found", `no route for ${req.method} ${req.path}`));
+    writeJson(res, 404, errorBody(404, "not_found", `no route for ${req.method} ${req.path}`));
   });
   app.use(errorHandler(log));
   return app;

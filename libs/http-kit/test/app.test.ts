@@ -9,6 +9,7 @@ import {
   parseInput,
   requireIdentity,
   routeAhead,
+  shouldRetry,
   signIdentity,
   writeHttpError,
   writeJson,
@@ -39,7 +40,10 @@ const chatSchema = z.object({
 });
 
 function buildApp(): Express {
-  const app = createHttpApp({ log, bodyLimit: "1kb" });
+  const app = createHttpApp({ log, bodyLimit: "1kb", bodyLimits: { "/echo-large": "8kb" } });
+  app.post("/echo-large", (req, res) => {
+    res.json({ received: req.body as unknown });
+  });
   app.post("/echo", (req, res) => {
     res.json({ received: req.body as unknown });
   });
@@ -137,6 +141,12 @@ describe("createHttpApp + finishApp", () => {
     expect(res.body.error).toMatchObject({ status: 413, code: "payload_too_large" });
   });
 
+  it("takes a larger body on a path given its own limit, and still refuses one past it", async () => {
+    const res = await postJson("/echo-large", JSON.stringify({ text: "x".repeat(4096) }));
+    expect(res.status).toBe(200);
+    expect((await postJson("/echo-large", JSON.stringify({ text: "x".repeat(9000) }))).status).toBe(413);
+  });
+
   it("answers an unknown route with a 404 envelope naming it", async () => {
     const res = await call("/v1/nothing-here");
     expect(res.status).toBe(404);
@@ -200,6 +210,41 @@ describe("createHttpApp + finishApp", () => {
   it("does not log client errors as failures", async () => {
     await call("/budget");
     expect(logLines).toEqual([]);
+  });
+});
+
+describe("x-should-retry", () => {
+  it.each([
+    ["/budget", 403],
+    ["/missing-field", 400],
+    ["/teapot", 409],
+    ["/v1/nothing-here", 404],
+  ])("tells clients not to retry %s (%i): the same request cannot succeed", async (path, status) => {
+    const res = await call(path);
+    expect(res.status).toBe(status);
+    expect(res.headers.get("x-should-retry")).toBe("false");
+  });
+
+  it("tells clients not to retry a body past the limit (413)", async () => {
+    const res = await postJson("/echo", JSON.stringify({ text: "x".repeat(4096) }));
+    expect(res.headers.get("x-should-retry")).toBe("false");
+  });
+
+  it("tells clients to retry a 500, and says nothing on a success", async () => {
+    expect((await call("/sync-failure")).headers.get("x-should-retry")).toBe("true");
+    expect((await postJson("/echo", "{}")).headers.get("x-should-retry")).toBeNull();
+  });
+
+  it.each([
+    [408, true],
+    [429, true],
+    [503, true],
+    [529, true],
+    [401, false],
+    [413, false],
+    [422, false],
+  ])("marks status %i retryable: %s", (status, retry) => {
+    expect(shouldRetry(status)).toBe(retry);
   });
 });
 

@@ -38,23 +38,27 @@ export interface InferenceRoute {
  * The inference routes, one per ingress (chat completions, Responses, Anthropic Messages, embeddings), on Node's
  * own request and response: the hot path skips express's router and its request and response
  * wrappers (docs/decisions.md). Every ingress runs the same pipeline; only parsing and rendering
- * differ. The body is parsed by the same parser as every express route, before authentication.
+ * differ. The body is parsed by the same parser as every express route (with the format's own size
+ * limit, Anthropic's 32 MB for Messages), before authentication.
  */
 export function inferenceRoutes(deps: ChatDeps, ingresses: AnyIngress[]): InferenceRoute[] {
   const chat = new ChatCompletions(deps, deps.upstream ?? new UpstreamDispatcher());
-  const parseBody = jsonBodyParser();
+  const defaultParser = jsonBodyParser();
   const metrics = deps.metrics;
-  return ingresses.map((ingress) => ({
-    method: "POST",
-    path: ingress.path,
-    listener: (req, res) => {
-      if (metrics) res.once("close", () => metrics.countHttp(ingress.path, "POST", res.statusCode));
-      parseBody(req, res, (err) => {
-        if (err) return writeHttpError(req, res, err, deps.log, ingress.errorBody);
-        chat.serve(req, res, ingress).catch((e: unknown) => writeHttpError(req, res, e, deps.log, ingress.errorBody));
-      });
-    },
-  }));
+  return ingresses.map((ingress): InferenceRoute => {
+    const parseBody = ingress.bodyLimit ? jsonBodyParser(ingress.bodyLimit) : defaultParser;
+    return {
+      method: "POST",
+      path: ingress.path,
+      listener: (req, res) => {
+        if (metrics) res.once("close", () => metrics.countHttp(ingress.path, "POST", res.statusCode));
+        parseBody(req, res, (err) => {
+          if (err) return writeHttpError(req, res, err, deps.log, ingress.errorBody);
+          chat.serve(req, res, ingress).catch((e: unknown) => writeHttpError(req, res, e, deps.log, ingress.errorBody));
+        });
+      },
+    };
+  });
 }
 
 /** `POST /v1/chat/completions` alone (tests that need no other ingress). */

@@ -1,6 +1,10 @@
 import { DomainError } from "@router/errors";
 import type { CascadeResult } from "../dispatch/types";
 
+/** The code of an error answered because the provider was overloaded; each format picks its status (`overloadedStatus`). */
+export const UPSTREAM_OVERLOADED = "router.upstream_overloaded";
+const ANTHROPIC_OVERLOADED = 529;
+
 /** The client's error when no endpoint served: the last provider's status, mapped. */
 export function dispatchError(r: CascadeResult, cascadeModels: string[]): DomainError {
   const f = r.failure;
@@ -22,6 +26,8 @@ export function dispatchError(r: CascadeResult, cascadeModels: string[]): Domain
     attempts: r.attempts.length,
   };
   if (f.kind === "unsupported") return new DomainError("invalid_request", f.clientMessage, { status: 400, details });
+  // Retrying soon may work, and clients back off from an overload their own way (Claude Code on Anthropic's 529).
+  if (f.kind === "http" && f.httpStatus === ANTHROPIC_OVERLOADED) return new DomainError(UPSTREAM_OVERLOADED, f.clientMessage, { status: 503, details });
   if (f.kind === "http") return new DomainError("upstream_error", f.clientMessage, { status: clientStatus(f.httpStatus), details });
   return new DomainError("upstream_error", f.clientMessage, { status: 502, details });
 }

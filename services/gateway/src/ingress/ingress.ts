@@ -84,6 +84,10 @@ export interface IngressBase {
   prepare?: (req: IncomingMessage) => void;
   /** The format's error body for the router's error (status, code, message, details). */
   errorBody: (error: ErrorBody["error"]) => Record<string, unknown>;
+  /** The status an overloaded provider is answered with (`router.upstream_overloaded`); default 503, Anthropic's is 529. */
+  overloadedStatus?: number;
+  /** The JSON body limit of the route (a body past it is a 413 in the format's error shape); default the gateway's. */
+  bodyLimit?: string;
 }
 
 /** A format that asks for a chat completion (OpenAI chat completions, Responses, Anthropic Messages). */

@@ -165,6 +165,8 @@ export function proxyRoutes(deps: ProxyRoutesDeps): Router {
   const processor: UpstreamTarget = { ...ledger, passHeaders: [PAYMENT_SIGNATURE_HEADER] };
   router.post("/v1/billing/webhook", deps.paymentEventsLimit, open(processor));
 
-  router.get(["/v1/models", "/v1/models/*rest", "/v1/providers"], deps.catalogLimit, open(routing));
+  // Anthropic's SDKs send `anthropic-version`: routing answers them in Anthropic's Models API shape.
+  const catalog: UpstreamTarget = { ...routing, passHeaders: ["anthropic-version"] };
+  router.get(["/v1/models", "/v1/models/*rest", "/v1/providers"], deps.catalogLimit, open(catalog));
   return router;
 }

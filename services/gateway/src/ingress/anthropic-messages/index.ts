@@ -10,6 +10,8 @@ import { blocksOf, StreamBlocks, type OpenedBlock, type OutputBlock } from "../o
 import { parseMessagesRequest } from "./request";
 
 export const MESSAGES_PATH = "/v1/messages";
+/** Anthropic takes Messages bodies up to 32 MB (images and PDFs inline); so does this route, and count_tokens. */
+export const MESSAGES_BODY_LIMIT = "32mb";
 
 /** Anthropic's stop reasons, kept as they are when Anthropic served; others are mapped. */
 const ANTHROPIC_STOPS = new Set(["end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal"]);
@@ -118,6 +120,8 @@ export const anthropicMessagesIngress: Ingress = {
   },
   stream: (ctx, sse) => new MessagesEvents(ctx, sse),
   errorBody: anthropicError,
+  overloadedStatus: 529,
+  bodyLimit: MESSAGES_BODY_LIMIT,
 };
 
 /**
