@@ -406,6 +406,8 @@ describe("GET /v1/generation", () => {
     streamed: true,
     quantization: "fp8",
     droppedTools: ["web_search"],
+    isCacheHit: true,
+    usage: { promptTokens: 10, completionTokens: 5, cachedTokens: 4, reasoningTokens: 0, cacheWrite5mTokens: 3, cacheWrite1hTokens: 2 },
   });
 
   beforeAll(async () => {
@@ -432,6 +434,10 @@ describe("GET /v1/generation", () => {
       generation_time: 480,
       tokens_prompt: 10,
       tokens_completion: 5,
+      tokens_cached: 4,
+      tokens_cache_write_5m: 3,
+      tokens_cache_write_1h: 2,
+      is_cache_hit: true,
       price_version_ids: [7],
       usage_lines: [expect.objectContaining({ kind: "prompt" }), expect.objectContaining({ kind: "completion" })],
       app_id: "app_console",
@@ -441,6 +447,13 @@ describe("GET /v1/generation", () => {
       dropped_tools: ["web_search"],
       created_at: "2026-11-21T09:00:00.000Z",
     });
+  });
+
+  test("shows the request's cache reads and writes on its detail", async () => {
+    const res = await get(`/v1/activity/requests/${event.requestId}`, "org_gen");
+
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ is_cache_hit: true, cache_read_tokens: 4, cache_write_5m_tokens: 3, cache_write_1h_tokens: 2 });
   });
 
   test.each(["", "?id="])("answers 400 naming id for /v1/generation%s", async (query) => {

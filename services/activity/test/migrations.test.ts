@@ -36,6 +36,7 @@ test("fills the daily totals and conversations from the requests recorded before
     "003_content_filter_labels.sql",
     "004_request_ingress.sql",
     "005_request_dropped_tools.sql",
+    "006_request_cache_writes.sql",
   ]);
 
   const totals = await db.query(

@@ -23,6 +23,11 @@ export function renderGenerationRecord(r: RequestRow) {
     generation_time: r.generation_ms,
     tokens_prompt: r.prompt_tokens,
     tokens_completion: r.completion_tokens,
+    // Subsets of tokens_prompt, priced apart in usage_lines (cached_prompt, cache_write_5m, cache_write_1h).
+    tokens_cached: r.cached_tokens,
+    tokens_cache_write_5m: r.cache_write_5m_tokens ?? 0,
+    tokens_cache_write_1h: r.cache_write_1h_tokens ?? 0,
+    is_cache_hit: r.is_cache_hit,
     price_version_ids: priceVersionIdsOf(r),
     usage_lines: renderUsageLines(r),
     app_id: r.app_id,

@@ -11,7 +11,7 @@ import { pagingParams, queryOf, textFilter, windowStart, workspaceFilter } from 
 import { renderAttempt } from "../upstream/attempt-row";
 import { renderGenerationRecord } from "./generation-record";
 import { attemptsOfRequest, findRequest, listRequests } from "./request-queries";
-import { priceVersionIdsOf, renderRequestRecord, renderUsageLines, contentFilterLabelsOf, droppedToolsOf } from "./request-row";
+import { priceVersionIdsOf, renderRequestRecord, renderUsageLines, contentFilterLabelsOf, droppedToolsOf, cacheTokensOf } from "./request-row";
 
 // The agent name rule of the product's API (the service README).
 const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
@@ -80,6 +80,7 @@ export function requestRoutes(deps: RequestRoutesDeps): Router {
         run_id: row.run_id,
         content_filter_labels: contentFilterLabelsOf(row),
         dropped_tools: droppedToolsOf(row),
+        ...cacheTokensOf(row),
         usage_lines: renderUsageLines(row),
         price_version_ids: priceVersionIdsOf(row),
         attempts: attempts.map(renderAttempt),

@@ -31,6 +31,11 @@ export interface RequestRow {
   list_cost_nanodollars: bigint | string | number;
   prompt_tokens: number;
   completion_tokens: number;
+  /** Prompt tokens read from the provider's cache. */
+  cached_tokens: number;
+  /** Prompt tokens written to the provider's cache for 5 minutes / 1 hour; absent on rows read without the columns. */
+  cache_write_5m_tokens?: number;
+  cache_write_1h_tokens?: number;
   usage_lines: StoredUsageLine[] | string;
   price_version_ids: (bigint | string | number)[] | null;
   app_id: string | null;
@@ -120,4 +125,13 @@ export function droppedToolsOf(r: RequestRow): string[] {
 export function contentFilterLabelsOf(r: RequestRow): string[] {
   const labels = r.content_filter_labels ?? [];
   return typeof labels === "string" ? (JSON.parse(labels) as string[]) : labels;
+}
+
+/** Prompt tokens read from and written to the provider's cache (subsets of the prompt tokens). */
+export function cacheTokensOf(r: RequestRow) {
+  return {
+    cache_read_tokens: r.cached_tokens,
+    cache_write_5m_tokens: r.cache_write_5m_tokens ?? 0,
+    cache_write_1h_tokens: r.cache_write_1h_tokens ?? 0,
+  };
 }
