@@ -13,7 +13,10 @@ import { AuthCache } from "./auth/auth-cache";
 import { createAuthenticator, createCallerResolver } from "./auth/authenticate";
 import { createManagementAuth } from "./auth/management-auth";
 import { inferenceRoutes } from "./chat/completions-route";
-import { INGRESSES } from "./ingress";
+import { ingressesWith } from "./ingress";
+import { StoragePolicy } from "./stored-responses/storage-policy";
+import { storedResponseRoutes } from "./stored-responses/stored-response-routes";
+import { StoredResponses } from "./stored-responses/stored-response-store";
 import { UpstreamDispatcher } from "./dispatch/upstream-dispatcher";
 import type { UpstreamTimeouts } from "./dispatch/upstream-client";
 import { createRecentGenerations } from "./generation/recent-generations";
@@ -22,6 +25,8 @@ import { healthRoutes } from "./health/health-routes";
 import { diagnosticsRoute } from "./health/diagnostics-route";
 import { Drain } from "./shutdown/drain";
 import { previewRoutes } from "./routing/preview-route";
+import { COUNT_TOKENS_PATH, countTokensRoutes } from "./ingress/anthropic-messages/count-tokens-route";
+import { MESSAGES_BODY_LIMIT } from "./ingress/anthropic-messages";
 import { ContentFilters } from "./content-filter/content-filters";
 import { BudgetSubjects } from "./spend/budget-subjects";
 import { cspReportRoute } from "./meta/csp-report-route";
@@ -75,6 +80,8 @@ export { PROVIDER_SLUGS, type ProviderSlug } from "./provider-keys/provider-slug
 
 export {
   pkceEnvironment,
+  storedResponseEnvironment,
+  storedResponseOptionsOf,
   pkceOptionsOf,
   rateLimitEnvironment,
   rateLimitOptionsOf,
@@ -168,6 +175,8 @@ export interface GatewayDeps {
   pkceKeyLimitUsd?: number;
   /** Lifetime of a key issued through OAuth PKCE, days from its exchange. Default 30. */
   pkceKeyDays?: number;
+  /** Days a stored response (`store` on POST /v1/responses) is kept before it is purged. Default 30. */
+  storedResponseDays?: number;
   /** Identity providers offered for sign-in (GATEWAY_OAUTH_*); none by default. */
   oauthProviders?: OAuthProviders;
   /** Whether wallet sign-in (Sign-In with Ethereum) is offered (GATEWAY_WALLET_SIGNIN). Default true. */
@@ -242,7 +251,12 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   // Every management route, forwarded ones included, is counted per credential once its principal is known.
   const manage = createManagementAuth({ keys: authDeps, sessions, csrfSecret, rateLimit: rateLimits.credential("management") });
 
-  const app = createHttpApp({ log: deps.log, ownBodyPaths: [MCP_PATH, ...CREDIT_OWN_BODY_PATHS] });
+  // A token count takes what a Messages request takes (Anthropic's 32 MB).
+  const app = createHttpApp({
+    log: deps.log,
+    ownBodyPaths: [MCP_PATH, ...CREDIT_OWN_BODY_PATHS],
+    bodyLimits: { [COUNT_TOKENS_PATH]: MESSAGES_BODY_LIMIT },
+  });
   app.use(metrics.httpMiddleware());
   const drain = new Drain();
   app.use(
@@ -276,6 +290,15 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       : undefined;
   const budgetSubjects = new BudgetSubjects(ledgerPort, deps.clock, deps.log);
   const contentFilters = new ContentFilters(metrics.contentFilterMatched);
+  // Stored responses (`store` on POST /v1/responses): sealed under the master key, purged past retention.
+  const storedResponses = new StoredResponses({
+    db: deps.db,
+    clock: deps.clock,
+    masterKey: deps.secrets.ROUTER_MASTER_KEY,
+    retentionDays: deps.storedResponseDays,
+  });
+  const stopPurging = storedResponses.startPurging(deps.log);
+  const storagePolicy = new StoragePolicy({ db: deps.db, clock: deps.clock });
   const plans = cachedRoutingPort(grpcRoutingPort(deps.routing, { deadlineMs: grpcDeadlineMs }), deps.clock, {
     ttlMs: deps.planCacheMs ?? 1000,
   });
@@ -297,7 +320,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     keepaliveMs: deps.keepaliveMs,
     metrics,
     drain,
-  }, INGRESSES);
+  }, ingressesWith({ responses: storedResponses, policy: storagePolicy, log: deps.log }));
   app.use(
     keyRoutes({
       db: deps.db,
@@ -397,6 +420,16 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     }),
   );
   app.use(
+    countTokensRoutes({
+      authenticate,
+      chat: { credentials, routing: plans, clock: deps.clock, providerBaseUrls: deps.providerBaseUrls },
+      client: upstream.client,
+      limit: rateLimits.credential("count_tokens"),
+      openCircuits: () => upstream.breakers.openEndpoints(),
+      log: deps.log,
+    }),
+  );
+  app.use(
     previewRoutes({
       authenticate,
       chat: { credentials, routing: plans, ledger: ledgerPort, budgetSubjects, contentFilters, clock: deps.clock },
@@ -411,6 +444,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   app.use(dashboardRoutes({ dir: deps.dashboardDir, log: deps.log }));
   // Answers generations this gateway just served; any other id falls through to the proxy.
   app.use(generationRoutes({ authenticate: inference, recent }));
+  app.use(storedResponseRoutes({ authenticate: inference, responses: storedResponses, log: deps.log }));
   app.use(runawayFlagRoutes({ db: deps.db, manage, proxy, internalSecret: deps.secrets.ROUTER_INTERNAL_SECRET, runawayUrl }));
   app.use(
     proxyRoutes({
@@ -450,6 +484,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const spanRoute = (req: IncomingMessage) => (req.url ?? "").split("?")[0]?.split("/").slice(0, 3).join("/") ?? "";
   const server = await listen(drain.track(tracedListener(root, spanRoute)), deps.port, deps.host).catch(async (err: unknown) => {
     await runawayFlags.close();
+    stopPurging();
     throw err;
   });
   self.url = `http://${loopbackHostOf(deps.host)}:${server.port}`;
@@ -482,6 +517,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       clearInterval(idleSweep);
       deps.log.info({ inFlight, cut }, "gateway.drained");
       await Promise.all([server.close(), admin?.close(), runawayFlags.close()]);
+      stopPurging();
       // Unspent lease parts go back, and served requests' spend reaches the ledger, before the process goes.
       leases?.close();
       await closings.flush(CLOSINGS_FLUSH_MS);

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { argumentPieces, replyText, replyUsage, textPieces, toolArguments, type FakeReply, type FakeUpstream, type FakeUpstreamOptions } from "./script";
+import { promptCacheUse } from "./anthropic-prompt-cache";
+import { argumentPieces, replyText, replyUsage, textPieces, toolArguments, type FakeReply, type FakeUpstream, type FakeUpstreamOptions, type RecordedRequest } from "./script";
 import { sse, startFakeProvider, type Frame, type ProviderWire } from "./server";
 
 const ERROR_TYPES: Record<number, string> = {
@@ -16,10 +17,26 @@ const ERROR_TYPES: Record<number, string> = {
 const stopOf = (reply: FakeReply) => reply.finishReason ?? (reply.toolCalls?.length ? "tool_use" : "end_turn");
 const toolId = (i: number, id?: string) => id ?? `toolu_fake${i}`;
 
-function usageOf(reply: FakeReply) {
+/**
+ * Usage as Anthropic reports it: `input_tokens` without cache reads and writes, which come apart
+ * (writes also per TTL). Cache counts scripted in the reply win; otherwise the request's
+ * `cache_control` markers decide them (anthropic-prompt-cache.ts).
+ */
+function usageOf(reply: FakeReply, req: RecordedRequest) {
   const u = replyUsage(reply);
-  // Anthropic reports uncached input apart from cache reads.
-  return { input_tokens: u.prompt - u.cached, cache_creation_input_tokens: 0, cache_read_input_tokens: u.cached, output_tokens: u.completion };
+  const scripted = reply.usage?.cached !== undefined || u.cacheWrite5m > 0 || u.cacheWrite1h > 0;
+  const marked = scripted ? null : promptCacheUse(req);
+  const read = marked ? marked.read : u.cached;
+  const write5m = marked ? marked.write5m : u.cacheWrite5m;
+  const write1h = marked ? marked.write1h : u.cacheWrite1h;
+  const prompt = marked ? Math.max(reply.usage?.prompt ?? fakeTokenCount(isObject(req.body) ? req.body : {}), read + write5m + write1h) : u.prompt;
+  return {
+    input_tokens: prompt - read - write5m - write1h,
+    cache_creation_input_tokens: write5m + write1h,
+    cache_read_input_tokens: read,
+    cache_creation: { ephemeral_5m_input_tokens: write5m, ephemeral_1h_input_tokens: write1h },
+    output_tokens: u.completion,
+  };
 }
 
 /**
@@ -36,15 +53,42 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
 const blocksOf = (message: unknown): unknown[] => (isObject(message) && Array.isArray(message.content) ? message.content : []);
 const blockType = (block: unknown): unknown => (isObject(block) ? block.type : undefined);
 
-/** What the real Messages API refuses that matters to the router: a missing max_tokens, thinking rules, forged thinking. */
+/** The most output tokens the real API allows per model (Anthropic's published limits); other models: no limit here. */
+const MAX_OUTPUT: Record<string, number> = {
+  "claude-3-5-haiku-20241022": 8192,
+  "claude-sonnet-4-20250514": 64000,
+  "claude-sonnet-4-5-20250929": 64000,
+  "claude-haiku-4-5-20251001": 64000,
+  "claude-opus-4-20250514": 32000,
+  "claude-opus-4-1-20250805": 32000,
+};
+/** Models before Claude 4.6: a fixed thinking budget only; adaptive thinking and effort are refused. */
+const BUDGET_ONLY = /^claude-(?:3|(?:opus|sonnet|haiku)-4(?:-[015])?(?:-\d{8}|$))/;
+
+/**
+ * What the real Messages API refuses that matters to the router: a missing max_tokens or one above
+ * the model's limit, a role other than user or assistant, thinking rules, forged thinking.
+ */
 function refusalOf(body: unknown): Refusal | null {
   const b = isObject(body) ? body : {};
   if (b.max_tokens === undefined) return invalidRequest("max_tokens: Field required");
   if (typeof b.max_tokens !== "number" || !Number.isInteger(b.max_tokens) || b.max_tokens < 1) {
     return invalidRequest("max_tokens: Input should be a valid integer greater than or equal to 1");
   }
+  const model = typeof b.model === "string" ? b.model : "";
+  const limit = MAX_OUTPUT[model];
+  if (limit !== undefined && b.max_tokens > limit) {
+    return invalidRequest(`max_tokens: ${b.max_tokens} > ${limit}, which is the maximum allowed number of output tokens for ${model}`);
+  }
+  if (BUDGET_ONLY.test(model)) {
+    if (isObject(b.thinking) && b.thinking.type === "adaptive") return invalidRequest(`thinking.type: adaptive thinking is not supported on ${model}`);
+    if (isObject(b.output_config) && b.output_config.effort !== undefined) return invalidRequest(`output_config.effort: not supported on ${model}`);
+  }
   const messages = Array.isArray(b.messages) ? b.messages : [];
   for (const [i, message] of messages.entries()) {
+    if (!isObject(message) || (message.role !== "user" && message.role !== "assistant")) {
+      return invalidRequest(`messages.${i}.role: Input should be 'user' or 'assistant'`);
+    }
     for (const [j, block] of blocksOf(message).entries()) {
       if (!isObject(block) || block.type !== "thinking") continue;
       if (typeof block.thinking !== "string" || block.signature !== fakeThinkingSignature(block.thinking)) {
@@ -76,6 +120,25 @@ const parseArgs = (text: string): unknown => {
   }
 };
 
+/** The fake's token count of a body: about four characters a token over what the count takes. */
+export function fakeTokenCount(body: Record<string, unknown>): number {
+  return Math.ceil(JSON.stringify([body.system ?? null, body.messages ?? null, body.tools ?? null]).length / 4);
+}
+
+/** The fields `POST /v1/messages/count_tokens` takes; any other is refused, as the real API does. */
+const COUNT_FIELDS = new Set(["model", "messages", "system", "tools", "tool_choice", "thinking", "mcp_servers", "context_management", "output_config", "output_format"]);
+
+function countTokens(body: unknown): { status: number; body: unknown } {
+  const b = isObject(body) ? body : {};
+  const refuse = (message: string) => ({ status: 400, body: { type: "error", error: { type: "invalid_request_error", message } } });
+  const extra = Object.keys(b).find((k) => !COUNT_FIELDS.has(k));
+  if (extra) return refuse(`${extra}: Extra inputs are not permitted`);
+  if (typeof b.model !== "string") return refuse("model: Field required");
+  if (!Array.isArray(b.messages)) return refuse("messages: Field required");
+  if (b.messages.some((m) => isObject(m) && m.role === "system")) return refuse('messages.0.role: Input should be "user" or "assistant"');
+  return { status: 200, body: { input_tokens: fakeTokenCount(b) } };
+}
+
 /** Anthropic Messages API: JSON and SSE (message_start … message_stop, with ping). */
 export const anthropicWire: ProviderWire = {
   basePath: "/v1",
@@ -92,16 +155,16 @@ export const anthropicWire: ProviderWire = {
   errorBody(status, code, message) {
     return { type: "error", error: { type: code ?? ERROR_TYPES[status] ?? (status >= 500 ? "api_error" : "invalid_request_error"), message: message ?? `fake upstream error ${status}` } };
   },
-  json(reply, _req, model) {
+  json(reply, req, model) {
     const content: unknown[] = [];
     if (reply.reasoning) content.push({ type: "thinking", thinking: reply.reasoning, signature: fakeThinkingSignature(reply.reasoning) });
     const text = replyText(reply);
     if (text) content.push({ type: "text", text });
     (reply.toolCalls ?? []).forEach((c, i) => content.push({ type: "tool_use", id: toolId(i, c.id), name: c.name, input: parseArgs(toolArguments(c)) }));
-    return { id: "msg_fake123", type: "message", role: "assistant", model, content, stop_reason: stopOf(reply), stop_sequence: null, usage: usageOf(reply) };
+    return { id: "msg_fake123", type: "message", role: "assistant", model, content, stop_reason: stopOf(reply), stop_sequence: null, usage: usageOf(reply, req) };
   },
-  frames(reply, _req, model) {
-    const usage = usageOf(reply);
+  frames(reply, req, model) {
+    const usage = usageOf(reply, req);
     const frames: Frame[] = [
       {
         text: sse(
@@ -145,6 +208,11 @@ export const anthropicWire: ProviderWire = {
   },
   errorFrame(code, message) {
     return sse({ type: "error", error: { type: code ?? "overloaded_error", message: message ?? "Overloaded" } }, "error");
+  },
+  otherRoute(req) {
+    if (req.method !== "POST" || req.path !== "/v1/messages/count_tokens") return null;
+    if (!req.headers["x-api-key"]) return { status: 401, body: { type: "error", error: { type: "authentication_error", message: "x-api-key header is required" } } };
+    return countTokens(req.body);
   },
 };
 

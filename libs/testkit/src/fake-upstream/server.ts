@@ -28,6 +28,8 @@ export interface ProviderWire {
   json(reply: FakeReply, req: RecordedRequest, model: string): unknown;
   frames(reply: FakeReply, req: RecordedRequest, model: string): Frame[];
   errorFrame(code: string | undefined, message: string | undefined): string;
+  /** Answers a route of the provider's other than chat (e.g. a token count); null when `req` is not one. */
+  otherRoute?(req: RecordedRequest): { status: number; body: unknown } | null;
 }
 
 export const sse = (data: unknown, event?: string): string =>
@@ -80,6 +82,12 @@ export async function startFakeProvider(wire: ProviderWire, opts: FakeUpstreamOp
     res.on("close", () => {
       if (!res.writableFinished && !killed) recorded.clientClosed = true;
     });
+    const other = wire.otherRoute?.(recorded);
+    if (other) {
+      requests.push(recorded);
+      sendJson(res, other.status, other.body);
+      return;
+    }
     const match = wire.route(recorded.method, url.pathname, query, body);
     if (!match) {
       sendJson(res, 404, wire.errorBody(404, "not_found", `no route for ${recorded.method} ${url.pathname}`));

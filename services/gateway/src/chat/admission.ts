@@ -53,6 +53,8 @@ export class ChatAdmission {
     if (filtered) {
       ctx.contentFilterLabels = filtered.verdict.sortedLabels();
       // What goes upstream is the redacted text; the caller's own copy is never echoed anyway.
+      // The client's own body still holds what was redacted: only the translation may go upstream.
+      if (filtered.messages !== ctx.request.messages) ctx.native = null;
       if (!blocked) ctx.request = { ...ctx.request, messages: filtered.messages };
     }
     const { request } = ctx;

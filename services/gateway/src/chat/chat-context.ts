@@ -1,6 +1,6 @@
 import type { routing } from "@router/proto";
 import type { Caller } from "../auth/caller";
-import type { IngressBase } from "../ingress/ingress";
+import type { IngressBase, NativeBody } from "../ingress/ingress";
 import { NO_RENAMED_TOOLS, type ClientToolNames } from "../ingress/client-tool-names";
 import { randomId } from "../random-tokens";
 import { promptTokenBound } from "../spend/worst-case";
@@ -20,6 +20,11 @@ export interface ChatContext<I extends IngressBase = IngressBase> {
   ingress: I;
   /** What the ingress's answer repeats of the request (`ParsedRequest.echo`). */
   echo: Record<string, unknown> | null;
+  /**
+   * The client's body for same-family endpoints (`ParsedRequest.native`); null when the format has
+   * none, or when a content filter rewrote the messages (only the internal request carries that).
+   */
+  native: NativeBody | null;
   createdAt: Date;
   /** `createdAt` in Unix seconds, as the OpenAI shapes carry it. */
   created: number;
@@ -42,24 +47,26 @@ export interface ChatContext<I extends IngressBase = IngressBase> {
   builtinTools: readonly string[];
   /** Tools renamed for providers (`ParsedRequest.toolNames`), for rendering their calls back. */
   toolNames: ClientToolNames;
+  /** The input items a stored answer keeps (`ParsedRequest.storedInput`); empty when the format keeps none. */
+  storedInput: Record<string, unknown>[];
 }
 
 export function newChatContext<I extends IngressBase>(
   caller: Caller,
   headers: RouterHeaders,
-  /** The input items a stored answer keeps (`ParsedRequest.storedInput`); empty when the format keeps none. */
-  storedInput: Record<string, unknown>[];
   request: ChatRequest,
   createdAt: Date,
   t0: number,
   ingress: I,
   echo: Record<string, unknown> | null = null,
+  native: NativeBody | null = null,
 ): ChatContext<I> {
   return {
     id: `gen-${randomId(16, "hex")}`,
     caller,
     ingress,
     echo,
+    native,
     createdAt,
     created: Math.floor(createdAt.getTime() / 1000),
     t0,
@@ -73,9 +80,9 @@ export function newChatContext<I extends IngressBase>(
     runId: null,
     builtinTools: [],
     toolNames: NO_RENAMED_TOOLS,
+    storedInput: [],
   };
 }
 
 /** The models of the routed cascade, in order (repeated once per endpoint). */
 export const cascadeModels = (ctx: ChatContext): string[] => (ctx.plan?.cascade ?? []).map((c) => c.modelId);
-    storedInput: [],

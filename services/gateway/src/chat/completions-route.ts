@@ -119,8 +119,8 @@ class ChatCompletions {
     }
     // Before parsing: what the organisation stored completes the body (Responses `previous_response_id`).
     const body = ingress.expand ? await ingress.expand(req.body, caller) : req.body;
-    const { request, echo, builtinTools, toolNames, storedInput } = ingress.parse(body);
-    const ctx = newChatContext(caller, headers, request, now, t0, ingress, echo);
+    const { request, echo, native, builtinTools, toolNames, storedInput } = ingress.parse(body);
+    const ctx = newChatContext(caller, headers, request, now, t0, ingress, echo, native ?? null);
     if (builtinTools) ctx.builtinTools = builtinTools;
     if (toolNames) ctx.toolNames = toolNames;
     if (storedInput) ctx.storedInput = storedInput;
@@ -153,6 +153,7 @@ class ChatCompletions {
       allows: this.allows,
       // With a preset's settings filled in by admission.
       request: ctx.request,
+      native: ctx.native,
       vendorBeta: ctx.headers.vendorBeta,
       providerBaseUrls: this.baseUrls,
       signal,

@@ -1,5 +1,6 @@
 import type { routing } from "@router/proto";
 import type { ChatRequest } from "../chat/request-schema";
+import type { NativeBody } from "../ingress/ingress";
 import type { DispatchCredential } from "../provider-keys/dispatch-credential";
 import type { ChunkChoice, Completion, Embeddings, FinishReason, TokenUsage } from "../providers/types";
 import type { AttemptFailure } from "./attempt-failure";
@@ -44,6 +45,8 @@ export interface CascadeInput {
   credentials: DispatchCredential[];
   allows(credential: DispatchCredential, modelId: string): boolean;
   request: ChatRequest;
+  /** The client's own body, sent to endpoints of its wire family instead of a translation. */
+  native: NativeBody | null;
   vendorBeta: string | null;
   /** Operator overrides of provider base URLs (self-hosted servers, tests); win over the catalog. */
   providerBaseUrls: Record<string, string>;

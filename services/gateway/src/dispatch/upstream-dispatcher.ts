@@ -1,6 +1,7 @@
 import { performance } from "node:perf_hooks";
 import type { Dispatcher } from "undici";
 import { adapterFor } from "../providers/registry";
+import { withinMaxOutput } from "../providers/message-content";
 import { fitToEndpoint } from "../providers/supported-parameters";
 import {
   ProviderBodyError,
@@ -102,7 +103,12 @@ export class UpstreamDispatcher {
     const c = p.candidate;
     try {
       // The catalog's parameter list for this endpoint decides what of the request it is sent.
-      const { request } = fitToEndpoint(input.request, c);
+      const { request } = fitToEndpoint(withinMaxOutput(input.request, c.maxOutputTokens), c);
+      // A body in the endpoint's own wire format goes as the client wrote it, but for what Router acts on.
+      const native = input.native;
+      if (native && native.family === p.adapter.family && p.adapter.buildNativeRequest) {
+        return p.adapter.buildNativeRequest(native.body, request, this.target(p, input), stream);
+      }
       return p.adapter.buildRequest(request, this.target(p, input), stream);
     } catch (err) {
       if (err instanceof UnsupportedRequest) {

@@ -7,7 +7,7 @@ import type { ChatRequest } from "../chat/request-schema";
 import type { SseResponse } from "../chat/sse-response";
 import type { Candidate } from "../dispatch/types";
 import type { ClientToolNames } from "./client-tool-names";
-import type { ChunkChoice, Completion, Embeddings, EmbeddingsRequest, FinishReason, TokenUsage } from "../providers/types";
+import type { ApiFamily, ChunkChoice, Completion, Embeddings, EmbeddingsRequest, FinishReason, TokenUsage } from "../providers/types";
 
 /**
  * The ingress adapter contract: the mirror of a provider adapter. A provider adapter turns the
@@ -21,11 +21,25 @@ import type { ChunkChoice, Completion, Embeddings, EmbeddingsRequest, FinishReas
 /** Which format a request came in by; recorded on `router.request.completed.v1` as `ingress`. */
 export type IngressName = "chat_completions" | "responses" | "anthropic_messages" | "embeddings";
 
+/**
+ * The client's own body, for an endpoint whose provider speaks the same wire format: every field
+ * Router does not act on (cache markers, beta features, block types it does not model, fields that
+ * do not exist yet) reaches the provider unchanged. Router's own fields never do: the ingress or
+ * the adapter that sends the body leaves them out.
+ */
+export interface NativeBody {
+  /** The provider wire family the body is written in. */
+  family: ApiFamily;
+  body: Record<string, unknown>;
+}
+
 /** A request in the internal shape, and what the format's answer repeats of it. */
 export interface ParsedRequest {
   request: ChatRequest;
   /** Request settings the answer echoes (the Responses format does); null when none. */
   echo: Record<string, unknown> | null;
+  /** The body as the client wrote it, for same-family endpoints; absent when the format has none. */
+  native?: NativeBody;
   /**
    * Built-in tools the request names (run by a provider, e.g. `web_search`), by name: each is
    * dropped for an endpoint that cannot run it (chat/builtin-tools.ts). Absent when none.
@@ -33,6 +47,8 @@ export interface ParsedRequest {
   builtinTools?: string[];
   /** Tools Router renamed for providers, to render their calls back (client-tool-names.ts). */
   toolNames?: ClientToolNames;
+  /** The input items a stored answer keeps with it (Responses `store`); absent when the format keeps none. */
+  storedInput?: Record<string, unknown>[];
 }
 
 /** What a served, whole answer is rendered from. */
@@ -47,8 +63,6 @@ export interface ServedAnswer {
 /** How a committed stream ended well. */
 export interface StreamEnd {
   candidate: Candidate;
-  /** The input items a stored answer keeps with it (Responses `store`); absent when the format keeps none. */
-  storedInput?: Record<string, unknown>[];
   usage: TokenUsage;
   finishReason: FinishReason | null;
   nativeFinishReason: string | null;
@@ -93,10 +107,17 @@ export interface IngressBase {
 /** A format that asks for a chat completion (OpenAI chat completions, Responses, Anthropic Messages). */
 export interface Ingress extends IngressBase {
   kind: "chat";
+  /**
+   * Completes the body with what the caller's organisation stored for it, after authentication and
+   * before parsing (Responses: `previous_response_id`, `item_reference` items, whether `store` may keep).
+   */
+  expand?: (body: unknown, caller: Caller) => Promise<unknown>;
   /** Validates the body (a 400 naming the field) and maps it to the internal chat request. */
   parse: (body: unknown) => ParsedRequest;
   /** The body of a whole answer. */
   render: (ctx: ChatContext, answer: ServedAnswer) => Record<string, unknown>;
+  /** Keeps a whole answer's body before it is sent (Responses `store`); may change what the body says of it. */
+  keep?: (ctx: ChatContext, body: Record<string, unknown>) => Promise<void>;
   stream: (ctx: ChatContext, sse: SseResponse) => IngressStream;
 }
 
@@ -111,17 +132,10 @@ export interface ParsedEmbeddings {
 
 /** What a served embeddings answer is rendered from. */
 export interface EmbeddingsAnswer {
-  /**
-   * Completes the body with what the caller's organisation stored for it, after authentication and
-   * before parsing (Responses: `previous_response_id`, `item_reference` items, whether `store` may keep).
-   */
-  expand?: (body: unknown, caller: Caller) => Promise<unknown>;
   candidate: Candidate;
   embeddings: Embeddings;
   usage: TokenUsage;
   encodingFormat: EmbeddingsRequest["encodingFormat"];
-  /** Keeps a whole answer's body before it is sent (Responses `store`); may change what the body says of it. */
-  keep?: (ctx: ChatContext, body: Record<string, unknown>) => Promise<void>;
   meta: Record<string, unknown> | null;
 }
 

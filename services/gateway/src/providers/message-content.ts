@@ -53,6 +53,19 @@ export function requestedMaxTokens(req: ChatRequest): number | undefined {
   return req.max_completion_tokens ?? req.max_tokens;
 }
 
+/**
+ * The request with its completion budget cut to the endpoint's maximum output (0: unknown), since
+ * providers refuse more; the same object when it fits. Agents ask every model for their own default.
+ */
+export function withinMaxOutput(req: ChatRequest, maxOutput: number): ChatRequest {
+  const over = (n: number | undefined) => maxOutput > 0 && n !== undefined && n > maxOutput;
+  if (!over(req.max_tokens) && !over(req.max_completion_tokens)) return req;
+  const out = { ...req };
+  if (over(req.max_tokens)) out.max_tokens = maxOutput;
+  if (over(req.max_completion_tokens)) out.max_completion_tokens = maxOutput;
+  return out;
+}
+
 /** The stop sequences as a list. */
 export function stopList(req: ChatRequest): string[] | undefined {
   if (req.stop === undefined || req.stop === null) return undefined;

@@ -132,6 +132,12 @@ export interface ProviderError {
 export interface ProviderAdapter {
   family: ApiFamily;
   buildRequest(req: ChatRequest, target: UpstreamTarget, stream: boolean): UpstreamHttpRequest;
+  /**
+   * The request from the client's own body when it is written in this adapter's wire format
+   * (same-family fidelity); `req` is the internal request, with what Router acts on (preset
+   * settings). Absent: every request is translated by `buildRequest`.
+   */
+  buildNativeRequest?(native: Record<string, unknown>, req: ChatRequest, target: UpstreamTarget, stream: boolean): UpstreamHttpRequest;
   parseCompletion(body: unknown): Completion;
   createStreamDecoder(): StreamDecoder;
   parseError(body: string): ProviderError;

@@ -36,7 +36,7 @@ export const ADDRESS_LIMIT_NAMES = [
 export type AddressLimitName = (typeof ADDRESS_LIMIT_NAMES)[number];
 
 /** Limits counted per credential: a management key's hash or a dashboard session's token hash. */
-export const CREDENTIAL_LIMIT_NAMES = ["management", "activity_export", "route_preview"] as const;
+export const CREDENTIAL_LIMIT_NAMES = ["management", "activity_export", "route_preview", "count_tokens"] as const;
 export type CredentialLimitName = (typeof CREDENTIAL_LIMIT_NAMES)[number];
 
 export type LimitName = AddressLimitName | CredentialLimitName;
@@ -53,6 +53,9 @@ export const RATE_LIMITS: RateLimitTable = {
   activity_export: [perMinute(6)],
   // Chosen here ("its own bucket", numbers open): per inference key, a Plan and a check per call, no hold.
   route_preview: [perMinute(120), perDay(20_000)],
+  // Chosen here: per inference key, a Plan and at most one provider count per call, nothing billed.
+  // Claude Code's /context asks about twenty at once.
+  count_tokens: [perMinute(300), perDay(50_000)],
   // Not a product rule: chosen here (docs/decisions.md). Each exchange or challenge writes a row, so
   // those are the tightest; reads of public metadata are looser.
   auth_exchange: [perMinute(20), perDay(1_000)],
@@ -106,6 +109,7 @@ const LIMIT_LABELS: Record<LimitName, string> = {
   management: "management",
   activity_export: "CSV export",
   route_preview: "route preview",
+  count_tokens: "token count",
   auth_exchange: "key exchange",
   invitation_lookup: "invitation lookup",
   pkce: "PKCE describe and exchange",

@@ -33,10 +33,10 @@ describe("bad input: a 400 naming the field, before anything is spent", () => {
     expect(h.events.size).toBe(0);
   });
 
-  it("ignores top-level fields it does not know (SDKs send their own)", async () => {
+  it("takes top-level fields it does not know (SDKs send their own) and passes them on as written to an OpenAI-compatible provider", async () => {
     const res = await h.post({ ...ok, logprobs: false, metadata: { a: "b" }, store: false });
     expect(res.status).toBe(200);
-    expect(h.fakes.openai.requests[0]!.body).not.toHaveProperty("store");
+    expect(h.fakes.openai.requests[0]!.body).toMatchObject({ logprobs: false, metadata: { a: "b" }, store: false });
   });
 
   it("serves a legacy prompt as one user message", async () => {

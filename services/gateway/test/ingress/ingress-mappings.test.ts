@@ -1,5 +1,5 @@
 import { DomainError } from "@router/errors";
-import { parseMessagesRequest } from "../../src/ingress/anthropic-messages/request";
+import { parseMessages, parseMessagesRequest } from "../../src/ingress/anthropic-messages/request";
 import { anthropicMessagesIngress, stopReasonOf } from "../../src/ingress/anthropic-messages";
 import { parseResponsesRequest } from "../../src/ingress/responses/request";
 import { responsesIngress } from "../../src/ingress/responses";
@@ -214,12 +214,76 @@ describe("the Anthropic Messages request mapping", () => {
     });
   });
 
-  it("requires max_tokens and refuses server tools and bad roles, naming the field", () => {
+  it("requires max_tokens and refuses bad roles and bad nested blocks, naming the nested field", () => {
     expect(fieldOf(() => parseMessagesRequest({ messages: [{ role: "user", content: "Hi" }] }))).toBe("max_tokens");
-    expect(fieldOf(() => parseMessagesRequest({ max_tokens: 5, messages: [{ role: "system", content: "Hi" }] }))).toBe("messages.0.role");
-    expect(
-      fieldOf(() => parseMessagesRequest({ max_tokens: 5, messages: [{ role: "user", content: "Hi" }], tools: [{ type: "web_search_20250305", name: "web_search" }] })),
-    ).toBe("tools.0.type");
+    expect(fieldOf(() => parseMessagesRequest({ max_tokens: 5, messages: [{ role: "tool", content: "Hi" }] }))).toBe("messages.0.role");
+    const image = (media_type: string) => ({ type: "image", source: { type: "base64", media_type, data: "AAAA" } });
+    const inToolResult = {
+      max_tokens: 5,
+      messages: [{ role: "user", content: [{ type: "text", text: "Hi" }, { type: "tool_result", tool_use_id: "t1", content: [{ type: "text", text: "ok" }, image("text/plain")] }] }],
+    };
+    expect(fieldOf(() => parseMessagesRequest(inToolResult))).toBe("messages.0.content.1.content.1.source.media_type");
+    expect(fieldOf(() => parseMessagesRequest({ max_tokens: 5, messages: [{ role: "user", content: [{ type: "text" }] }] }))).toBe("messages.0.content.0.text");
+    expect(fieldOf(() => parseMessagesRequest({ max_tokens: 5, messages: [{ role: "user", content: "Hi" }], tools: [{ name: "no spaces allowed" }] }))).toBe("tools.0.name");
+    expect(fieldOf(() => parseMessagesRequest({ max_tokens: 5, messages: [{ role: "user", content: "Hi" }], thinking: { type: "enabled", budget_tokens: 10 } }))).toBe(
+      "thinking.budget_tokens",
+    );
+  });
+
+  it("takes what Claude Code sends for a model it does not know: system messages, adaptive thinking with effort, images and documents in tool results, server tools", () => {
+    const body = {
+      model: "openai/gpt-4o",
+      max_tokens: 32000,
+      system: [{ type: "text", text: "You are Claude Code.", cache_control: { type: "ephemeral" } }],
+      messages: [
+        { role: "user", content: [{ type: "text", text: "Read the logo", cache_control: { type: "ephemeral", ttl: "1h" } }] },
+        { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "Read", input: { file_path: "/logo.png" } }] },
+        {
+          role: "user",
+          content: [
+            {
+              type: "tool_result",
+              tool_use_id: "toolu_1",
+              content: [
+                { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBOR" } },
+                { type: "document", title: "notes", source: { type: "text", media_type: "text/plain", data: "page one" } },
+              ],
+            },
+          ],
+        },
+        { role: "system", content: "<system-reminder>todo list is empty</system-reminder>" },
+        { role: "user", content: [{ type: "search_result", source: "s", title: "t", content: [] }, { type: "text", text: "What is it?" }] },
+      ],
+      tools: [{ name: "Read", input_schema: { type: "object" } }, { type: "web_search_20250305", name: "web_search", max_uses: 5 }],
+      thinking: { type: "adaptive" },
+      output_config: { effort: "medium" },
+      context_management: { edits: [{ type: "clear_tool_uses_20250919" }] },
+      metadata: { user_id: "user_abc_session_1" },
+      provider: { sort: "price" },
+    };
+    const { request, native, providerTools } = parseMessages(body);
+    expect(request.messages).toEqual([
+      { role: "system", content: "You are Claude Code." },
+      { role: "user", content: "Read the logo" },
+      { role: "assistant", content: null, tool_calls: [{ id: "toolu_1", type: "function", function: { name: "Read", arguments: '{"file_path":"/logo.png"}' } }] },
+      { role: "tool", tool_call_id: "toolu_1", content: "" },
+      {
+        role: "user",
+        content: [
+          { type: "image_url", image_url: { url: "data:image/png;base64,iVBOR" } },
+          { type: "text", text: "notes\npage one" },
+        ],
+      },
+      { role: "system", content: "<system-reminder>todo list is empty</system-reminder>" },
+      { role: "user", content: "What is it?" },
+    ]);
+    expect(request.reasoning).toEqual({ effort: "medium" });
+    expect(request.tools).toEqual([{ type: "function", function: { name: "Read", parameters: { type: "object" } } }]);
+    expect(providerTools).toEqual(["web_search"]);
+    expect(request.provider).toEqual({ sort: "price" });
+    // The client's body, Router's own fields out, everything else as written.
+    const { provider: _provider, ...rest } = body;
+    expect(native).toEqual({ family: "anthropic", body: rest });
   });
 
   it("keeps a failed tool_result's is_error: Anthropic gets it, Gemini gets the result under error, OpenAI-compatible the content alone", () => {

@@ -7,7 +7,7 @@ import type { Candidate } from "../../dispatch/types";
 import type { ChunkChoice, FinishReason, TokenUsage } from "../../providers/types";
 import type { Ingress, IngressStream, ServedAnswer, StreamEnd, StreamFailure } from "../ingress";
 import { blocksOf, StreamBlocks, type OpenedBlock, type OutputBlock } from "../output-blocks";
-import { parseMessagesRequest } from "./request";
+import { parseMessages } from "./request";
 
 export const MESSAGES_PATH = "/v1/messages";
 /** Anthropic takes Messages bodies up to 32 MB (images and PDFs inline); so does this route, and count_tokens. */
@@ -101,7 +101,10 @@ export const anthropicMessagesIngress: Ingress = {
     if (!h.authorization && typeof apiKey === "string" && apiKey.trim() !== "") h.authorization = `Bearer ${apiKey.trim()}`;
     if (h["x-vendor-beta"] === undefined && typeof h["anthropic-beta"] === "string") h["x-vendor-beta"] = h["anthropic-beta"];
   },
-  parse: (body) => ({ request: parseMessagesRequest(body), echo: null }),
+  parse(body) {
+    const { request, native } = parseMessages(body);
+    return { request, echo: null, native };
+  },
   render(ctx: ChatContext, a: ServedAnswer): Record<string, unknown> {
     const choice = a.completion.choices[0];
     const body: Record<string, unknown> = {

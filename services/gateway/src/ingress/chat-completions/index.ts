@@ -16,7 +16,7 @@ export const chatCompletionsIngress: Ingress = {
   kind: "chat",
   name: "chat_completions",
   path: CHAT_COMPLETIONS_PATH,
-  parse: (body) => ({ request: parseChatRequest(body), echo: null }),
+  parse: (body) => ({ request: parseChatRequest(body), echo: null, native: { family: "openai", body: body as Record<string, unknown> } }),
   render(ctx: ChatContext, a: ServedAnswer): Record<string, unknown> {
     const body: Record<string, unknown> = {
       id: ctx.id,

@@ -201,6 +201,11 @@ export function buildAnthropicRequest(req: ChatRequest, target: UpstreamTarget, 
     delete body.top_k;
   }
 
+  return { url: messagesUrl(target), headers: anthropicHeaders(target, stream), body: JSON.stringify(body) };
+}
+
+/** The headers of every Messages call: the key, the API version, and the client's beta flags. */
+export function anthropicHeaders(target: UpstreamTarget, stream: boolean): Record<string, string> {
   const headers: Record<string, string> = {
     "x-api-key": target.apiKey,
     "anthropic-version": ANTHROPIC_VERSION,
@@ -208,8 +213,11 @@ export function buildAnthropicRequest(req: ChatRequest, target: UpstreamTarget, 
     accept: stream ? "text/event-stream" : "application/json",
   };
   if (target.vendorBeta) headers["anthropic-beta"] = target.vendorBeta;
+  return headers;
+}
 
+/** `<base>/v1/messages`, or `<base>/messages` when the base already ends in its version; `path` goes after it. */
+export function messagesUrl(target: UpstreamTarget, path = ""): URL {
   const base = target.baseUrl.replace(/\/+$/, "");
-  const url = new URL(/\/v\d+$/.test(base) ? `${base}/messages` : `${base}/v1/messages`);
-  return { url, headers, body: JSON.stringify(body) };
+  return new URL(/\/v\d+$/.test(base) ? `${base}/messages${path}` : `${base}/v1/messages${path}`);
 }

@@ -1,7 +1,7 @@
 import type { ProviderAdapter } from "../types";
 import { openAiEmbeddings } from "./embeddings";
 import { GENERIC_PROFILE, OPENAI_PROFILES } from "./profiles";
-import { buildOpenAiRequest } from "./request";
+import { buildOpenAiNativeRequest, buildOpenAiRequest } from "./request";
 import { parseOpenAiCompletion, parseOpenAiError } from "./response";
 import { createOpenAiStreamDecoder } from "./stream";
 
@@ -11,6 +11,7 @@ export function openAiCompatibleAdapter(providerSlug: string): ProviderAdapter {
   return {
     family: "openai",
     buildRequest: (req, target, stream) => buildOpenAiRequest(req, target, stream, profile),
+    buildNativeRequest: (native, req, target, stream) => buildOpenAiNativeRequest(native, req, target, stream, profile),
     parseCompletion: parseOpenAiCompletion,
     createStreamDecoder: createOpenAiStreamDecoder,
     parseError: parseOpenAiError,

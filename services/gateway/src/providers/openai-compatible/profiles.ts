@@ -28,6 +28,12 @@ export interface OpenAiProfile {
   messageNames: "all" | "tool";
   /** The most stop sequences it takes, or null when no limit is known. */
   maxStopSequences: number | null;
+  /**
+   * Takes fields Router does not model from a client's chat completions body (`service_tier`,
+   * `verbosity`, `metadata`, fields newer than Router, ...): they are passed on as written.
+   * False for providers that refuse unknown fields, which then go without them.
+   */
+  passesUnknownFields: boolean;
 }
 
 const BASE: OpenAiProfile = {
@@ -41,6 +47,7 @@ const BASE: OpenAiProfile = {
   developerRole: false,
   messageNames: "all",
   maxStopSequences: null,
+  passesUnknownFields: true,
 };
 
 export const OPENAI_PROFILES: Record<string, OpenAiProfile> = {
@@ -55,7 +62,7 @@ export const OPENAI_PROFILES: Record<string, OpenAiProfile> = {
   },
   // Mistral's API forbids unknown fields (422 extra_forbidden), stream_options included, and puts
   // usage on the last chunk of every stream; its system, user and assistant messages have no name.
-  mistral: { ...BASE, seedField: "random_seed", user: false, streamOptions: false, messageNames: "tool" },
+  mistral: { ...BASE, seedField: "random_seed", user: false, streamOptions: false, messageNames: "tool", passesUnknownFields: false },
   groq: { ...BASE, reasoningEffort: true, maxStopSequences: 4 },
   deepseek: { ...BASE, seedField: null, maxStopSequences: 16 },
   xai: { ...BASE, reasoningEffort: true, maxStopSequences: 4 },

@@ -1,4 +1,4 @@
-import type { ChatMessage, ChatRequest } from "../../chat/request-schema";
+import { chatBodySchema, type ChatMessage, type ChatRequest } from "../../chat/request-schema";
 import { requestedMaxTokens, stopListWithin } from "../message-content";
 import type { UpstreamHttpRequest, UpstreamTarget } from "../types";
 import type { OpenAiProfile } from "./profiles";
@@ -27,6 +27,52 @@ export function buildOpenAiRequest(
   stream: boolean,
   profile: OpenAiProfile,
 ): UpstreamHttpRequest {
+  return httpRequest(openAiBody(req, target, stream, profile), target, stream);
+}
+
+/** Top-level and message fields Router reads from a chat completions body: never passed on as they are. */
+const ROUTER_READ_FIELDS = new Set(Object.keys(chatBodySchema.shape));
+const MESSAGE_FIELDS = new Set(["role", "content", "name", "tool_calls", "tool_call_id", "reasoning", "reasoning_details"]);
+
+/**
+ * The request from a client's own chat completions body (same-family fidelity): built as any
+ * request is, then, where the provider takes them, every field Router does not read is added as
+ * the client wrote it, and each message's content is the client's (content parts keep fields such
+ * as `cache_control`). A content filter that rewrote messages leaves no native body to use.
+ */
+export function buildOpenAiNativeRequest(
+  native: Record<string, unknown>,
+  req: ChatRequest,
+  target: UpstreamTarget,
+  stream: boolean,
+  profile: OpenAiProfile,
+): UpstreamHttpRequest {
+  const body = openAiBody(req, target, stream, profile);
+  if (!profile.passesUnknownFields) return httpRequest(body, target, stream);
+  for (const [k, v] of Object.entries(native)) if (!ROUTER_READ_FIELDS.has(k) && !(k in body)) body[k] = v;
+  const wire = body.messages as Record<string, unknown>[];
+  const mine = native.messages;
+  if (Array.isArray(mine) && mine.length === wire.length) {
+    mine.forEach((raw, i) => {
+      const m = raw as Record<string, unknown>;
+      const out = wire[i]!;
+      if ("content" in out && m.content !== undefined) out.content = m.content;
+      for (const [k, v] of Object.entries(m)) if (!MESSAGE_FIELDS.has(k)) out[k] = v;
+    });
+  }
+  return httpRequest(body, target, stream);
+}
+
+function httpRequest(body: Record<string, unknown>, target: UpstreamTarget, stream: boolean): UpstreamHttpRequest {
+  const headers: Record<string, string> = {
+    authorization: `Bearer ${target.apiKey}`,
+    "content-type": "application/json",
+    accept: stream ? "text/event-stream" : "application/json",
+  };
+  return { url: new URL(`${target.baseUrl.replace(/\/+$/, "")}/chat/completions`), headers, body: JSON.stringify(body) };
+}
+
+function openAiBody(req: ChatRequest, target: UpstreamTarget, stream: boolean, profile: OpenAiProfile): Record<string, unknown> {
   // Checked first: a request with more stop sequences than the provider takes is not built at all.
   stopListWithin(req, target.providerSlug, profile.maxStopSequences);
   const body: Record<string, unknown> = {
@@ -58,11 +104,5 @@ export function buildOpenAiRequest(
   }
   if (req.user !== undefined && profile.user) body.user = req.user;
   if (req.prompt_cache_key !== undefined && profile.promptCacheKey) body.prompt_cache_key = req.prompt_cache_key;
-
-  const headers: Record<string, string> = {
-    authorization: `Bearer ${target.apiKey}`,
-    "content-type": "application/json",
-    accept: stream ? "text/event-stream" : "application/json",
-  };
-  return { url: new URL(`${target.baseUrl.replace(/\/+$/, "")}/chat/completions`), headers, body: JSON.stringify(body) };
+  return body;
 }

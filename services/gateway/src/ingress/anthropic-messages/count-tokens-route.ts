@@ -1,0 +1,127 @@
+import { performance } from "node:perf_hooks";
+import { DomainError, invalid } from "@router/errors";
+import { writeHttpError } from "@router/http-kit";
+import type { Logger } from "@router/logging";
+import { Router, type NextFunction, type Request, type Response } from "express";
+import { requireCaller, type Authenticate } from "../../auth/authenticate";
+import { newChatContext } from "../../chat/chat-context";
+import type { ChatDeps } from "../../chat/chat-deps";
+import type { ChatRequest } from "../../chat/request-schema";
+import { readRouterHeaders } from "../../chat/router-headers";
+import type { UpstreamClient } from "../../dispatch/upstream-client";
+import { buildAnthropicNativeRequest } from "../../providers/anthropic/native-request";
+import { messagesUrl } from "../../providers/anthropic/request";
+import type { UpstreamTarget } from "../../providers/types";
+import type { CredentialRateLimit } from "../../rate-limits/rate-limit-middleware";
+import { planRequestOf } from "../../routing/plan-request";
+import { anthropicMessagesIngress, MESSAGES_PATH } from "./index";
+import { parseMessages } from "./request";
+
+export const COUNT_TOKENS_PATH = `${MESSAGES_PATH}/count_tokens`;
+/** Says where an answer's count came from: `provider` (the provider's own count) or `estimate`. */
+export const TOKEN_COUNT_HEADER = "x-router-token-count";
+
+/** What Anthropic's count takes of a Messages body; generation settings (max_tokens, stream, ...) are refused there. */
+const COUNTED_FIELDS = ["model", "messages", "system", "tools", "tool_choice", "thinking", "mcp_servers", "context_management", "output_config", "output_format"];
+
+/** About what Anthropic charges for one image at the size it scales images to; an estimate, as the rest. */
+const IMAGE_TOKENS = 1600;
+
+/**
+ * `POST /v1/messages/count_tokens` (Anthropic's token count, which Claude Code's `/context` asks
+ * for): the model is routed as a completion would be; when it would be served by Anthropic, the
+ * count is Anthropic's own, asked with the organisation's credential; otherwise, or when Anthropic
+ * cannot answer, it is estimated with a tokenizer and marked as such. Nothing is billed or held.
+ */
+export function countTokensRoutes(deps: {
+  authenticate: Authenticate;
+  chat: Pick<ChatDeps, "credentials" | "routing" | "clock" | "providerBaseUrls">;
+  client: UpstreamClient;
+  limit: CredentialRateLimit;
+  openCircuits: () => string[];
+  log: Logger;
+}): Router {
+  const router = Router();
+  const anthropicNames = (req: Request, _res: Response, next: NextFunction) => {
+    anthropicMessagesIngress.prepare?.(req);
+    next();
+  };
+  router.post(COUNT_TOKENS_PATH, anthropicNames, deps.authenticate({ allow: ["inference"] }), async (req: Request, res: Response) => {
+    try {
+      const caller = requireCaller(res);
+      await deps.limit({ id: caller.key.hash, per: "key" }, res);
+      const body: unknown = req.body;
+      if (body === null || typeof body !== "object" || Array.isArray(body)) throw invalid("body", "expected a JSON object");
+      // The count takes no max_tokens; the Messages schema wants one, and it counts for nothing here.
+      const { request, native } = parseMessages({ max_tokens: 1, ...(body as Record<string, unknown>) });
+      const ctx = newChatContext(caller, readRouterHeaders(req), request, deps.chat.clock.now(), performance.now(), anthropicMessagesIngress);
+      const credentials = await deps.chat.credentials.enabledFor(caller.orgId);
+      const plan = await deps.chat.routing.plan(planRequestOf(ctx, [...new Set(credentials.map((c) => c.providerSlug))], deps.openCircuits()));
+      if (plan.refusal) throw new DomainError(plan.refusal.code as DomainError["code"], plan.refusal.message, { status: plan.refusal.httpStatus || 404 });
+      const first = plan.cascade[0];
+      if (!first) throw new DomainError("no_route", "no endpoint can serve this model", { status: 404 });
+      const credential = first.apiFamily === "anthropic" ? credentials.find((c) => c.providerSlug === first.providerSlug && deps.chat.credentials.allows(c, first.modelId)) : undefined;
+      if (credential) {
+        const target: UpstreamTarget = {
+          providerSlug: first.providerSlug,
+          baseUrl: deps.chat.providerBaseUrls?.[first.providerSlug] ?? first.baseUrl,
+          upstreamModel: first.upstreamModel || first.modelId,
+          apiKey: credential.apiKey,
+          maxOutputTokens: first.maxOutputTokens,
+          vendorBeta: ctx.headers.vendorBeta,
+        };
+        const counted = await providerCount(deps.client, native.body, request, target, deps.log);
+        if (counted !== null) {
+          res.setHeader(TOKEN_COUNT_HEADER, "provider");
+          res.json({ input_tokens: counted });
+          return;
+        }
+      }
+      res.setHeader(TOKEN_COUNT_HEADER, "estimate");
+      res.json({ input_tokens: await estimatedCount(request), estimate: true });
+    } catch (err) {
+      writeHttpError(req, res, err, deps.log, anthropicMessagesIngress.errorBody);
+    }
+  });
+  return router;
+}
+
+/** Anthropic's own count, or null when it could not be had (the caller then estimates). */
+async function providerCount(client: UpstreamClient, native: Record<string, unknown>, request: ChatRequest, target: UpstreamTarget, log: Logger): Promise<number | null> {
+  // The same body a completion would send (system messages folded, thinking fitted), cut to what the count takes.
+  const completion = buildAnthropicNativeRequest(native, request, target, false);
+  const built = JSON.parse(completion.body) as Record<string, unknown>;
+  const counted: Record<string, unknown> = {};
+  for (const field of COUNTED_FIELDS) if (built[field] !== undefined) counted[field] = built[field];
+  const http = { ...completion, url: messagesUrl(target, "/count_tokens"), body: JSON.stringify(counted) };
+  try {
+    const res = await client.send(http, false, AbortSignal.timeout(10_000));
+    const text = await res.body.text();
+    const n = (JSON.parse(text) as { input_tokens?: unknown }).input_tokens;
+    if (res.statusCode === 200 && typeof n === "number") return n;
+    log.warn({ status: res.statusCode, provider: target.providerSlug }, "gateway.count_tokens.provider_refused");
+  } catch (err) {
+    log.warn({ err, provider: target.providerSlug }, "gateway.count_tokens.provider_failed");
+  }
+  return null;
+}
+
+/** A tokenizer's count of the text of the request and its tools, plus a fixed share per image. */
+async function estimatedCount(request: ChatRequest): Promise<number> {
+  // Loaded on first use: its vocabulary is megabytes that a gateway never counting tokens should not hold.
+  const { countTokens } = await import("gpt-tokenizer");
+  let images = 0;
+  let text = "";
+  for (const m of request.messages) {
+    if (typeof m.content === "string") text += `${m.content}\n`;
+    else if (Array.isArray(m.content)) {
+      for (const part of m.content) {
+        if (part.type === "text") text += `${part.text}\n`;
+        else images++;
+      }
+    }
+    if (m.role === "assistant") for (const call of m.tool_calls ?? []) text += `${call.function.name} ${call.function.arguments}\n`;
+  }
+  if (request.tools?.length) text += JSON.stringify(request.tools);
+  return countTokens(text) + images * IMAGE_TOKENS;
+}
