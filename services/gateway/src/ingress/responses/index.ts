@@ -7,8 +7,8 @@ import type { Ingress, IngressStream, ServedAnswer, StreamEnd, StreamFailure } f
 import { openAiError } from "../openai-error";
 import { blocksOf, StreamBlocks, type OpenedBlock, type OutputBlock } from "../output-blocks";
 import { encryptedContentOf } from "./encrypted-reasoning";
-import { parseResponsesRequest } from "./request";
 import { withStoredInput, type ResponsesStorage } from "./stored-input";
+import { parseResponsesRequest } from "./request";
 import { customToolInput } from "./tools";
 
 export const RESPONSES_PATH = "/v1/responses";
@@ -117,7 +117,6 @@ export const responsesIngress: Ingress = {
   errorBody: openAiError,
 };
 
-/** One output item as it streams: its block, the text or arguments so far, and a reasoning block's signature and format. */
 /**
  * `POST /v1/responses` with stored responses (stored-input.ts): `previous_response_id` and
  * `item_reference` items expanded from the organisation's stored responses before parsing, and an
@@ -150,6 +149,7 @@ async function keepResponse(storage: ResponsesStorage, ctx: ChatContext, body: R
   }
 }
 
+/** One output item as it streams: its block, the text or arguments so far, and a reasoning block's signature and format. */
 interface OpenItem {
   block: OpenedBlock;
   text: string;
@@ -173,8 +173,8 @@ class ResponseEvents implements IngressStream {
   constructor(
     private readonly ctx: ChatContext,
     private readonly sse: SseResponse,
-  ) {
     private readonly keep: ((ctx: ChatContext, response: Record<string, unknown>) => Promise<void>) | null,
+  ) {
     this.blocks = new StreamBlocks({
       open: (index, block) => this.openItem(index, block),
       delta: (index, kind, text) => this.delta(index, kind, text),
@@ -200,8 +200,8 @@ class ResponseEvents implements IngressStream {
     const state = statusOf(e.finishReason);
     const response = responseObject(this.ctx, e.candidate, { ...state, output: this.done, usage: responsesUsage(e.usage) });
     if (e.meta) response.router_metadata = e.meta;
-    this.send(state.status === "completed" ? "response.completed" : "response.incomplete", { response });
     if (this.keep) await this.keep(this.ctx, response);
+    this.send(state.status === "completed" ? "response.completed" : "response.incomplete", { response });
   }
 
   fail(f: StreamFailure): void {
