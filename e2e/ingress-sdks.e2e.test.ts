@@ -75,7 +75,8 @@ describe("the Responses and Anthropic Messages ingresses through the official SD
       expect(res.output_text).toBe("Bonjour.");
       expect(res.usage).toMatchObject({ input_tokens: 11, output_tokens: 3, total_tokens: 14 });
       expect(res.instructions).toBe("Answer in French.");
-      expect((res as unknown as { store: boolean }).store).toBe(false);
+      // `store` defaults to true: the answer is kept (stored responses, e2e/ai-sdk.e2e.test.ts).
+      expect((res as unknown as { store: boolean }).store).toBe(true);
       expect(lastBody(slug)).toContain("Answer in French.");
       expect(fakes[slug].requests).toHaveLength(1);
     });

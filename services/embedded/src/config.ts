@@ -1,7 +1,7 @@
 import { env, loadConfig, z } from "@router/config";
 import { alertsEnvironment, checkAlertsEnvironment } from "@router/alerts";
 import { busEnvironment, checkBusEnvironment } from "@router/bus";
-import { pkceEnvironment, rateLimitEnvironment, regionEnvironment, signInEnvironment, upstreamEnvironment } from "@router/gateway";
+import { pkceEnvironment, rateLimitEnvironment, storedResponseEnvironment, regionEnvironment, signInEnvironment, upstreamEnvironment } from "@router/gateway";
 import { stripeEnvironment } from "@router/ledger";
 import { outboundEnvironment } from "@router/outbound";
 
@@ -26,6 +26,8 @@ export const embeddedConfigSchema = z.object({
   ...upstreamEnvironment,
   /** Ceiling and lifetime of keys issued to apps through OAuth PKCE, as the standalone gateway takes them. */
   ...pkceEnvironment,
+  /** How long stored responses (`store` on POST /v1/responses) are kept, as the standalone gateway takes it. */
+  ...storedResponseEnvironment,
   /** Trusted proxies (X-Forwarded-For), the Redis key prefix and replaced limits, as the standalone gateway takes them. */
   ...rateLimitEnvironment,
   /** Identity providers and wallet sign-in, as the standalone gateway takes them. */

@@ -7,7 +7,7 @@ import { startBroadcast } from "@router/broadcast";
 import { busConfigOf, createBus, type EventBus } from "@router/bus";
 import { providerBaseUrls, resolveSecrets } from "@router/config";
 import { createPostgresDb, EmbeddedPostgres, isNewEmbeddedStore, type Db } from "@router/db";
-import { ensureOperatorOrganisation, pkceOptionsOf, rateLimitOptionsOf, incompleteSignInProviders, regionOptionsOf, signInOptionsOf, startGateway, upstreamOptionsOf } from "@router/gateway";
+import { ensureOperatorOrganisation, pkceOptionsOf, storedResponseOptionsOf, rateLimitOptionsOf, incompleteSignInProviders, regionOptionsOf, signInOptionsOf, startGateway, upstreamOptionsOf } from "@router/gateway";
 import { CLIENT_OPTIONS, insecure } from "@router/grpc-kit";
 import { startLedger, stripeSettingsOf } from "@router/ledger";
 import { createLogger, exitOnStartFailure, installProcessHandlers, stopOnSignals } from "@router/logging";
@@ -155,6 +155,7 @@ async function main(): Promise<void> {
     metricsHost: config.METRICS_HOST,
     ...upstreamOptionsOf(config),
     ...pkceOptionsOf(config),
+    ...storedResponseOptionsOf(config),
     ...rateLimitOptionsOf(config),
     ...signInOptionsOf(config),
     ...regionOptionsOf(config),

@@ -5,6 +5,7 @@ import { DEFAULT_TIMEOUTS, type UpstreamTimeouts } from "./dispatch/upstream-cli
 import type { OAuthProviders } from "./sign-in/oauth-providers";
 import type { RegionHeaders } from "./meta/region-route";
 import { DEFAULT_PKCE_KEY_DAYS, DEFAULT_PKCE_KEY_LIMIT_USD } from "./pkce/pkce-routes";
+import { DEFAULT_STORED_RESPONSE_DAYS } from "./stored-responses/stored-response-store";
 import { trustedProxies } from "./rate-limits/client-address";
 import { DAY, LIMIT_NAMES, MINUTE, type LimitName, type RateLimitOverrides, type RateWindow } from "./rate-limits/limits";
 
@@ -53,6 +54,21 @@ type PkceEnv = { [K in keyof typeof pkceEnvironment]: z.infer<(typeof pkceEnviro
 /** The `startGateway` options the PKCE settings give. */
 export function pkceOptionsOf(config: PkceEnv): { pkceKeyLimitUsd: number; pkceKeyDays: number } {
   return { pkceKeyLimitUsd: config.GATEWAY_PKCE_KEY_LIMIT_USD, pkceKeyDays: config.GATEWAY_PKCE_KEY_DAYS };
+}
+
+/**
+ * Stored responses (`store` on POST /v1/responses): how many days one is kept before it is purged.
+ * The one-process runner reads it too.
+ */
+export const storedResponseEnvironment = {
+  GATEWAY_STORED_RESPONSE_DAYS: z.coerce.number().int().min(1).max(3650).default(DEFAULT_STORED_RESPONSE_DAYS),
+};
+
+type StoredResponseEnv = { [K in keyof typeof storedResponseEnvironment]: z.infer<(typeof storedResponseEnvironment)[K]> };
+
+/** The `startGateway` options the stored-response settings give. */
+export function storedResponseOptionsOf(config: StoredResponseEnv): { storedResponseDays: number } {
+  return { storedResponseDays: config.GATEWAY_STORED_RESPONSE_DAYS };
 }
 
 /** One limit's windows in `GATEWAY_RATE_LIMITS`: `{"per_minute": 600, "per_day": 50000}`. */
@@ -235,6 +251,7 @@ export const gatewayConfigSchema = z.object({
   GATEWAY_HOLD_RENEW_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
   ...upstreamEnvironment,
   ...pkceEnvironment,
+  ...storedResponseEnvironment,
   ...rateLimitEnvironment,
   ...signInEnvironment,
   ...regionEnvironment,

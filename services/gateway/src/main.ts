@@ -9,7 +9,7 @@ import { createLogger, exitOnStartFailure, installProcessHandlers, stopOnSignals
 import { systemClock } from "@router/money";
 import { ledger, routing } from "@router/proto";
 import { ensureOperatorOrganisation, GATEWAY_SCHEMA, migrateGateway, operatorOrganisationExists, startGateway } from "./app";
-import { gatewayConfigSchema, gatewaySecrets, pkceOptionsOf, rateLimitOptionsOf, incompleteSignInProviders, regionOptionsOf, signInOptionsOf, upstreamOptionsOf } from "./config";
+import { gatewayConfigSchema, gatewaySecrets, pkceOptionsOf, storedResponseOptionsOf, rateLimitOptionsOf, incompleteSignInProviders, regionOptionsOf, signInOptionsOf, upstreamOptionsOf } from "./config";
 
 async function main(): Promise<void> {
   const config = loadConfig(gatewayConfigSchema, process.env);
@@ -88,6 +88,7 @@ async function main(): Promise<void> {
     holdRenewMs: config.GATEWAY_HOLD_RENEW_MS,
     ...upstreamOptionsOf(config),
     ...pkceOptionsOf(config),
+    ...storedResponseOptionsOf(config),
     ...signInOptionsOf(config),
     ...regionOptionsOf(config),
     ...rateLimitOptionsOf(config),

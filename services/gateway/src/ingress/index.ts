@@ -2,7 +2,10 @@ import { anthropicMessagesIngress } from "./anthropic-messages";
 import { chatCompletionsIngress } from "./chat-completions";
 import { embeddingsIngress } from "./embeddings";
 import type { AnyIngress } from "./ingress";
-import { responsesIngress } from "./responses";
+import { storingResponsesIngress } from "./responses";
+import type { ResponsesStorage } from "./responses/stored-input";
 
 /** Every format the gateway takes inference requests in; each is one route on the one pipeline. */
-export const INGRESSES: AnyIngress[] = [chatCompletionsIngress, responsesIngress, anthropicMessagesIngress, embeddingsIngress];
+export function ingressesWith(storage: ResponsesStorage): AnyIngress[] {
+  return [chatCompletionsIngress, storingResponsesIngress(storage), anthropicMessagesIngress, embeddingsIngress];
+}

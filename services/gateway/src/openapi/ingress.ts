@@ -3,7 +3,7 @@ import { z } from "zod";
 import { messagesBodySchema } from "../ingress/anthropic-messages/request";
 import { embeddingsBodySchema } from "../ingress/embeddings/request";
 import { responsesBodySchema } from "../ingress/responses/request";
-import { jsonBody, SECURITY } from "./envelopes";
+import { jsonBody, pathParams, SECURITY } from "./envelopes";
 
 /** The other ways in beside chat completions: OpenAI Responses, Anthropic Messages and OpenAI embeddings (docs/ingress.md). */
 export function registerIngressPaths(registry: OpenAPIRegistry): void {
@@ -24,7 +24,8 @@ export function registerIngressPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: "post",
     path: "/v1/responses",
-    summary: "OpenAI Responses, stateless, served by any provider; the Responses event stream when `stream` is true",
+    summary:
+      "OpenAI Responses, served by any provider; kept for `previous_response_id` and `item_reference` unless `store` is false; the Responses event stream when `stream` is true",
     security: SECURITY.inference,
     request: { body: jsonBody(responsesBodySchema.meta({ id: "ResponsesRequest" })) },
     responses: {
@@ -33,6 +34,46 @@ export function registerIngressPaths(registry: OpenAPIRegistry): void {
         content: { "application/json": { schema: response }, "text/event-stream": { schema: z.string() } },
       },
       ...errors([400, 401, 403, 404, 429], openAiError),
+    },
+  });
+  registry.registerPath({
+    method: "get",
+    path: "/v1/responses/{id}",
+    summary: "A stored response of the caller's organisation (kept while `store` was true, until its retention ends)",
+    security: SECURITY.inference,
+    request: { params: pathParams("id") },
+    responses: { 200: { description: "The response", content: { "application/json": { schema: response } } }, ...errors([401, 403, 404], openAiError) },
+  });
+  registry.registerPath({
+    method: "get",
+    path: "/v1/responses/{id}/input_items",
+    summary: "The input items a stored response was given (previous_response_id and item_reference expanded), newest first unless order=asc",
+    security: SECURITY.inference,
+    request: { params: pathParams("id"), query: z.object({ order: z.enum(["asc", "desc"]).optional() }) },
+    responses: {
+      200: {
+        description: "A list of input items",
+        content: {
+          "application/json": {
+            schema: z.looseObject({ object: z.literal("list"), data: z.array(z.looseObject({ type: z.string() })), has_more: z.boolean() }),
+          },
+        },
+      },
+      ...errors([401, 403, 404], openAiError),
+    },
+  });
+  registry.registerPath({
+    method: "delete",
+    path: "/v1/responses/{id}",
+    summary: "Delete a stored response of the caller's organisation",
+    security: SECURITY.inference,
+    request: { params: pathParams("id") },
+    responses: {
+      200: {
+        description: "Deleted",
+        content: { "application/json": { schema: z.object({ id: z.string(), object: z.literal("response"), deleted: z.literal(true) }) } },
+      },
+      ...errors([401, 403, 404], openAiError),
     },
   });
 

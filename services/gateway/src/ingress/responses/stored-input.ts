@@ -50,7 +50,7 @@ export async function withStoredInput(body: unknown, caller: Caller, storage: Re
   let input: unknown = body.input;
   if (Array.isArray(input) && references.size > 0) {
     const found = await storage.responses.items(caller.orgId, [...new Set(references.values())]);
-    input = input.map((item, i) => {
+    input = (input as unknown[]).map((item, i) => {
       const id = references.get(i);
       if (id === undefined) return item;
       const stored = found.get(id);
@@ -58,14 +58,14 @@ export async function withStoredInput(body: unknown, caller: Caller, storage: Re
       return stored.item;
     });
   }
-  if (history.length > 0) out.input = [...history, ...(typeof input === "string" ? [userMessage(input)] : Array.isArray(input) ? input : [])];
+  if (history.length > 0) out.input = [...history, ...(typeof input === "string" ? [userMessage(input)] : Array.isArray(input) ? (input as unknown[]) : [])];
   else out.input = input;
   return out;
 }
 
 /** The items of a stored response as the next request's input: what it was given, then what it answered. */
 function conversationOf(stored: StoredResponse): unknown[] {
-  const output = Array.isArray(stored.response.output) ? stored.response.output : [];
+  const output: unknown[] = Array.isArray(stored.response.output) ? (stored.response.output as unknown[]) : [];
   return [...stored.input, ...output];
 }
 
