@@ -30,10 +30,15 @@ export interface FakeToolCall {
 }
 
 export interface FakeUsage {
+  /** Every prompt token, cache reads and writes included. */
   prompt: number;
   completion: number;
+  /** Prompt tokens read from the cache. */
   cached?: number;
   reasoning?: number;
+  /** Prompt tokens written to the cache for 5 minutes / 1 hour (reported by the Anthropic fake). */
+  cacheWrite5m?: number;
+  cacheWrite1h?: number;
 }
 
 export type FakeFailure =
@@ -112,6 +117,8 @@ export function replyUsage(reply: FakeReply): Required<FakeUsage> {
     completion: u?.completion ?? Math.max(1, textPieces(reply).length),
     cached: u?.cached ?? 0,
     reasoning: u?.reasoning ?? 0,
+    cacheWrite5m: u?.cacheWrite5m ?? 0,
+    cacheWrite1h: u?.cacheWrite1h ?? 0,
   };
 }
 

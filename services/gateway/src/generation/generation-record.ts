@@ -22,6 +22,12 @@ export interface GenerationRecord {
   generation_time: number | null;
   tokens_prompt: number;
   tokens_completion: number;
+  /** Prompt tokens read from / written to the provider's cache (subsets of tokens_prompt). */
+  tokens_cached: number;
+  tokens_cache_write_5m: number;
+  tokens_cache_write_1h: number;
+  /** True when any prompt token was read from the cache. */
+  is_cache_hit: boolean;
   price_version_ids: number[];
   usage_lines: {
     kind: string;
@@ -61,6 +67,10 @@ export function generationRecordOf(e: events.RequestCompleted): GenerationRecord
     generation_time: e.generationMs ?? null,
     tokens_prompt: e.usage?.promptTokens ?? 0,
     tokens_completion: e.usage?.completionTokens ?? 0,
+    tokens_cached: e.usage?.cachedTokens ?? 0,
+    tokens_cache_write_5m: e.usage?.cacheWrite5mTokens ?? 0,
+    tokens_cache_write_1h: e.usage?.cacheWrite1hTokens ?? 0,
+    is_cache_hit: e.isCacheHit,
     price_version_ids: e.priceVersionIds.map(Number),
     usage_lines: e.usageLines.map((l) => ({
       kind: l.kind,
