@@ -143,4 +143,22 @@ describe("prompt caching through the Anthropic SDK: reported to the client and b
       { what: `the key's usage to reach ${spent} nanodollars` },
     );
   });
+
+  it("passes cache_control markers to Anthropic byte for byte, and bills the write and then the read that Anthropic reports for them", async () => {
+    const marked = [{ type: "text" as const, text: `A fresh prefix ${Date.now()}. `.repeat(40), cache_control: { type: "ephemeral" as const, ttl: "1h" as const } }];
+    const ask = () => anthropic.messages.create({ model: MODEL, max_tokens: 50, system: marked, messages: [{ role: "user", content: "Hi" }] });
+    const first = await ask();
+    const sent = fake.requests.at(-1)!.body as { system: unknown };
+    expect(sent.system).toEqual(marked);
+    const written = first.usage.cache_creation_input_tokens ?? 0;
+    expect(written).toBeGreaterThan(0);
+    expect(first.usage).toMatchObject({ cache_read_input_tokens: 0, cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: written } });
+
+    const second = await ask();
+    expect(second.usage).toMatchObject({ cache_read_input_tokens: written, cache_creation_input_tokens: 0 });
+
+    const [one, two] = await Promise.all([recorded(first.id), recorded(second.id)]);
+    expect(linesOf(one)).toContainEqual(["cache_write_1h", written, pricing.cache_write_1h, cost([["cache_write_1h", written]])]);
+    expect(linesOf(two)).toContainEqual(["cached_prompt", written, pricing.cached_prompt, cost([["cached_prompt", written]])]);
+  });
 });
