@@ -139,12 +139,12 @@ describe("the Responses and Anthropic Messages ingresses through the official SD
     expect(fakes.google.requests[0]?.body).toMatchObject({ generationConfig: { thinkingConfig: { thinkingBudget: expect.any(Number) } } });
   });
 
-  it("Responses: previous_response_id is a 400 saying Router keeps no responses, in the OpenAI envelope", async () => {
+  it("Responses: an unknown previous_response_id is a 404 naming it, in the OpenAI envelope", async () => {
     const err = await openai.responses.create({ model: MODELS.openai, input: "Hi", previous_response_id: "resp_123" }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
-    const error = (err as InstanceType<typeof OpenAI.BadRequestError>).error as Record<string, unknown>;
-    expect(error).toMatchObject({ type: "invalid_request_error", param: "previous_response_id", code: "invalid_request" });
-    expect(String(error.message)).toMatch(/previous_response_id.*stateless/);
+    expect(err).toBeInstanceOf(OpenAI.NotFoundError);
+    const error = (err as InstanceType<typeof OpenAI.NotFoundError>).error as Record<string, unknown>;
+    expect(error).toMatchObject({ type: "not_found_error", param: "previous_response_id", code: "not_found" });
+    expect(String(error.message)).toContain("resp_123");
 
     const bad = await openai.responses.create({ model: MODELS.openai, input: [{ role: "robot", content: "Hi" }] as never }).catch((e: unknown) => e);
     expect(bad).toBeInstanceOf(OpenAI.BadRequestError);
