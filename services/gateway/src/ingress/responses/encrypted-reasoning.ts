@@ -5,9 +5,10 @@ import type { OutputBlock } from "../output-blocks";
 /**
  * The `encrypted_content` of a Responses reasoning item: the `reasoning_details` entry a provider
  * needs to continue that reasoning (Anthropic's signed thinking: text and signature; redacted
- * thinking: its data), with its `format`, as base64url JSON. Router keeps no responses, so the item
- * carries it: a client echoes the item in its next `input` (as OpenAI clients echo reasoning items
- * when nothing is stored) and the entry goes back on the assistant turn, where Anthropic checks the
+ * thinking: its data), with its `format`, as base64url JSON. With `store: false` nothing is kept, so
+ * the item carries it: a client echoes the item in its next `input` (as OpenAI clients echo reasoning
+ * items when nothing is stored; a stored item named by `item_reference` comes back the same way) and
+ * the entry goes back on the assistant turn, where Anthropic checks the
  * signature. The whole entry travels, thinking text included, so the turn continues even when a
  * client drops the item's `content`. Opaque to clients, not secret: the text is in `content` too.
  */

@@ -95,7 +95,8 @@ function responseObject(ctx: ChatContext, c: Candidate | null, fields: Record<st
 }
 
 /**
- * `POST /v1/responses`: OpenAI Responses in and out, served by any provider, stateless (docs/ingress.md).
+ * `POST /v1/responses`: OpenAI Responses in and out, served by any provider; nothing kept (the
+ * gateway serves `storingResponsesIngress`, which keeps answers; docs/ingress.md).
  * The response id is the generation id, so `GET /v1/generation?id=` finds it.
  */
 export const responsesIngress: Ingress = {
