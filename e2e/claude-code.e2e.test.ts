@@ -99,15 +99,21 @@ describe("Claude Code through Router with its own defaults", () => {
     openai.reset();
   });
 
-  it("answers a prompt on an Anthropic model named by its native id, with cache markers reaching Anthropic unchanged", async () => {
+  it.each([
+    ["its default model", undefined],
+    ["an Anthropic model it names by its own id", "claude-sonnet-4-5-20250929"],
+    ["Router's id of an Anthropic model", "anthropic/claude-haiku-4.5"],
+  ])("answers a prompt on %s, with cache markers reaching Anthropic unchanged", async (_what, model) => {
     anthropic.setDefault({ text: "The answer is 4." });
-    const run = await runClaude(stack.gatewayUrl, key, "What is 2+2?", { model: "anthropic/claude-sonnet-4.5", cwd: work });
+    const run = await runClaude(stack.gatewayUrl, key, "What is 2+2?", { model, cwd: work });
     expect({ run: describeRun(run), result: run.result?.result }).toEqual({ run: expect.any(String), result: "The answer is 4." });
-    const calls = messagesCalls(anthropic);
-    expect(calls.length).toBeGreaterThan(0);
-    const main = calls.find((c) => JSON.stringify(c.body).includes("What is 2+2?"));
+    const main = messagesCalls(anthropic).find((c) => JSON.stringify(c.body).includes("What is 2+2?"));
     expect(main).toBeDefined();
-    expect(JSON.stringify(main!.body)).toContain('"cache_control"');
+    const sent = main!.body as { model: string; system: { cache_control?: unknown }[]; messages: { content: { cache_control?: unknown }[] }[] };
+    expect(sent.model).toMatch(/^claude-/);
+    // Its prompt-cache breakpoints: on the system prompt and on the last user block.
+    expect(sent.system.some((b) => b.cache_control !== undefined)).toBe(true);
+    expect(sent.messages.at(-1)!.content.some((b) => b.cache_control !== undefined)).toBe(true);
   }, 120_000);
 
   it("answers on a model of another family (OpenAI), its system reminders and thinking translated", async () => {
@@ -153,6 +159,26 @@ describe("Claude Code through Router with its own defaults", () => {
     const followUp = fake.requests.find((r) => JSON.stringify(r.body).includes("toolu_read1") && JSON.stringify(r.body).includes("iVBOR"));
     expect(followUp).toBeDefined();
   }, 120_000);
+
+  it("keeps Anthropic's server tools for Anthropic, and drops them for another family, naming them", async () => {
+    const client = new Anthropic({ apiKey: key, baseURL: stack.gatewayUrl, maxRetries: 0 });
+    const params = {
+      max_tokens: 200,
+      messages: [{ role: "user" as const, content: "News today?" }],
+      tools: [{ type: "web_search_20250305" as const, name: "web_search" as const, max_uses: 3 }],
+    };
+    anthropic.setDefault({ text: "Searched." });
+    const atAnthropic = await client.messages.create({ model: "anthropic/claude-sonnet-4.5", ...params }).withResponse();
+    expect(atAnthropic.response.headers.get("x-router-dropped-tools")).toBeNull();
+    expect((messagesCalls(anthropic).at(-1)!.body as { tools: unknown[] }).tools).toEqual(params.tools);
+
+    openai.setDefault({ text: "I cannot search." });
+    const elsewhere = await client.messages.create({ model: "openai/gpt-4o-mini", ...params }).withResponse();
+    expect(elsewhere.response.headers.get("x-router-dropped-tools")).toBe("web_search");
+    expect(openai.requests.at(-1)!.body).not.toHaveProperty("tools");
+    const record = await gatewayClient(stack.gatewayUrl, key).get(`/v1/generation?id=${elsewhere.data.id}`);
+    expect(record.json.data.dropped_tools).toEqual(["web_search"]);
+  });
 
   describe("POST /v1/messages/count_tokens", () => {
     let client: Anthropic;

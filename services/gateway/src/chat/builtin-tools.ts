@@ -1,4 +1,5 @@
 import type { Candidate } from "../dispatch/types";
+import type { NativeBody } from "../ingress/ingress";
 import { Refused } from "./admission";
 
 /**
@@ -16,19 +17,18 @@ export const DROPPED_TOOLS_HEADER = "x-router-dropped-tools";
 export type ToolEndpoint = Pick<Candidate, "apiFamily" | "providerSlug">;
 
 /**
- * Which built-in tools an endpoint runs, by its wire family. No endpoint in the catalog speaks the
- * Responses API, so OpenAI's built-ins run nowhere; a family that passes its own server tools
- * through adds its test here.
+ * Whether an endpoint runs the request's built-in tools: they are written in the format the request
+ * came in, so only an endpoint sent the client's own body (`native`, same wire family) gets them:
+ * Anthropic's server tools on a Messages request served by Anthropic. No endpoint in the catalog
+ * speaks the Responses API, so OpenAI's built-ins run nowhere.
  */
-const RUNS: Readonly<Record<string, (tool: string) => boolean>> = {};
-
-export function runsBuiltinTool(endpoint: ToolEndpoint, tool: string): boolean {
-  return RUNS[endpoint.apiFamily]?.(tool) ?? false;
+export function runsBuiltinTools(endpoint: ToolEndpoint, native: NativeBody | null): boolean {
+  return native !== null && native.family === endpoint.apiFamily;
 }
 
 /** The built-in tools `endpoint` cannot run, in the request's order. */
-export function droppedBuiltinTools(tools: readonly string[], endpoint: ToolEndpoint): string[] {
-  return tools.filter((t) => !runsBuiltinTool(endpoint, t));
+export function droppedBuiltinTools(tools: readonly string[], endpoint: ToolEndpoint, native: NativeBody | null): string[] {
+  return runsBuiltinTools(endpoint, native) ? [] : [...tools];
 }
 
 /** The header naming dropped tools (comma-separated); none when nothing was dropped. */
@@ -41,11 +41,11 @@ export function droppedToolsHeader(dropped: readonly string[]): Record<string, s
  * forbids dropping a built-in tool; then the endpoints that run every one of them, and a refusal
  * naming the first tool when none does.
  */
-export function cascadeForBuiltinTools(cascade: Candidate[], tools: readonly string[], requireParameters: boolean): Candidate[] {
+export function cascadeForBuiltinTools(cascade: Candidate[], tools: readonly string[], requireParameters: boolean, native: NativeBody | null): Candidate[] {
   if (!requireParameters || tools.length === 0) return cascade;
-  const runnable = cascade.filter((c) => droppedBuiltinTools(tools, c).length === 0);
+  const runnable = cascade.filter((c) => runsBuiltinTools(c, native));
   if (runnable.length > 0) return runnable;
-  const missing = cascade.length ? droppedBuiltinTools(tools, cascade[0]!) : [...tools];
+  const missing = [...tools];
   const tool = missing[0] ?? tools[0]!;
   throw new Refused(
     "invalid_request",

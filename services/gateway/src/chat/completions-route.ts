@@ -136,7 +136,7 @@ class ChatCompletions {
     let candidates: Candidate[];
     try {
       admitted = await this.admission.admit(ctx);
-      candidates = cascadeForBuiltinTools(ctx.plan?.cascade ?? [], ctx.builtinTools, ctx.request.provider?.require_parameters === true);
+      candidates = cascadeForBuiltinTools(ctx.plan?.cascade ?? [], ctx.builtinTools, ctx.request.provider?.require_parameters === true, ctx.native);
     } catch (err) {
       sendChatError(res, this.finishing.beforeDispatch(ctx, err), ctx, null, null);
       return null;
@@ -146,7 +146,7 @@ class ChatCompletions {
       : {};
     // A stream's headers leave before any provider answers: they name what the first endpoint drops
     // (a whole answer's name what its server dropped; the record always does).
-    if (ctx.request.stream && candidates[0]) Object.assign(extraHeaders, droppedToolsHeader(droppedBuiltinTools(ctx.builtinTools, candidates[0])));
+    if (ctx.request.stream && candidates[0]) Object.assign(extraHeaders, droppedToolsHeader(droppedBuiltinTools(ctx.builtinTools, candidates[0], ctx.native)));
     const input: CascadeInput = {
       candidates,
       credentials: admitted.credentials,

@@ -87,7 +87,7 @@ export function outcomeOf(ctx: ChatContext, o: OutcomeFacts): RequestOutcome {
     attempts: o.attempts ?? [],
     toolCalls: o.toolCalls ?? NO_TOOL_CALLS,
     contentFilterLabels: ctx.contentFilterLabels,
-    droppedTools: o.served ? droppedBuiltinTools(ctx.builtinTools, o.served) : [],
+    droppedTools: o.served ? droppedBuiltinTools(ctx.builtinTools, o.served, ctx.native) : [],
   };
 }
 

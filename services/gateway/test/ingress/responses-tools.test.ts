@@ -171,19 +171,29 @@ describe("built-in tools", () => {
   const endpoint = { apiFamily: "openai", providerSlug: "openai", modelId: "openai/gpt-4o-mini" } as Candidate;
 
   it("that no endpoint runs are dropped for it and named in the header", () => {
-    expect(droppedBuiltinTools(["web_search", "file_search"], endpoint)).toEqual(["web_search", "file_search"]);
+    expect(droppedBuiltinTools(["web_search", "file_search"], endpoint, null)).toEqual(["web_search", "file_search"]);
     expect(droppedToolsHeader(["web_search", "file_search"])).toEqual({ "x-router-dropped-tools": "web_search,file_search" });
     expect(droppedToolsHeader([])).toEqual({});
   });
 
   it("leave the cascade alone without require_parameters, and are refused (400 naming the tool) with it", () => {
-    expect(cascadeForBuiltinTools([endpoint], ["web_search"], false)).toEqual([endpoint]);
-    expect(cascadeForBuiltinTools([endpoint], [], true)).toEqual([endpoint]);
-    const e = refusalOf(() => cascadeForBuiltinTools([endpoint], ["web_search"], true));
+    expect(cascadeForBuiltinTools([endpoint], ["web_search"], false, null)).toEqual([endpoint]);
+    expect(cascadeForBuiltinTools([endpoint], [], true, null)).toEqual([endpoint]);
+    const e = refusalOf(() => cascadeForBuiltinTools([endpoint], ["web_search"], true, null));
     expect(e.status).toBe(400);
     expect(e.code).toBe("invalid_request");
     expect(e.message).toContain("web_search");
     expect(e.details).toMatchObject({ field: "tools", tools: ["web_search"] });
+  });
+
+  it("run on an endpoint sent the client's own body (Anthropic's server tools on a Messages request served by Anthropic), and only there", () => {
+    const anthropic = { apiFamily: "anthropic", providerSlug: "anthropic", modelId: "anthropic/claude-sonnet-4.5" } as Candidate;
+    const messages = { family: "anthropic" as const, body: {} };
+    expect(droppedBuiltinTools(["web_search"], anthropic, messages)).toEqual([]);
+    expect(droppedBuiltinTools(["web_search"], endpoint, messages)).toEqual(["web_search"]);
+    // A Responses request has no body an endpoint takes as it is: OpenAI's built-ins run nowhere.
+    expect(droppedBuiltinTools(["web_search"], anthropic, null)).toEqual(["web_search"]);
+    expect(cascadeForBuiltinTools([endpoint, anthropic], ["web_search"], true, messages)).toEqual([anthropic]);
   });
 });
 

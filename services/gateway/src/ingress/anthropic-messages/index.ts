@@ -102,8 +102,8 @@ export const anthropicMessagesIngress: Ingress = {
     if (h["x-vendor-beta"] === undefined && typeof h["anthropic-beta"] === "string") h["x-vendor-beta"] = h["anthropic-beta"];
   },
   parse(body) {
-    const { request, native } = parseMessages(body);
-    return { request, echo: null, native };
+    const { request, native, providerTools } = parseMessages(body);
+    return { request, echo: null, native, ...(providerTools.length ? { builtinTools: providerTools } : {}) };
   },
   render(ctx: ChatContext, a: ServedAnswer): Record<string, unknown> {
     const choice = a.completion.choices[0];
