@@ -11,7 +11,12 @@ import { providerPreferencesSchema, reasoningSchema, ROUTING_STABILITIES, sampli
 
 const text = z.string();
 
-const textPart = z.object({ type: z.literal("text"), text });
+/**
+ * A prompt-cache breakpoint on a content part (Anthropic's, as OpenRouter takes it on this format):
+ * sent on to providers that cache by markers (Anthropic), left out for the others.
+ */
+const cacheControl = z.object({ type: z.literal("ephemeral"), ttl: z.enum(["5m", "1h"]).optional() });
+const textPart = z.object({ type: z.literal("text"), text, cache_control: cacheControl.optional() });
 const imagePart = z.object({
   type: z.literal("image_url"),
   image_url: z.object({

@@ -39,7 +39,30 @@ function imageBlock(url: string): Block {
 
 function userBlocks(content: string | ContentPart[]): Block[] {
   if (typeof content === "string") return content ? [{ type: "text", text: content }] : [];
-  return content.map((p) => (p.type === "text" ? { type: "text", text: p.text } : imageBlock(p.image_url.url)));
+  return content.map((p) => (p.type === "text" ? textBlock(p) : imageBlock(p.image_url.url)));
+}
+
+/** A text part as a block, with its prompt-cache breakpoint when it has one. */
+function textBlock(p: Extract<ContentPart, { type: "text" }>): Block {
+  return p.cache_control ? { type: "text", text: p.text, cache_control: p.cache_control } : { type: "text", text: p.text };
+}
+
+/**
+ * The system prompt: a string, or text blocks when a system part carries a cache breakpoint (a
+ * cached system prompt is the prefix an agent's every turn repeats).
+ */
+function systemOf(req: ChatRequest): string | Block[] {
+  const instruction = jsonInstruction(req);
+  const marked = req.messages.some((m) => (m.role === "system" || m.role === "developer") && Array.isArray(m.content) && m.content.some((p) => p.type === "text" && p.cache_control));
+  if (!marked) return [systemPrompt(req), instruction].filter((s) => s).join("\n\n");
+  const blocks: Block[] = [];
+  for (const m of req.messages) {
+    if (m.role !== "system" && m.role !== "developer") continue;
+    if (typeof m.content === "string") blocks.push({ type: "text", text: m.content });
+    else for (const p of m.content) if (p.type === "text") blocks.push(textBlock(p));
+  }
+  if (instruction) blocks.push({ type: "text", text: instruction });
+  return blocks;
 }
 
 // The request schema has checked the shape of every detail of these kinds.
@@ -118,10 +141,12 @@ function wireMessages(messages: ChatMessage[], withThinking: boolean): WireMessa
         if (withThinking && blocks.length) blocks.unshift(...thinkingBlocks(m.reasoning_details));
         return push("assistant", blocks);
       }
-      case "tool":
-        return push("user", [
-          { type: "tool_result", tool_use_id: m.tool_call_id, content: textOf(m.content), ...(m.is_error ? { is_error: true } : {}) },
-        ]);
+      case "tool": {
+        // Text blocks keep a cache breakpoint an agent put on its last tool result.
+        const marked = Array.isArray(m.content) && m.content.some((p) => p.cache_control);
+        const content = marked && Array.isArray(m.content) ? m.content.map(textBlock) : textOf(m.content);
+        return push("user", [{ type: "tool_result", tool_use_id: m.tool_call_id, content, ...(m.is_error ? { is_error: true } : {}) }]);
+      }
     }
   });
   return out;
@@ -172,8 +197,8 @@ export function buildAnthropicRequest(req: ChatRequest, target: UpstreamTarget, 
   }
   const body: Record<string, unknown> = { model: target.upstreamModel, max_tokens: requested, messages };
 
-  const system = [systemPrompt(req), jsonInstruction(req)].filter((s) => s).join("\n\n");
-  if (system) body.system = system;
+  const system = systemOf(req);
+  if (system.length) body.system = system;
   if (stream) body.stream = true;
   // Anthropic's temperature range is 0..1 where OpenAI's is 0..2.
   if (req.temperature !== undefined) body.temperature = Math.min(1, req.temperature);

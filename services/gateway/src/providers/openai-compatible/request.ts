@@ -13,11 +13,17 @@ import type { OpenAiProfile } from "./profiles";
 function wireMessage(m: ChatMessage, profile: OpenAiProfile): Record<string, unknown> {
   const role = m.role === "developer" && !profile.developerRole ? "system" : m.role;
   const out: Record<string, unknown> = { role };
-  if (m.content !== undefined) out.content = m.content;
+  if (m.content !== undefined) out.content = withoutCacheMarkers(m.content);
   if (m.name !== undefined && (profile.messageNames === "all" || m.role === "tool")) out.name = m.name;
   if (m.role === "assistant" && m.tool_calls !== undefined) out.tool_calls = m.tool_calls;
   if (m.role === "tool") out.tool_call_id = m.tool_call_id;
   return out;
+}
+
+/** OpenAI caches prefixes by itself (and by `prompt_cache_key`): Anthropic's markers are not its fields. */
+function withoutCacheMarkers(content: ChatMessage["content"]): ChatMessage["content"] {
+  if (!Array.isArray(content) || !content.some((p) => "cache_control" in p)) return content;
+  return (content as Record<string, unknown>[]).map(({ cache_control: _marker, ...part }) => part) as ChatMessage["content"];
 }
 
 /** The chat request for an OpenAI-compatible provider: mostly as given, model replaced. */
@@ -36,9 +42,8 @@ const MESSAGE_FIELDS = new Set(["role", "content", "name", "tool_calls", "tool_c
 
 /**
  * The request from a client's own chat completions body (same-family fidelity): built as any
- * request is, then, where the provider takes them, every field Router does not read is added as
- * the client wrote it, and each message's content is the client's (content parts keep fields such
- * as `cache_control`). A content filter that rewrote messages leaves no native body to use.
+ * request is, then, where the provider takes them, every top-level and message field Router does
+ * not read is added as the client wrote it.
  */
 export function buildOpenAiNativeRequest(
   native: Record<string, unknown>,
@@ -56,7 +61,6 @@ export function buildOpenAiNativeRequest(
     mine.forEach((raw, i) => {
       const m = raw as Record<string, unknown>;
       const out = wire[i]!;
-      if ("content" in out && m.content !== undefined) out.content = m.content;
       for (const [k, v] of Object.entries(m)) if (!MESSAGE_FIELDS.has(k)) out[k] = v;
     });
   }
