@@ -25,6 +25,7 @@ describe("the AI SDK's multi-step tool loop through the gateway", () => {
   let openaiFake: FakeUpstream;
   let keyA: string;
   let keyB: string;
+  let keyZdr: string;
   /** What the AI SDK sent to POST /v1/responses, recorded by a fetch that forwards unchanged. */
   const sent: SentBody[] = [];
 
@@ -44,10 +45,11 @@ describe("the AI SDK's multi-step tool loop through the gateway", () => {
     execute: async ({ city }) => ({ city, sky: "sunny", celsius: 21 }),
   });
 
-  const keyOf = async (name: string) => {
+  const keyOf = async (name: string, privacy?: Record<string, unknown>) => {
     const org = await stack.createOrg(name);
     const mgmt = gatewayClient(stack.gatewayUrl, org.managementKey);
-    for (const [slug, api_key] of [["anthropic", "sk-ant-aisdk-0001"], ["openai", "sk-openai-aisdk-0001"]]) {
+    if (privacy) expect((await mgmt.put("/v1/privacy", privacy)).status).toBe(200);
+    for (const [slug, api_key] of [["anthropic", "sk-ant-aisdk-0001"], ["openai", "sk-openai-aisdk-0001"], ["groq", "gsk-aisdk-0001"]]) {
       expect((await mgmt.post("/v1/provider-keys", { provider: slug, api_key })).status).toBe(201);
     }
     const created = await mgmt.post("/v1/keys", { name: "ai-sdk" });
@@ -57,9 +59,11 @@ describe("the AI SDK's multi-step tool loop through the gateway", () => {
 
   beforeAll(async () => {
     [anthropic, openaiFake] = await Promise.all([startFakeAnthropic(), startFakeOpenAi()]);
-    stack = await startStack({ providerBaseUrls: { anthropic: anthropic.url, openai: openaiFake.url } });
+    // Groq declares ZDR for openai/gpt-oss-120b in the catalog: the organisation whose policy demands ZDR is served there.
+    stack = await startStack({ providerBaseUrls: { anthropic: anthropic.url, openai: openaiFake.url, groq: openaiFake.url } });
     keyA = await keyOf("AI SDK Co");
     keyB = await keyOf("Other Co");
+    keyZdr = await keyOf("ZDR Co", { zdr: true });
   }, 90_000);
 
   afterAll(async () => {
@@ -165,6 +169,22 @@ describe("the AI SDK's multi-step tool loop through the gateway", () => {
 
     await sdkA.responses.delete(first.id);
     await expect(sdkA.responses.retrieve(first.id)).rejects.toMatchObject({ status: 404 });
+  });
+
+  it("an organisation whose privacy policy demands ZDR: store: true is a 400 naming the policy, a default store keeps nothing", async () => {
+    const sdk = new OpenAI({ apiKey: keyZdr, baseURL: `${stack.gatewayUrl}/v1`, maxRetries: 0 });
+    const refused = await sdk.responses.create({ model: "openai/gpt-oss-120b", input: "Hi", store: true }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+    const error = (refused as InstanceType<typeof OpenAI.BadRequestError>).error as Record<string, unknown>;
+    expect(error).toMatchObject({ param: "store", details: { field: "store", policy: "privacy.zdr" } });
+    expect(String(error.message)).toContain("privacy policy");
+    expect(openaiFake.requests).toHaveLength(0);
+
+    openaiFake.script({ text: "Hello." });
+    const served = await sdk.responses.create({ model: "openai/gpt-oss-120b", input: "Hi" });
+    expect(served.output_text).toBe("Hello.");
+    expect((served as unknown as { store: boolean }).store).toBe(false);
+    await expect(sdk.responses.retrieve(served.id)).rejects.toMatchObject({ status: 404 });
   });
 
   it("openai.chat(model): the same loop over chat completions, with nothing stored", async () => {

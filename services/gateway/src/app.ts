@@ -14,6 +14,7 @@ import { createAuthenticator, createCallerResolver } from "./auth/authenticate";
 import { createManagementAuth } from "./auth/management-auth";
 import { inferenceRoutes } from "./chat/completions-route";
 import { ingressesWith } from "./ingress";
+import { AccountPrivacy } from "./stored-responses/account-privacy";
 import { StoragePolicy } from "./stored-responses/storage-policy";
 import { storedResponseRoutes } from "./stored-responses/stored-response-routes";
 import { StoredResponses } from "./stored-responses/stored-response-store";
@@ -298,7 +299,13 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     retentionDays: deps.storedResponseDays,
   });
   const stopPurging = storedResponses.startPurging(deps.log);
-  const storagePolicy = new StoragePolicy({ db: deps.db, clock: deps.clock });
+  const accountPrivacy = new AccountPrivacy({
+    routingUrl: deps.routingUrl,
+    internalSecret: deps.secrets.ROUTER_INTERNAL_SECRET,
+    clock: deps.clock,
+    log: deps.log,
+  });
+  const storagePolicy = new StoragePolicy({ db: deps.db, clock: deps.clock, privacy: accountPrivacy });
   const plans = cachedRoutingPort(grpcRoutingPort(deps.routing, { deadlineMs: grpcDeadlineMs }), deps.clock, {
     ttlMs: deps.planCacheMs ?? 1000,
   });

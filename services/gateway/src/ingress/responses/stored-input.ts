@@ -94,7 +94,7 @@ async function mayStore(body: Json, caller: Caller, storage: ResponsesStorage): 
   const refusal = await storage.policy.refusal(caller, zdr);
   if (!refusal) return true;
   if (body.store === true) {
-    throw new DomainError("invalid_request", `store: ${refusal.message}; send store: false`, {
+    throw new DomainError(refusal.code, `store: ${refusal.message}; send store: false`, {
       details: { field: "store", policy: refusal.policy },
     });
   }
