@@ -180,6 +180,24 @@ describe("Claude Code through Router with its own defaults", () => {
     expect(record.json.data.dropped_tools).toEqual(["web_search"]);
   });
 
+  it("clamps max_tokens above the model's maximum output, says so, and Anthropic takes the request", async () => {
+    const client = new Anthropic({ apiKey: key, baseURL: stack.gatewayUrl, maxRetries: 0 });
+    anthropic.setDefault({ text: "Short." });
+    const params = { model: "claude-3-5-haiku-20241022", max_tokens: 128000, messages: [{ role: "user" as const, content: "Hi" }] };
+    // The SDK wants a stream for so large a bound unless a timeout is given.
+    const whole = await client.messages.create(params, { timeout: 60_000 }).withResponse();
+    expect(whole.data.content).toEqual([{ type: "text", text: "Short." }]);
+    expect(whole.response.headers.get("x-router-max-tokens")).toBe("8192");
+    expect((messagesCalls(anthropic).at(-1)!.body as { max_tokens: number }).max_tokens).toBe(8192);
+    const streamed = await client.messages.create({ ...params, stream: true }).withResponse();
+    expect(streamed.response.headers.get("x-router-max-tokens")).toBe("8192");
+    for await (const _event of streamed.data) {
+      // drained: the answer is the fake's, checked above
+    }
+    const fits = await client.messages.create({ ...params, max_tokens: 100 }).withResponse();
+    expect(fits.response.headers.get("x-router-max-tokens")).toBeNull();
+  });
+
   describe("POST /v1/messages/count_tokens", () => {
     let client: Anthropic;
     beforeAll(() => {

@@ -8,6 +8,7 @@ import { UpstreamDispatcher } from "../dispatch/upstream-dispatcher";
 import type { DispatchCredential } from "../provider-keys/dispatch-credential";
 import { ChatAdmission, type Admitted } from "./admission";
 import { cascadeForBuiltinTools, droppedBuiltinTools, droppedToolsHeader } from "./builtin-tools";
+import { maxTokensHeader } from "./max-tokens-header";
 import { newChatContext, type ChatContext } from "./chat-context";
 import type { ChatDeps } from "./chat-deps";
 import { sendChatError } from "./error-response";
@@ -145,8 +146,10 @@ class ChatCompletions {
       ? { "x-router-limit-warning": headerSafe(admitted.warning) }
       : {};
     // A stream's headers leave before any provider answers: they name what the first endpoint drops
-    // (a whole answer's name what its server dropped; the record always does).
-    if (ctx.request.stream && candidates[0]) Object.assign(extraHeaders, droppedToolsHeader(droppedBuiltinTools(ctx.builtinTools, candidates[0], ctx.native)));
+    // and clamps (a whole answer's name what its server did; the record always names what it dropped).
+    if (ctx.request.stream && candidates[0]) {
+      Object.assign(extraHeaders, droppedToolsHeader(droppedBuiltinTools(ctx.builtinTools, candidates[0], ctx.native)), maxTokensHeader(ctx.request, candidates[0]));
+    }
     const input: CascadeInput = {
       candidates,
       credentials: admitted.credentials,

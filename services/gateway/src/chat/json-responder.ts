@@ -6,6 +6,7 @@ import type { UpstreamDispatcher } from "../dispatch/upstream-dispatcher";
 import type { CascadeInput, CompletionResult } from "../dispatch/types";
 import type { Ingress } from "../ingress/ingress";
 import { droppedToolsHeader } from "./builtin-tools";
+import { maxTokensHeader } from "./max-tokens-header";
 import type { ChatContext } from "./chat-context";
 import { sendChatError, sendUnserved } from "./error-response";
 import type { Finishing } from "./finishing";
@@ -61,6 +62,6 @@ export class JsonResponder {
     const body = ctx.ingress.render(ctx, { candidate: served.candidate, completion, usage, meta });
     // A stored answer is written before its id reaches the client, so the client's next request can name it.
     if (ctx.ingress.keep) await ctx.ingress.keep(ctx, body);
-    writeJson(res, 200, body, { ...extraHeaders, ...droppedToolsHeader(outcome.droppedTools) });
+    writeJson(res, 200, body, { ...extraHeaders, ...droppedToolsHeader(outcome.droppedTools), ...maxTokensHeader(ctx.request, served.candidate) });
   }
 }

@@ -286,6 +286,15 @@ describe("the Anthropic Messages request mapping", () => {
     expect(native).toEqual({ family: "anthropic", body: rest });
   });
 
+  it("takes Claude Code's session from metadata.user_id as the sticky session, unless the body names one", () => {
+    const user_id = JSON.stringify({ device_id: "d1", account_uuid: "", session_id: "25f458b8-45ac" });
+    const base = { max_tokens: 5, messages: [{ role: "user", content: "Hi" }] };
+    expect(parseMessagesRequest({ ...base, metadata: { user_id } }).session_id).toBe("25f458b8-45ac");
+    expect(parseMessagesRequest({ ...base, metadata: { user_id }, session_id: "mine" }).session_id).toBe("mine");
+    expect(parseMessagesRequest({ ...base, metadata: { user_id: "user-42" } }).session_id).toBeUndefined();
+    expect(parseMessagesRequest({ ...base, metadata: { user_id: "{not json" } }).session_id).toBeUndefined();
+  });
+
   it("keeps a failed tool_result's is_error: Anthropic gets it, Gemini gets the result under error, OpenAI-compatible the content alone", () => {
     const request = parseMessagesRequest({
       max_tokens: 100,

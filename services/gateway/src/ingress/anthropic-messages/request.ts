@@ -195,6 +195,8 @@ export function parseMessages(body: unknown): ParsedMessages {
     user: b.metadata?.user_id ?? undefined,
     ...routerFieldValues(b),
   };
+  // A conversation stays on the endpoint that holds its prompt cache (sticky routing by session).
+  request.session_id ??= sessionOf(b.metadata?.user_id);
   const providerTools: string[] = [];
   const clientTools: z.infer<typeof clientTool>[] = [];
   for (const t of b.tools ?? []) {
@@ -215,6 +217,20 @@ export function parseMessages(body: unknown): ParsedMessages {
   const reasoning = reasoningOf(b);
   if (reasoning) request.reasoning = reasoning;
   return { request: dropUndefined(request), native: { family: "anthropic", body: nativeBody(body as Record<string, unknown>) }, providerTools };
+}
+
+/**
+ * The session an agent names in `metadata.user_id`: Claude Code sends a JSON text with its
+ * `session_id`; other clients' user ids are not sessions and name none.
+ */
+function sessionOf(userId: string | null | undefined): string | undefined {
+  if (!userId?.startsWith("{")) return undefined;
+  try {
+    const session = (JSON.parse(userId) as { session_id?: unknown }).session_id;
+    return typeof session === "string" && session !== "" && session.length <= 256 ? session : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The client's body without Router's own fields; model and stream are set per endpoint. */
