@@ -139,6 +139,17 @@ describe("the Responses and Anthropic Messages ingresses through the official SD
     expect(fakes.google.requests[0]?.body).toMatchObject({ generationConfig: { thinkingConfig: { thinkingBudget: expect.any(Number) } } });
   });
 
+  it("Responses: the SDK's inputTokens.count answers an estimate, marked as one, and asks no provider", async () => {
+    const { data, response } = await openai.responses.inputTokens
+      .count({ model: MODELS.openai, instructions: "Answer in French.", input: [{ role: "user", content: "How many tokens is this sentence?" }] })
+      .withResponse();
+    expect(data.object).toBe("response.input_tokens");
+    expect(data.input_tokens).toBeGreaterThan(5);
+    expect(data.input_tokens).toBeLessThan(100);
+    expect(response.headers.get("x-router-token-count")).toBe("estimate");
+    for (const slug of SLUGS) expect(fakes[slug].requests).toHaveLength(0);
+  });
+
   it("Responses: an unknown previous_response_id is a 404 naming it, in the OpenAI envelope", async () => {
     const err = await openai.responses.create({ model: MODELS.openai, input: "Hi", previous_response_id: "resp_123" }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.NotFoundError);

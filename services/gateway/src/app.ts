@@ -14,6 +14,8 @@ import { createAuthenticator, createCallerResolver } from "./auth/authenticate";
 import { createManagementAuth } from "./auth/management-auth";
 import { inferenceRoutes } from "./chat/completions-route";
 import { ingressesWith } from "./ingress";
+import type { Ingress } from "./ingress/ingress";
+import { inputTokensRoutes } from "./ingress/responses/input-tokens-route";
 import { AccountPrivacy } from "./stored-responses/account-privacy";
 import { StoragePolicy } from "./stored-responses/storage-policy";
 import { storedResponseRoutes } from "./stored-responses/stored-response-routes";
@@ -309,6 +311,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const plans = cachedRoutingPort(grpcRoutingPort(deps.routing, { deadlineMs: grpcDeadlineMs }), deps.clock, {
     ttlMs: deps.planCacheMs ?? 1000,
   });
+  const ingresses = ingressesWith({ responses: storedResponses, policy: storagePolicy, log: deps.log });
   const inferenceApis = inferenceRoutes({
     resolveCaller: createCallerResolver(authDeps, { allow: ["inference"] }),
     routing: plans,
@@ -327,7 +330,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     keepaliveMs: deps.keepaliveMs,
     metrics,
     drain,
-  }, ingressesWith({ responses: storedResponses, policy: storagePolicy, log: deps.log }));
+  }, ingresses);
   app.use(
     keyRoutes({
       db: deps.db,
@@ -452,6 +455,8 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   // Answers generations this gateway just served; any other id falls through to the proxy.
   app.use(generationRoutes({ authenticate: inference, recent }));
   app.use(storedResponseRoutes({ authenticate: inference, responses: storedResponses, log: deps.log }));
+  const responsesIngress = ingresses.find((i): i is Ingress => i.kind === "chat" && i.name === "responses");
+  if (responsesIngress) app.use(inputTokensRoutes({ authenticate: inference, responses: responsesIngress, limit: rateLimits.credential("count_tokens"), log: deps.log }));
   app.use(runawayFlagRoutes({ db: deps.db, manage, proxy, internalSecret: deps.secrets.ROUTER_INTERNAL_SECRET, runawayUrl }));
   app.use(
     proxyRoutes({

@@ -99,9 +99,8 @@ export const openAiWire: ProviderWire = {
   },
   reject(req: RecordedRequest) {
     const auth = req.headers["authorization"] ?? "";
-    return auth.startsWith("Bearer ") && auth.length > 7
-      ? null
-      : { status: 401, code: "invalid_api_key", message: "You didn't provide an API key." };
+    if (!auth.startsWith("Bearer ") || auth.length <= 7) return { status: 401, code: "invalid_api_key", message: "You didn't provide an API key." };
+    return completionBoundRefusal(asBody(req.body));
   },
   errorBody(status, code, message) {
     const [type, defaultCode] = DEFAULT_CODES[status] ?? (status >= 500 ? ["server_error", "server_error"] : ["invalid_request_error", "invalid_request"]);
@@ -137,6 +136,22 @@ export const openAiWire: ProviderWire = {
     return sse({ error: { message: message ?? "The server had an error while processing your request.", type: "server_error", param: null, code: code ?? "server_error" } });
   },
 };
+
+/** The most completion tokens OpenAI's API allows per model (its published limits); other models: no limit here. */
+const MAX_COMPLETION_TOKENS: Record<string, number> = { "gpt-4o": 16384, "gpt-4o-mini": 16384, "gpt-4.1": 32768, "gpt-4.1-mini": 32768, "gpt-4.1-nano": 32768 };
+
+/** OpenAI refuses a completion bound above the model's limit (a 400 naming the field). */
+function completionBoundRefusal(b: { model?: string; max_tokens?: unknown; max_completion_tokens?: unknown }) {
+  const limit = MAX_COMPLETION_TOKENS[b.model ?? ""];
+  for (const field of ["max_completion_tokens", "max_tokens"] as const) {
+    const asked = b[field];
+    if (limit !== undefined && typeof asked === "number" && asked > limit) {
+      const message = `${field} is too large: ${asked}. This model supports at most ${limit} completion tokens, whereas you provided ${asked}.`;
+      return { status: 400, code: "invalid_value", message };
+    }
+  }
+  return null;
+}
 
 /**
  * Top-level fields Mistral's chat completions take; its API forbids any other with a 422

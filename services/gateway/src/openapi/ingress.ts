@@ -139,6 +139,39 @@ export function registerIngressPaths(registry: OpenAPIRegistry): void {
       ...errors([400, 401, 403, 404, 429], anthropicError),
     },
   });
+  const tokenCountHeader = {
+    "x-router-token-count": { description: "`provider` (the provider's own count) or `estimate` (a tokenizer's)", schema: { type: "string" as const } },
+  };
+  registry.registerPath({
+    method: "post",
+    path: "/v1/messages/count_tokens",
+    summary: "Input tokens of a Messages body (no max_tokens): Anthropic's own count when Anthropic would serve the model, an estimate otherwise; nothing is billed",
+    security: [...SECURITY.inference, { inferenceApiKey: [] }],
+    request: { body: jsonBody(messagesBodySchema.omit({ max_tokens: true }).meta({ id: "MessagesCountTokensRequest" })) },
+    responses: {
+      200: {
+        description: "The count",
+        headers: tokenCountHeader,
+        content: { "application/json": { schema: z.looseObject({ input_tokens: z.number().int(), estimate: z.boolean().optional() }) } },
+      },
+      ...errors([400, 401, 404, 429], anthropicError),
+    },
+  });
+  registry.registerPath({
+    method: "post",
+    path: "/v1/responses/input_tokens",
+    summary: "Input tokens of a Responses body, estimated with a tokenizer (no endpoint speaks the Responses API); nothing is billed",
+    security: SECURITY.inference,
+    request: { body: jsonBody(responsesBodySchema.meta({ id: "ResponsesInputTokensRequest" })) },
+    responses: {
+      200: {
+        description: "The count",
+        headers: tokenCountHeader,
+        content: { "application/json": { schema: z.looseObject({ object: z.literal("response.input_tokens"), input_tokens: z.number().int() }) } },
+      },
+      ...errors([400, 401, 404, 429], openAiError),
+    },
+  });
 }
 
 function errors(statuses: number[], schema: z.ZodType): Record<number, { description: string; content: { "application/json": { schema: z.ZodType } } }> {

@@ -8,6 +8,7 @@ import { newChatContext } from "../../chat/chat-context";
 import type { ChatDeps } from "../../chat/chat-deps";
 import type { ChatRequest } from "../../chat/request-schema";
 import { readRouterHeaders } from "../../chat/router-headers";
+import { estimatedInputTokens, TOKEN_COUNT_HEADER } from "../../chat/token-estimate";
 import type { UpstreamClient } from "../../dispatch/upstream-client";
 import { buildAnthropicNativeRequest } from "../../providers/anthropic/native-request";
 import { messagesUrl } from "../../providers/anthropic/request";
@@ -18,14 +19,9 @@ import { anthropicMessagesIngress, MESSAGES_PATH } from "./index";
 import { parseMessages } from "./request";
 
 export const COUNT_TOKENS_PATH = `${MESSAGES_PATH}/count_tokens`;
-/** Says where an answer's count came from: `provider` (the provider's own count) or `estimate`. */
-export const TOKEN_COUNT_HEADER = "x-router-token-count";
 
 /** What Anthropic's count takes of a Messages body; generation settings (max_tokens, stream, ...) are refused there. */
 const COUNTED_FIELDS = ["model", "messages", "system", "tools", "tool_choice", "thinking", "mcp_servers", "context_management", "output_config", "output_format"];
-
-/** About what Anthropic charges for one image at the size it scales images to; an estimate, as the rest. */
-const IMAGE_TOKENS = 1600;
 
 /**
  * `POST /v1/messages/count_tokens` (Anthropic's token count, which Claude Code's `/context` asks
@@ -78,7 +74,7 @@ export function countTokensRoutes(deps: {
         }
       }
       res.setHeader(TOKEN_COUNT_HEADER, "estimate");
-      res.json({ input_tokens: await estimatedCount(request), estimate: true });
+      res.json({ input_tokens: await estimatedInputTokens(request), estimate: true });
     } catch (err) {
       writeHttpError(req, res, err, deps.log, anthropicMessagesIngress.errorBody);
     }
@@ -104,24 +100,4 @@ async function providerCount(client: UpstreamClient, native: Record<string, unkn
     log.warn({ err, provider: target.providerSlug }, "gateway.count_tokens.provider_failed");
   }
   return null;
-}
-
-/** A tokenizer's count of the text of the request and its tools, plus a fixed share per image. */
-async function estimatedCount(request: ChatRequest): Promise<number> {
-  // Loaded on first use: its vocabulary is megabytes that a gateway never counting tokens should not hold.
-  const { countTokens } = await import("gpt-tokenizer");
-  let images = 0;
-  let text = "";
-  for (const m of request.messages) {
-    if (typeof m.content === "string") text += `${m.content}\n`;
-    else if (Array.isArray(m.content)) {
-      for (const part of m.content) {
-        if (part.type === "text") text += `${part.text}\n`;
-        else images++;
-      }
-    }
-    if (m.role === "assistant") for (const call of m.tool_calls ?? []) text += `${call.function.name} ${call.function.arguments}\n`;
-  }
-  if (request.tools?.length) text += JSON.stringify(request.tools);
-  return countTokens(text) + images * IMAGE_TOKENS;
 }
