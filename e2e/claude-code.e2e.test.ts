@@ -1,9 +1,9 @@
-import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
 import { fakeTokenCount, gatewayClient, startFakeAnthropic, startFakeOpenAi, startStack, type FakeUpstream, type Stack } from "@router/testkit";
+import { describeRun, runClaude } from "./claude-code-cli";
 
 /**
  * Claude Code, the real CLI from npm (`@anthropic-ai/claude-code`, pinned), in print mode with its
@@ -11,46 +11,6 @@ import { fakeTokenCount, gatewayClient, startFakeAnthropic, startFakeOpenAi, sta
  * upstreams. Nothing leaves the machine: its telemetry, updates and error reports are switched off
  * by its documented variables, and every provider is a fake on loopback.
  */
-
-// The package's own launcher finds the platform binary it shipped (postinstall or not).
-const CLAUDE = require.resolve("@anthropic-ai/claude-code/cli-wrapper.cjs");
-
-interface ClaudeRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  /** The `--output-format json` result, when it printed one. */
-  result: { is_error?: boolean; result?: string; subtype?: string } | null;
-}
-
-function runClaude(gatewayUrl: string, key: string, prompt: string, opts: { model?: string; cwd: string; args?: string[]; timeoutMs?: number }): Promise<ClaudeRun> {
-  const home = mkdtempSync(join(tmpdir(), "claude-home-"));
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    HOME: home,
-    ANTHROPIC_BASE_URL: gatewayUrl,
-    ANTHROPIC_API_KEY: key,
-    DISABLE_TELEMETRY: "1",
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-    DISABLE_AUTOUPDATER: "1",
-    DISABLE_ERROR_REPORTING: "1",
-    ...(opts.model ? { ANTHROPIC_MODEL: opts.model } : {}),
-  };
-  const args = [CLAUDE, "-p", prompt, "--output-format", "json", ...(opts.args ?? [])];
-  return new Promise((resolve) => {
-    execFile(process.execPath, args, { env, cwd: opts.cwd, timeout: opts.timeoutMs ?? 90_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
-      rmSync(home, { recursive: true, force: true });
-      let result: ClaudeRun["result"] = null;
-      try {
-        result = JSON.parse(stdout.trim().split("\n").at(-1) ?? "") as ClaudeRun["result"];
-      } catch {
-        // printed no JSON: the run failed before answering; stdout and stderr say why
-      }
-      const code = err ? (typeof err.code === "number" ? err.code : null) : 0;
-      resolve({ code, stdout, stderr, result });
-    });
-  });
-}
 
 /** The text a request sends back as the result of tool call `id`, in either wire format; null when it has none. */
 function toolResultText(body: unknown, id: string): string | null {
@@ -65,7 +25,6 @@ function toolResultText(body: unknown, id: string): string | null {
 }
 
 const messagesCalls = (fake: FakeUpstream) => fake.requests.filter((r) => r.path === "/v1/messages");
-const describeRun = (run: ClaudeRun) => `exit ${run.code}\nstdout: ${run.stdout.slice(0, 2000)}\nstderr: ${run.stderr.slice(0, 2000)}`;
 
 describe("Claude Code through Router with its own defaults", () => {
   let stack: Stack;

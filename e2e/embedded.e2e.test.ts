@@ -15,6 +15,7 @@ import {
   type FakeUpstream,
   type HttpsReceiver,
 } from "@router/testkit";
+import { describeRun, runClaude } from "./claude-code-cli";
 
 const MAIN = join(__dirname, "..", "services", "embedded", "dist", "main.js");
 const CLI = join(__dirname, "..", "services", "cli", "dist", "main.js");
@@ -147,6 +148,21 @@ describe("the one-process default (npm start)", () => {
     expect(info.limit).toBe(body.limit);
     expect(info.limit_remaining).toBeCloseTo(info.limit - info.usage, 9);
   }, 60_000);
+
+  it("serves Claude Code with its own defaults, pointed at it with a Router key", async () => {
+    const key = KEY_LINE.exec(proc?.output() ?? "")?.[1] ?? "";
+    const base = `http://127.0.0.1:${port}`;
+    const created = (await gatewayClient(base, key).post("/v1/keys", { name: "claude-code" })).json.data as { key: string };
+    fake.setDefault({ text: "Embedded Claude." });
+    const work = mkdtempSync(join(tmpdir(), "claude-work-"));
+    try {
+      const run = await runClaude(base, created.key, "Say hello", { model: "openai/gpt-4o-mini", cwd: work });
+      expect({ run: describeRun(run), result: run.result?.result }).toEqual({ run: expect.any(String), result: "Embedded Claude." });
+    } finally {
+      fake.setDefault({});
+      rmSync(work, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it("refuses a bad setting in one line that names it, with no stack trace", async () => {
     const failed = await run(process.execPath, [MAIN], { env: { PATH: process.env.PATH ?? "", PORT: "eighty", ROUTER_DATA_DIR: dataDir } }).then(

@@ -1,11 +1,9 @@
-import { execFile } from "node:child_process";
 import { createServer, request, type Server } from "node:http";
-import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { gatewayClient, startFakeAnthropic, startFakeOpenAi, startStack, type FakeUpstream, type Stack } from "@router/testkit";
+import { runClaude } from "./claude-code-cli";
 
 /**
  * Models named the way clients name them, and errors clients act on, through the official SDKs
@@ -15,7 +13,6 @@ import { gatewayClient, startFakeAnthropic, startFakeOpenAi, startStack, type Fa
  * sending again can help (a revoked key: no; an overloaded provider: yes).
  */
 
-const CLAUDE = require.resolve("@anthropic-ai/claude-code/cli-wrapper.cjs");
 
 /** Counts the requests that pass through it to the gateway, as a client's retries would show. */
 async function countingProxy(target: string): Promise<{ url: string; count: (path: string) => number; close: () => Promise<void> }> {
@@ -181,27 +178,12 @@ describe("model ids as clients write them, and errors clients act on", () => {
       const created = await mgmt.post("/v1/keys", { name: "claude-revoked" });
       expect((await mgmt.del(`/v1/keys/${created.json.data.hash as string}`)).status).toBe(200);
       const proxy = await countingProxy(stack.gatewayUrl);
-      const home = mkdtempSync(join(tmpdir(), "claude-home-"));
       try {
-        const env = {
-          PATH: process.env.PATH,
-          HOME: home,
-          ANTHROPIC_BASE_URL: proxy.url,
-          ANTHROPIC_API_KEY: created.json.data.key as string,
-          DISABLE_TELEMETRY: "1",
-          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-          DISABLE_AUTOUPDATER: "1",
-          DISABLE_ERROR_REPORTING: "1",
-        };
         // Without the header Claude Code retries a 401 for minutes; the timeout turns that into a failure here.
-        const stdout = await new Promise<string>((resolve) => {
-          execFile(process.execPath, [CLAUDE, "-p", "Hi", "--output-format", "json"], { env, cwd: home, timeout: 45_000 }, (_err, out) => resolve(out));
-        });
-        const result = JSON.parse(stdout.trim().split("\n").at(-1) ?? "{}") as { is_error?: boolean; terminal_reason?: string };
-        expect(result).toMatchObject({ terminal_reason: "api_error" });
+        const run = await runClaude(proxy.url, created.json.data.key as string, "Hi", { cwd: tmpdir(), timeoutMs: 45_000 });
+        expect(run.result).toMatchObject({ terminal_reason: "api_error" });
         expect(proxy.count("/v1/messages")).toBe(1);
       } finally {
-        rmSync(home, { recursive: true, force: true });
         await proxy.close();
       }
     }, 60_000);
