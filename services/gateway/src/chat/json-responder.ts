@@ -56,12 +56,11 @@ export class JsonResponder {
       upstreamMs: result.upstreamMs,
       toolCalls: countToolCalls(completion.choices),
     });
-    // Written once the record is on the bus: the ledger settles the spend from it.
-    await this.finishing.finish(ctx, outcome, served);
     const meta = ctx.headers.metadata ? requestMetadata(ctx, result, outcome.routingOverheadMs) : null;
     const body = ctx.ingress.render(ctx, { candidate: served.candidate, completion, usage, meta });
-    // A stored answer is written before its id reaches the client, so the client's next request can name it.
-    if (ctx.ingress.keep) await ctx.ingress.keep(ctx, body);
+    // Written once the record is on the bus (the ledger settles the spend from it), and a stored
+    // answer once it is kept, so the client's next request can name its id; the two go together.
+    await Promise.all([this.finishing.finish(ctx, outcome, served), ctx.ingress.keep?.(ctx, body)]);
     writeJson(res, 200, body, { ...extraHeaders, ...droppedToolsHeader(outcome.droppedTools), ...maxTokensHeader(ctx.request, served.candidate) });
   }
 }
