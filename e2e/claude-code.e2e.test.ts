@@ -119,6 +119,14 @@ describe("Claude Code through Router with its own defaults", () => {
     expect(followUp).toBeDefined();
   }, 120_000);
 
+  it("counts its context with count_tokens (/context), not with billable completions", async () => {
+    const run = await runClaude(stack.gatewayUrl, key, "/context", { model: "claude-sonnet-4-5-20250929", cwd: work });
+    expect({ run: describeRun(run), result: run.result?.result }).toEqual({ run: expect.any(String), result: expect.stringContaining("Context Usage") });
+    // Without the route it fell back to about twenty one-token completions, each billed.
+    expect(anthropic.requests.filter((r) => r.path === "/v1/messages/count_tokens").length).toBeGreaterThan(5);
+    expect(messagesCalls(anthropic)).toHaveLength(0);
+  }, 120_000);
+
   it("keeps Anthropic's server tools for Anthropic, and drops them for another family, naming them", async () => {
     const client = new Anthropic({ apiKey: key, baseURL: stack.gatewayUrl, maxRetries: 0 });
     const params = {
