@@ -10,8 +10,8 @@ import type { ChatRequest } from "../../chat/request-schema";
 import { readRouterHeaders } from "../../chat/router-headers";
 import { estimatedInputTokens, TOKEN_COUNT_HEADER } from "../../chat/token-estimate";
 import type { UpstreamClient } from "../../dispatch/upstream-client";
-import { buildAnthropicNativeRequest } from "../../providers/anthropic/native-request";
-import { messagesUrl } from "../../providers/anthropic/request";
+import { anthropicNativeBody } from "../../providers/anthropic/native-request";
+import { anthropicHeaders, messagesUrl } from "../../providers/anthropic/request";
 import type { UpstreamTarget } from "../../providers/types";
 import type { CredentialRateLimit } from "../../rate-limits/rate-limit-middleware";
 import { planRequestOf } from "../../routing/plan-request";
@@ -85,11 +85,10 @@ export function countTokensRoutes(deps: {
 /** Anthropic's own count, or null when it could not be had (the caller then estimates). */
 async function providerCount(client: UpstreamClient, native: Record<string, unknown>, request: ChatRequest, target: UpstreamTarget, log: Logger): Promise<number | null> {
   // The same body a completion would send (system messages folded, thinking fitted), cut to what the count takes.
-  const completion = buildAnthropicNativeRequest(native, request, target, false);
-  const built = JSON.parse(completion.body) as Record<string, unknown>;
+  const built = anthropicNativeBody(native, request, target, false);
   const counted: Record<string, unknown> = {};
   for (const field of COUNTED_FIELDS) if (built[field] !== undefined) counted[field] = built[field];
-  const http = { ...completion, url: messagesUrl(target, "/count_tokens"), body: JSON.stringify(counted) };
+  const http = { url: messagesUrl(target, "/count_tokens"), headers: anthropicHeaders(target, false), body: JSON.stringify(counted) };
   try {
     const res = await client.send(http, false, AbortSignal.timeout(10_000));
     const text = await res.body.text();

@@ -16,6 +16,11 @@ import { anthropicHeaders, messagesUrl } from "./request";
  *   thinking budget of the same effort (the API refuses them there).
  */
 export function buildAnthropicNativeRequest(native: Record<string, unknown>, req: ChatRequest, target: UpstreamTarget, stream: boolean): UpstreamHttpRequest {
+  return { url: messagesUrl(target), headers: anthropicHeaders(target, stream), body: JSON.stringify(anthropicNativeBody(native, req, target, stream)) };
+}
+
+/** The body `buildAnthropicNativeRequest` sends, as an object (the token count cuts it to its own fields). */
+export function anthropicNativeBody(native: Record<string, unknown>, req: ChatRequest, target: UpstreamTarget, stream: boolean): Record<string, unknown> {
   const body: Record<string, unknown> = { ...native, model: target.upstreamModel };
   if (stream) body.stream = true;
   else delete body.stream;
@@ -29,7 +34,7 @@ export function buildAnthropicNativeRequest(native: Record<string, unknown>, req
   const maxTokens = typeof body.max_tokens === "number" ? body.max_tokens : 0;
   if (target.maxOutputTokens > 0 && maxTokens > target.maxOutputTokens) body.max_tokens = target.maxOutputTokens;
   fitThinking(body, target.upstreamModel);
-  return { url: messagesUrl(target), headers: anthropicHeaders(target, stream), body: JSON.stringify(body) };
+  return body;
 }
 
 type Block = Record<string, unknown>;
