@@ -34,10 +34,19 @@ export function callUnary<Req, Res>(
   });
 }
 
-/** Channel options shared by every client: keepalive so idle loopback connections stay warm. */
+/**
+ * Channel options shared by every client: keepalive so idle loopback connections stay warm, and a
+ * reconnect backoff capped at one second. grpc-js starts at 1 s and grows 1.6x to 120 s, so a
+ * client that saw its server down for a few seconds kept failing calls for 4-6 s after the server
+ * was back; with 100 ms doubling to at most 1 s it is connected again within about a second. The
+ * callers are a handful of services per process, so the extra connection attempts while a server
+ * is down cost nothing that matters.
+ */
 export const CLIENT_OPTIONS: grpc.ClientOptions = {
   "grpc.keepalive_time_ms": 30_000,
   "grpc.keepalive_permit_without_calls": 1,
+  "grpc.initial_reconnect_backoff_ms": 100,
+  "grpc.max_reconnect_backoff_ms": 1_000,
 };
 
 /**
@@ -50,7 +59,13 @@ export const CLIENT_OPTIONS: grpc.ClientOptions = {
  */
 export function clientOptionsFor(target: string): grpc.ClientOptions {
   if (!target.startsWith("dns:")) return CLIENT_OPTIONS;
-  return { ...CLIENT_OPTIONS, "grpc.service_config": JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }) };
+  return {
+    ...CLIENT_OPTIONS,
+    "grpc.service_config": JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
+    // A restarted pod comes back at a new address: the name may be resolved again after 1 s
+    // (grpc-js waits 30 s by default), so the new pod is found as fast as the reconnect backoff.
+    "grpc.dns_min_time_between_resolutions_ms": 1_000,
+  };
 }
 
 export const insecure = (): grpc.ChannelCredentials => grpc.credentials.createInsecure();
