@@ -52,8 +52,10 @@ describe("every provider family through the separate-process stack", () => {
   let mgmtOf: Map<string, Client>;
 
   beforeAll(async () => {
-    // The Mistral fake refuses what Mistral's API refuses (unknown fields such as stream_options).
-    for (const p of OPENAI_COMPATIBLE) compatible.set(p.slug, await startFakeOpenAi(p.slug === "mistral" ? { flavour: "mistral" } : {}));
+    // The OpenAI and Mistral fakes refuse what their APIs refuse (unknown fields: stream_options at
+    // Mistral, top_k at OpenAI); the other servers take fields of their own (top_k).
+    const flavourOf = (slug: string) => (slug === "mistral" ? "mistral" : slug === "openai" ? "openai" : "compatible");
+    for (const p of OPENAI_COMPATIBLE) compatible.set(p.slug, await startFakeOpenAi({ flavour: flavourOf(p.slug) }));
     [anthropic, gemini] = await Promise.all([startFakeAnthropic(), startFakeGemini()]);
     const providerBaseUrls: Record<string, string> = { anthropic: anthropic.url, google: gemini.url };
     for (const [slug, fake] of compatible) providerBaseUrls[slug] = fake.url;

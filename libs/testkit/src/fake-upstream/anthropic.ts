@@ -30,7 +30,9 @@ function usageOf(reply: FakeReply, req: RecordedRequest) {
   const write5m = marked ? marked.write5m : u.cacheWrite5m;
   const write1h = marked ? marked.write1h : u.cacheWrite1h;
   const prompt = marked ? Math.max(reply.usage?.prompt ?? fakeTokenCount(isObject(req.body) ? req.body : {}), read + write5m + write1h) : u.prompt;
+  const searches = (reply.anthropicContent ?? []).filter((b) => b.type === "server_tool_use" && b.name === "web_search").length;
   return {
+    ...(searches ? { server_tool_use: { web_search_requests: searches } } : {}),
     input_tokens: prompt - read - write5m - write1h,
     cache_creation_input_tokens: write5m + write1h,
     cache_read_input_tokens: read,
@@ -139,6 +141,29 @@ function countTokens(body: unknown): { status: number; body: unknown } {
   return { status: 200, body: { input_tokens: fakeTokenCount(b) } };
 }
 
+/**
+ * One content block as Anthropic streams it: its start (text and input empty), then its deltas
+ * (citations before the text they cite, input as JSON, thinking and its signature); blocks that
+ * arrive whole (server-tool results) are all in their start.
+ */
+function streamedBlock(b: Record<string, unknown>): [start: unknown, deltas: unknown[], contentStart: boolean] {
+  switch (b.type) {
+    case "text": {
+      const citations = Array.isArray(b.citations) ? b.citations : [];
+      const text = typeof b.text === "string" ? b.text : "";
+      const deltas = [...citations.map((citation) => ({ type: "citations_delta", citation })), ...(text.match(/\S+\s*|\s+/g) ?? []).map((t) => ({ type: "text_delta", text: t }))];
+      return [{ type: "text", text: "" }, deltas, false];
+    }
+    case "tool_use":
+    case "server_tool_use":
+      return [{ ...b, input: {} }, [{ type: "input_json_delta", partial_json: JSON.stringify(b.input ?? {}) }], true];
+    case "thinking":
+      return [{ type: "thinking", thinking: "", signature: "" }, [{ type: "thinking_delta", thinking: b.thinking }, { type: "signature_delta", signature: b.signature }], false];
+    default:
+      return [b, [], true];
+  }
+}
+
 /** Anthropic Messages API: JSON and SSE (message_start … message_stop, with ping). */
 export const anthropicWire: ProviderWire = {
   basePath: "/v1",
@@ -156,6 +181,9 @@ export const anthropicWire: ProviderWire = {
     return { type: "error", error: { type: code ?? ERROR_TYPES[status] ?? (status >= 500 ? "api_error" : "invalid_request_error"), message: message ?? `fake upstream error ${status}` } };
   },
   json(reply, req, model) {
+    if (reply.anthropicContent) {
+      return { id: "msg_fake123", type: "message", role: "assistant", model, content: reply.anthropicContent, stop_reason: stopOf(reply), stop_sequence: null, usage: usageOf(reply, req) };
+    }
     const content: unknown[] = [];
     if (reply.reasoning) content.push({ type: "thinking", thinking: reply.reasoning, signature: fakeThinkingSignature(reply.reasoning) });
     const text = replyText(reply);
@@ -185,14 +213,16 @@ export const anthropicWire: ProviderWire = {
       frames.push({ text: sse({ type: "content_block_stop", index }, "content_block_stop"), content: false });
       index++;
     };
-    if (reply.reasoning) {
+    if (reply.anthropicContent) {
+      for (const b of reply.anthropicContent) block(...streamedBlock(b));
+    } else if (reply.reasoning) {
       const pieces = (reply.reasoning.match(/\S+\s*|\s+/g) ?? []).map((thinking) => ({ type: "thinking_delta", thinking }));
       const signature = { type: "signature_delta", signature: fakeThinkingSignature(reply.reasoning) };
       block({ type: "thinking", thinking: "", signature: "" }, [...pieces, signature], false);
     }
-    const pieces = textPieces(reply);
+    const pieces = reply.anthropicContent ? [] : textPieces(reply);
     if (pieces.length) block({ type: "text", text: "" }, pieces.map((text) => ({ type: "text_delta", text })), false);
-    (reply.toolCalls ?? []).forEach((c, i) =>
+    (reply.anthropicContent ? [] : (reply.toolCalls ?? [])).forEach((c, i) =>
       block(
         { type: "tool_use", id: toolId(i, c.id), name: c.name, input: {} },
         argumentPieces(c).map((partial_json) => ({ type: "input_json_delta", partial_json })),

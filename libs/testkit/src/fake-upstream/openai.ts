@@ -137,6 +137,59 @@ export const openAiWire: ProviderWire = {
   },
 };
 
+/**
+ * The top-level fields OpenAI's chat completions API takes (its API reference); it refuses any
+ * other with a 400 "Unrecognized request argument supplied: <name>".
+ */
+const OPENAI_CHAT_FIELDS = new Set([
+  "model",
+  "messages",
+  "audio",
+  "frequency_penalty",
+  "function_call",
+  "functions",
+  "logit_bias",
+  "logprobs",
+  "max_completion_tokens",
+  "max_tokens",
+  "metadata",
+  "modalities",
+  "n",
+  "parallel_tool_calls",
+  "prediction",
+  "presence_penalty",
+  "prompt_cache_key",
+  "prompt_cache_retention",
+  "reasoning_effort",
+  "response_format",
+  "safety_identifier",
+  "seed",
+  "service_tier",
+  "stop",
+  "store",
+  "stream",
+  "stream_options",
+  "temperature",
+  "tool_choice",
+  "tools",
+  "top_logprobs",
+  "top_p",
+  "user",
+  "verbosity",
+  "web_search_options",
+]);
+
+/** OpenAI itself: also refuses a chat completions field it does not know, as the real API does. */
+const strictOpenAiWire: ProviderWire = {
+  ...openAiWire,
+  reject(req) {
+    const refused = openAiWire.reject?.(req);
+    if (refused || !CHAT_PATHS.has(req.path)) return refused ?? null;
+    const unknown = Object.keys(asBody(req.body)).find((k) => !OPENAI_CHAT_FIELDS.has(k));
+    return unknown === undefined ? null : { status: 400, code: "invalid_request", message: `Unrecognized request argument supplied: ${unknown}` };
+  },
+};
+
 /** The most completion tokens OpenAI's API allows per model (its published limits); other models: no limit here. */
 const MAX_COMPLETION_TOKENS: Record<string, number> = { "gpt-4o": 16384, "gpt-4o-mini": 16384, "gpt-4.1": 32768, "gpt-4.1-mini": 32768, "gpt-4.1-nano": 32768 };
 
@@ -233,14 +286,18 @@ const mistralWire: ProviderWire = {
 
 export interface FakeOpenAiOptions extends FakeUpstreamOptions {
   /**
-   * `mistral` validates like Mistral's API: an unknown top-level field (such as `stream_options`),
-   * the `developer` role or `name` on a non-tool message gets its 422; stream usage comes unasked.
+   * `openai` (the default) refuses a chat completions field OpenAI's API does not take with its 400
+   * ("Unrecognized request argument supplied: <name>"). `compatible` plays a server that takes
+   * fields of its own (`top_k` on Together, vLLM, ...) and ignores others. `mistral` validates like
+   * Mistral's API: an unknown top-level field (such as `stream_options`), the `developer` role or
+   * `name` on a non-tool message gets its 422; stream usage comes unasked.
    */
-  flavour?: "openai" | "mistral";
+  flavour?: "openai" | "compatible" | "mistral";
 }
 
 /** Starts a fake OpenAI-compatible provider; `url` ends in `/v1` like `https://api.openai.com/v1`. */
 export function startFakeOpenAi(opts: FakeOpenAiOptions = {}): Promise<FakeUpstream> {
   const { flavour, ...serverOpts } = opts;
-  return startFakeProvider(flavour === "mistral" ? mistralWire : openAiWire, serverOpts);
+  const wire = flavour === "mistral" ? mistralWire : flavour === "compatible" ? openAiWire : strictOpenAiWire;
+  return startFakeProvider(wire, serverOpts);
 }

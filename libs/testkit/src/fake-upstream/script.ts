@@ -7,6 +7,12 @@ export interface FakeReply {
   /** Reasoning ("thinking") text, sent before the answer. */
   reasoning?: string;
   toolCalls?: FakeToolCall[];
+  /**
+   * The Anthropic fake: the answer's content blocks as Anthropic writes them (server-tool blocks
+   * such as `server_tool_use` and `web_search_tool_result`, text with `citations`), instead of the
+   * text, reasoning and tool calls; streamed block by block as Anthropic streams them.
+   */
+  anthropicContent?: Record<string, unknown>[];
   /** The provider's own finish reason (e.g. `length`, `max_tokens`, `MAX_TOKENS`). */
   finishReason?: string;
   /** Token counts reported; null makes an OpenAI-compatible fake report none (as some servers do). */

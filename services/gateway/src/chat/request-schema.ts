@@ -28,13 +28,33 @@ const imagePart = z.object({
     detail: z.enum(["auto", "low", "high"]).optional(),
   }),
 });
-const contentPart = z.discriminatedUnion("type", [textPart, imagePart], {
-  error: 'expected a content part of type "text" or "image_url"',
+/** A file inline as a base64 data URL (a PDF, as OpenAI takes it), or an id of OpenAI's Files API. */
+const filePart = z.object({
+  type: z.literal("file"),
+  file: z
+    .object({
+      file_data: z
+        .string()
+        .regex(/^data:[a-z0-9.+-]+\/[a-z0-9.+-]+;base64,/i, { message: "expected a base64 data URL (data:application/pdf;base64,...)" })
+        .optional(),
+      file_id: z.string().min(1).optional(),
+      filename: z.string().optional(),
+    })
+    .refine((f) => f.file_data !== undefined || f.file_id !== undefined, { message: "expected file_data or file_id" }),
+});
+/** Audio inline, base64 (OpenAI's audio-input models). */
+const audioPart = z.object({
+  type: z.literal("input_audio"),
+  // Not z.enum: a wrong enum value inside a union is reported as the whole content being wrong.
+  input_audio: z.object({ data: z.string().min(1), format: z.string().refine((f) => f === "wav" || f === "mp3", { message: 'expected "wav" or "mp3"' }) }),
+});
+const contentPart = z.discriminatedUnion("type", [textPart, imagePart, filePart, audioPart], {
+  error: 'expected a content part of type "text", "image_url", "file" or "input_audio"',
 });
 
 const textContent = z.union([text, z.array(textPart)], { error: "expected a string or an array of text parts" });
 const userContent = z.union([text, z.array(contentPart)], {
-  error: "expected a string or an array of content parts (text, image_url)",
+  error: "expected a string or an array of content parts (text, image_url, file, input_audio)",
 });
 
 /** A string that parses as JSON (tool-call arguments); shared by every ingress. */
@@ -193,6 +213,8 @@ export type ChatMessage = Exclude<ClientChatMessage, { role: "tool" }> | ToolMes
 export type ChatTool = z.infer<typeof toolSchema>;
 export type ToolChoice = z.infer<typeof toolChoiceSchema>;
 export type ContentPart = z.infer<typeof contentPart>;
+export type FilePart = z.infer<typeof filePart>;
+export type AudioPart = z.infer<typeof audioPart>;
 export type ReasoningTextDetail = z.infer<typeof reasoningTextDetail>;
 export type ReasoningEncryptedDetail = z.infer<typeof reasoningEncryptedDetail>;
 /** A reasoning detail of a known kind, as providers' answers carry them. */

@@ -34,7 +34,9 @@ export class StreamResponder {
     const out = ctx.ingress.stream(ctx, sse);
     let chars = 0;
     const toolCalls = new StreamedToolCalls();
-    const sink = {
+    const sink: StreamSink = {
+      nativeFamily: out.nativeFamily,
+      native: out.native?.bind(out),
       commit: (served: Served) => out.commit(served.candidate),
       chunk: (choices: ChunkChoice[]) => {
         for (const c of choices) {

@@ -2,7 +2,7 @@ import type { routing } from "@router/proto";
 import type { ChatRequest } from "../chat/request-schema";
 import type { NativeBody } from "../ingress/ingress";
 import type { DispatchCredential } from "../provider-keys/dispatch-credential";
-import type { ChunkChoice, Completion, Embeddings, FinishReason, TokenUsage } from "../providers/types";
+import type { ApiFamily, ChunkChoice, Completion, Embeddings, FinishReason, SseMessage, TokenUsage } from "../providers/types";
 import type { AttemptFailure } from "./attempt-failure";
 
 // What the chat path hands the dispatcher and what it gets back; imports no dispatcher code.
@@ -89,4 +89,7 @@ export interface StreamSink {
   /** The first content chunk arrived from `served`: status and headers are final from here on. */
   commit(served: Served): void;
   chunk(choices: ChunkChoice[]): void;
+  /** The provider family whose events `native` takes as they came (an ingress of its format); chunks still follow. */
+  nativeFamily?: ApiFamily;
+  native?(message: SseMessage): void;
 }

@@ -21,6 +21,7 @@ import { BreakerOpen, EndpointBreakers, type BreakerOptions, type CircuitListene
 import { StreamEventReader } from "./stream-reader";
 import type { Attempt, CascadeInput, CascadeResult, CompletionResult, EmbeddingsResult, Skip, StreamResult, StreamSink } from "./types";
 import { UpstreamClient, type UpstreamTimeouts } from "./upstream-client";
+import { upstreamTarget } from "./upstream-target";
 
 export interface UpstreamDispatcherOptions {
   timeouts?: Partial<UpstreamTimeouts>;
@@ -88,15 +89,7 @@ export class UpstreamDispatcher {
   }
 
   private target(p: PlannedAttempt, input: CascadeInput): UpstreamTarget {
-    const c = p.candidate;
-    return {
-      providerSlug: c.providerSlug,
-      baseUrl: input.providerBaseUrls[c.providerSlug] ?? c.baseUrl,
-      upstreamModel: c.upstreamModel || c.modelId,
-      apiKey: p.credential.apiKey,
-      maxOutputTokens: c.maxOutputTokens,
-      vendorBeta: input.vendorBeta,
-    };
+    return upstreamTarget(p.candidate, p.credential, input.providerBaseUrls, input.vendorBeta);
   }
 
   private build(p: PlannedAttempt, input: CascadeInput, stream: boolean): UpstreamHttpRequest {
@@ -242,7 +235,8 @@ export class UpstreamDispatcher {
       const reached = { status: null as number | null };
       let opened: FirstContent;
       try {
-        opened = await this.breakers.run(p.candidate.endpointId, () => this.untilFirstContent(p, input, reached), {
+        const keepNative = sink.nativeFamily === p.adapter.family;
+        opened = await this.breakers.run(p.candidate.endpointId, () => this.untilFirstContent(p, input, reached, keepNative), {
           regardless: p.circuitOpen,
         });
       } catch (err) {
@@ -277,6 +271,9 @@ export class UpstreamDispatcher {
             return true;
           case "done":
             return true;
+          case "native":
+            sink.native?.(ev.message);
+            return false;
         }
       };
       for (const ev of opened.pre) take(ev);
@@ -310,7 +307,7 @@ export class UpstreamDispatcher {
     return result;
   }
 
-  private async untilFirstContent(p: PlannedAttempt, input: CascadeInput, reached: { status: number | null }): Promise<FirstContent> {
+  private async untilFirstContent(p: PlannedAttempt, input: CascadeInput, reached: { status: number | null }, keepNative: boolean): Promise<FirstContent> {
     const slug = p.candidate.providerSlug;
     const req = this.build(p, input, true);
     let res: Dispatcher.ResponseData;
@@ -321,7 +318,7 @@ export class UpstreamDispatcher {
       throw failureFromError(err, slug, input.signal.aborted, false);
     }
     if (res.statusCode >= 300) throw await this.httpFailure(res, p);
-    const reader = new StreamEventReader(res.body[Symbol.asyncIterator](), p.adapter.createStreamDecoder());
+    const reader = new StreamEventReader(res.body[Symbol.asyncIterator](), p.adapter.createStreamDecoder(keepNative));
     const pre: StreamEvent[] = [];
     try {
       for (;;) {

@@ -7,7 +7,7 @@ import type { ChatRequest } from "../chat/request-schema";
 import type { SseResponse } from "../chat/sse-response";
 import type { Candidate } from "../dispatch/types";
 import type { ClientToolNames } from "./client-tool-names";
-import type { ApiFamily, ChunkChoice, Completion, Embeddings, EmbeddingsRequest, FinishReason, TokenUsage } from "../providers/types";
+import type { ApiFamily, ChunkChoice, Completion, Embeddings, EmbeddingsRequest, FinishReason, SseMessage, TokenUsage } from "../providers/types";
 
 /**
  * The ingress adapter contract: the mirror of a provider adapter. A provider adapter turns the
@@ -82,6 +82,13 @@ export interface IngressStream {
   /** The stream committed to the endpoint that serves it (before its first chunk). */
   commit(candidate: Candidate): void;
   chunk(choices: ChunkChoice[]): void;
+  /**
+   * The provider family whose own events this stream renders as they came, when that family serves
+   * (same-family fidelity: block types Router does not model reach the client); `chunk` is still
+   * called with what they mean. Absent: the stream renders from chunks alone.
+   */
+  readonly nativeFamily?: ApiFamily;
+  native?(message: SseMessage): void;
   /** May wait before the last event, e.g. until a stored response is written (Responses `store`). */
   end(end: StreamEnd): void | Promise<void>;
   fail(failure: StreamFailure): void;

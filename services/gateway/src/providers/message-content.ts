@@ -25,6 +25,21 @@ export function parseImageUrl(url: string): ParsedImage {
   return { url };
 }
 
+/** A base64 data URL's media type (lower-cased) and data; null for anything else. */
+export function parseDataUrl(url: string): { mediaType: string; data: string } | null {
+  const m = /^data:([^;,]+);base64,(.*)$/is.exec(url);
+  return m ? { mediaType: (m[1] ?? "").toLowerCase(), data: m[2] ?? "" } : null;
+}
+
+/**
+ * A content part the provider cannot read (a file or audio part, `messages.<i>.content.<j>`): the
+ * request is not built, so the cascade moves on to an endpoint that can, and a request none can
+ * read is a 400 naming the part.
+ */
+export function unreadablePart(field: string, provider: string, what: string): UnsupportedRequest {
+  return new UnsupportedRequest(field, `${provider} cannot read ${what}`);
+}
+
 const EXTENSION_TYPES: Record<string, string> = {
   png: "image/png",
   jpg: "image/jpeg",

@@ -75,6 +75,12 @@ export interface Completion {
   choices: CompletionChoice[];
   /** Null when the provider reported none. */
   usage: TokenUsage | null;
+  /**
+   * The provider's own answer body, for an ingress of the provider's format to pass on (same-family
+   * fidelity: block types, citations, server-tool results Router does not model); absent when the
+   * adapter keeps none.
+   */
+  native?: Record<string, unknown>;
 }
 
 export interface ToolCallDelta {
@@ -109,7 +115,9 @@ export type StreamEvent =
   /** The provider reported an error inside the stream. */
   | { type: "error"; code: string | null; message: string | null }
   /** The provider said the stream is complete. */
-  | { type: "done" };
+  | { type: "done" }
+  /** An event as the provider sent it, before what it means (only from a decoder asked to keep them). */
+  | { type: "native"; message: SseMessage };
 
 export interface SseMessage {
   event?: string | undefined;
@@ -139,7 +147,11 @@ export interface ProviderAdapter {
    */
   buildNativeRequest?(native: Record<string, unknown>, req: ChatRequest, target: UpstreamTarget, stream: boolean): UpstreamHttpRequest;
   parseCompletion(body: unknown): Completion;
-  createStreamDecoder(): StreamDecoder;
+  /**
+   * `keepNative`: the decoder also hands on each event as the provider sent it (`native`), for an
+   * ingress of the provider's format; adapters that cannot ignore it.
+   */
+  createStreamDecoder(keepNative?: boolean): StreamDecoder;
   parseError(body: string): ProviderError;
   /** The provider's embeddings API; absent when it has none (Anthropic). */
   embeddings?: EmbeddingsAdapter;

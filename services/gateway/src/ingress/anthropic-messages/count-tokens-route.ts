@@ -10,6 +10,7 @@ import type { ChatRequest } from "../../chat/request-schema";
 import { readRouterHeaders } from "../../chat/router-headers";
 import { estimatedInputTokens, TOKEN_COUNT_HEADER } from "../../chat/token-estimate";
 import type { UpstreamClient } from "../../dispatch/upstream-client";
+import { upstreamTarget } from "../../dispatch/upstream-target";
 import { anthropicNativeBody } from "../../providers/anthropic/native-request";
 import { anthropicHeaders, messagesUrl } from "../../providers/anthropic/request";
 import type { UpstreamTarget } from "../../providers/types";
@@ -58,14 +59,7 @@ export function countTokensRoutes(deps: {
       if (!first) throw new DomainError("no_route", "no endpoint can serve this model", { status: 404 });
       const credential = first.apiFamily === "anthropic" ? credentials.find((c) => c.providerSlug === first.providerSlug && deps.chat.credentials.allows(c, first.modelId)) : undefined;
       if (credential) {
-        const target: UpstreamTarget = {
-          providerSlug: first.providerSlug,
-          baseUrl: deps.chat.providerBaseUrls?.[first.providerSlug] ?? first.baseUrl,
-          upstreamModel: first.upstreamModel || first.modelId,
-          apiKey: credential.apiKey,
-          maxOutputTokens: first.maxOutputTokens,
-          vendorBeta: ctx.headers.vendorBeta,
-        };
+        const target = upstreamTarget(first, credential, deps.chat.providerBaseUrls, ctx.headers.vendorBeta);
         const counted = await providerCount(deps.client, native.body, request, target, deps.log);
         if (counted !== null) {
           res.setHeader(TOKEN_COUNT_HEADER, "provider");

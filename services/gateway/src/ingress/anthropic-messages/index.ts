@@ -4,7 +4,7 @@ import type { ChatContext } from "../../chat/chat-context";
 import type { SseResponse } from "../../chat/sse-response";
 import { promptParts } from "../../chat/usage-cost";
 import type { Candidate } from "../../dispatch/types";
-import type { ChunkChoice, FinishReason, TokenUsage } from "../../providers/types";
+import { asRecord, parseRecord, type ChunkChoice, type FinishReason, type SseMessage, type TokenUsage } from "../../providers/types";
 import type { Ingress, IngressStream, ServedAnswer, StreamEnd, StreamFailure } from "../ingress";
 import { blocksOf, StreamBlocks, type OpenedBlock, type OutputBlock } from "../output-blocks";
 import { parseMessages } from "./request";
@@ -106,6 +106,8 @@ export const anthropicMessagesIngress: Ingress = {
     return { request, echo: null, native, ...(providerTools.length ? { builtinTools: providerTools } : {}) };
   },
   render(ctx: ChatContext, a: ServedAnswer): Record<string, unknown> {
+    const native = a.candidate.apiFamily === "anthropic" ? a.completion.native : undefined;
+    if (native) return anthropicAnswer(ctx, a, native);
     const choice = a.completion.choices[0];
     const body: Record<string, unknown> = {
       id: ctx.id,
@@ -128,6 +130,24 @@ export const anthropicMessagesIngress: Ingress = {
 };
 
 /**
+ * Anthropic's own answer as it sent it (same-family fidelity: server-tool blocks such as
+ * `web_search_tool_result`, citations, block types newer than Router), with Router's id and model
+ * name, the provider that served, and usage as Router counted it (Anthropic's own extra usage fields,
+ * such as `server_tool_use`, kept).
+ */
+function anthropicAnswer(ctx: ChatContext, a: ServedAnswer, native: Record<string, unknown>): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    ...native,
+    id: ctx.id,
+    model: a.candidate.modelId,
+    provider: a.candidate.providerSlug,
+    usage: { ...asRecord(native.usage), ...messagesUsage(a.usage) },
+  };
+  if (a.meta) body.router_metadata = a.meta;
+  return body;
+}
+
+/**
  * The Messages event stream: message_start, then per block content_block_start, its deltas and
  * content_block_stop, then message_delta (stop reason, usage) and message_stop; an `error` event
  * when the stream fails.
@@ -135,6 +155,12 @@ export const anthropicMessagesIngress: Ingress = {
 class MessagesEvents implements IngressStream {
   private readonly blocks: StreamBlocks;
   private started = false;
+  readonly nativeFamily = "anthropic" as const;
+  /** Anthropic serves: its own events go on (`native`), and chunks render nothing. */
+  private passthrough = false;
+  private candidate: Candidate | null = null;
+  /** Anthropic's message_delta, held until the stream ends (usage and router_metadata go on it). */
+  private heldDelta: Record<string, unknown> | null = null;
 
   constructor(
     private readonly ctx: ChatContext,
@@ -151,6 +177,10 @@ class MessagesEvents implements IngressStream {
 
   commit(c: Candidate): void {
     this.started = true;
+    this.candidate = c;
+    this.passthrough = c.apiFamily === "anthropic";
+    // Anthropic's own message_start follows as a native event.
+    if (this.passthrough) return;
     this.send("message_start", {
       type: "message_start",
       message: {
@@ -168,10 +198,45 @@ class MessagesEvents implements IngressStream {
   }
 
   chunk(choices: ChunkChoice[]): void {
-    this.blocks.feed(choices);
+    if (!this.passthrough) this.blocks.feed(choices);
+  }
+
+  /**
+   * Anthropic's events as it sent them, for what Router says itself: message_start gets Router's id,
+   * model name and provider; message_delta waits for the end (Router's usage and metadata);
+   * message_stop and error events are Router's to send (`end`, `fail`).
+   */
+  native(m: SseMessage): void {
+    if (!this.passthrough) return;
+    switch (m.event) {
+      case "message_start": {
+        const ev = parseRecord(m.data);
+        const message = asRecord(ev?.message);
+        if (!ev || !message || !this.candidate) return;
+        this.send("message_start", { ...ev, message: { ...message, id: this.ctx.id, model: this.candidate.modelId, provider: this.candidate.providerSlug } });
+        return;
+      }
+      case "message_delta":
+        this.heldDelta = parseRecord(m.data);
+        return;
+      case "message_stop":
+      case "error":
+        return;
+      default:
+        // Blocks, deltas and pings: the bytes Anthropic sent.
+        if (m.event) this.sse.event(m.event, m.data);
+    }
   }
 
   end(e: StreamEnd): void {
+    if (this.passthrough) {
+      const held = this.heldDelta ?? { type: "message_delta", delta: { stop_reason: stopReasonOf(e.finishReason, e.nativeFinishReason) ?? "end_turn", stop_sequence: null } };
+      const delta: Record<string, unknown> = { ...held, usage: { ...asRecord(held.usage), ...messagesUsage(e.usage) } };
+      if (e.meta) delta.router_metadata = e.meta;
+      this.send("message_delta", delta);
+      this.send("message_stop", { type: "message_stop" });
+      return;
+    }
     this.blocks.finish();
     const delta: Record<string, unknown> = {
       type: "message_delta",
@@ -184,7 +249,8 @@ class MessagesEvents implements IngressStream {
   }
 
   fail(f: StreamFailure): void {
-    if (this.started) this.blocks.finish();
+    // Anthropic ends a failed stream with its error event and no block stops; so does a passed-on stream.
+    if (this.started && !this.passthrough) this.blocks.finish();
     const body = anthropicError({ status: f.error.status, code: f.error.code, message: f.error.message, details: f.error.details });
     if (f.meta) body.router_metadata = f.meta;
     this.send("error", body);

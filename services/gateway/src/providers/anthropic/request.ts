@@ -3,11 +3,13 @@ import type {
   ChatRequest,
   ContentPart,
   EchoedReasoningDetail,
+  FilePart,
   ReasoningEncryptedDetail,
   ReasoningTextDetail,
 } from "../../chat/request-schema";
 import {
   jsonInstruction,
+  parseDataUrl,
   parseImageUrl,
   REASONING_FLOOR,
   requestedMaxTokens,
@@ -16,6 +18,7 @@ import {
   textOf,
   thinkingBudget,
   toolArgumentsObject,
+  unreadablePart,
 } from "../message-content";
 import type { UpstreamHttpRequest, UpstreamTarget } from "../types";
 import { ANTHROPIC_REASONING_FORMAT } from "./response";
@@ -37,9 +40,36 @@ function imageBlock(url: string): Block {
     : { type: "image", source: { type: "url", url: img.url } };
 }
 
-function userBlocks(content: string | ContentPart[]): Block[] {
+/**
+ * A `file` part as Anthropic reads it: a PDF as a `document` block, plain text as a text document,
+ * an image as an image block. Other media types and Files API ids (OpenAI's, not Anthropic's) are
+ * unreadable here.
+ */
+function fileBlock(p: FilePart, field: string, provider: string): Block {
+  const data = p.file.file_data === undefined ? null : parseDataUrl(p.file.file_data);
+  const title = p.file.filename ? { title: p.file.filename } : {};
+  if (data?.mediaType === "application/pdf") return { type: "document", source: { type: "base64", media_type: "application/pdf", data: data.data }, ...title };
+  if (data?.mediaType === "text/plain") {
+    return { type: "document", source: { type: "text", media_type: "text/plain", data: Buffer.from(data.data, "base64").toString("utf8") }, ...title };
+  }
+  if (data?.mediaType.startsWith("image/")) return { type: "image", source: { type: "base64", media_type: data.mediaType, data: data.data } };
+  throw unreadablePart(field, provider, data ? `a file of type ${data.mediaType}` : "a file by file_id");
+}
+
+function userBlocks(content: string | ContentPart[], field: string, provider: string): Block[] {
   if (typeof content === "string") return content ? [{ type: "text", text: content }] : [];
-  return content.map((p) => (p.type === "text" ? textBlock(p) : imageBlock(p.image_url.url)));
+  return content.map((p, j) => {
+    switch (p.type) {
+      case "text":
+        return textBlock(p);
+      case "image_url":
+        return imageBlock(p.image_url.url);
+      case "file":
+        return fileBlock(p, `${field}.${j}`, provider);
+      case "input_audio":
+        throw unreadablePart(`${field}.${j}`, provider, "audio");
+    }
+  });
 }
 
 /** A text part as a block, with its prompt-cache breakpoint when it has one. */
@@ -110,7 +140,7 @@ function lastToolTurnLacksThinking(messages: WireMessage[]): boolean {
  * OpenAI messages → Messages turns: system apart, tool results as user turns, same-role turns merged.
  * With `withThinking`, an assistant turn starts with the thinking blocks it echoes.
  */
-function wireMessages(messages: ChatMessage[], withThinking: boolean): WireMessage[] {
+function wireMessages(messages: ChatMessage[], withThinking: boolean, provider: string): WireMessage[] {
   const out: WireMessage[] = [];
   const push = (role: WireMessage["role"], blocks: Block[]) => {
     if (!blocks.length) return;
@@ -124,7 +154,7 @@ function wireMessages(messages: ChatMessage[], withThinking: boolean): WireMessa
       case "developer":
         return;
       case "user":
-        return push("user", userBlocks(m.content));
+        return push("user", userBlocks(m.content, `messages.${i}.content`, provider));
       case "assistant": {
         const blocks: Block[] = [];
         const text = textOf(m.content);
@@ -189,11 +219,11 @@ function thinkingPlan(req: ChatRequest, target: UpstreamTarget, requested: numbe
 export function buildAnthropicRequest(req: ChatRequest, target: UpstreamTarget, stream: boolean): UpstreamHttpRequest {
   const requested = requestedMaxTokens(req) ?? (target.maxOutputTokens > 0 ? target.maxOutputTokens : DEFAULT_MAX_TOKENS);
   let thinking = thinkingPlan(req, target, requested);
-  let messages = wireMessages(req.messages, thinking !== null);
+  let messages = wireMessages(req.messages, thinking !== null, target.providerSlug);
   if (thinking && lastToolTurnLacksThinking(messages)) {
     // Answering without thinking beats a certain 400 (e.g. history from another provider).
     thinking = null;
-    messages = wireMessages(req.messages, false);
+    messages = wireMessages(req.messages, false, target.providerSlug);
   }
   const body: Record<string, unknown> = { model: target.upstreamModel, max_tokens: requested, messages };
 

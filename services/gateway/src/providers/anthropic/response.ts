@@ -102,5 +102,6 @@ export function parseAnthropicCompletion(body: unknown): Completion {
   return {
     choices: [{ index: 0, message, finish_reason: normalizeAnthropicStop(native), native_finish_reason: native }],
     usage: b?.usage ? anthropicUsage(asRecord(b.usage)) : null,
+    ...(b ? { native: b } : {}),
   };
 }

@@ -11,8 +11,9 @@ const chunk = (delta: ChunkDelta, content: boolean): StreamEvent => ({
  * Messages SSE → chunks. message_start carries input usage; content blocks (text, thinking,
  * tool_use) stream as deltas; message_delta carries the stop reason and output usage. Thinking also
  * streams as `reasoning_details` pieces (text, then the signature alone) so a client can echo it.
+ * With `keepNative`, each event also goes on as Anthropic sent it, before what it means.
  */
-export function createAnthropicStreamDecoder(): StreamDecoder {
+export function createAnthropicStreamDecoder(keepNative = false): StreamDecoder {
   // Content block index → the OpenAI tool-call index of a tool_use block.
   const toolIndexOfBlock = new Map<number, number>();
   let toolCount = 0;
@@ -31,6 +32,7 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
 
   return {
     decode(message: SseMessage, out: StreamEvent[]): void {
+      if (keepNative) out.push({ type: "native", message });
       const ev = parseRecord(message.data);
       if (!ev) return;
       switch (message.event ?? ev.type) {

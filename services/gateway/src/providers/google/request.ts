@@ -1,6 +1,7 @@
-import type { ChatMessage, ChatRequest, ContentPart } from "../../chat/request-schema";
+import type { AudioPart, ChatMessage, ChatRequest, ContentPart, FilePart } from "../../chat/request-schema";
 import {
   mediaTypeOfUrl,
+  parseDataUrl,
   parseImageUrl,
   requestedMaxTokens,
   stopListWithin,
@@ -8,6 +9,7 @@ import {
   textOf,
   thinkingBudget,
   toolArgumentsObject,
+  unreadablePart,
 } from "../message-content";
 import { parseRecord, type UpstreamHttpRequest, type UpstreamTarget } from "../types";
 
@@ -33,9 +35,21 @@ function imagePart(url: string): Part {
     : { fileData: { mimeType: mediaTypeOfUrl(url), fileUri: img.url } };
 }
 
-function userParts(content: string | ContentPart[]): Part[] {
+/** Gemini reads files and audio inline by media type (PDFs, text, images, audio); a Files API id of OpenAI's it cannot. */
+function inlinePart(p: FilePart | AudioPart, field: string, provider: string): Part {
+  if (p.type === "input_audio") return { inlineData: { mimeType: `audio/${p.input_audio.format}`, data: p.input_audio.data } };
+  const data = p.file.file_data === undefined ? null : parseDataUrl(p.file.file_data);
+  if (!data) throw unreadablePart(field, provider, "a file by file_id");
+  return { inlineData: { mimeType: data.mediaType, data: data.data } };
+}
+
+function userParts(content: string | ContentPart[], field: string, provider: string): Part[] {
   if (typeof content === "string") return content ? [{ text: content }] : [];
-  return content.map((p) => (p.type === "text" ? { text: p.text } : imagePart(p.image_url.url)));
+  return content.map((p, j) => {
+    if (p.type === "text") return { text: p.text };
+    if (p.type === "image_url") return imagePart(p.image_url.url);
+    return inlinePart(p, `${field}.${j}`, provider);
+  });
 }
 
 /**
@@ -47,7 +61,7 @@ function functionResponse(text: string, isError: boolean): Record<string, unknow
   return parseRecord(text) ?? { content: text };
 }
 
-function wireContents(messages: ChatMessage[]): Content[] {
+function wireContents(messages: ChatMessage[], provider: string): Content[] {
   // Gemini names the function in a response, OpenAI only the call id: remember names by id.
   const nameOfCall = new Map<string, string>();
   const out: Content[] = [];
@@ -63,7 +77,7 @@ function wireContents(messages: ChatMessage[]): Content[] {
       case "developer":
         return;
       case "user":
-        return push("user", userParts(m.content));
+        return push("user", userParts(m.content, `messages.${i}.content`, provider));
       case "assistant": {
         const parts: Part[] = [];
         const text = textOf(m.content);
@@ -126,7 +140,7 @@ function toolConfig(req: ChatRequest): Record<string, unknown> | undefined {
 
 /** The generateContent request for a chat request (pure). */
 export function buildGeminiRequest(req: ChatRequest, target: UpstreamTarget, stream: boolean): UpstreamHttpRequest {
-  const body: Record<string, unknown> = { contents: wireContents(req.messages) };
+  const body: Record<string, unknown> = { contents: wireContents(req.messages, target.providerSlug) };
   const system = systemPrompt(req);
   if (system) body.systemInstruction = { parts: [{ text: system }] };
 

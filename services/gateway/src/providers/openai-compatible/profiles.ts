@@ -28,12 +28,17 @@ export interface OpenAiProfile {
   messageNames: "all" | "tool";
   /** The most stop sequences it takes, or null when no limit is known. */
   maxStopSequences: number | null;
+  /** Reads `file` content parts (a PDF inline, or a file id of its own Files API). */
+  fileParts: boolean;
+  /** Reads `input_audio` content parts. */
+  audioParts: boolean;
   /**
-   * Takes fields Router does not model from a client's chat completions body (`service_tier`,
-   * `verbosity`, `metadata`, fields newer than Router, ...): they are passed on as written.
-   * False for providers that refuse unknown fields, which then go without them.
+   * Which fields Router does not model it is sent from a client's chat completions body
+   * (`service_tier`, `verbosity`, `metadata`, fields newer than Router, ...), as written: `true`
+   * every one (servers that ignore what they do not know), a set the ones its API takes (OpenAI
+   * refuses any other with a 400), `false` none (Mistral refuses unknown fields; it gets a translation).
    */
-  passesUnknownFields: boolean;
+  passesUnknownFields: boolean | ReadonlySet<string>;
 }
 
 const BASE: OpenAiProfile = {
@@ -47,8 +52,33 @@ const BASE: OpenAiProfile = {
   developerRole: false,
   messageNames: "all",
   maxStopSequences: null,
+  fileParts: false,
+  audioParts: false,
   passesUnknownFields: true,
 };
+
+/**
+ * The chat completions fields OpenAI's API reference lists beyond what Router models; OpenAI refuses
+ * any other ("Unrecognized request argument supplied"), such as another gateway's own fields.
+ */
+const OPENAI_CHAT_FIELDS: ReadonlySet<string> = new Set([
+  "audio",
+  "function_call",
+  "functions",
+  "logit_bias",
+  "logprobs",
+  "metadata",
+  "modalities",
+  "prediction",
+  "prompt_cache_retention",
+  "reasoning_effort",
+  "safety_identifier",
+  "service_tier",
+  "store",
+  "top_logprobs",
+  "verbosity",
+  "web_search_options",
+]);
 
 export const OPENAI_PROFILES: Record<string, OpenAiProfile> = {
   // OpenAI deprecated max_tokens; reasoning models refuse it.
@@ -59,6 +89,9 @@ export const OPENAI_PROFILES: Record<string, OpenAiProfile> = {
     promptCacheKey: true,
     developerRole: true,
     maxStopSequences: 4,
+    fileParts: true,
+    audioParts: true,
+    passesUnknownFields: OPENAI_CHAT_FIELDS,
   },
   // Mistral's API forbids unknown fields (422 extra_forbidden), stream_options included, and puts
   // usage on the last chunk of every stream; its system, user and assistant messages have no name.
@@ -68,7 +101,8 @@ export const OPENAI_PROFILES: Record<string, OpenAiProfile> = {
   xai: { ...BASE, reasoningEffort: true, maxStopSequences: 4 },
   together: { ...BASE, topK: true },
   fireworks: { ...BASE, topK: true, reasoningEffort: true },
-  vllm: { ...BASE, topK: true },
+  // vLLM serves audio-input models with OpenAI's input_audio parts.
+  vllm: { ...BASE, topK: true, audioParts: true },
   ollama: { ...BASE, topK: true },
 };
 

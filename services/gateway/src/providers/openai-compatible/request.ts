@@ -1,5 +1,5 @@
-import { chatBodySchema, type ChatMessage, type ChatRequest } from "../../chat/request-schema";
-import { requestedMaxTokens, stopListWithin } from "../message-content";
+import { chatBodySchema, type ChatMessage, type ChatRequest, type ContentPart } from "../../chat/request-schema";
+import { requestedMaxTokens, stopListWithin, unreadablePart } from "../message-content";
 import type { UpstreamHttpRequest, UpstreamTarget } from "../types";
 import type { OpenAiProfile } from "./profiles";
 
@@ -10,14 +10,23 @@ import type { OpenAiProfile } from "./profiles";
  * strict servers refuse unknown keys. `developer` becomes `system` where the role is unknown, and
  * `name` is left off where the provider refuses it.
  */
-function wireMessage(m: ChatMessage, profile: OpenAiProfile): Record<string, unknown> {
+function wireMessage(m: ChatMessage, i: number, profile: OpenAiProfile, provider: string): Record<string, unknown> {
   const role = m.role === "developer" && !profile.developerRole ? "system" : m.role;
+  if (m.role === "user" && Array.isArray(m.content)) checkReadable(m.content, i, profile, provider);
   const out: Record<string, unknown> = { role };
   if (m.content !== undefined) out.content = withoutCacheMarkers(m.content);
   if (m.name !== undefined && (profile.messageNames === "all" || m.role === "tool")) out.name = m.name;
   if (m.role === "assistant" && m.tool_calls !== undefined) out.tool_calls = m.tool_calls;
   if (m.role === "tool") out.tool_call_id = m.tool_call_id;
   return out;
+}
+
+/** File and audio parts go as they are to a provider that reads them; for another the request is not built. */
+function checkReadable(parts: ContentPart[], i: number, profile: OpenAiProfile, provider: string): void {
+  parts.forEach((p, j) => {
+    if (p.type === "file" && !profile.fileParts) throw unreadablePart(`messages.${i}.content.${j}`, provider, "file parts");
+    if (p.type === "input_audio" && !profile.audioParts) throw unreadablePart(`messages.${i}.content.${j}`, provider, "audio");
+  });
 }
 
 /** OpenAI caches prefixes by itself (and by `prompt_cache_key`): Anthropic's markers are not its fields. */
@@ -42,8 +51,8 @@ const MESSAGE_FIELDS = new Set(["role", "content", "name", "tool_calls", "tool_c
 
 /**
  * The request from a client's own chat completions body (same-family fidelity): built as any
- * request is, then, where the provider takes them, every top-level and message field Router does
- * not read is added as the client wrote it.
+ * request is, then every top-level field Router does not read that the provider takes
+ * (`profile.passesUnknownFields`), and every message field, is added as the client wrote it.
  */
 export function buildOpenAiNativeRequest(
   native: Record<string, unknown>,
@@ -53,8 +62,11 @@ export function buildOpenAiNativeRequest(
   profile: OpenAiProfile,
 ): UpstreamHttpRequest {
   const body = openAiBody(req, target, stream, profile);
-  if (!profile.passesUnknownFields) return httpRequest(body, target, stream);
-  for (const [k, v] of Object.entries(native)) if (!ROUTER_READ_FIELDS.has(k) && !(k in body)) body[k] = v;
+  const takes = profile.passesUnknownFields;
+  if (takes === false) return httpRequest(body, target, stream);
+  for (const [k, v] of Object.entries(native)) {
+    if (!ROUTER_READ_FIELDS.has(k) && !(k in body) && (takes === true || takes.has(k))) body[k] = v;
+  }
   const wire = body.messages as Record<string, unknown>[];
   const mine = native.messages;
   if (Array.isArray(mine) && mine.length === wire.length) {
@@ -81,7 +93,7 @@ function openAiBody(req: ChatRequest, target: UpstreamTarget, stream: boolean, p
   stopListWithin(req, target.providerSlug, profile.maxStopSequences);
   const body: Record<string, unknown> = {
     model: target.upstreamModel,
-    messages: req.messages.map((m) => wireMessage(m, profile)),
+    messages: req.messages.map((m, i) => wireMessage(m, i, profile, target.providerSlug)),
   };
   if (stream) {
     body.stream = true;
