@@ -1,9 +1,11 @@
+import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from "node:http";
 import express, { type ErrorRequestHandler, type Express, type NextFunction, type Request, type Response } from "express";
 import { DomainError } from "@router/errors";
 import type { Logger } from "@router/logging";
 import { errorBody, type ErrorBody } from "./envelope";
 import { IDENTITY_HEADER, verifyIdentity, type Identity } from "./identity";
+import { jsonDepthError } from "./json-depth";
 
 export interface HttpAppOptions {
   log: Logger;
@@ -13,15 +15,58 @@ export interface HttpAppOptions {
   ownBodyPaths?: readonly string[];
   /** JSON body limits of single paths that take more (or less) than `bodyLimit`, by exact path. */
   bodyLimits?: Readonly<Record<string, string>>;
+  /**
+   * Where each response's `x-request-id` comes from. `echo` (default, internal services): the
+   * caller's own when it is a valid id (the gateway forwards its id), else a fresh one. `issue`
+   * (the public edge): always a fresh one, written over the caller's so what is forwarded is Router's.
+   */
+  requestIds?: "echo" | "issue";
 }
 
 const DEFAULT_BODY_LIMIT = "10mb";
 
 type BodyParser = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
 
-/** The one JSON body parser (body-parser): sets `req.body`; bodies past `limit` fail with 413. */
+/**
+ * The one JSON body parser (body-parser): sets `req.body`; bodies past `limit` fail with 413, and
+ * bodies nested deeper than `MAX_JSON_DEPTH` with a 400 naming the field.
+ */
 export function jsonBodyParser(limit = DEFAULT_BODY_LIMIT): BodyParser {
-  return express.json({ limit, type: ["application/json", "application/*+json"] });
+  const parse = express.json({ limit, type: ["application/json", "application/*+json"] });
+  return (req, res, next) =>
+    parse(req, res, (err?: unknown) => {
+      if (err) return next(err);
+      const tooDeep = jsonDepthError((req as { body?: unknown }).body);
+      next(tooDeep ?? undefined);
+    });
+}
+
+export const REQUEST_ID_HEADER = "x-request-id";
+/** What an echoed request id may look like: visible, header-safe, short. */
+const REQUEST_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+
+/** A request id for a response that has no generation id. */
+export const newRequestId = (): string => `req-${randomUUID()}`;
+
+/** The `x-request-id` already given to this response, for logs. */
+export function requestIdOf(res: ServerResponse): string | undefined {
+  const id = res.getHeader(REQUEST_ID_HEADER);
+  return typeof id === "string" ? id : undefined;
+}
+
+/** Gives every response an `x-request-id` (`HttpAppOptions.requestIds`). */
+function requestIds(mode: "echo" | "issue"): BodyParser {
+  return (req, res, next) => {
+    const given = req.headers[REQUEST_ID_HEADER];
+    let id: string;
+    if (mode === "echo" && typeof given === "string" && REQUEST_ID.test(given)) id = given;
+    else {
+      id = newRequestId();
+      req.headers[REQUEST_ID_HEADER] = id;
+    }
+    res.setHeader(REQUEST_ID_HEADER, id);
+    next();
+  };
 }
 
 /** An express app with JSON parsing and no fingerprinting header. Add routes, then `finishApp`. */
@@ -29,6 +74,7 @@ export function createHttpApp(opts: HttpAppOptions): Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
+  app.use(requestIds(opts.requestIds ?? "echo"));
   const parseJson = jsonBodyParser(opts.bodyLimit);
   const own = new Set(opts.ownBodyPaths ?? []);
   const parsers = new Map(Object.entries(opts.bodyLimits ?? {}).map(([path, limit]) => [path, jsonBodyParser(limit)]));
@@ -78,7 +124,7 @@ export function writeHttpError(
   shape?: (error: ErrorBody["error"]) => unknown,
 ): void {
   const { status, body } = toHttpError(err);
-  if (status >= 500) log.error({ err, method: req.method, path: req.url?.split("?")[0] }, "http.request.failed");
+  if (status >= 500) log.error({ err, requestId: requestIdOf(res), status, method: req.method, path: req.url?.split("?")[0] }, "http.request.failed");
   if (res.headersSent) {
     res.end();
     return;

@@ -3,3 +3,4 @@ export * from "./envelope";
 export * from "./identity";
 export * from "./metrics";
 export * from "./internal-http";
+export * from "./json-depth";

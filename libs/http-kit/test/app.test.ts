@@ -6,11 +6,13 @@ import {
   IDENTITY_HEADER,
   identityOf,
   listen,
+  MAX_JSON_DEPTH,
   parseInput,
   requireIdentity,
   routeAhead,
   shouldRetry,
   signIdentity,
+  tooDeepPath,
   writeHttpError,
   writeJson,
   type Identity,
@@ -201,15 +203,101 @@ describe("createHttpApp + finishApp", () => {
     },
   );
 
-  it("logs a 500 with the route for operators", async () => {
-    await call("/sync-failure");
+  it("logs a 500 with the route and the response's request id for operators", async () => {
+    const res = await call("/sync-failure");
     const line = JSON.parse(logLines.join("").split("\n")[0]!) as Record<string, unknown>;
-    expect(line).toMatchObject({ level: "error", msg: "http.request.failed", method: "GET", path: "/sync-failure" });
+    expect(line).toMatchObject({ level: "error", msg: "http.request.failed", method: "GET", path: "/sync-failure", status: 500 });
+    expect(line.requestId).toBe(res.headers.get("x-request-id"));
+    expect(line.requestId).toMatch(/^req-/);
   });
 
   it("does not log client errors as failures", async () => {
     await call("/budget");
     expect(logLines).toEqual([]);
+  });
+});
+
+/** `depth` arrays, one inside the other, as JSON text. */
+const nestedArrays = (depth: number): string => "[".repeat(depth) + "]".repeat(depth);
+
+describe("JSON depth limit", () => {
+  // A body 100,000 levels deep is 200 kB: past the shared app's 1 kB limit.
+  let roomy: RunningHttpServer;
+  beforeAll(async () => {
+    const app = createHttpApp({ log, bodyLimit: "1mb" });
+    app.post("/echo", (req, res) => {
+      res.json({ received: req.body as unknown });
+    });
+    roomy = await listen(finishApp(app, log), 0);
+  });
+  afterAll(() => roomy.close());
+
+  const postRoomy = (body: string) =>
+    fetch(`http://127.0.0.1:${roomy.port}/echo`, { method: "POST", headers: { "content-type": "application/json" }, body });
+
+  it("takes a body nested exactly MAX_JSON_DEPTH levels deep", async () => {
+    // The body object is level 1, so its field holds MAX_JSON_DEPTH - 1 levels.
+    const res = await postRoomy(`{"schema":${nestedArrays(MAX_JSON_DEPTH - 1)}}`);
+    expect(res.status).toBe(200);
+  });
+
+  it.each([MAX_JSON_DEPTH, 5_000, 100_000])("answers a field nested %i levels deep with a 400 naming the field", async (depth) => {
+    const res = await postRoomy(`{"model":"m","tools":[{"function":{"parameters":${nestedArrays(depth)}}}]}`);
+    const body = (await res.json()) as { error: unknown };
+    expect(res.status).toBe(400);
+    expect(body.error).toEqual({
+      status: 400,
+      code: "invalid_request",
+      message: `tools.0.function.parameters.0.0.0.0: nested more than ${MAX_JSON_DEPTH} levels deep`,
+      details: { field: "tools.0.function.parameters.0.0.0.0", max_depth: MAX_JSON_DEPTH },
+    });
+  });
+
+  it("names an object's keys on the way down", () => {
+    const deep: Record<string, unknown> = {};
+    let at = deep;
+    for (let i = 0; i < MAX_JSON_DEPTH + 5; i++) {
+      const next: Record<string, unknown> = {};
+      at[`k${i}`] = next;
+      at = next;
+    }
+    expect(tooDeepPath({ flat: "x", metadata: deep })?.slice(0, 3)).toEqual(["metadata", "k0", "k1"]);
+    expect(tooDeepPath({ metadata: deep })).toHaveLength(MAX_JSON_DEPTH);
+    expect(tooDeepPath({ metadata: { a: [1, "x", null, { b: {} }] } })).toBeNull();
+  });
+});
+
+describe("x-request-id", () => {
+  it("gives every response an id, errors included", async () => {
+    const ok = await postJson("/echo", "{}");
+    const notFound = await call("/v1/nothing-here");
+    const failed = await call("/sync-failure");
+    const ids = [ok, notFound, failed].map((r) => r.headers.get("x-request-id"));
+    for (const id of ids) expect(id).toMatch(/^req-[0-9a-f-]{36}$/);
+    expect(new Set(ids).size).toBe(3);
+  });
+
+  it("echoes a valid id the caller sent (the gateway's, on an internal service) and replaces an invalid one", async () => {
+    expect((await call("/budget", { headers: { "x-request-id": "gen-0123abcd" } })).headers.get("x-request-id")).toBe("gen-0123abcd");
+    const replaced = await call("/budget", { headers: { "x-request-id": "<script>" } });
+    expect(replaced.headers.get("x-request-id")).toMatch(/^req-/);
+  });
+
+  it("never takes the caller's id at the public edge", async () => {
+    const edge = createHttpApp({ log, requestIds: "issue" });
+    edge.get("/seen", (req, res) => {
+      res.json({ forwarded: req.headers["x-request-id"] });
+    });
+    const edgeServer = await listen(finishApp(edge, log), 0);
+    try {
+      const res = await fetch(`http://127.0.0.1:${edgeServer.port}/seen`, { headers: { "x-request-id": "gen-0123abcd" } });
+      const id = res.headers.get("x-request-id");
+      expect(id).toMatch(/^req-/);
+      // What the edge forwards onwards is its own id, not the caller's.
+      expect(((await res.json()) as { forwarded: string }).forwarded).toBe(id);
+    } finally {
+      await edgeServer.close();
+    }
   });
 });
 

@@ -259,6 +259,8 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     log: deps.log,
     ownBodyPaths: [MCP_PATH, ...CREDIT_OWN_BODY_PATHS],
     bodyLimits: { [COUNT_TOKENS_PATH]: MESSAGES_BODY_LIMIT },
+    // The public edge: a caller's own x-request-id is never taken (docs/decisions.md, "Request ids").
+    requestIds: "issue",
   });
   app.use(metrics.httpMiddleware());
   const drain = new Drain();

@@ -26,7 +26,7 @@ describe("healthIncrements", () => {
     ]);
   });
 
-  it("counts timeouts, broken connections and stream errors as failures, but not a caller's 4xx, a 3xx or a cancel", () => {
+  it("counts timeouts, broken connections and stream errors as failures, but not a caller's 4xx, a 3xx, a cancel or a request never sent", () => {
     const incs = healthIncrements(
       completed([
         { endpointId: "ep_timeout", status: "error", errorCode: "router.upstream_timeout" },
@@ -34,6 +34,8 @@ describe("healthIncrements", () => {
         { endpointId: "ep_stream", status: "error", httpStatus: 200, errorCode: "router.upstream_stream_error" },
         { endpointId: "ep_404", status: "error", httpStatus: 404, errorCode: "http_404" },
         { endpointId: "ep_unsupported", status: "error", errorCode: "router.unsupported_request" },
+        // The gateway could not build or send the request: the provider never saw it.
+        { endpointId: "ep_not_sent", status: "error", errorCode: "router.request_not_sent" },
       ]),
       NOW,
     );

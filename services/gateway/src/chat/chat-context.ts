@@ -51,6 +51,9 @@ export interface ChatContext<I extends IngressBase = IngressBase> {
   storedInput: Record<string, unknown>[];
 }
 
+/** A generation id (`gen-` and 128 random bits): a request's id from its first byte, `x-request-id` included. */
+export const newGenerationId = (): string => `gen-${randomId(16, "hex")}`;
+
 export function newChatContext<I extends IngressBase>(
   caller: Caller,
   headers: RouterHeaders,
@@ -60,9 +63,10 @@ export function newChatContext<I extends IngressBase>(
   ingress: I,
   echo: Record<string, unknown> | null = null,
   native: NativeBody | null = null,
+  id: string = newGenerationId(),
 ): ChatContext<I> {
   return {
-    id: `gen-${randomId(16, "hex")}`,
+    id,
     caller,
     ingress,
     echo,

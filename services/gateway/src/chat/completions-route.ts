@@ -1,7 +1,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { performance } from "node:perf_hooks";
 import { DomainError } from "@router/errors";
-import { jsonBodyParser, writeHttpError } from "@router/http-kit";
+import { jsonBodyParser, REQUEST_ID_HEADER, writeHttpError } from "@router/http-kit";
 import type { Caller } from "../auth/caller";
 import type { CascadeInput, Candidate } from "../dispatch/types";
 import { UpstreamDispatcher } from "../dispatch/upstream-dispatcher";
@@ -9,7 +9,7 @@ import type { DispatchCredential } from "../provider-keys/dispatch-credential";
 import { ChatAdmission, type Admitted } from "./admission";
 import { cascadeForBuiltinTools, droppedBuiltinTools, droppedToolsHeader } from "./builtin-tools";
 import { maxTokensHeader } from "./max-tokens-header";
-import { newChatContext, type ChatContext } from "./chat-context";
+import { newChatContext, newGenerationId, type ChatContext } from "./chat-context";
 import type { ChatDeps } from "./chat-deps";
 import { sendChatError } from "./error-response";
 import { Finishing } from "./finishing";
@@ -53,9 +53,12 @@ export function inferenceRoutes(deps: ChatDeps, ingresses: AnyIngress[]): Infere
       path: ingress.path,
       listener: (req, res) => {
         if (metrics) res.once("close", () => metrics.countHttp(ingress.path, "POST", res.statusCode));
+        // The generation id is the request id from the start: every answer carries it, errors included.
+        const id = newGenerationId();
+        res.setHeader(REQUEST_ID_HEADER, id);
         parseBody(req, res, (err) => {
           if (err) return writeHttpError(req, res, err, deps.log, ingress.errorBody);
-          chat.serve(req, res, ingress).catch((e: unknown) => writeHttpError(req, res, e, deps.log, ingress.errorBody));
+          chat.serve(req, res, ingress, id).catch((e: unknown) => writeHttpError(req, res, e, deps.log, ingress.errorBody));
         });
       },
     };
@@ -94,7 +97,7 @@ class ChatCompletions {
     this.embeddings = new EmbeddingsResponder(upstream, this.finishing);
   }
 
-  async serve(req: ParsedRequest, res: ServerResponse, ingress: AnyIngress): Promise<void> {
+  async serve(req: ParsedRequest, res: ServerResponse, ingress: AnyIngress, id: string): Promise<void> {
     const t0 = performance.now();
     // Listening from the start: a client gone during routing or admission is never dispatched.
     const abort = new AbortController();
@@ -113,7 +116,7 @@ class ChatCompletions {
     const now = this.deps.clock.now();
     if (ingress.kind === "embeddings") {
       const { request, options } = ingress.parse(req.body);
-      const ctx = newChatContext(caller, headers, request, now, t0, ingress);
+      const ctx = newChatContext(caller, headers, request, now, t0, ingress, null, null, id);
       const admitted = await this.admit(ctx, res, abort.signal);
       if (admitted) await this.embeddings.respond(ctx, options, admitted.input, admitted.extraHeaders, res);
       return;
@@ -121,7 +124,7 @@ class ChatCompletions {
     // Before parsing: what the organisation stored completes the body (Responses `previous_response_id`).
     const body = ingress.expand ? await ingress.expand(req.body, caller) : req.body;
     const { request, echo, native, builtinTools, toolNames, storedInput } = ingress.parse(body);
-    const ctx = newChatContext(caller, headers, request, now, t0, ingress, echo, native ?? null);
+    const ctx = newChatContext(caller, headers, request, now, t0, ingress, echo, native ?? null, id);
     if (builtinTools) ctx.builtinTools = builtinTools;
     if (toolNames) ctx.toolNames = toolNames;
     if (storedInput) ctx.storedInput = storedInput;

@@ -26,6 +26,8 @@ export function dispatchError(r: CascadeResult, cascadeModels: string[]): Domain
     attempts: r.attempts.length,
   };
   if (f.kind === "unsupported") return new DomainError("invalid_request", f.clientMessage, { status: 400, details });
+  // Router's own failure, not the provider's: no provider answered anything.
+  if (f.kind === "not_sent") return new DomainError("internal", f.recordMessage, { status: 500, details });
   // Retrying soon may work, and clients back off from an overload their own way (Claude Code on Anthropic's 529).
   if (f.kind === "http" && f.httpStatus === ANTHROPIC_OVERLOADED) return new DomainError(UPSTREAM_OVERLOADED, f.clientMessage, { status: 503, details });
   if (f.kind === "http") return new DomainError("upstream_error", f.clientMessage, { status: clientStatus(f.httpStatus), details });

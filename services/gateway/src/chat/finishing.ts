@@ -92,6 +92,7 @@ export class Finishing {
   beforeDispatch(ctx: ChatContext, err: unknown): DomainError {
     const domain = err instanceof DomainError ? err : new DomainError("internal", "internal error", { cause: err });
     if (!(err instanceof DomainError)) this.deps.log.error({ err, id: ctx.id }, "gateway.chat.failed");
+    else this.logUnavailable(ctx, domain, domain.message);
     const outcome = outcomeOf(ctx, {
       status: err instanceof Refused ? "refused" : "error",
       errorCode: domain.code,
@@ -112,8 +113,19 @@ export class Finishing {
       attempts: result.attempts,
       upstreamMs: result.upstreamMs,
     });
+    // The record's words, never the client's message: that one can carry the provider's own text.
+    if (!cancelled) this.logUnavailable(ctx, error, outcome.errorMessage);
     void this.finish(ctx, outcome, null);
     return { error, outcome };
+  }
+
+  /**
+   * Every 5xx the chat path answers is logged once, by its id (the response's `x-request-id`): a
+   * service Router depends on that failed (`routing_unavailable`), providers that all failed, a stop.
+   */
+  private logUnavailable(ctx: ChatContext, err: DomainError, reason: string | null): void {
+    if (err.status < 500) return;
+    this.deps.log.warn({ id: ctx.id, status: err.status, code: err.code, reason }, "gateway.chat.unavailable");
   }
 
   /** A bug inside dispatch: never a hang, never a lost hold. Answers the client's error. */

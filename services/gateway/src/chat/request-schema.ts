@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { invalid } from "@router/errors";
-import { parseInput } from "@router/http-kit";
+import { MAX_JSON_DEPTH, parseInput, tooDeepPath } from "@router/http-kit";
 import { providerPreferencesSchema, reasoningSchema, ROUTING_STABILITIES, samplingSettings, tokenCount } from "@router/request-settings";
 
 /**
@@ -57,18 +57,20 @@ const userContent = z.union([text, z.array(contentPart)], {
   error: "expected a string or an array of content parts (text, image_url, file, input_audio)",
 });
 
-/** A string that parses as JSON (tool-call arguments); shared by every ingress. */
-export const jsonText = z.string().refine(
-  (a) => {
-    try {
-      JSON.parse(a);
-      return true;
-    } catch {
-      return false;
-    }
-  },
-  { message: "expected a JSON text" },
-);
+/**
+ * A string that parses as JSON (tool-call arguments), nested no deeper than a body may be: providers
+ * that take the arguments as an object get them inside their body. Shared by every ingress.
+ */
+export const jsonText = z.string().superRefine((a, ctx) => {
+  let value: unknown;
+  try {
+    value = JSON.parse(a);
+  } catch {
+    ctx.addIssue({ code: "custom", message: "expected a JSON text" });
+    return;
+  }
+  if (tooDeepPath(value)) ctx.addIssue({ code: "custom", message: `nested more than ${MAX_JSON_DEPTH} levels deep` });
+});
 
 const toolCall = z.object({
   id: z.string().min(1),

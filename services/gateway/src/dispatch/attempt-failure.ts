@@ -18,6 +18,8 @@ export type FailureKind =
   | "bad_response"
   /** The request cannot be expressed for this provider. */
   | "unsupported"
+  /** Router could not build or send the request: the provider never saw it, so it says nothing of the endpoint. */
+  | "not_sent"
   /** The client went away. */
   | "cancelled";
 
@@ -28,6 +30,7 @@ const ROUTER_CODES: Record<Exclude<FailureKind, "http" | "stream_error" | "error
   stream_broken: "router.upstream_stream_broken",
   bad_response: "router.upstream_bad_response",
   unsupported: "router.unsupported_request",
+  not_sent: "router.request_not_sent",
   cancelled: "router.client_cancelled",
 };
 
@@ -101,7 +104,7 @@ export class AttemptFailure extends Error {
   /** Whether the failure says the endpoint is unhealthy (feeds its circuit breaker). */
   get countsAgainstEndpoint(): boolean {
     if (this.kind === "http") return (this.httpStatus ?? 0) >= 500;
-    return this.kind !== "unsupported" && this.kind !== "cancelled";
+    return this.kind !== "unsupported" && this.kind !== "not_sent" && this.kind !== "cancelled";
   }
 
   /** For records: names the provider, its status and code, never the provider's own text. */
@@ -127,6 +130,8 @@ export class AttemptFailure extends Error {
         return `${p} sent a response the router could not read${d ? ` (${d})` : ""}`;
       case "unsupported":
         return `the request cannot be expressed for ${p}${d ? `: ${d}` : ""}`;
+      case "not_sent":
+        return `the router could not send the request to ${p}${d ? ` (${d})` : ""}`;
       case "cancelled":
         return `the client closed the connection while ${p} was answering`;
     }
@@ -140,6 +145,17 @@ export class AttemptFailure extends Error {
 }
 
 const TIMEOUT_CODES = new Set(["UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT", "UND_ERR_CONNECT_TIMEOUT", "ETIMEDOUT"]);
+/** undici refusing the request before any byte left (an unusable header value or URL): Router's fault, not the endpoint's. */
+const NOT_SENT_CODES = new Set(["UND_ERR_INVALID_ARG", "ERR_INVALID_URL", "ERR_INVALID_CHAR", "ERR_INVALID_HTTP_TOKEN"]);
+
+/**
+ * A request body that could not be built (a serialisation or adapter error): only the error's name
+ * is kept, since its message could quote the request.
+ */
+export function notSent(err: unknown, providerSlug: string): AttemptFailure {
+  const name = err instanceof Error ? err.name : typeof err;
+  return new AttemptFailure("not_sent", providerSlug, { detail: name });
+}
 
 /** Classifies an error thrown by the HTTP client or while reading a body. */
 export function failureFromError(err: unknown, providerSlug: string, aborted: boolean, committed: boolean): AttemptFailure {
@@ -148,6 +164,7 @@ export function failureFromError(err: unknown, providerSlug: string, aborted: bo
   const e = err as { code?: unknown; name?: unknown; cause?: { code?: unknown } };
   const code = typeof e?.code === "string" ? e.code : typeof e?.cause?.code === "string" ? e.cause.code : null;
   if (committed) return new AttemptFailure("stream_broken", providerSlug, { detail: code });
+  if (code && NOT_SENT_CODES.has(code)) return new AttemptFailure("not_sent", providerSlug, { detail: code });
   if (code && TIMEOUT_CODES.has(code)) return new AttemptFailure("timeout", providerSlug, { detail: code });
   return new AttemptFailure("connection", providerSlug, { detail: code ?? (typeof e?.name === "string" ? e.name : null) });
 }

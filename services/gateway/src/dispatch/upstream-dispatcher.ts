@@ -15,7 +15,7 @@ import {
   type UpstreamTarget,
 } from "../providers/types";
 import { randomId } from "../random-tokens";
-import { AttemptFailure, failureFromError } from "./attempt-failure";
+import { AttemptFailure, failureFromError, notSent } from "./attempt-failure";
 import { CascadeWalk, type PlannedAttempt } from "./cascade-walk";
 import { BreakerOpen, EndpointBreakers, type BreakerOptions, type CircuitListener } from "./endpoint-breakers";
 import { StreamEventReader } from "./stream-reader";
@@ -107,7 +107,7 @@ export class UpstreamDispatcher {
       if (err instanceof UnsupportedRequest) {
         throw new AttemptFailure("unsupported", c.providerSlug, { detail: err.message });
       }
-      throw err;
+      throw notSent(err, c.providerSlug);
     }
   }
 
@@ -147,7 +147,13 @@ export class UpstreamDispatcher {
     // `prepare` left out every endpoint whose adapter has no embeddings API.
     const api = (p: PlannedAttempt): EmbeddingsAdapter => p.adapter.embeddings as EmbeddingsAdapter;
     const { answer, ...result } = await this.whole(input, true, {
-      build: (p) => api(p).buildRequest(request, this.target(p, input)),
+      build: (p) => {
+        try {
+          return api(p).buildRequest(request, this.target(p, input));
+        } catch (err) {
+          throw notSent(err, p.candidate.providerSlug);
+        }
+      },
       parse: (p, json) => api(p).parse(json, request.input.length),
     });
     return { ...result, embeddings: answer };

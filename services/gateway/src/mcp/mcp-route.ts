@@ -2,9 +2,11 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type * as McpServerModule from "@modelcontextprotocol/sdk/server/mcp.js";
 import type * as McpTransportModule from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import express, { Router, type Request, type Response } from "express";
+import { jsonDepthError } from "@router/http-kit";
 import type { Authenticate } from "../auth/authenticate";
 import {
   checkMessage,
+  INVALID_REQUEST,
   JsonRpcRefusal,
   jsonRpcError,
   NULL_ID_ANSWER,
@@ -82,6 +84,11 @@ export function mcpRoutes(deps: McpRouteDeps): Router {
         res.status(400).json(jsonRpcError(PARSE_ERROR, "the body is not JSON"));
         return;
       }
+    }
+    const tooDeep = jsonDepthError(parsed);
+    if (tooDeep) {
+      res.status(400).json(jsonRpcError(INVALID_REQUEST, tooDeep.message));
+      return;
     }
     let checked;
     try {

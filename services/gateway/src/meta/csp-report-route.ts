@@ -1,4 +1,5 @@
 import { invalid } from "@router/errors";
+import { jsonDepthError } from "@router/http-kit";
 import type { Logger } from "@router/logging";
 import express, { Router, type RequestHandler } from "express";
 import { z } from "zod";
@@ -81,6 +82,9 @@ export function cspReportRoute(deps: { log: Logger; publicLimit: RequestHandler 
       } catch {
         throw invalid("body", "is not JSON");
       }
+      // The app's parser checked the depth of a JSON body; this one arrived as text.
+      const tooDeep = jsonDepthError(parsed);
+      if (tooDeep) throw tooDeep;
     }
     const violations = violationsOf(parsed);
     for (const v of violations.slice(0, MAX_VIOLATIONS)) deps.log.warn({ csp: v }, "gateway.csp.violation");

@@ -4,13 +4,14 @@ import type { events } from "@router/proto";
 export type AttemptOutcome = "ok" | "failure" | "ignored";
 
 // Failures the gateway records that are about the request or the caller, not the endpoint.
-const NOT_THE_ENDPOINT = new Set(["router.unsupported_request", "router.client_cancelled"]);
+// `router.request_not_sent`: Router could not build or send the request, so the provider never saw it.
+const NOT_THE_ENDPOINT = new Set(["router.unsupported_request", "router.request_not_sent", "router.client_cancelled"]);
 
 /**
  * Mirrors what the gateway's per-endpoint circuit breakers count: 5xx answers, timeouts, broken
  * connections, empty or broken streams and unreadable answers are failures; a 3xx or 4xx (this caller's
- * request, credential or rate limit) and a cancelled or inexpressible request say nothing about the
- * endpoint. A stream that broke after content was sent is recorded as ok by the gateway and
+ * request, credential or rate limit) and a cancelled, inexpressible or unsent request say nothing about
+ * the endpoint. A stream that broke after content was sent is recorded as ok by the gateway and
  * counted ok here.
  */
 export function outcomeOf(attempt: events.UpstreamAttempt): AttemptOutcome {
