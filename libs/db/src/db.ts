@@ -7,6 +7,16 @@ export interface QueryOptions {
   prepare?: boolean;
 }
 
+export interface TxOptions {
+  /**
+   * `fn` has no effect outside the transaction (it publishes nothing, calls nothing, changes no
+   * state a second run would change again), so it may run again when the connection is lost before
+   * COMMIT is sent: Postgres has rolled the first run back. A loss during COMMIT is never retried
+   * (the first run may have committed). Without it, only a loss before `fn` starts is retried.
+   */
+  retryOnConnectionLoss?: boolean;
+}
+
 /** The query surface every service's store is written against: real Postgres or embedded PGlite. */
 export interface Queryable {
   query<R = Record<string, unknown>>(
@@ -19,8 +29,11 @@ export interface Queryable {
 export interface Db extends Queryable {
   /** The Postgres schema this service owns; its tables live there and nowhere else. */
   readonly schema: string;
-  /** Runs `fn` in one transaction; commits when it resolves, rolls back when it throws. */
-  tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` in one transaction; commits when it resolves, rolls back when it throws. A lost
+   * connection rejects with `ConnectionLostError` (see `TxOptions` for when it is retried first).
+   */
+  tx<T>(fn: (q: Queryable) => Promise<T>, opts?: TxOptions): Promise<T>;
   close(): Promise<void>;
   /** "postgres" or "pglite". */
   readonly engine: "postgres" | "pglite";

@@ -93,6 +93,7 @@ export class EmbeddedPostgres {
           await this.useSchema(schema);
           return run(sql, params);
         }),
+      // In-process, a session cannot lose its connection: `retryOnConnectionLoss` has nothing to retry.
       tx: (fn) =>
         this.serialise(async () => {
           await this.useSchema(schema);

@@ -1,6 +1,8 @@
 import { createHash } from "node:crypto";
 import { Pool, types as pgTypes, type PoolClient } from "pg";
 import Cursor from "pg-cursor";
+import { setTimeout as delay } from "node:timers/promises";
+import { ConnectionLostError, isConnectionLoss } from "./connection-loss";
 import { assertSchemaName, type Db, type Queryable, type QueryOptions } from "./db";
 
 // int8 (money, counts) comes back as bigint instead of a lossy string or number.
@@ -39,36 +41,43 @@ export function createPostgresDb(opts: PostgresOptions): Db {
     application_name: opts.applicationName ?? `router-${opts.schema}`,
     options: `-c search_path=${opts.schema},public`,
     types: typeParsers,
+    // A peer that vanished without closing (a network drop) is probed for after 10 s of silence
+    // rather than the operating system's two hours, so a dead idle connection is found and replaced.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
   });
   // An idle client that loses its connection must not crash the process; the pool replaces it.
   pool.on("error", () => undefined);
-  const run = async <R>(client: Pick<PoolClient, "query"> | Pool, sql: string, params?: unknown[], opts?: QueryOptions) => {
-    const r = opts?.prepare
-      ? await client.query({ name: statementName(sql), text: sql, values: params })
-      : await client.query(sql, params as unknown[]);
-    return { rows: r.rows as R[], rowCount: r.rowCount ?? 0 };
-  };
   return {
     schema: opts.schema,
     engine: "postgres",
-    query: (sql, params, opts) => run(pool, sql, params, opts),
-    async tx(fn) {
-      const client = await pool.connect();
-      let broken = false;
+    async query(sql, params, opts) {
       try {
-        await client.query("BEGIN");
-        const q: Queryable = { query: (sql, params, opts) => run(client, sql, params, opts) };
-        const out = await fn(q);
-        await client.query("COMMIT");
-        return out;
+        return await run(pool, sql, params, opts);
       } catch (err) {
-        // The caller's error is the one to report; a connection that cannot roll back is not reused.
-        await client.query("ROLLBACK").catch(() => {
-          broken = true;
-        });
-        throw err;
-      } finally {
-        client.release(broken);
+        // Outside a transaction a statement commits by itself: one lost under it may have.
+        throw isConnectionLoss(err) && !(err instanceof ConnectionLostError) ? new ConnectionLostError(true, err) : err;
+      }
+    },
+    async tx(fn, txOpts) {
+      let retries = 0;
+      let startedAgain = false;
+      for (;;) {
+        const progress = { started: false };
+        try {
+          return await transaction(pool, fn, progress);
+        } catch (err) {
+          if (!(err instanceof ConnectionLostError) || err.mayHaveCommitted) throw err;
+          // Postgres rolled the lost run back. Lost before `fn` started (a pooled connection that had
+          // died), there is nothing to repeat: once more at once. After, only when the caller said so.
+          if (!progress.started && !startedAgain) {
+            startedAgain = true;
+          } else if (txOpts?.retryOnConnectionLoss && retries < RETRY_PAUSES_MS.length) {
+            await delay(RETRY_PAUSES_MS[retries++]);
+          } else {
+            throw err;
+          }
+        }
       }
     },
     cursor: <R>(sql: string, params: unknown[], batchSize: number) => cursorBatches<R>(pool, sql, params, batchSize),
@@ -76,10 +85,83 @@ export function createPostgresDb(opts: PostgresOptions): Db {
   };
 }
 
+/** Pauses before each retry of a transaction whose connection was lost (`retryOnConnectionLoss`). */
+const RETRY_PAUSES_MS = [50, 250];
+
+const run = async <R>(client: Pick<PoolClient, "query"> | Pool, sql: string, params?: unknown[], opts?: QueryOptions) => {
+  const r = opts?.prepare
+    ? await client.query({ name: statementName(sql), text: sql, values: params })
+    : await client.query(sql, params as unknown[]);
+  return { rows: r.rows as R[], rowCount: r.rowCount ?? 0 };
+};
+
+/** A checked-out client's state: `lost` once its connection went, `discard` when it must not be reused. */
+interface Checkout {
+  lost: boolean;
+  discard: boolean;
+}
+
+/**
+ * Checks a client out. pg-pool takes its own `error` listener off a client while it is checked out,
+ * and a client whose connection goes (a terminated backend, a restart) emits `error` even when no
+ * statement is running: without a listener of ours, that is an uncaught exception. With it, the
+ * statement in flight, or the next one, rejects instead. `release` closes a lost or discarded
+ * client rather than giving it back to the pool.
+ */
+async function checkOut(pool: Pool): Promise<{ client: PoolClient; checkout: Checkout; release: () => void }> {
+  let client: PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (err) {
+    // Nothing was sent on a connection that did not open.
+    throw isConnectionLoss(err) ? new ConnectionLostError(false, err) : err;
+  }
+  const checkout: Checkout = { lost: false, discard: false };
+  const onError = () => {
+    checkout.lost = true;
+  };
+  client.on("error", onError);
+  return {
+    client,
+    checkout,
+    release: () => {
+      const lost = checkout.lost;
+      client.release(lost || checkout.discard);
+      // A lost client keeps the listener: it may still report the socket's close after the release.
+      if (!lost) client.removeListener("error", onError);
+    },
+  };
+}
+
+async function transaction<T>(pool: Pool, fn: (q: Queryable) => Promise<T>, progress: { started: boolean }): Promise<T> {
+  const { client, checkout, release } = await checkOut(pool);
+  let committing = false;
+  try {
+    await client.query("BEGIN");
+    progress.started = true;
+    const q: Queryable = { query: (sql, params, opts) => run(client, sql, params, opts) };
+    const out = await fn(q);
+    committing = true;
+    await client.query("COMMIT");
+    return out;
+  } catch (err) {
+    // The caller's error is the one to report; a connection that cannot roll back is not reused.
+    if (!checkout.lost) {
+      await client.query("ROLLBACK").catch(() => {
+        checkout.discard = true;
+      });
+    }
+    // A loss reported by a statement `fn` ran outside this transaction (through the pool) stays as it came.
+    if (err instanceof ConnectionLostError || !isConnectionLoss(err)) throw err;
+    throw new ConnectionLostError(committing, err);
+  } finally {
+    release();
+  }
+}
+
 async function* cursorBatches<R>(pool: Pool, sql: string, params: unknown[], batchSize: number): AsyncGenerator<R[]> {
   if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError("batchSize must be a whole number of at least 1");
-  const client = await pool.connect();
-  let broken = false;
+  const { client, checkout, release } = await checkOut(pool);
   try {
     // The pool's type parsers reach plain queries only; a cursor takes them itself.
     const cursor = client.query(new Cursor<R>(sql, params, { types: typeParsers }));
@@ -92,15 +174,17 @@ async function* cursorBatches<R>(pool: Pool, sql: string, params: unknown[], bat
     } finally {
       // Also reached when the reader stops early (a client that went away): the portal is closed
       // so the connection can be reused; one that cannot close it is dropped instead.
-      await cursor.close().catch(() => {
-        broken = true;
-      });
+      if (!checkout.lost) {
+        await cursor.close().catch(() => {
+          checkout.discard = true;
+        });
+      }
     }
   } catch (err) {
-    broken = true;
-    throw err;
+    checkout.discard = true;
+    throw isConnectionLoss(err) && !(err instanceof ConnectionLostError) ? new ConnectionLostError(true, err) : err;
   } finally {
-    client.release(broken);
+    release();
   }
 }
 

@@ -12,3 +12,4 @@ export * from "./browser";
 export * from "./https-receiver";
 export * from "./fake-stripe";
 export * from "./chromium";
+export * from "./tcp-proxy";
