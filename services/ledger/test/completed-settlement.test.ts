@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { events, ledger, TOPICS } from "@router/proto";
 import { waitFor } from "@router/testkit";
-import { keyCeiling, requestId, startTestLedger, USD, type TestLedger } from "./ledger-fixture";
+import { keyCeiling, requestId, startTestLedger, USD, workspaceId, type TestLedger } from "./ledger-fixture";
 
 /**
  * The ledger settles finished requests from `router.request.completed.v1` on the bus (the
@@ -110,7 +110,7 @@ describe("settlement from router.request.completed.v1", () => {
     expect(await recorded(id)).toBe(false);
   });
 
-  it("keeps a lease's counted spends reserved when it is released before their records arrive", async () => {
+  it("keeps a lease's counted spends reserved when it is released before their records arrive, and closes it with the last", async () => {
     const key = keyCeiling();
     const lease = await l.lease({ leaseId: `lease-${randomBytes(6).toString("hex")}`, orgId: "org_a", ceilings: [key], wantNanodollars: 100_000n });
     // The gateway counted 20 000 spent and released the lease; the record is still on its way.
@@ -126,10 +126,48 @@ describe("settlement from router.request.completed.v1", () => {
         )
       ).rows[0];
     await waitFor(async () => BigInt((await leaseRow())?.spent ?? 0) === 20_000n, { what: "the spend arrived" });
-    // Settled now, and nothing left reserved beyond what arrived.
+    // Settled now, and nothing left reserved beyond what arrived. Fully spent, the lease is closed:
+    // its expiry will not take it for a lost gateway's.
     expect(await l.used(key)).toBe(20_000n);
     expect(await counter(key)).toEqual({ settled: 20_000n, reserved: 0n });
-    expect(await leaseRow()).toMatchObject({ worst: 20_000n, spent: 20_000n, state: "held" });
+    expect(await leaseRow()).toMatchObject({ worst: 20_000n, spent: 20_000n, state: "released" });
+  });
+
+  it("closes a lease its gateway released only once every spend it counted has arrived, and never as lost", async () => {
+    const key = keyCeiling();
+    const lease = await l.lease({ leaseId: `lease-${randomBytes(6).toString("hex")}`, orgId: "org_a", ceilings: [key], wantNanodollars: 100_000n });
+    const [first, second] = [requestId(), requestId()];
+    // Two requests ran from it; the gateway counted both spends (12 000 + 8 000) and released it.
+    await l.closeHolds({
+      leaseCovers: [
+        {
+          holdId: lease.holdId,
+          inFlightNanodollars: 20_000n,
+          spentNanodollars: 0n,
+          running: [
+            { requestId: first, worstCaseNanodollars: 10_000n, startedAtMs: 1n },
+            { requestId: second, worstCaseNanodollars: 10_000n, startedAtMs: 1n },
+          ],
+        },
+      ],
+    });
+    await l.closeHolds({ releases: [{ holdId: lease.holdId, keepNanodollars: 0n, spentNanodollars: 20_000n }] });
+    await publish({ requestId: first, served: true, spendLeaseHoldId: lease.holdId, listCostNanodollars: 12_000n });
+    await waitFor(async () => recorded(first), { what: "the first spend" });
+    expect(await holdState(lease.holdId)).toBe("held");
+
+    await publish({ requestId: second, served: true, spendLeaseHoldId: lease.holdId, listCostNanodollars: 8_000n });
+    await waitFor(async () => (await holdState(lease.holdId)) === "released", { what: "the fully spent lease closed" });
+    expect(await counter(key)).toEqual({ settled: 20_000n, reserved: 0n });
+
+    l.clock.advance(TTL_MS);
+    const marker = await admit(keyCeiling());
+    l.clock.advance(TTL_MS);
+    // The sweep has passed once the marker hold expired: the lease was left as it was.
+    await waitFor(async () => (await holdState(marker.holdId)) === "expired", { what: "a sweep past the lease's expiry" });
+    expect(await holdState(lease.holdId)).toBe("released");
+    expect(published.filter((p) => p.settledByLedger && (p.requestId === first || p.requestId === second))).toEqual([]);
+    expect(await l.used(key)).toBe(20_000n);
   });
 });
 
@@ -152,6 +190,70 @@ describe("lost gateways", () => {
     expect(await l.used(key)).toBe(7_000n);
   });
 
+  it("records each request a lost lease last reported running whose record never came, charged its worst case", async () => {
+    const key = keyCeiling();
+    const ws = workspaceId();
+    const lease = await l.lease({
+      leaseId: `lease-${randomBytes(6).toString("hex")}`,
+      orgId: "org_a",
+      workspaceId: ws,
+      agent: "lease-bot",
+      ceilings: [key],
+      wantNanodollars: 100_000n,
+      isByok: true,
+    });
+    const [a, b, finished, unserved] = [requestId(), requestId(), requestId(), requestId()];
+    const startedAtMs = 1_763_460_000_000n;
+    // The gateway's last cover: four requests running. Two of them finished and their records are
+    // on the bus, but the gateway died before its next cover.
+    await l.closeHolds({
+      leaseCovers: [
+        {
+          holdId: lease.holdId,
+          inFlightNanodollars: 20_000n,
+          spentNanodollars: 0n,
+          running: [
+            { requestId: a, worstCaseNanodollars: 5_000n, startedAtMs },
+            { requestId: b, worstCaseNanodollars: 4_000n, startedAtMs: startedAtMs + 7n },
+            { requestId: finished, worstCaseNanodollars: 6_000n, startedAtMs },
+            { requestId: unserved, worstCaseNanodollars: 5_000n, startedAtMs },
+          ],
+        },
+      ],
+    });
+    await publish({ requestId: finished, workspaceId: ws, agent: "lease-bot", served: true, spendLeaseHoldId: lease.holdId, listCostNanodollars: 2_000n });
+    await publish({ requestId: unserved, workspaceId: ws, agent: "lease-bot", served: false, spendLeaseHoldId: lease.holdId, status: "error" });
+    await waitFor(async () => (await recorded(finished)) && (await recorded(unserved)), { what: "the two records" });
+    l.clock.advance(TTL_MS);
+
+    await waitFor(async () => (await holdState(lease.holdId)) === "expired", { what: "the lease expired" });
+    const lostA = await waitFor(() => published.find((p) => p.requestId === a && p.settledByLedger), { what: "a's record" });
+    const lostB = await waitFor(() => published.find((p) => p.requestId === b && p.settledByLedger), { what: "b's record" });
+    const lostRecord = { orgId: "org_a", workspaceId: ws, agent: "lease-bot", status: "error", errorCode: "router.gateway_lost", served: true, isByok: true };
+    expect(lostA).toMatchObject({ ...lostRecord, listCostNanodollars: 5_000n, createdAtMs: startedAtMs });
+    expect(lostB).toMatchObject({ ...lostRecord, listCostNanodollars: 4_000n, createdAtMs: startedAtMs + 7n });
+    expect(published.filter((p) => p.settledByLedger && (p.requestId === finished || p.requestId === unserved))).toEqual([]);
+    // Usage is exactly what the records say: 2 000 spent, 5 000 and 4 000 lost.
+    expect(await l.used(key)).toBe(2_000n + 5_000n + 4_000n);
+    await waitFor(async () => (await recorded(a)) && (await recorded(b)), { what: "the lost requests recorded" });
+    const days = await l.db.query<{ requests: string; spend: string }>(
+      "SELECT sum(requests)::text AS requests, sum(list_spend_nanodollars)::text AS spend FROM usage_days WHERE workspace_id = $1",
+      [ws],
+    );
+    expect(days.rows[0]).toEqual({ requests: "4", spend: String(2_000n + 5_000n + 4_000n) });
+
+    // A's own record arrives late (it was in the gateway's outbox): its cost replaces the charge.
+    await publish({ requestId: a, workspaceId: ws, agent: "lease-bot", served: true, spendLeaseHoldId: lease.holdId, listCostNanodollars: 1_000n });
+    await waitFor(async () => (await l.used(key)) === 2_000n + 1_000n + 4_000n, { what: "the late record's cost" });
+    expect(await counter(key)).toEqual({ settled: 7_000n, reserved: 0n });
+  });
+
+  it("refuses a lease cover naming a running request without its id", async () => {
+    await expect(
+      l.closeHolds({ leaseCovers: [{ holdId: "hold_x", inFlightNanodollars: 1n, running: [{ requestId: "", worstCaseNanodollars: 1n, startedAtMs: 0n }] }] }),
+    ).rejects.toMatchObject({ code: "invalid_request", message: "lease_covers[0].running[0].request_id: is required" });
+  });
+
   it("charges an unrenewed lease the worst case of the requests it last reported running", async () => {
     const key = keyCeiling();
     const lease = await l.lease({ leaseId: `lease-${randomBytes(6).toString("hex")}`, orgId: "org_a", ceilings: [key], wantNanodollars: 100_000n });
@@ -159,6 +261,7 @@ describe("lost gateways", () => {
     l.clock.advance(TTL_MS);
 
     await waitFor(async () => (await holdState(lease.holdId)) === "expired", { what: "the lease expired" });
+    // A gateway of the previous release names no request: the charge alone is recorded.
     expect(await l.used(key)).toBe(15_000n);
   });
 });

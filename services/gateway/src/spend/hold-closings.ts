@@ -32,7 +32,7 @@ export interface HoldClosingBatch {
   /** Turns of runs running here that have no hold of their own (a lease admitted them), by request id. */
   renewTurnRequestIds: string[];
   /** What this gateway's leases cover now. */
-  leaseCovers: Array<{ holdId: string; inFlightNanodollars: Nanodollars; spentNanodollars: Nanodollars }>;
+  leaseCovers: Array<{ holdId: string; inFlightNanodollars: Nanodollars; spentNanodollars: Nanodollars; running: ledger.LeasedRequest[] }>;
 }
 
 export interface HoldClosingsOptions {
@@ -61,6 +61,20 @@ type Closing =
 
 const MAX_RETRY_MS = 10_000;
 
+/** A request running from a lease. */
+export interface RunningRequest {
+  worstCase: Nanodollars;
+  startedAtMs: number;
+}
+
+interface Cover {
+  inFlight: Nanodollars;
+  spent: Nanodollars;
+  running: ReadonlyMap<string, RunningRequest>;
+}
+
+const NONE_RUNNING: ReadonlyMap<string, RunningRequest> = new Map();
+
 /**
  * Settlements, releases and lease spends on their way to the ledger, off the response path. What finishes within
  * `batchMs` leaves in one CloseHolds call, one call at a time. A batch the ledger could not take
@@ -86,7 +100,7 @@ export class HoldClosings {
   private readonly renewal: NodeJS.Timeout;
   private readonly recallListeners: Array<(holdIds: string[]) => void> = [];
   /** The latest cover of each lease, sent with the next call. */
-  private covers = new Map<string, { inFlight: Nanodollars; spent: Nanodollars }>();
+  private covers = new Map<string, Cover>();
 
   constructor(private readonly opts: HoldClosingsOptions) {
     this.batchMs = opts.batchMs ?? 50;
@@ -125,9 +139,12 @@ export class HoldClosings {
     this.runningTurns.delete(requestId);
   }
 
-  /** What a lease covers now (its running requests' worst case, its requests' spends as counted here). */
-  cover(holdId: string, inFlight: Nanodollars, spent: Nanodollars): void {
-    this.covers.set(holdId, { inFlight, spent });
+  /**
+   * What a lease covers now: its running requests' worst case, its requests' spends as counted here,
+   * and its running requests (read when the call leaves, not copied per request).
+   */
+  cover(holdId: string, inFlight: Nanodollars, spent: Nanodollars, running: ReadonlyMap<string, RunningRequest> = NONE_RUNNING): void {
+    this.covers.set(holdId, { inFlight, spent, running });
     this.schedule(this.failures > 0 ? this.backoffMs() : this.batchMs);
   }
 
@@ -243,7 +260,7 @@ export class HoldClosings {
   private async send(
     batch: Closing[],
     renew: string[] = [],
-    covers: Map<string, { inFlight: Nanodollars; spent: Nanodollars }> = new Map(),
+    covers: Map<string, Cover> = new Map(),
     renewTurns: string[] = [],
   ): Promise<void> {
     // Within a batch the ledger applies spends before releases, as they were queued: a lease's
@@ -254,7 +271,12 @@ export class HoldClosings {
       spends: [],
       renewHoldIds: renew,
       renewTurnRequestIds: renewTurns,
-      leaseCovers: [...covers].map(([holdId, c]) => ({ holdId, inFlightNanodollars: c.inFlight, spentNanodollars: c.spent })),
+      leaseCovers: [...covers].map(([holdId, c]) => ({
+        holdId,
+        inFlightNanodollars: c.inFlight,
+        spentNanodollars: c.spent,
+        running: [...c.running].map(([requestId, r]) => ({ requestId, worstCaseNanodollars: r.worstCase, startedAtMs: BigInt(r.startedAtMs) })),
+      })),
     };
     for (const c of batch) {
       switch (c.kind) {

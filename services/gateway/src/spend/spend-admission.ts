@@ -76,7 +76,7 @@ export class SpendAdmission {
     // A lease reserves on the key's ceilings and on every budget the ledger finds counting; with no
     // key ceiling it is asked for only where this gateway knows of a budget.
     const leasable = (!onlyBudgets || (budgeted && this.budgets !== undefined)) && SpendLeases.serves(ceilings);
-    const ticket = this.leases && leasable && !req.checkOnly ? await this.leases.admit({ ...scope, ceilings }, req.worstCase) : null;
+    const ticket = this.leases && leasable && !req.checkOnly ? await this.leases.admit({ ...scope, ceilings }, req.worstCase, req.requestId) : null;
     if (ticket && !turn) return { admitted: true, holdId: "", lease: ticket, warning: "" };
     const admission = await this.ledger
       .admit({

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Logger } from "@router/logging";
 import type { Clock, Nanodollars } from "@router/money";
 import { ledger } from "@router/proto";
-import type { HoldClosings } from "./hold-closings";
+import type { HoldClosings, RunningRequest } from "./hold-closings";
 
 export interface SpendLeasesOptions {
   /** The ledger's Lease call. */
@@ -49,6 +49,7 @@ export interface LeaseScope {
 /** A request admitted from a lease; hand it back to `finish` once the request is over. */
 export interface LeaseTicket {
   readonly lease: Lease;
+  readonly requestId: string;
   readonly worstCase: Nanodollars;
 }
 
@@ -59,6 +60,11 @@ interface Lease {
   spent: Nanodollars;
   /** Worst case of this lease's requests still running. */
   inFlight: Nanodollars;
+  /**
+   * Those requests, by id: sent with the lease's cover, so that if this gateway is lost the ledger
+   * records each of them (charged its worst case) when the lease expires.
+   */
+  running: Map<string, RunningRequest>;
   /** Past this, a request that it admits also asks for the next lease: halfway through its use. */
   renewAtMs: number;
   useUntilMs: number;
@@ -116,8 +122,8 @@ export class SpendLeases {
     return ceilings.every((c) => c.mode !== ledger.LimitMode.LIMIT_MODE_SOFT);
   }
 
-  /** Admits a request from a lease, or answers null: then `Admit` must decide. */
-  async admit(scope: LeaseScope, worstCase: Nanodollars): Promise<LeaseTicket | null> {
+  /** Admits a request (its generation id) from a lease, or answers null: then `Admit` must decide. */
+  async admit(scope: LeaseScope, worstCase: Nanodollars, requestId: string): Promise<LeaseTicket | null> {
     const key = scopeKey(scope);
     let book = this.books.get(key);
     if (!book) {
@@ -128,7 +134,7 @@ export class SpendLeases {
     book.lastUsedMs = now;
     const current = this.usable(book, now);
     if (current && fits(current, worstCase)) {
-      const ticket = this.take(current, worstCase);
+      const ticket = this.take(current, worstCase, requestId);
       // Ask for the next lease while this one still admits (half spent, or half its time gone), so
       // under steady traffic no request waits for one. Not awaited: `ask` never rejects (a failed
       // call is logged and answers null).
@@ -138,7 +144,7 @@ export class SpendLeases {
     if (now < book.quietUntilMs || this.closed) return null;
     const next = await (book.asking ?? this.ask(book, scope, worstCase));
     const lease = next && this.usable(book, this.nowMs()) === next ? next : null;
-    return lease && fits(lease, worstCase) ? this.take(lease, worstCase) : null;
+    return lease && fits(lease, worstCase) ? this.take(lease, worstCase, requestId) : null;
   }
 
   /**
@@ -149,8 +155,9 @@ export class SpendLeases {
   finish(ticket: LeaseTicket, cost: { list: Nanodollars } | null): void {
     const { lease } = ticket;
     lease.inFlight -= ticket.worstCase;
+    lease.running.delete(ticket.requestId);
     if (cost) lease.spent += cost.list;
-    if (!lease.retired) this.opts.closings.cover(lease.holdId, lease.inFlight, lease.spent);
+    if (!lease.retired) this.opts.closings.cover(lease.holdId, lease.inFlight, lease.spent, lease.running);
     else if (lease.inFlight <= 0n) this.end(lease);
   }
 
@@ -181,11 +188,12 @@ export class SpendLeases {
     this.books.clear();
   }
 
-  private take(lease: Lease, worstCase: Nanodollars): LeaseTicket {
+  private take(lease: Lease, worstCase: Nanodollars, requestId: string): LeaseTicket {
     lease.inFlight += worstCase;
-    this.opts.closings.cover(lease.holdId, lease.inFlight, lease.spent);
+    lease.running.set(requestId, { worstCase, startedAtMs: this.nowMs() });
+    this.opts.closings.cover(lease.holdId, lease.inFlight, lease.spent, lease.running);
     this.opts.onLeaseAdmission?.();
-    return { lease, worstCase };
+    return { lease, requestId, worstCase };
   }
 
   /** The book's current lease if it may still admit; an outlived one is retired on the way. */
@@ -229,6 +237,7 @@ export class SpendLeases {
             amount: granted.amountNanodollars,
             spent: 0n,
             inFlight: 0n,
+            running: new Map(),
             renewAtMs: now + (useUntilMs - now) / 2,
             useUntilMs,
             retired: false,
@@ -261,6 +270,8 @@ export class SpendLeases {
   private retire(lease: Lease): void {
     if (lease.retired) return;
     lease.retired = true;
+    // A retired lease reports no more covers: the ledger keeps the last list of its running
+    // requests, and ignores those whose records arrive.
     if (lease.inFlight > 0n) this.opts.closings.trim(lease.holdId, lease.inFlight, lease.spent);
     else this.end(lease);
   }

@@ -11,17 +11,24 @@
 --   p_list_costs[i]. Recorded once per p_request_ids[i] (a repeat is 'already_closed'). The cost is
 --   settled whatever the hold's state, since the spend happened even after the lease was released
 --   or expired; while the lease is held, it also comes off the reservation, but never more than the
---   lease still reserves, so other holds' reservations on the row stay whole. The state stays.
+--   lease still reserves, so other holds' reservations on the row stay whole. The state stays,
+--   except for a lease its gateway is done with (gateway_done): the spend that completes what the
+--   gateway counted (covered_spent) releases the rest and closes it ('released'). A request that the
+--   lease's expiry charged as lost (lease_spends.lost) has that charge replaced by its actual cost.
 -- - 'released' with p_keeps[i] > 0 on a held hold (a trim): the hold keeps reserving that much (the
 --   worst case of the gateway's requests still in flight) plus the spends the gateway counted
 --   (p_spent[i]) that have not arrived yet, releases the rest, stays 'held' and expires at
 --   p_expires_at[i] when given. A lease's final release (keep 0) whose counted spends have not all
 --   arrived is such a trim too: they stay reserved until they arrive or the lease expires, so the
---   ceiling never dips between the release and the records. Otherwise NULL or 0 releases the whole
+--   ceiling never dips between the release and the records; the lease is marked gateway_done and
+--   lists no running request. Otherwise NULL or 0 releases the whole
 --   remaining reservation.
 -- - 'expired': the hold's gateway stopped renewing it (it is gone): its reservation is released and
 --   what it covered is charged as spent (its list cost): an ordinary hold its worst case, a lease
---   the worst case of the requests it last reported running. Unless a trim or a renewal has moved
+--   the worst case of the requests it last reported running: each of them (covered_requests) whose
+--   record has not arrived (recorded_requests, lease_spends) gets a lease_spends row with lost = true
+--   and its worst case, for the sweep to publish its record; a lease whose gateway listed none (the
+--   previous release) is charged its covered in-flight amount. Unless a trim or a renewal has moved
 --   its expiry past p_closed_at[i] since the sweep listed it (then it is left alone, answered
 --   'already_closed').
 -- - 'settled': releases a held hold and adds the actual list cost; a hold that expired can still be
@@ -68,6 +75,11 @@ DECLARE
   v_spent bigint;
   v_charged bigint;
   v_in_flight bigint;
+  v_covered jsonb;
+  v_covered_spent bigint;
+  v_gateway_done boolean;
+  v_lost boolean;
+  v_lost_charge bigint;
   v_unreserve bigint;
   v_settle bigint;
   -- What the batch does to each counter row line by line: [{subject_kind, ..., unreserve, settle}].
@@ -84,8 +96,10 @@ BEGIN
   FOR i IN 1 .. coalesce(array_length(p_hold_ids, 1), 0) LOOP
     item := i;
     SELECT h.state, h.lines, h.is_lease, h.expires_at, greatest(h.worst_case_nanodollars - h.spent_nanodollars, 0),
-           h.org_id, h.request_id, h.spent_nanodollars, coalesce(h.list_cost_nanodollars, 0), h.covered_in_flight_nanodollars
-    INTO v_state, v_lines, v_is_lease, v_expires_at, v_remaining, v_org_id, v_request_id, v_spent, v_charged, v_in_flight
+           h.org_id, h.request_id, h.spent_nanodollars, coalesce(h.list_cost_nanodollars, 0), h.covered_in_flight_nanodollars,
+           h.covered_requests, h.covered_spent_nanodollars, h.gateway_done
+    INTO v_state, v_lines, v_is_lease, v_expires_at, v_remaining, v_org_id, v_request_id, v_spent, v_charged, v_in_flight,
+         v_covered, v_covered_spent, v_gateway_done
     FROM holds h
     WHERE h.hold_id = p_hold_ids[i];
     IF NOT FOUND OR (p_to_states[i] = 'spent' AND NOT v_is_lease) THEN
@@ -97,21 +111,45 @@ BEGIN
     v_settle := 0;
 
     IF p_to_states[i] = 'spent' THEN
-      INSERT INTO lease_spends (request_id, hold_id, list_cost_nanodollars, billed_cost_nanodollars, spent_at)
-      VALUES (p_request_ids[i], p_hold_ids[i], p_list_costs[i], p_billed_costs[i], p_closed_at[i])
-      ON CONFLICT (request_id) DO NOTHING;
-      IF NOT FOUND THEN
+      SELECT ls.lost, ls.list_cost_nanodollars INTO v_lost, v_lost_charge
+      FROM lease_spends ls WHERE ls.request_id = p_request_ids[i];
+      IF FOUND AND NOT v_lost THEN
         outcome := 'already_closed';
         RETURN NEXT;
         CONTINUE;
       END IF;
-      IF v_state = 'held' THEN
-        v_unreserve := least(p_list_costs[i], v_remaining);
+      IF FOUND THEN
+        -- Charged as lost when its lease expired: the actual cost replaces the worst case.
+        UPDATE lease_spends ls
+        SET list_cost_nanodollars = p_list_costs[i], billed_cost_nanodollars = p_billed_costs[i],
+            spent_at = p_closed_at[i], lost = false
+        WHERE ls.request_id = p_request_ids[i];
+        v_settle := p_list_costs[i] - v_lost_charge;
+      ELSE
+        INSERT INTO lease_spends (request_id, hold_id, list_cost_nanodollars, billed_cost_nanodollars, spent_at)
+        VALUES (p_request_ids[i], p_hold_ids[i], p_list_costs[i], p_billed_costs[i], p_closed_at[i])
+        ON CONFLICT (request_id) DO NOTHING;
+        IF NOT FOUND THEN
+          outcome := 'already_closed';
+          RETURN NEXT;
+          CONTINUE;
+        END IF;
+        v_settle := p_list_costs[i];
+        IF v_state = 'held' AND v_gateway_done AND v_spent + p_list_costs[i] >= v_covered_spent THEN
+          -- The last spend its gateway counted: the lease is fully spent and closes.
+          v_unreserve := v_remaining;
+          UPDATE holds h
+          SET spent_nanodollars = h.spent_nanodollars + p_list_costs[i], state = 'released', closed_at = p_closed_at[i]
+          WHERE h.hold_id = p_hold_ids[i];
+        ELSE
+          IF v_state = 'held' THEN
+            v_unreserve := least(p_list_costs[i], v_remaining);
+          END IF;
+          UPDATE holds h
+          SET spent_nanodollars = h.spent_nanodollars + p_list_costs[i]
+          WHERE h.hold_id = p_hold_ids[i];
+        END IF;
       END IF;
-      v_settle := p_list_costs[i];
-      UPDATE holds h
-      SET spent_nanodollars = h.spent_nanodollars + p_list_costs[i]
-      WHERE h.hold_id = p_hold_ids[i];
 
     ELSIF p_to_states[i] = 'released' AND v_state = 'held'
           AND (coalesce(p_keeps[i], 0) > 0 OR (v_is_lease AND coalesce(p_spent[i], 0) > v_spent)) THEN
@@ -120,16 +158,34 @@ BEGIN
       SET worst_case_nanodollars = h.worst_case_nanodollars - v_unreserve,
           expires_at = coalesce(p_expires_at[i], h.expires_at),
           covered_in_flight_nanodollars = p_keeps[i],
-          covered_spent_nanodollars = greatest(h.covered_spent_nanodollars, coalesce(p_spent[i], 0))
+          covered_spent_nanodollars = greatest(h.covered_spent_nanodollars, coalesce(p_spent[i], 0)),
+          -- Keep 0: the gateway's final release, waiting only for spends on their way.
+          gateway_done = h.gateway_done OR coalesce(p_keeps[i], 0) = 0,
+          covered_requests = CASE WHEN coalesce(p_keeps[i], 0) = 0 THEN '{}'::jsonb ELSE h.covered_requests END
       WHERE h.hold_id = p_hold_ids[i];
 
     ELSIF v_state = 'held' AND NOT (p_to_states[i] = 'expired' AND v_expires_at > p_closed_at[i]) THEN
       v_unreserve := v_remaining;
       IF p_to_states[i] = 'settled' THEN
         v_settle := p_list_costs[i];
-      ELSIF p_to_states[i] = 'expired' THEN
+      ELSIF p_to_states[i] = 'expired' AND NOT v_is_lease THEN
         -- Lost with its gateway: what it covered is spend, not free.
-        v_settle := CASE WHEN v_is_lease THEN least(v_in_flight, v_remaining) ELSE v_remaining END;
+        v_settle := v_remaining;
+      ELSIF p_to_states[i] = 'expired' AND v_covered = '{}'::jsonb THEN
+        v_settle := least(v_in_flight, v_remaining);
+      ELSIF p_to_states[i] = 'expired' THEN
+        -- Each running request whose record has not arrived is lost with the gateway: charged its
+        -- worst case, once (a spend already recorded for it wins).
+        WITH lost AS (
+          INSERT INTO lease_spends (request_id, hold_id, list_cost_nanodollars, billed_cost_nanodollars, spent_at, lost)
+          SELECT r.key, p_hold_ids[i], (r.value->>'worst_case')::bigint, 0, p_closed_at[i], true
+          FROM jsonb_each(v_covered) AS r
+          WHERE NOT EXISTS (SELECT 1 FROM recorded_requests rr WHERE rr.request_id = r.key)
+          ORDER BY r.key
+          ON CONFLICT (request_id) DO NOTHING
+          RETURNING list_cost_nanodollars
+        )
+        SELECT coalesce(sum(l.list_cost_nanodollars), 0)::bigint INTO v_settle FROM lost l;
       END IF;
       UPDATE holds h
       SET state = p_to_states[i],

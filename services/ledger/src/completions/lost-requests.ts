@@ -42,6 +42,7 @@ export function lostRequestPublisher(bus: EventBus, log: Logger): (requests: Los
           .catch((err: unknown) => log.error({ err, requestId: r.requestId }, "ledger.lost_request.publish_failed")),
       ),
     );
-    log.warn({ requests: requests.length }, "ledger.holds.gateway_lost");
+    const charged = requests.reduce((sum, r) => sum + r.charged, 0n);
+    log.warn({ requests: requests.length, chargedNanodollars: charged.toString() }, "ledger.holds.gateway_lost");
   };
 }

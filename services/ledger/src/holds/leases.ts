@@ -68,6 +68,8 @@ export async function grantLease(input: LeaseInput, deps: LeaseDeps): Promise<Le
     holdId: `hold_${randomBytes(16).toString("base64url")}`,
     leaseId: input.leaseId,
     orgId: input.orgId,
+    workspaceId: input.workspaceId,
+    agent: input.agent,
     isByok: input.isByok,
     createdAt: now,
     expiresAt: new Date(now.getTime() + deps.leaseTtlMs),

@@ -122,6 +122,10 @@ export function ledgerService(deps: LedgerServiceDeps): ledger.LedgerServiceServ
         required(c.holdId, `lease_covers[${i}].hold_id`);
         nonNegative(c.inFlightNanodollars, `lease_covers[${i}].in_flight_nanodollars`);
         nonNegative(c.spentNanodollars, `lease_covers[${i}].spent_nanodollars`);
+        c.running.forEach((r, j) => {
+          required(r.requestId, `lease_covers[${i}].running[${j}].request_id`);
+          nonNegative(r.worstCaseNanodollars, `lease_covers[${i}].running[${j}].worst_case_nanodollars`);
+        });
       });
       const answered = deps.metrics?.startClosing();
       const [, , recalled] = await Promise.all([
@@ -130,7 +134,18 @@ export function ledgerService(deps: LedgerServiceDeps): ledger.LedgerServiceServ
           new Date(deps.clock.now().getTime() + deps.holdTtlMs),
           req.renewTurnRequestIds.filter((id) => id !== ""),
         ),
-        deps.store.cover(req.leaseCovers.map((c) => ({ holdId: c.holdId, inFlight: c.inFlightNanodollars, spent: c.spentNanodollars }))),
+        deps.store.cover(
+          req.leaseCovers.map((c) => ({
+            holdId: c.holdId,
+            inFlight: c.inFlightNanodollars,
+            spent: c.spentNanodollars,
+            running: c.running.map((r) => ({
+              requestId: r.requestId,
+              worstCase: r.worstCaseNanodollars,
+              startedAt: new Date(Number(r.startedAtMs)),
+            })),
+          })),
+        ),
         // The gateway's leases in use that a waiting Admit wants back.
         deps.store.recalledAmong([...new Set([...req.renewHoldIds, ...req.leaseCovers.map((c) => c.holdId)])].filter((id) => id !== "")),
       ]);

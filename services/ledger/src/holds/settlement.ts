@@ -159,7 +159,8 @@ const SWEEP_BATCH = 200;
  * Ends every hold past its expiry (by the injected clock). A live gateway renews the holds of its
  * running requests, so an expired hold's gateway is gone: its reservation is released and what it
  * covered is charged (close_holds 'expired'), and each lost request's record is published
- * (`lost`) so it shows as failed with `router.gateway_lost`. Returns how many holds it expired.
+ * (`lost`) so it shows as failed with `router.gateway_lost`: a hold's request, and each request a
+ * lease's gateway last reported running whose record had not arrived. Returns how many holds it expired.
  */
 export async function expireHolds(deps: SweepDeps): Promise<number> {
   let expired = 0;
@@ -172,10 +173,20 @@ export async function expireHolds(deps: SweepDeps): Promise<number> {
     const lost = holds.filter((h, i) => outcomes[i] === "closed");
     expired += lost.length;
     if (deps.lost && lost.length > 0) {
-      // Leases have no request of their own: only their charge is recorded.
-      const requests = lost.filter((h) => !h.isLease);
-      const charged = await deps.store.chargedOf(requests.map((h) => h.holdId));
-      await deps.lost(requests.map((h) => ({ ...h, charged: charged.get(h.holdId) ?? 0n })), now);
+      const holdsLost = lost.filter((h) => !h.isLease);
+      const leases = new Map(lost.filter((h) => h.isLease).map((h) => [h.holdId, h]));
+      const [charged, leased] = await Promise.all([
+        deps.store.chargedOf(holdsLost.map((h) => h.holdId)),
+        deps.store.lostLeasedRequests([...leases.keys()]),
+      ]);
+      const requests: LostRequest[] = holdsLost.map((h) => ({ ...h, charged: charged.get(h.holdId) ?? 0n }));
+      for (const r of leased) {
+        const lease = leases.get(r.holdId);
+        if (lease) requests.push({ ...lease, isLease: false, requestId: r.requestId, createdAt: r.startedAt, charged: r.charged });
+      }
+      // A lease whose requests had all been recorded (fully spent, its records slower than its
+      // release) lost nothing: no record, no warning.
+      if (requests.length > 0) await deps.lost(requests, now);
     }
     if (holds.length < SWEEP_BATCH) return expired;
   }

@@ -105,6 +105,24 @@ export interface LeaseCover {
   holdId: string;
   inFlight: Nanodollars;
   spent: Nanodollars;
+  /** Its running requests (empty from a gateway of the previous release). */
+  running: LeasedRequest[];
+}
+
+/** A request admitted from a lease and running on its gateway. */
+export interface LeasedRequest {
+  requestId: string;
+  worstCase: Nanodollars;
+  startedAt: Date;
+}
+
+/** A request admitted from a lease whose gateway was lost: its lease expired before its record came. */
+export interface LostLeasedRequest {
+  requestId: string;
+  holdId: string;
+  /** Its worst case. */
+  charged: Nanodollars;
+  startedAt: Date;
 }
 
 /** A lease to place: a hold reserving `amount`, decided once its counter rows are locked. */
@@ -112,6 +130,9 @@ export interface NewLease {
   holdId: string;
   leaseId: string;
   orgId: string;
+  /** The requests' workspace and agent ('' for none): a lost request is recorded with them. */
+  workspaceId: string;
+  agent: string;
   isByok: boolean;
   createdAt: Date;
   expiresAt: Date;
@@ -194,8 +215,9 @@ export class HoldStore {
         const lines: HoldLine[] = ceilings.map((c) => ({ ...c, amount }));
         const inserted = await q.query(
           `INSERT INTO holds
-             (hold_id, request_id, org_id, worst_case_nanodollars, is_byok, is_lease, lines, created_at, expires_at)
-           VALUES ($1, $2, $3, $4::bigint, $5, true, $6::jsonb, $7::timestamptz, $8::timestamptz)
+             (hold_id, request_id, org_id, worst_case_nanodollars, is_byok, is_lease, lines, created_at, expires_at,
+              workspace_id, agent)
+           VALUES ($1, $2, $3, $4::bigint, $5, true, $6::jsonb, $7::timestamptz, $8::timestamptz, $9, $10)
            ON CONFLICT (request_id) DO NOTHING`,
           [
             lease.holdId,
@@ -206,6 +228,8 @@ export class HoldStore {
             JSON.stringify(lines.map(storedLine)),
             lease.createdAt.toISOString(),
             lease.expiresAt.toISOString(),
+            lease.workspaceId,
+            lease.agent,
           ],
         );
         // The reservation just made has no hold to release it, so it is undone.
@@ -475,17 +499,49 @@ export class HoldStore {
     return r.rows[0]?.lines.map(holdLine);
   }
 
-  /** Records what open leases cover as their gateway reports it (usage reads, a lost lease's charge). */
+  /**
+   * Records what open leases cover as their gateway reports it (usage reads; a lost lease's charge
+   * and the records of its lost requests).
+   */
   async cover(covers: LeaseCover[]): Promise<void> {
     if (covers.length === 0) return;
     await this.db.query(
       `UPDATE holds h
        SET covered_in_flight_nanodollars = c.in_flight,
-           covered_spent_nanodollars = greatest(h.covered_spent_nanodollars, c.spent)
-       FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS c (hold_id, in_flight, spent)
+           covered_spent_nanodollars = greatest(h.covered_spent_nanodollars, c.spent),
+           covered_requests = c.running
+       FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::jsonb[]) AS c (hold_id, in_flight, spent, running)
        WHERE h.hold_id = c.hold_id AND h.is_lease AND h.state = 'held'`,
-      [covers.map((c) => c.holdId), covers.map((c) => c.inFlight.toString()), covers.map((c) => c.spent.toString())],
+      [
+        covers.map((c) => c.holdId),
+        covers.map((c) => c.inFlight.toString()),
+        covers.map((c) => c.spent.toString()),
+        covers.map((c) => JSON.stringify(coveredRequests(c.running))),
+      ],
     );
+  }
+
+  /** The requests of these expired leases that were lost with their gateway, each charged its worst case. */
+  async lostLeasedRequests(holdIds: string[]): Promise<LostLeasedRequest[]> {
+    if (holdIds.length === 0) return [];
+    const r = await this.db.query<{
+      request_id: string;
+      hold_id: string;
+      list_cost_nanodollars: string | number | bigint;
+      started_at_ms: string | number | null;
+    }>(
+      `SELECT ls.request_id, ls.hold_id, ls.list_cost_nanodollars, h.covered_requests->ls.request_id->>'started_at_ms' AS started_at_ms
+       FROM lease_spends ls JOIN holds h USING (hold_id)
+       WHERE ls.hold_id = ANY ($1::text[]) AND ls.lost
+       ORDER BY ls.request_id`,
+      [holdIds],
+    );
+    return r.rows.map((row) => ({
+      requestId: row.request_id,
+      holdId: row.hold_id,
+      charged: toNanos(row.list_cost_nanodollars),
+      startedAt: new Date(Number(row.started_at_ms ?? 0)),
+    }));
   }
 
   /**
@@ -622,6 +678,13 @@ function valuesList(rows: unknown[][], casts: string[], params: unknown[]): stri
       return `(${cells.join(", ")})`;
     })
     .join(", ");
+}
+
+/** A lease's running requests as `holds.covered_requests` keeps them (migrations/010_lease_requests.sql). */
+function coveredRequests(running: LeasedRequest[]): Record<string, { worst_case: string; started_at_ms: number }> {
+  const out: Record<string, { worst_case: string; started_at_ms: number }> = {};
+  for (const r of running) out[r.requestId] = { worst_case: r.worstCase.toString(), started_at_ms: r.startedAt.getTime() };
+  return out;
 }
 
 function storedLine(l: HoldLine): StoredLine {

@@ -288,6 +288,22 @@ export interface LeaseCover {
   holdId: string;
   inFlightNanodollars: bigint;
   spentNanodollars: bigint;
+  /**
+   * The requests running from the lease (their worst cases sum to in_flight_nanodollars). When the
+   * lease expires (its gateway is gone), each whose record has not reached the ledger is recorded as
+   * lost (router.gateway_lost) and charged its worst case. Empty from gateways of the previous
+   * release: such a lease is charged in_flight_nanodollars and nothing is recorded.
+   */
+  running: LeasedRequest[];
+}
+
+/** A request admitted from a spend lease and still running on its gateway. */
+export interface LeasedRequest {
+  /** The generation id. */
+  requestId: string;
+  worstCaseNanodollars: bigint;
+  /** When it was admitted (its activity row's time, should it be lost). */
+  startedAtMs: bigint;
 }
 
 export interface CloseHoldsResponse {
@@ -2238,7 +2254,7 @@ export const CloseHoldsRequest: MessageFns<CloseHoldsRequest> = {
 };
 
 function createBaseLeaseCover(): LeaseCover {
-  return { holdId: "", inFlightNanodollars: 0n, spentNanodollars: 0n };
+  return { holdId: "", inFlightNanodollars: 0n, spentNanodollars: 0n, running: [] };
 }
 
 export const LeaseCover: MessageFns<LeaseCover> = {
@@ -2257,6 +2273,9 @@ export const LeaseCover: MessageFns<LeaseCover> = {
         throw new globalThis.Error("value provided for field message.spentNanodollars of type int64 too large");
       }
       writer.uint32(24).int64(message.spentNanodollars);
+    }
+    for (const v of message.running) {
+      LeasedRequest.encode(v!, writer.uint32(34).fork()).join();
     }
     return writer;
   },
@@ -2298,6 +2317,14 @@ export const LeaseCover: MessageFns<LeaseCover> = {
             message.spentNanodollars = reader.int64() as bigint;
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.running.push(LeasedRequest.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2327,6 +2354,9 @@ export const LeaseCover: MessageFns<LeaseCover> = {
         : isSet(object.spent_nanodollars)
         ? BigInt(object.spent_nanodollars)
         : 0n,
+      running: globalThis.Array.isArray(object?.running)
+        ? object.running.map((e: any) => LeasedRequest.fromJSON(e))
+        : [],
     };
   },
 
@@ -2340,6 +2370,9 @@ export const LeaseCover: MessageFns<LeaseCover> = {
     }
     if (message.spentNanodollars !== 0n) {
       obj.spentNanodollars = message.spentNanodollars.toString();
+    }
+    if (message.running?.length) {
+      obj.running = message.running.map((e) => LeasedRequest.toJSON(e));
     }
     return obj;
   },
@@ -2355,6 +2388,130 @@ export const LeaseCover: MessageFns<LeaseCover> = {
       : 0n;
     message.spentNanodollars = (object.spentNanodollars !== undefined && object.spentNanodollars !== null)
       ? BigInt(object.spentNanodollars)
+      : 0n;
+    message.running = object.running?.map((e) => LeasedRequest.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseLeasedRequest(): LeasedRequest {
+  return { requestId: "", worstCaseNanodollars: 0n, startedAtMs: 0n };
+}
+
+export const LeasedRequest: MessageFns<LeasedRequest> = {
+  encode(message: LeasedRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.requestId !== "") {
+      writer.uint32(10).string(message.requestId);
+    }
+    if (message.worstCaseNanodollars !== 0n) {
+      if (BigInt.asIntN(64, message.worstCaseNanodollars) !== message.worstCaseNanodollars) {
+        throw new globalThis.Error("value provided for field message.worstCaseNanodollars of type int64 too large");
+      }
+      writer.uint32(16).int64(message.worstCaseNanodollars);
+    }
+    if (message.startedAtMs !== 0n) {
+      if (BigInt.asIntN(64, message.startedAtMs) !== message.startedAtMs) {
+        throw new globalThis.Error("value provided for field message.startedAtMs of type int64 too large");
+      }
+      writer.uint32(24).int64(message.startedAtMs);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LeasedRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLeasedRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.worstCaseNanodollars = reader.int64() as bigint;
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.startedAtMs = reader.int64() as bigint;
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LeasedRequest {
+    return {
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
+      worstCaseNanodollars: isSet(object.worstCaseNanodollars)
+        ? BigInt(object.worstCaseNanodollars)
+        : isSet(object.worst_case_nanodollars)
+        ? BigInt(object.worst_case_nanodollars)
+        : 0n,
+      startedAtMs: isSet(object.startedAtMs)
+        ? BigInt(object.startedAtMs)
+        : isSet(object.started_at_ms)
+        ? BigInt(object.started_at_ms)
+        : 0n,
+    };
+  },
+
+  toJSON(message: LeasedRequest): unknown {
+    const obj: any = {};
+    if (message.requestId !== "") {
+      obj.requestId = message.requestId;
+    }
+    if (message.worstCaseNanodollars !== 0n) {
+      obj.worstCaseNanodollars = message.worstCaseNanodollars.toString();
+    }
+    if (message.startedAtMs !== 0n) {
+      obj.startedAtMs = message.startedAtMs.toString();
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<LeasedRequest>, I>>(base?: I): LeasedRequest {
+    return LeasedRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<LeasedRequest>, I>>(object: I): LeasedRequest {
+    const message = createBaseLeasedRequest();
+    message.requestId = object.requestId ?? "";
+    message.worstCaseNanodollars = (object.worstCaseNanodollars !== undefined && object.worstCaseNanodollars !== null)
+      ? BigInt(object.worstCaseNanodollars)
+      : 0n;
+    message.startedAtMs = (object.startedAtMs !== undefined && object.startedAtMs !== null)
+      ? BigInt(object.startedAtMs)
       : 0n;
     return message;
   },
