@@ -1,7 +1,6 @@
 import type { Queryable } from "./db";
 
 export interface DatabaseReadinessOptions {
-  clock: { now(): Date };
   /** How long an answer is reused; default 1 s. */
   freshForMs?: number;
   /** A probe not answered within this counts as unreachable; default 2 s. */
@@ -13,6 +12,8 @@ export interface DatabaseReadinessOptions {
  * leaves rotation, and comes back by itself once it answers again. One `SELECT 1` answers every
  * check within `freshForMs` (several probers, and a public /health, cost the database one query),
  * and a probe still waiting is never sent twice, so a database that hangs does not pile them up.
+ * An answer's age is measured on the monotonic clock, not the service's: it is a cache's lifetime,
+ * and a test's frozen clock must not freeze readiness.
  */
 export class DatabaseReadiness {
   private readonly freshForMs: number;
@@ -24,7 +25,7 @@ export class DatabaseReadiness {
 
   constructor(
     private readonly db: Queryable,
-    private readonly opts: DatabaseReadinessOptions,
+    opts: DatabaseReadinessOptions = {},
   ) {
     this.freshForMs = opts.freshForMs ?? 1_000;
     this.timeoutMs = opts.timeoutMs ?? 2_000;
@@ -32,7 +33,7 @@ export class DatabaseReadiness {
 
   async reachable(): Promise<boolean> {
     const last = this.last;
-    if (last && this.opts.clock.now().getTime() - last.atMs < this.freshForMs) return last.reachable;
+    if (last && performance.now() - last.atMs < this.freshForMs) return last.reachable;
     const probe = (this.inFlight ??= this.db.query("SELECT 1").then(
       (): ProbeOutcome => ({ error: undefined }),
       (error: unknown): ProbeOutcome => ({ error: error ?? new Error("the database probe failed") }),
@@ -49,7 +50,7 @@ export class DatabaseReadiness {
     clearTimeout(timer);
     this.lastError = error;
     const reachable = error === undefined;
-    this.last = { atMs: this.opts.clock.now().getTime(), reachable };
+    this.last = { atMs: performance.now(), reachable };
     return reachable;
   }
 }
