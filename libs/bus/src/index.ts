@@ -2,11 +2,13 @@ import { traced } from "./traced";
 import { invalid } from "@router/errors";
 import { createMemoryBus } from "./memory/memory-bus";
 import { namespaced } from "./namespace";
+import { perTopicGroups } from "./consumer-groups";
 import type { BusConfig, EventBus } from "./port";
 import type { DeclareTopicsOptions } from "./kafka/declare-topics";
 import type { TopicPlan } from "./kafka/topic-plan";
 
 export * from "./port";
+export { consumerGroupOf } from "./consumer-groups";
 export { busEnvironment, checkBusEnvironment, busConfigOf, kafkaTopicEnvironment, topicLayoutOf } from "./environment";
 export {
   idempotent,
@@ -37,7 +39,7 @@ export {
  */
 export async function createBus(config: BusConfig): Promise<EventBus> {
   const bus = await createAdapter(config);
-  return traced(config.namespace ? namespaced(bus, config.namespace, { groups: config.kind === "kafka" }) : bus);
+  return traced(perTopicGroups(config.namespace ? namespaced(bus, config.namespace, { groups: config.kind === "kafka" }) : bus));
 }
 
 async function createAdapter(config: BusConfig): Promise<EventBus> {

@@ -1,3 +1,4 @@
+import type { BrokerSubscribeOptions } from "./consumer-groups";
 import type { EventBus, IncomingEvent } from "./port";
 
 /**
@@ -11,19 +12,21 @@ export function namespaced(bus: EventBus, namespace: string, scope: { groups: bo
   const prefix = `${namespace}.`;
   return {
     publish: (event) => bus.publish({ ...event, topic: prefix + event.topic }),
-    subscribe: (opts) => {
-      const { batchHandler } = opts;
+    subscribe: (opts: BrokerSubscribeOptions) => {
+      const { batchHandler, formerGroup } = opts;
       const local = (event: IncomingEvent): IncomingEvent => ({
         ...event,
         topic: event.topic.startsWith(prefix) ? event.topic.slice(prefix.length) : event.topic,
       });
-      return bus.subscribe({
+      const options: BrokerSubscribeOptions = {
         ...opts,
         topic: prefix + opts.topic,
         group: scope.groups ? prefix + opts.group : opts.group,
+        formerGroup: scope.groups && formerGroup ? prefix + formerGroup : formerGroup,
         handler: (event) => opts.handler(local(event)),
         batchHandler: batchHandler && ((events) => batchHandler(events.map(local))),
-      });
+      };
+      return bus.subscribe(options);
     },
     close: () => bus.close(),
   };

@@ -16,9 +16,17 @@ export interface OutboxOptions {
   timeoutMs: number;
   /** Sends one event to the broker and resolves once the broker acknowledged it. */
   send(envelope: Envelope): Promise<void>;
-  /** True for errors that mean "broker away" (kept and retried), false for a refusal of the event itself. */
-  unreachable(err: unknown): boolean;
+  /**
+   * What a failed send means: `unreachable`, the broker is away (the event is kept and retried);
+   * `refused`, the broker refused this event itself (set aside); `broken`, no retry can fix it (an
+   * error from code): the event is kept, the outbox stops sending and `onBroken` is called.
+   */
+  failureOf(err: unknown): SendFailure;
+  /** Called once when the outbox stopped on a `broken` failure (the bus's `onFatal`). */
+  onBroken(err: unknown): void;
 }
+
+export type SendFailure = "unreachable" | "refused" | "broken";
 
 const ACTIVE = "active.log";
 const CURSOR = "cursor.json";
@@ -62,6 +70,9 @@ export class Outbox {
   private readonly waker = new Waker();
   private appendedSinceEmpty = 0;
   private nextSegment = 1;
+  /** Set once a send failed in a way no retry fixes: events are kept on disk, nothing more is sent. */
+  private stopped = false;
+  private stopReported = false;
 
   private constructor(
     private readonly dir: string,
@@ -72,7 +83,7 @@ export class Outbox {
   static forBroker(
     settings: Pick<BusSettings, "outboxDir" | "outboxRetryMs" | "publishTimeoutMs">,
     log: Logger,
-    broker: Pick<OutboxOptions, "send" | "unreachable">,
+    broker: Pick<OutboxOptions, "send" | "failureOf" | "onBroken">,
   ): Promise<Outbox> {
     return Outbox.open({
       dir: settings.outboxDir,
@@ -117,14 +128,34 @@ export class Outbox {
    */
   async publish(envelope: Envelope): Promise<void> {
     if (this.closed) throw new Error("the outbox is closed");
-    if (this.hasPending()) return this.append(envelope);
+    if (this.hasPending() || this.stopped) return this.append(envelope);
     try {
       await this.sendOnce(envelope);
     } catch (err) {
-      if (!this.opts.unreachable(err)) throw err;
-      this.opts.log.warn({ err, topic: envelope.topic }, "bus.publish.deferred");
+      const failure = this.opts.failureOf(err);
+      if (failure === "refused") throw err;
+      if (failure === "unreachable") {
+        this.opts.log.warn({ err, topic: envelope.topic }, "bus.publish.deferred");
+        await this.append(envelope);
+        return;
+      }
+      this.stopped = true;
       await this.append(envelope);
+      this.stop(err);
     }
+  }
+
+  /**
+   * No retry fixes `err`: everything stays on disk for the next start and nothing more is sent
+   * (publishes are appended); reported once, once the event that met it is on disk.
+   */
+  private stop(err: unknown): void {
+    this.stopped = true;
+    this.waker.wake();
+    if (this.stopReported) return;
+    this.stopReported = true;
+    this.opts.log.fatal({ err, pending: this.pending }, "bus.outbox.stopped");
+    this.opts.onBroken(err);
   }
 
   async append(envelope: Envelope): Promise<void> {
@@ -162,7 +193,7 @@ export class Outbox {
   }
 
   private kick(): void {
-    if (this.draining || this.closed) return;
+    if (this.draining || this.closed || this.stopped) return;
     let failed = false;
     this.draining = this.drain()
       .catch((err: unknown) => {
@@ -171,7 +202,7 @@ export class Outbox {
       })
       .finally(() => {
         this.draining = undefined;
-        if (this.pending === 0 || this.closed) return;
+        if (this.pending === 0 || this.closed || this.stopped) return;
         // Appended while the last pass was finishing: go again. After a disk failure, not in a spin.
         if (failed) setTimeout(() => this.kick(), this.opts.retryMs).unref();
         else this.kick();
@@ -185,7 +216,7 @@ export class Outbox {
   private async drain(): Promise<void> {
     const started = Date.now();
     let sent = 0;
-    while (!this.closed) {
+    while (!this.closed && !this.stopped) {
       const segment = await this.exclusive(() => this.oldestSegment());
       if (!segment) {
         if (sent > 0) this.opts.log.info({ sent, pending: this.pending, durationMs: Date.now() - started }, "bus.outbox.drained");
@@ -224,7 +255,7 @@ export class Outbox {
       const envelope = this.parse(line, segment);
       let delivered = false;
       while (envelope) {
-        if (this.closed) {
+        if (this.closed || this.stopped) {
           await this.saveCursor(segment, offset);
           return false;
         }
@@ -233,9 +264,14 @@ export class Outbox {
           delivered = true;
           break;
         } catch (err) {
-          if (!this.opts.unreachable(err)) {
+          const failure = this.opts.failureOf(err);
+          if (failure === "refused") {
             await this.reject(envelope, err);
             break;
+          }
+          if (failure === "broken") {
+            this.stop(err);
+            continue;
           }
           if (!failing) this.opts.log.warn({ err, pending: this.pending }, "bus.outbox.send_failed");
           failing = true;

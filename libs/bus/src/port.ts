@@ -30,7 +30,12 @@ export type BatchHandler = (events: IncomingEvent[]) => Promise<void>;
 
 export interface SubscribeOptions {
   topic: string;
-  /** Consumer group; members of one group share the work, each event goes to one of them. */
+  /**
+   * The consuming service's name (letters, digits, `-`, `_`). Its members share the work, each
+   * event goes to one of them. The broker's group is per topic, `<group>.<topic>` (every topic a
+   * service reads is its own group, so no group ever spans two topics); a new one starts where the
+   * service's group before this naming stood (see the README, "Consumer groups").
+   */
   group: string;
   handler: EventHandler;
   /**
@@ -38,8 +43,8 @@ export interface SubscribeOptions {
    * and one commit for many, on a busy topic). If it throws, each event of the batch is tried again
    * alone through `handler`, so an event that cannot be handled fails, retries and dead-letters
    * alone. The redis adapter batches what one read brought (see `BusConfig.batchWaitMs`); memory
-   * hands over what gathered on the partition within `batchWaitMs` (up to 256); kafka calls
-   * `handler` only.
+   * hands over what gathered on the partition within `batchWaitMs` (up to 256); kafka what one
+   * fetch brought for a partition (up to 256 at a time).
    */
   batchHandler?: BatchHandler;
   /** Deliveries before an event is moved to `<topic>.dlq`. Default 5. */
@@ -106,11 +111,14 @@ export interface BusConfig {
    */
   batchWaitMs?: number;
   /**
-   * Called once, after a `bus.kafka.misconfigured` log line, when Kafka refuses the deployment
-   * itself after start (an undeclared topic, a missing ACL, an unsupported broker): no retry can fix
-   * it. Events that met it stay in the outbox. Default: exit the process with status 1, so the
-   * orchestrator shows a failing service naming the fix instead of one that silently stopped
-   * publishing or consuming. (At start, `createBus` and `subscribe` reject with the same error.)
+   * Called once when the bus cannot go on and no retry can fix it: Kafka refuses the deployment
+   * after start (an undeclared topic, a missing ACL, an unsupported broker; logged
+   * `bus.kafka.misconfigured`), or a consumer stopped for good (kafkajs gave up restarting it, or a
+   * redis consumer kept failing on an error that is not an outage; logged `bus.consumer.stopped`),
+   * or an error that comes from code (a `TypeError`) met a publish (logged `bus.outbox.stopped`).
+   * Events that met it stay in the outbox. Default: exit the process with status 1, so the
+   * orchestrator restarts it and shows the failing service instead of one that is up, ready, and
+   * silently stopped publishing or consuming. (At start, `createBus` and `subscribe` reject instead.)
    */
   onFatal?: (err: Error) => void;
 }

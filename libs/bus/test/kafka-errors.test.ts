@@ -50,6 +50,12 @@ describe("classifying Kafka errors", () => {
     expect(classifyKafkaError(new Error("socket hang up"))).toEqual({ kind: "unreachable" });
   });
 
+  it("never takes an error from code for an outage, also wrapped by kafkajs's retrier", () => {
+    const bug = new TypeError("Cannot read properties of undefined (reading 'partition')");
+    expect(classifyKafkaError(bug)).toEqual({ kind: "unexpected" });
+    expect(classifyKafkaError(afterRetries(bug))).toEqual({ kind: "unexpected" });
+  });
+
   it("sets aside one event the broker refuses for itself (too large), without stopping anything", () => {
     expect(classifyKafkaError(fromBroker(10))).toEqual({ kind: "refused" }); // MESSAGE_TOO_LARGE
   });

@@ -14,8 +14,13 @@ class Unreachable extends Error {}
 class FakeBroker {
   up = true;
   refuse = new Set<string>();
+  /** Events whose send throws a TypeError, as a bug in a client would. */
+  bug = new Set<string>();
+  attempts = 0;
   readonly sent: string[] = [];
   async send(e: Envelope): Promise<void> {
+    this.attempts += 1;
+    if (this.bug.has(e.id)) throw new TypeError("Cannot read properties of undefined (reading 'leader')");
     if (!this.up) throw new Unreachable("broker away");
     if (this.refuse.has(e.id)) throw new Error("message too large");
     this.sent.push(e.id);
@@ -29,6 +34,7 @@ const line = (id: string) =>
 describe("outbox", () => {
   let dir: string;
   let open: Outbox[] = [];
+  let broken: unknown[] = [];
 
   const openOutbox = async (broker: FakeBroker, overrides: Partial<OutboxOptions> = {}) => {
     const outbox = await Outbox.open({
@@ -37,7 +43,8 @@ describe("outbox", () => {
       retryMs: 20,
       timeoutMs: 1_000,
       send: (e) => broker.send(e),
-      unreachable: (err) => err instanceof Unreachable,
+      failureOf: (err) => (err instanceof Unreachable ? "unreachable" : err instanceof TypeError ? "broken" : "refused"),
+      onBroken: (err) => void broken.push(err),
       ...overrides,
     });
     open.push(outbox);
@@ -45,6 +52,7 @@ describe("outbox", () => {
   };
 
   beforeEach(async () => {
+    broken = [];
     dir = await mkdtemp(path.join(os.tmpdir(), "outbox-test-"));
   });
   afterEach(async () => {
@@ -142,6 +150,51 @@ describe("outbox", () => {
 
     await expect(outbox.publish(event("bad"))).rejects.toThrow("message too large");
     expect(outbox.hasPending()).toBe(false);
+  });
+
+  it("keeps an event that met an error from code, stops sending and reports it once, instead of retrying forever", async () => {
+    const broker = new FakeBroker();
+    broker.bug.add("a");
+    const outbox = await openOutbox(broker);
+
+    await outbox.publish(event("a"));
+    await outbox.publish(event("b"));
+    await new Promise((resolve) => setTimeout(resolve, 200)); // ten retry periods
+
+    expect(broker.attempts).toBe(1);
+    expect(broken).toHaveLength(1);
+    expect(broken[0]).toBeInstanceOf(TypeError);
+    expect(broker.sent).toEqual([]);
+    await outbox.close();
+    open = [];
+
+    // Both are on disk: the next start (with the bug fixed) sends them, in order.
+    broker.bug.clear();
+    await openOutbox(broker);
+    await waitFor(() => broker.sent.length === 2, { what: "the kept events" });
+    expect(broker.sent).toEqual(["a", "b"]);
+  });
+
+  it("stops a drain on an error from code too, keeping the rest of the segment", async () => {
+    const broker = new FakeBroker();
+    broker.up = false;
+    const outbox = await openOutbox(broker);
+    for (const id of ["a", "b", "c"]) await outbox.publish(event(id));
+    broker.bug.add("b");
+    broker.up = true;
+
+    await waitFor(() => broken.length === 1, { what: "the stop" });
+    const attempts = broker.attempts;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(broker.attempts).toBe(attempts);
+    expect(broker.sent).toEqual(["a"]);
+    await outbox.close();
+    open = [];
+
+    broker.bug.clear();
+    await openOutbox(broker);
+    await waitFor(() => broker.sent.length === 3, { what: "the rest" });
+    expect(broker.sent).toEqual(["a", "b", "c"]);
   });
 
   it("refuses to open one directory twice", async () => {

@@ -120,3 +120,76 @@ describe("redis bus batches", () => {
     }
   });
 });
+
+describe("redis consumer groups named after their topic", () => {
+  const text = (e: { payload: Uint8Array }) => Buffer.from(e.payload).toString();
+
+  /** Ten events on a one-partition topic, and the group the service had before, read up to `read`, acknowledged up to `acked`. */
+  async function topicWithFormerGroup(label: string, read: number, acked: number) {
+    const topic = `bus.${label}.${Date.now()}`;
+    const producer = await busOn(TEST_REDIS_URL)({ partitions: 1 });
+    const texts = Array.from({ length: 10 }, (_, i) => `e${i}`);
+    for (const t of texts) await producer.publish({ topic, key: "k", type: "router.test.v1", payload: Buffer.from(t) });
+    await producer.close();
+    const stream = `${topic}:p0`;
+    await redis.call("XGROUP", "CREATE", stream, "alerts", "0");
+    const ids = (await redis.xrange(stream, "-", "+")).map(([id]) => id).slice(0, read);
+    await redis.xreadgroup("GROUP", "alerts", "old-member", "COUNT", read, "STREAMS", stream, ">");
+    if (acked > 0) await redis.xack(stream, "alerts", ...ids.slice(0, acked));
+    return { topic, texts };
+  }
+
+  async function consume(topic: string, group: string, expected: number) {
+    const consumer = await busOn(TEST_REDIS_URL)({ partitions: 1 });
+    const got: string[] = [];
+    await consumer.subscribe({ topic, group, handler: async (e) => void got.push(text(e)) });
+    await waitFor(() => got.length >= expected, { what: `${expected} events` });
+    // Anything replayed beyond what is expected would arrive now.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await consumer.close();
+    return got;
+  }
+
+  afterEach(async () => {
+    const keys = await redis.keys("bus.group-*");
+    if (keys.length > 0) await redis.del(...keys);
+  });
+
+  it("start where the service's former group stood, its unacknowledged entries included", async () => {
+    // The old group read e0..e5 and acknowledged e0..e3: e4 and e5 were delivered, never done.
+    const { topic } = await topicWithFormerGroup("group-pending", 6, 4);
+    expect(await consume(topic, "alerts", 6)).toEqual(["e4", "e5", "e6", "e7", "e8", "e9"]);
+  });
+
+  it("start after the last event the former group delivered when it left nothing pending", async () => {
+    const { topic } = await topicWithFormerGroup("group-acked", 6, 6);
+    expect(await consume(topic, "alerts", 4)).toEqual(["e6", "e7", "e8", "e9"]);
+  });
+
+  it("start at the beginning for a service that had no group on the topic", async () => {
+    const { topic, texts } = await topicWithFormerGroup("group-new", 6, 6);
+    expect(await consume(topic, "reports", 10)).toEqual(texts);
+  });
+});
+
+describe("a redis consumer that cannot go on", () => {
+  it("retries an error that is not an outage a few times, then stops and calls onFatal", async () => {
+    const topic = `bus.group-fatal.${Date.now()}`;
+    const fatal: Error[] = [];
+    const consumer = await busOn(TEST_REDIS_URL)({ partitions: 1, onFatal: (err) => void fatal.push(err) });
+    try {
+      await consumer.subscribe({ topic, group: "alerts", handler: async () => undefined });
+      // Its stream replaced by a key of another type: every read is refused (WRONGTYPE).
+      await redis.del(`${topic}:p0`);
+      await redis.set(`${topic}:p0`, "not a stream");
+      await waitFor(() => fatal.length > 0, { timeoutMs: 10_000, what: "onFatal" });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(fatal).toHaveLength(1);
+      expect(fatal[0]?.message).toMatch(/WRONGTYPE/);
+    } finally {
+      await consumer.close();
+      const keys = await redis.keys(`${topic}*`);
+      if (keys.length > 0) await redis.del(...keys);
+    }
+  });
+});

@@ -1,10 +1,12 @@
-import { Kafka, logLevel, Partitioners, type Consumer, type EachMessagePayload, type IHeaders, type Producer } from "kafkajs";
+import { Kafka, logLevel, Partitioners, type Consumer, type EachBatchPayload, type IHeaders, type Producer } from "kafkajs";
 import { DomainError } from "@router/errors";
 import type { Logger } from "@router/logging";
-import { withDeadline } from "../deadline";
+import type { BrokerSubscribeOptions } from "../consumer-groups";
+import { within, withDeadline } from "../deadline";
+import { exitOnFatal, isProgrammingError } from "../failure";
 import { LiveSubscriptions } from "../live-subscriptions";
 import { deadLetterOf, envelopeOf, HEADER_EVENT_ID, HEADER_EVENT_TYPE, incomingOf, type Envelope } from "../envelope";
-import { Outbox } from "../outbox";
+import { Outbox, type SendFailure } from "../outbox";
 import type { BusConfig, EventBus, OutgoingEvent, SubscribeOptions, Subscription } from "../port";
 import { maxAttemptsOf, retryDelay, settingsOf, type BusSettings } from "../settings";
 import { Waker } from "../waker";
@@ -14,6 +16,8 @@ import { pinoLogCreator } from "./kafka-log";
 // Brokers refuse session timeouts below group.min.session.timeout.ms, 6 s by default.
 const MIN_SESSION_TIMEOUT_MS = 6_000;
 const JOIN_TIMEOUT_MS = 30_000;
+/** Most consecutive events of one partition handed to a batch handler at once (and committed at once). */
+const MAX_BATCH = 256;
 
 /**
  * The Kafka bus (kafkajs), the production engine. Idempotent producer waiting for all in-sync
@@ -54,7 +58,7 @@ class KafkaBus implements EventBus {
     private readonly kafka: Kafka,
     private readonly settings: BusSettings,
     private readonly log: Logger,
-    private readonly onFatal: (err: BusMisconfiguredError) => void,
+    private readonly onFatal: (err: Error) => void,
   ) {
     this.producer = kafka.producer({
       idempotent: true,
@@ -78,7 +82,8 @@ class KafkaBus implements EventBus {
     }
     this.outbox = await Outbox.forBroker(this.settings, this.log, {
       send: (envelope) => this.send(envelope),
-      unreachable: (err) => this.keepForLater(err),
+      failureOf: (err) => this.failureOf(err),
+      onBroken: (err) => this.fatal(err instanceof Error ? err : new Error(String(err))),
     });
   }
 
@@ -87,12 +92,14 @@ class KafkaBus implements EventBus {
     await this.publishEnvelope(envelopeOf(event));
   }
 
-  async subscribe(opts: SubscribeOptions): Promise<Subscription> {
+  async subscribe(opts: BrokerSubscribeOptions): Promise<Subscription> {
     if (this.closed) throw closedError();
     const subscription = new KafkaSubscription(this.kafka, this.settings, this.log, {
       topic: opts.topic,
       group: opts.group,
+      formerGroup: opts.formerGroup,
       handler: opts.handler,
+      batchHandler: opts.batchHandler,
       maxAttempts: maxAttemptsOf(opts.maxAttempts),
       fatal: (err) => this.fatal(err),
       publishEnvelope: (envelope) => this.publishEnvelope(envelope),
@@ -135,23 +142,27 @@ class KafkaBus implements EventBus {
   }
 
   /**
-   * Whether the outbox keeps an event the broker did not take. An outage: yes, and retries. A
-   * misconfiguration: yes too (it is sent once the deployment is fixed), but the service stops.
-   * The broker refusing this one event: no, it is set aside.
+   * What the outbox does with an event the broker did not take. An outage: keeps it and retries. A
+   * misconfiguration: keeps it too (it is sent once the deployment is fixed), but the service stops.
+   * The broker refusing this one event: sets it aside. An error from code: keeps it and stops.
    */
-  private keepForLater(err: unknown): boolean {
+  private failureOf(err: unknown): SendFailure {
     if (err instanceof BusMisconfiguredError) {
       this.misconfigured ??= err;
       if (this.publishing === 0) this.fatal(err);
-      return true;
+      return "unreachable";
     }
-    return classifyKafkaError(err).kind === "unreachable";
+    const kind = classifyKafkaError(err).kind;
+    return kind === "refused" ? "refused" : kind === "unexpected" ? "broken" : "unreachable";
   }
 
-  private fatal(err: BusMisconfiguredError): void {
-    if (this.fatalReported) return;
+  /** Once per bus; a consumer that stopped or an outbox that stopped logged its line already. */
+  private fatal(err: Error): void {
+    if (this.fatalReported || this.closed) return;
     this.fatalReported = true;
-    this.log.fatal({ err, reason: err.reason, ...err.where, fix: err.hint }, "bus.kafka.misconfigured");
+    if (err instanceof BusMisconfiguredError) {
+      this.log.fatal({ err, reason: err.reason, ...err.where, fix: err.hint }, "bus.kafka.misconfigured");
+    }
     this.onFatal(err);
   }
 
@@ -170,10 +181,13 @@ class KafkaBus implements EventBus {
 interface KafkaSubscriptionOptions {
   topic: string;
   group: string;
+  /** The group this one replaces: a new group starts at its committed offsets on this topic. */
+  formerGroup?: string;
   handler: SubscribeOptions["handler"];
+  batchHandler?: SubscribeOptions["batchHandler"];
   maxAttempts: number;
-  /** Reports a misconfiguration found after the subscription started (stops the service). */
-  fatal(err: BusMisconfiguredError): void;
+  /** Reports a consumer that stopped for good after the subscription started (stops the service). */
+  fatal(err: Error): void;
   publishEnvelope(envelope: Envelope): Promise<void>;
 }
 
@@ -185,7 +199,7 @@ class KafkaSubscription {
   private readonly log: Logger;
 
   constructor(
-    kafka: Kafka,
+    private readonly kafka: Kafka,
     private readonly settings: BusSettings,
     log: Logger,
     private readonly opts: KafkaSubscriptionOptions,
@@ -201,15 +215,19 @@ class KafkaSubscription {
         retries: 5,
         initialRetryTime: 100,
         maxRetryTime: 2_000,
-        // kafkajs restarts a crashed consumer on retriable errors, an undeclared topic included:
-        // a misconfiguration stops it instead (and the CRASH listener reports it).
-        restartOnFailure: async (err) => !misconfiguration(err, {}),
+        // kafkajs restarts a crashed consumer, with backoff, on errors a retry may fix (a broker
+        // away, a rebalance), for as long as they last. A misconfiguration (an undeclared topic
+        // included) or an error from code is not one of them: the CRASH listener stops the service.
+        restartOnFailure: async (err) => !misconfiguration(err, {}) && !isProgrammingError(err),
       },
     });
     this.log = log.child({ topic: opts.topic, group: opts.group });
   }
 
-  /** Connects, joins the group (waiting for the first assignment) and starts consuming. */
+  /**
+   * Connects, joins the group (waiting for the first assignment, at most `JOIN_TIMEOUT_MS`) and
+   * starts consuming; rejects when it could not join.
+   */
   async start(): Promise<void> {
     const where = { topic: this.opts.topic, group: this.opts.group };
     let started = false;
@@ -219,18 +237,28 @@ class KafkaSubscription {
     this.consumer.on(this.consumer.events.CRASH, ({ payload }) => {
       if (payload.restart || this.closing) return;
       const err = misconfiguration(payload.error, where);
-      if (!started) stopped(err ?? payload.error);
-      else if (err) this.opts.fatal(err);
-      else this.log.error({ err: payload.error }, "bus.kafka.consumer_stopped");
+      if (!started) return stopped(err ?? payload.error);
+      // kafkajs will not restart it: a service without this consumer must not stay up and ready.
+      if (!err) this.log.fatal({ err: payload.error }, "bus.consumer.stopped");
+      this.opts.fatal(err ?? payload.error);
     });
     try {
+      await this.adoptFormerOffsets();
       await this.consumer.connect();
-      // From the beginning for a new group: events published before it first subscribed are not lost.
+      // From the beginning for a group with no position yet: events published before it first
+      // subscribed are not lost (a renamed group starts at its predecessor's offsets instead).
       await this.consumer.subscribe({ topics: [this.opts.topic], fromBeginning: true });
       const joined = new Promise<void>((resolve) => this.consumer.on(this.consumer.events.GROUP_JOIN, () => resolve()));
-      await this.consumer.run({ autoCommit: false, eachMessage: (payload) => this.onMessage(payload) });
+      await this.consumer.run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        eachBatch: (payload) => this.onBatch(payload),
+      });
       // A consumer that cannot join (group ACL) crashes instead: subscribe() rejects with the reason.
-      await Promise.race([withDeadline(joined, JOIN_TIMEOUT_MS), crashed]);
+      await Promise.race([
+        within(joined, JOIN_TIMEOUT_MS, () => new Error(`did not join consumer group ${this.opts.group} within ${JOIN_TIMEOUT_MS} ms`)),
+        crashed,
+      ]);
       started = true;
     } catch (err) {
       await withDeadline(this.consumer.disconnect(), this.settings.closeTimeoutMs);
@@ -247,27 +275,92 @@ class KafkaSubscription {
     return this.closed;
   }
 
-  private async onMessage(payload: EachMessagePayload): Promise<void> {
-    const { topic, partition, message } = payload;
-    const envelope = envelopeOfMessage(topic, partition, message.offset, message.key, message.value, message.headers);
+  /**
+   * A group with no committed offset on its topic takes those of the group it replaces, before it
+   * first joins: a renamed group goes on where its predecessor stood, neither replaying the topic
+   * nor skipping what was published meanwhile. Partitions the predecessor never committed start
+   * from the beginning, like a new group's.
+   */
+  private async adoptFormerOffsets(): Promise<void> {
+    const { formerGroup, group, topic } = this.opts;
+    if (!formerGroup) return;
+    const admin = this.kafka.admin();
+    await admin.connect();
+    try {
+      const committed = (groupId: string) =>
+        admin.fetchOffsets({ groupId, topics: [topic] }).then((topics) => topics.flatMap((t) => t.partitions).filter((p) => Number(p.offset) >= 0));
+      if ((await committed(group)).length > 0) return;
+      const partitions = (await committed(formerGroup)).map(({ partition, offset }) => ({ partition, offset }));
+      if (partitions.length === 0) return;
+      try {
+        await admin.setOffsets({ groupId: group, topic, partitions });
+      } catch (err) {
+        // Only an empty group takes offsets: another replica adopted them and joined first.
+        if ((await committed(group)).length > 0) return;
+        throw err;
+      }
+      this.log.info({ from: formerGroup, partitions: partitions.length }, "bus.consumer.group_migrated");
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
+  /**
+   * One fetch of one partition: the batch handler takes runs of up to `MAX_BATCH` events (when it
+   * throws, those events go through `handler` alone, each with its own retries and dead-lettering);
+   * offsets are committed once per run, after it was handled: at least once, one commit for many.
+   */
+  private async onBatch(payload: EachBatchPayload): Promise<void> {
+    const { batch } = payload;
+    const envelopes = batch.messages.map((m) => envelopeOfMessage(batch.topic, batch.partition, m.offset, m.key, m.value, m.headers));
+    const offsets = batch.messages.map((m) => m.offset);
+    for (let from = 0; from < envelopes.length; from += MAX_BATCH) {
+      // Stopping or rebalanced away: what is left is delivered again (here, or to the new owner).
+      if (this.closing || !payload.isRunning() || payload.isStale()) return;
+      const run = envelopes.slice(from, from + MAX_BATCH);
+      let handled = 0;
+      if (this.opts.batchHandler && run.length > 1 && (await this.handledTogether(run))) handled = run.length;
+      for (; handled < run.length; handled++) {
+        if (!(await this.handleAlone(run[handled]!, payload))) break;
+      }
+      if (handled === 0) return;
+      const last = offsets[from + handled - 1]!;
+      payload.resolveOffset(last);
+      await this.consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() }]);
+      if (handled < run.length) return;
+      await payload.heartbeat();
+    }
+  }
+
+  private async handledTogether(run: Envelope[]): Promise<boolean> {
+    try {
+      await this.opts.batchHandler!(run.map((e) => incomingOf(e, 1)));
+      return true;
+    } catch (err) {
+      this.log.warn({ size: run.length, firstEventId: run[0]?.id, err }, "bus.batch_handler.failed");
+      return false;
+    }
+  }
+
+  /** Handles one event with retries, then dead-letters it; false when stopped before it was done. */
+  private async handleAlone(envelope: Envelope, payload: EachBatchPayload): Promise<boolean> {
     for (let attempt = 1; ; attempt++) {
       // Leaves the offset uncommitted: the event is delivered again after the shutdown.
-      if (this.closing) return;
+      if (this.closing) return false;
       try {
         await this.opts.handler(incomingOf(envelope, attempt));
-        break;
+        return true;
       } catch (err) {
         if (attempt >= this.opts.maxAttempts) {
           await this.opts.publishEnvelope(deadLetterOf(envelope, attempt, err));
           this.log.warn({ eventId: envelope.id, attempts: attempt, err }, "bus.event.dead_lettered");
-          break;
+          return true;
         }
         this.log.warn({ eventId: envelope.id, attempt, err }, "bus.handler.failed");
         await this.waker.sleep(retryDelay(this.settings, attempt));
         await payload.heartbeat();
       }
     }
-    await this.consumer.commitOffsets([{ topic, partition, offset: (BigInt(message.offset) + 1n).toString() }]);
   }
 }
 
@@ -293,14 +386,6 @@ function envelopeOfMessage(
     payload: new Uint8Array(value ?? Buffer.alloc(0)),
     headers,
   };
-}
-
-/**
- * Logging happened already (bus.kafka.misconfigured): exit, so the orchestrator shows a failing
- * service with that line instead of one that silently stopped publishing or consuming.
- */
-function exitOnFatal(): void {
-  process.exit(1);
 }
 
 function closedError(): DomainError {

@@ -1,14 +1,19 @@
+import { isProgrammingError } from "../failure";
+
 /**
  * What a kafkajs error means for the bus. Only a broker that is away or slow is worth retrying
  * (the outbox keeps events until it is back); a broker that refuses the client (API version,
  * authentication, ACLs, an undeclared topic) will refuse it again forever, so those stop the
- * service with a message saying what to fix instead of hiding behind "broker unreachable".
+ * service with a message saying what to fix instead of hiding behind "broker unreachable". An
+ * error from code (a `TypeError`, through kafkajs's wrappers too) is never taken for an outage.
  */
 export type KafkaFailure =
   | { kind: "unreachable" }
   /** The broker refused this one event (too large, corrupt): set aside, the next may pass. */
   | { kind: "refused" }
-  | { kind: "misconfigured"; reason: MisconfigurationReason; hint: string };
+  | { kind: "misconfigured"; reason: MisconfigurationReason; hint: string }
+  /** An error from code (a `TypeError`), not from Kafka: no retry fixes it; the bus stops. */
+  | { kind: "unexpected" };
 
 export type MisconfigurationReason =
   | "unsupported_version"
@@ -26,7 +31,7 @@ const HINTS: Record<MisconfigurationReason, string> = {
   topic_authorization_failed:
     "the service's principal may not use this topic: grant Describe, Read and Write on the Router topics and their .dlq topics (docs/runbook.md, Kafka)",
   group_authorization_failed:
-    "the service's principal may not use its consumer group: grant Read on the group named after the service (docs/runbook.md, Kafka)",
+    "the service's principal may not use its consumer group: grant Read on the groups named after the service and topic, `<service>.<topic>` (a prefixed ACL on `<service>.`; docs/runbook.md, Kafka)",
   cluster_authorization_failed:
     "the service's principal lacks a cluster right: grant IdempotentWrite on the cluster (the producer is idempotent; docs/runbook.md, Kafka)",
   topic_not_declared:
@@ -63,6 +68,7 @@ interface KafkaJSLike {
 export function classifyKafkaError(err: unknown): KafkaFailure {
   const found = misconfigurationIn(err, 0);
   if (found) return { kind: "misconfigured", reason: found, hint: HINTS[found] };
+  if (isProgrammingError(err)) return { kind: "unexpected" };
   const root = innermost(err);
   if (isObject(root) && typeof root.type === "string" && root.retriable === false) return { kind: "refused" };
   return { kind: "unreachable" };

@@ -2,15 +2,18 @@ import Redis, { type RedisOptions } from "ioredis";
 import { DomainError } from "@router/errors";
 import type { Logger } from "@router/logging";
 import { withDeadline } from "../deadline";
+import type { BrokerSubscribeOptions } from "../consumer-groups";
+import { exitOnFatal } from "../failure";
 import { LiveSubscriptions } from "../live-subscriptions";
 import { envelopeOf, type Envelope } from "../envelope";
 import { Outbox } from "../outbox";
 import { partitionOf } from "../partition";
-import type { BusConfig, EventBus, OutgoingEvent, SubscribeOptions, Subscription } from "../port";
+import type { BusConfig, EventBus, OutgoingEvent, Subscription } from "../port";
 import { maxAttemptsOf, settingsOf, type BusSettings } from "../settings";
 import { PARTITIONS } from "./group-scripts";
 import { checkPersistence } from "./persistence";
 import { ready } from "./ready";
+import { redisFailureOf } from "./redis-errors";
 import { redisKeys } from "./redis-keys";
 import { RedisSubscription } from "./redis-subscription";
 import { fieldsOf } from "./stream-codec";
@@ -24,7 +27,7 @@ const MAX_STREAM_LENGTH = 1_000_000;
 /** The Redis Streams bus: for installs without Kafka and for multi-process tests. */
 export async function createRedisBus(config: BusConfig & { redisUrl: string }): Promise<EventBus> {
   const settings = settingsOf(config);
-  const bus = new RedisBus(config.redisUrl, settings, config.log);
+  const bus = new RedisBus(config.redisUrl, settings, config.log, config.onFatal ?? exitOnFatal);
   await bus.open();
   return bus;
 }
@@ -36,11 +39,13 @@ class RedisBus implements EventBus {
   private readonly subscriptions = new LiveSubscriptions<RedisSubscription>();
   private readonly readers = new Set<Redis>();
   private closed = false;
+  private fatalReported = false;
 
   constructor(
     private readonly url: string,
     private readonly settings: BusSettings,
     private readonly log: Logger,
+    private readonly onFatal: (err: Error) => void,
   ) {
     this.client = this.connect("bus", { commandTimeout: settings.publishTimeoutMs });
   }
@@ -53,7 +58,8 @@ class RedisBus implements EventBus {
     await withDeadline(persistence, this.settings.publishTimeoutMs);
     this.outbox = await Outbox.forBroker(this.settings, this.log, {
       send: (envelope) => this.send(envelope),
-      unreachable: isUnreachable,
+      failureOf: redisFailureOf,
+      onBroken: (err) => this.fatal(err),
     });
   }
 
@@ -62,7 +68,7 @@ class RedisBus implements EventBus {
     await this.publishEnvelope(envelopeOf(event));
   }
 
-  async subscribe(opts: SubscribeOptions): Promise<Subscription> {
+  async subscribe(opts: BrokerSubscribeOptions): Promise<Subscription> {
     if (this.closed) throw closedError();
     const subscription = new RedisSubscription(
       {
@@ -72,10 +78,12 @@ class RedisBus implements EventBus {
         log: this.log,
         partitionsOf: (topic) => this.partitionsOf(topic),
         publishEnvelope: (envelope) => this.publishEnvelope(envelope),
+        fatal: (err) => this.fatal(err),
       },
       {
         topic: opts.topic,
         group: opts.group,
+        formerGroup: opts.formerGroup,
         handler: opts.handler,
         batchHandler: opts.batchHandler,
         maxAttempts: maxAttemptsOf(opts.maxAttempts),
@@ -91,6 +99,13 @@ class RedisBus implements EventBus {
     await this.outbox?.close();
     for (const reader of this.readers) reader.disconnect();
     this.client.disconnect();
+  }
+
+  /** Once per bus: what met it is logged already (bus.consumer.stopped, bus.outbox.stopped). */
+  private fatal(err: unknown): void {
+    if (this.fatalReported || this.closed) return;
+    this.fatalReported = true;
+    this.onFatal(err instanceof Error ? err : new Error(String(err)));
   }
 
   private publishEnvelope(envelope: Envelope): Promise<void> {
@@ -160,11 +175,6 @@ class RedisBus implements EventBus {
     });
     return client;
   }
-}
-
-/** Connection trouble and timeouts, as opposed to Redis refusing the command itself. */
-function isUnreachable(err: unknown): boolean {
-  return !(err instanceof Error && err.name === "ReplyError");
 }
 
 function closedError(): DomainError {

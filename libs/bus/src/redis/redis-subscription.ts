@@ -9,6 +9,7 @@ import { retryDelay, type BusSettings } from "../settings";
 import { Waker } from "../waker";
 import { HEARTBEAT, LEAVE, RELEASE } from "./group-scripts";
 import { ready } from "./ready";
+import { redisFailureOf } from "./redis-errors";
 import { redisKeys } from "./redis-keys";
 import { autoclaimOf, entriesOf, envelopeOfFields, pendingOf, streamsOf, type StreamEntry } from "./stream-codec";
 
@@ -23,11 +24,15 @@ export interface SubscriptionContext {
   partitionsOf(topic: string): Promise<number>;
   /** Publishes through the bus (and its outbox): used for dead letters. */
   publishEnvelope(envelope: Envelope): Promise<void>;
+  /** This consumer stopped for good (logged already): the bus's `onFatal`. */
+  fatal(err: unknown): void;
 }
 
 export interface RedisSubscriptionOptions {
   topic: string;
   group: string;
+  /** The group this one replaces: on a stream where it exists, this group starts where it stood. */
+  formerGroup?: string;
   handler: EventHandler;
   batchHandler?: BatchHandler;
   maxAttempts: number;
@@ -66,6 +71,8 @@ const READ_COUNT = 10;
 /** With a batch handler one read may bring a whole batch. */
 const BATCH_READ_COUNT = 100;
 const SWEEP_COUNT = 50;
+/** Consecutive failures that are not an outage (a refused command, a bug) before the consumer stops. */
+const MAX_BROKEN_FAILURES = 5;
 
 /**
  * One member of a consumer group on Redis Streams. A heartbeat keeps its membership and partition
@@ -95,6 +102,11 @@ export class RedisSubscription implements Subscription {
   private readonly waker = new Waker();
   private readonly log: Logger;
   private readonly leaseMs: number;
+  /** Streams whose group this member made sure of. */
+  private readonly grouped = new Set<string>();
+  private brokenSteps = 0;
+  private brokenTicks = 0;
+  private stopped = false;
 
   constructor(
     private readonly ctx: SubscriptionContext,
@@ -140,8 +152,11 @@ export class RedisSubscription implements Subscription {
   private tickOnce(): void {
     if (this.ticking || this.closing) return;
     this.ticking = this.tick()
+      .then(() => void (this.brokenTicks = 0))
       .catch((err: unknown) => {
-        if (!this.closing) this.log.warn({ err }, "bus.consumer.heartbeat_failed");
+        if (this.closing) return;
+        this.log.warn({ err }, "bus.consumer.heartbeat_failed");
+        if (redisFailureOf(err) !== "unreachable" && ++this.brokenTicks >= MAX_BROKEN_FAILURES) this.stopFor(err);
       })
       .finally(() => (this.ticking = undefined));
   }
@@ -204,21 +219,56 @@ export class RedisSubscription implements Subscription {
     await this.ctx.client.eval(LEAVE, 1 + this.partitionCount, this.membersKey(), ...this.leaseKeys(), this.consumer);
   }
 
+  /**
+   * The consumer loop. An outage (Redis away, failing over, loading) is retried every `pollMs` for
+   * as long as it lasts; anything else (a refused command, a bug) is retried with backoff
+   * `MAX_BROKEN_FAILURES` times, then the consumer stops for good and the bus's `onFatal` runs:
+   * a loop failing forever behind a ready service would lose its topic silently.
+   */
   private async run(): Promise<void> {
     let failing = false;
     while (!this.closing) {
       try {
         await this.step();
         failing = false;
+        this.brokenSteps = 0;
       } catch (err) {
         if (this.closing) break;
-        if (!failing) this.log.warn({ err }, "bus.consumer.failed");
-        failing = true;
-        // A group that cannot be recreated yet fails the next step the same way, which tries again.
-        if (isNoGroup(err)) await this.recreateGroups().catch(() => undefined);
-        await this.waker.sleep(this.ctx.settings.pollMs);
+        let failure: unknown = err;
+        if (isNoGroup(err)) {
+          if (!failing) this.log.warn({ err }, "bus.consumer.failed");
+          failing = true;
+          // The group vanished (Redis lost its data, or it was destroyed): recreate it and go on.
+          failure = await this.recreateGroups().then(
+            () => undefined,
+            (recreating: unknown) => recreating,
+          );
+          if (failure === undefined) {
+            await this.waker.sleep(this.ctx.settings.pollMs);
+            continue;
+          }
+        }
+        if (redisFailureOf(failure) === "unreachable") {
+          if (!failing) this.log.warn({ err: failure }, "bus.consumer.failed");
+          failing = true;
+          await this.waker.sleep(this.ctx.settings.pollMs);
+        } else {
+          this.brokenSteps += 1;
+          this.log.warn({ err: failure, failures: this.brokenSteps }, "bus.consumer.failed");
+          if (this.brokenSteps >= MAX_BROKEN_FAILURES) return this.stopFor(failure);
+          await this.waker.sleep(retryDelay(this.ctx.settings, this.brokenSteps));
+        }
       }
     }
+  }
+
+  /** Stops consuming for good: leaves the group (others take the partitions) and reports it. */
+  private stopFor(err: unknown): void {
+    if (this.stopped || this.closing) return;
+    this.stopped = true;
+    this.log.fatal({ err }, "bus.consumer.stopped");
+    void this.close();
+    this.ctx.fatal(err);
   }
 
   private async step(): Promise<void> {
@@ -467,10 +517,7 @@ export class RedisSubscription implements Subscription {
   private async forgetIdleConsumers(stream: string): Promise<void> {
     const reply = await this.ctx.client.call("XINFO", "CONSUMERS", stream, this.opts.group);
     if (!Array.isArray(reply)) return;
-    for (const info of reply) {
-      if (!Array.isArray(info)) continue;
-      const fields = new Map<string, unknown>();
-      for (let i = 0; i + 1 < info.length; i += 2) fields.set(String(info[i]), info[i + 1]);
+    for (const fields of reply.map(fieldsOfReply)) {
       const name = String(fields.get("name"));
       if (name !== this.consumer && Number(fields.get("pending")) === 0) {
         await this.ctx.client.call("XGROUP", "DELCONSUMER", stream, this.opts.group, name);
@@ -502,15 +549,46 @@ export class RedisSubscription implements Subscription {
   }
 
   private async ensureGroup(stream: string): Promise<void> {
+    if (this.grouped.has(stream)) return;
+    const start = await this.startOf(stream);
     try {
-      // From the start of the stream: events published before the group first subscribed are not lost.
-      await this.ctx.client.call("XGROUP", "CREATE", stream, this.opts.group, "0", "MKSTREAM");
+      await this.ctx.client.call("XGROUP", "CREATE", stream, this.opts.group, start, "MKSTREAM");
+      if (start !== "0") this.log.info({ stream, from: this.opts.formerGroup, start }, "bus.consumer.group_migrated");
     } catch (err) {
       if (!String((err as Error).message).startsWith("BUSYGROUP")) throw err;
     }
+    this.grouped.add(stream);
+  }
+
+  /**
+   * Where a new group starts on `stream`: where the group it replaces stood, its pending entries
+   * included (delivered, not yet acknowledged: they are delivered again, never skipped); without
+   * one, at the start of the stream, so events published before the group first subscribed are not
+   * lost.
+   */
+  private async startOf(stream: string): Promise<string> {
+    const former = this.opts.formerGroup;
+    if (!former) return "0";
+    let reply: unknown;
+    try {
+      reply = await this.ctx.client.call("XINFO", "GROUPS", stream);
+    } catch (err) {
+      if (String((err as Error).message).includes("no such key")) return "0";
+      throw err;
+    }
+    const groups = Array.isArray(reply) ? reply.map(fieldsOfReply) : [];
+    if (groups.some((g) => g.get("name") === this.opts.group)) return "0"; // exists: CREATE will say BUSYGROUP
+    const old = groups.find((g) => g.get("name") === former);
+    if (!old) return "0";
+    const lastDelivered = String(old.get("last-delivered-id"));
+    if (Number(old.get("pending")) === 0) return lastDelivered;
+    const summary = await this.ctx.client.call("XPENDING", stream, former);
+    const oldestPending = Array.isArray(summary) && summary[1] ? String(summary[1]) : undefined;
+    return oldestPending ? entryBefore(oldestPending) : lastDelivered;
   }
 
   private async recreateGroups(): Promise<void> {
+    this.grouped.clear();
     for (const part of this.parts.values()) {
       await this.ensureGroup(part.stream);
       part.recovering = true;
@@ -528,6 +606,22 @@ export class RedisSubscription implements Subscription {
   private leaseKeys(): string[] {
     return Array.from({ length: this.partitionCount }, (_, i) => this.leaseKey(i));
   }
+}
+
+/** The field/value list of an XINFO reply as a map. */
+function fieldsOfReply(info: unknown): Map<string, unknown> {
+  const fields = new Map<string, unknown>();
+  if (!Array.isArray(info)) return fields;
+  for (let i = 0; i + 1 < info.length; i += 2) fields.set(String(info[i]), info[i + 1]);
+  return fields;
+}
+
+/** The largest stream id below `id`: a group created there delivers `id` next. */
+function entryBefore(id: string): string {
+  const [ms = "0", seq = "0"] = id.split("-");
+  if (BigInt(seq) > 0n) return `${ms}-${BigInt(seq) - 1n}`;
+  if (BigInt(ms) > 0n) return `${BigInt(ms) - 1n}-18446744073709551615`;
+  return "0";
 }
 
 function isNoGroup(err: unknown): boolean {
