@@ -1,3 +1,4 @@
+import { parseResponsesRequest } from "../../src/ingress/responses/request";
 import { adapterFor } from "../../src/providers/registry";
 import { UnsupportedRequest } from "../../src/providers/types";
 import { bodyOf, chat, target } from "./wire-samples";
@@ -76,5 +77,32 @@ describe("fields Router does not model, on OpenAI's own chat completions body", 
 
   it("all go to a server that ignores what it does not know", () => {
     expect(sent("together")).toMatchObject({ service_tier: "flex", transforms: ["middle-out"] });
+  });
+});
+
+describe("file and audio input parts of a Responses body", () => {
+  it("become the chat route's file and input_audio parts", () => {
+    const { request } = parseResponsesRequest({
+      model: "openai/gpt-4o-mini",
+      input: [
+        {
+          role: "user",
+          content: [
+            { type: "input_text", text: "Summarise" },
+            { type: "input_file", filename: "report.pdf", file_data: pdfPart.file.file_data },
+            { type: "input_audio", input_audio: { data: WAV, format: "mp3" } },
+          ],
+        },
+      ],
+    });
+    expect(request.messages[0]?.content).toEqual([
+      { type: "text", text: "Summarise" },
+      pdfPart,
+      { type: "input_audio", input_audio: { data: WAV, format: "mp3" } },
+    ]);
+  });
+
+  it("are checked by shape, naming the nested field", () => {
+    expect(() => parseResponsesRequest({ model: "m", input: [{ role: "user", content: [{ type: "input_file", filename: "x.pdf" }] }] })).toThrow(/^input\.0\.content\.0: expected file_data or file_id/);
   });
 });

@@ -39,8 +39,25 @@ const inputImage = z.object({
 const outputText = z.object({ type: z.literal("output_text"), text: z.string(), annotations: z.array(z.unknown()).optional() });
 const refusal = z.object({ type: z.literal("refusal"), refusal: z.string() });
 
-const inputPart = z.discriminatedUnion("type", [inputText, inputImage], {
-  error: 'expected a content part of type "input_text" or "input_image"',
+/** A file inline (a base64 data URL, e.g. a PDF, as the AI SDK sends one) or by OpenAI file id: the chat route's `file` part. */
+const inputFile = z
+  .object({
+    type: z.literal("input_file"),
+    file_data: z
+      .string()
+      .regex(/^data:[a-z0-9.+-]+\/[a-z0-9.+-]+;base64,/i, { message: "expected a base64 data URL (data:application/pdf;base64,...)" })
+      .optional(),
+    file_id: z.string().min(1).optional(),
+    filename: z.string().optional(),
+  })
+  .refine((f) => f.file_data !== undefined || f.file_id !== undefined, { message: "expected file_data or file_id" });
+const inputAudio = z.object({
+  type: z.literal("input_audio"),
+  input_audio: z.object({ data: z.string().min(1), format: z.string().refine((f) => f === "wav" || f === "mp3", { message: 'expected "wav" or "mp3"' }) }),
+});
+
+const inputPart = z.discriminatedUnion("type", [inputText, inputImage, inputFile, inputAudio], {
+  error: 'expected a content part of type "input_text", "input_image", "input_file" or "input_audio"',
 });
 const assistantPart = z.discriminatedUnion("type", [outputText, refusal], {
   error: 'expected a content part of type "output_text" or "refusal"',
@@ -336,6 +353,16 @@ function addItem(messages: ChatMessage[], item: NonReasoningItem, names: ClientT
 }
 
 function partOf(p: z.infer<typeof inputPart>): ContentPart {
-  if (p.type === "input_text") return { type: "text", text: p.text };
-  return { type: "image_url", image_url: { url: p.image_url, ...(p.detail ? { detail: p.detail } : {}) } };
+  switch (p.type) {
+    case "input_text":
+      return { type: "text", text: p.text };
+    case "input_image":
+      return { type: "image_url", image_url: { url: p.image_url, ...(p.detail ? { detail: p.detail } : {}) } };
+    case "input_file": {
+      const { type: _type, ...file } = p;
+      return { type: "file", file };
+    }
+    case "input_audio":
+      return { type: "input_audio", input_audio: p.input_audio };
+  }
 }
