@@ -179,7 +179,14 @@ describe("lost gateways", () => {
 
     await waitFor(async () => (await holdState(holdId)) === "expired", { what: "the hold expired" });
     const lost = await waitFor(() => published.find((p) => p.requestId === id), { what: "the lost request's record" });
-    expect(lost).toMatchObject({ status: "error", errorCode: "router.gateway_lost", listCostNanodollars: W, served: true, settledByLedger: true });
+    expect(lost).toMatchObject({
+      status: "error",
+      errorCode: "router.gateway_lost",
+      keyHash: key.subjectId,
+      listCostNanodollars: W,
+      served: true,
+      settledByLedger: true,
+    });
     await waitFor(async () => recorded(id), { what: "the lost request recorded" });
     expect(await l.used(key)).toBe(W);
     // The ledger's own record leaves the hold expired, so the gateway's real record still counts.
@@ -229,7 +236,7 @@ describe("lost gateways", () => {
     await waitFor(async () => (await holdState(lease.holdId)) === "expired", { what: "the lease expired" });
     const lostA = await waitFor(() => published.find((p) => p.requestId === a && p.settledByLedger), { what: "a's record" });
     const lostB = await waitFor(() => published.find((p) => p.requestId === b && p.settledByLedger), { what: "b's record" });
-    const lostRecord = { orgId: "org_a", workspaceId: ws, agent: "lease-bot", status: "error", errorCode: "router.gateway_lost", served: true, isByok: true };
+    const lostRecord = { orgId: "org_a", keyHash: key.subjectId, workspaceId: ws, agent: "lease-bot", status: "error", errorCode: "router.gateway_lost", served: true, isByok: true };
     expect(lostA).toMatchObject({ ...lostRecord, listCostNanodollars: 5_000n, createdAtMs: startedAtMs });
     expect(lostB).toMatchObject({ ...lostRecord, listCostNanodollars: 4_000n, createdAtMs: startedAtMs + 7n });
     expect(published.filter((p) => p.settledByLedger && (p.requestId === finished || p.requestId === unserved))).toEqual([]);

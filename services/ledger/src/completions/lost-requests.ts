@@ -25,6 +25,9 @@ export function lostRequestPublisher(bus: EventBus, log: Logger): (requests: Los
               events.RequestCompleted.fromPartial({
                 requestId: r.requestId,
                 orgId: r.orgId,
+                // Named by its key's ceiling, when one counted it.
+                keyHash: r.keyHash,
+                keyName: r.keyName,
                 workspaceId: r.workspaceId,
                 agent: r.agent,
                 createdAtMs: BigInt(r.createdAt.getTime()),

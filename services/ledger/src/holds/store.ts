@@ -98,6 +98,9 @@ export interface ExpiredHold {
   isLease: boolean;
   isByok: boolean;
   createdAt: Date;
+  /** The key whose ceiling the hold reserved on, and its name ('' when only budgets counted it). */
+  keyHash: string;
+  keyName: string;
 }
 
 /** What a lease covers as its gateway counts it. */
@@ -407,10 +410,17 @@ export class HoldStore {
       is_lease: boolean;
       is_byok: boolean;
       created_at: Date | string;
+      key_hash: string | null;
+      key_name: string | null;
     }>(
-      `SELECT hold_id, request_id, org_id, workspace_id, agent, is_lease, is_byok, created_at
-       FROM holds WHERE state = 'held' AND expires_at <= $1::timestamptz
-       ORDER BY expires_at LIMIT $2`,
+      `SELECT h.hold_id, h.request_id, h.org_id, h.workspace_id, h.agent, h.is_lease, h.is_byok, h.created_at,
+              k.line->>'subject_id' AS key_hash, k.line->>'subject_name' AS key_name
+       FROM holds h
+       LEFT JOIN LATERAL (
+         SELECT l.line FROM jsonb_array_elements(h.lines) AS l (line) WHERE l.line->>'subject_kind' = 'key' LIMIT 1
+       ) AS k ON true
+       WHERE h.state = 'held' AND h.expires_at <= $1::timestamptz
+       ORDER BY h.expires_at LIMIT $2`,
       [now.toISOString(), limit],
     );
     return r.rows.map((row) => ({
@@ -422,6 +432,8 @@ export class HoldStore {
       isLease: row.is_lease,
       isByok: row.is_byok,
       createdAt: new Date(row.created_at),
+      keyHash: row.key_hash ?? "",
+      keyName: row.key_name ?? "",
     }));
   }
 
