@@ -10,6 +10,10 @@ export interface Account {
   duplicated: string[];
   /** Every activity row of the organisation, served or not (failed, cut, lost with a gateway). */
   rows: number;
+  /** The rows of requests that were not served and still carry a cost, to explain a difference. */
+  chargedUnserved: ExportedRow[];
+  /** How many served rows have each status, error code and list cost (USD), to explain a difference. */
+  servedCosts: Record<string, number>;
   /** The sum of the rows' list cost (what a BYOK key's usage counts), in nanodollars. */
   recordedNanos: bigint;
   /** The ledger's usage of the key, in nanodollars. */
@@ -29,12 +33,21 @@ export function usdToNanos(usd: string): bigint {
   return negative ? -nanos : nanos;
 }
 
+export interface ExportedRow {
+  id: string;
+  status: string;
+  errorCode: string;
+  listNanos: bigint;
+}
+
+const usdOf = (nanos: bigint) => (Number(nanos) / 1e9).toFixed(9);
+
 /**
  * The organisation's activity as its CSV export lists it: request id and list cost per row. The
  * suite names its keys and workspaces without commas or quotes, so a row splits on commas; a row
  * that does not is an error rather than a guess.
  */
-async function exportedRows(gatewayUrl: string, mgmtKey: string): Promise<Array<{ id: string; listNanos: bigint }>> {
+async function exportedRows(gatewayUrl: string, mgmtKey: string): Promise<ExportedRow[]> {
   const res = await fetch(`${gatewayUrl}/v1/activity/export`, { headers: { authorization: `Bearer ${mgmtKey}` } });
   const text = await res.text();
   if (res.status !== 200) throw new Error(`activity export: ${res.status} ${text.slice(0, 200)}`);
@@ -42,12 +55,14 @@ async function exportedRows(gatewayUrl: string, mgmtKey: string): Promise<Array<
   const columns = header.split(",");
   const idAt = columns.indexOf("request_id");
   const listAt = columns.indexOf("list_price_usd");
+  const statusAt = columns.indexOf("status");
+  const errorAt = columns.indexOf("error_code");
   return lines
     .filter((l) => l.length > 0 && !l.startsWith("#"))
     .map((line) => {
       const cells = line.split(",");
       if (cells.length !== columns.length) throw new Error(`activity export row does not split into ${columns.length} cells: ${line}`);
-      return { id: cells[idAt] ?? "", listNanos: usdToNanos(cells[listAt] ?? "") };
+      return { id: cells[idAt] ?? "", status: cells[statusAt] ?? "", errorCode: cells[errorAt] ?? "", listNanos: usdToNanos(cells[listAt] ?? "") };
     });
 }
 
@@ -70,7 +85,15 @@ export async function account(gatewayUrl: string, mgmtKey: string, keyHash: stri
   const recordedNanos = rows.reduce((sum, r) => sum + r.listNanos, 0n);
   const recorded = served.filter((id) => times.get(id) === 1).length;
   const holds = missing.length === 0 && duplicated.length === 0 && usageNanos === recordedNanos;
-  return { recorded, missing, duplicated, rows: rows.length, recordedNanos, usageNanos, holds, at: Date.now() };
+  const servedSet = new Set(served);
+  const chargedUnserved = rows.filter((r) => !servedSet.has(r.id) && r.listNanos > 0n);
+  const servedCosts: Record<string, number> = {};
+  for (const r of rows) {
+    if (!servedSet.has(r.id)) continue;
+    const kind = `${r.status}${r.errorCode ? ` ${r.errorCode}` : ""} ${usdOf(r.listNanos)}`;
+    servedCosts[kind] = (servedCosts[kind] ?? 0) + 1;
+  }
+  return { recorded, missing, duplicated, rows: rows.length, chargedUnserved, servedCosts, recordedNanos, usageNanos, holds, at: Date.now() };
 }
 
 /**

@@ -74,6 +74,8 @@ async function startStackWith(opts: {
   extraEnv?: Record<string, string>;
   /** Extra node flags for every service process, e.g. `--cpu-prof` (not allowed in NODE_OPTIONS). */
   nodeArgs?: string[];
+  /** How long each service may take to come up; default 20 s. */
+  startTimeoutMs?: number;
 }): Promise<Stack> {
   const bus = stackBusOf(`e2e-${randomBytes(4).toString("hex")}`);
   await prepareStackBus(bus);
@@ -126,6 +128,7 @@ async function startStackWith(opts: {
     env[`ROUTER_PROVIDER_${slug.toUpperCase().replace(/-/g, "_")}_BASE_URL`] = url;
   }
   const gatewayNodeArgs = [...GATEWAY_NODE_ARGS, ...(opts.nodeArgs ?? [])];
+  const startTimeoutMs = opts.startTimeoutMs ?? 20_000;
   const services: ChildService[] = [];
   // The edge first, as a rollout would: the gateway's shutdown hands its last settlements and lease
   // releases to a ledger that is still there.
@@ -137,18 +140,18 @@ async function startStackWith(opts: {
     // Settled, not Promise.all: when one fails to start, the ones that did start are stopped too
     // (otherwise they outlive the test run and keep jest from exiting).
     const started = await Promise.allSettled([
-      startNodeProcess("routing", main("routing"), env, () => httpReady(`http://127.0.0.1:${routingHttp}/v1/providers`), 20_000, opts.nodeArgs),
-      startNodeProcess("ledger", main("ledger"), env, async () => (await tcpReady(ledgerGrpc)) && (await tcpReady(ledgerHttp)), 20_000, opts.nodeArgs),
-      startNodeProcess("activity", main("activity"), env, () => tcpReady(activityHttp), 20_000, opts.nodeArgs),
-      startNodeProcess("reports", main("reports"), env, () => tcpReady(reportsHttp), 20_000, opts.nodeArgs),
-      startNodeProcess("alerts", main("alerts"), env, () => tcpReady(alertsHttp), 20_000, opts.nodeArgs),
-      startNodeProcess("broadcast", main("broadcast"), env, () => httpReady(`http://127.0.0.1:${broadcastHttp}/health`), 20_000, opts.nodeArgs),
-      startNodeProcess("runaway", main("runaway"), env, () => httpReady(`http://127.0.0.1:${runawayHttp}/health`), 20_000, opts.nodeArgs),
+      startNodeProcess("routing", main("routing"), env, () => httpReady(`http://127.0.0.1:${routingHttp}/v1/providers`), startTimeoutMs, opts.nodeArgs),
+      startNodeProcess("ledger", main("ledger"), env, async () => (await tcpReady(ledgerGrpc)) && (await tcpReady(ledgerHttp)), startTimeoutMs, opts.nodeArgs),
+      startNodeProcess("activity", main("activity"), env, () => tcpReady(activityHttp), startTimeoutMs, opts.nodeArgs),
+      startNodeProcess("reports", main("reports"), env, () => tcpReady(reportsHttp), startTimeoutMs, opts.nodeArgs),
+      startNodeProcess("alerts", main("alerts"), env, () => tcpReady(alertsHttp), startTimeoutMs, opts.nodeArgs),
+      startNodeProcess("broadcast", main("broadcast"), env, () => httpReady(`http://127.0.0.1:${broadcastHttp}/health`), startTimeoutMs, opts.nodeArgs),
+      startNodeProcess("runaway", main("runaway"), env, () => httpReady(`http://127.0.0.1:${runawayHttp}/health`), startTimeoutMs, opts.nodeArgs),
     ]);
     for (const s of started) if (s.status === "fulfilled") services.push(s.value);
     const failed = started.find((s) => s.status === "rejected");
     if (failed) throw failed.reason;
-    services.push(await startNodeProcess("gateway", main("gateway"), env, () => httpReady(`http://127.0.0.1:${gatewayPort}/health`), 20_000, gatewayNodeArgs));
+    services.push(await startNodeProcess("gateway", main("gateway"), env, () => httpReady(`http://127.0.0.1:${gatewayPort}/health`), startTimeoutMs, gatewayNodeArgs));
   } catch (err) {
     await stopAll();
     await db.drop();
