@@ -14,7 +14,8 @@ const NAMED_SEGMENTS = 8;
 /**
  * The path of the first array or object nested deeper than `max` levels in `value`, or null. Stops
  * descending at `max`, so its own recursion stays within the limit it enforces; strings, numbers and
- * the other leaves are never looked into, which keeps it to a few microseconds for a chat body.
+ * the other leaves are never looked into: under a microsecond for a short chat body, about a tenth
+ * of a millisecond for a 400 kB one (a twentieth of its parse).
  */
 export function tooDeepPath(value: unknown, max = MAX_JSON_DEPTH): string[] | null {
   const path: string[] = [];
