@@ -26,7 +26,8 @@ describe("request ids and bad input", () => {
 
   beforeAll(async () => {
     openai = await startFakeOpenAi();
-    stack = await startStack({ providerBaseUrls: { openai: openai.url } });
+    // Eight processes on a busy two-core box can miss the default 20-second start limit.
+    stack = await startStack({ providerBaseUrls: { openai: openai.url }, startTimeoutMs: 60_000 });
     const org = await stack.createOrg("Request Ids Co");
     mgmtKey = org.managementKey;
     mgmt = gatewayClient(stack.gatewayUrl, mgmtKey);
@@ -37,7 +38,7 @@ describe("request ids and bad input", () => {
     client = gatewayClient(stack.gatewayUrl, key);
     db = new Client({ connectionString: stack.env.DATABASE_URL });
     await db.connect();
-  }, 90_000);
+  }, 150_000);
 
   afterAll(async () => {
     await db?.end();
