@@ -1,11 +1,13 @@
 import { once } from "node:events";
+import { fromUsd } from "@router/money";
 import { gatewayClient, startFakeOpenAi, startStack, waitFor, type FakeUpstream, type Stack } from "@router/testkit";
 
 /**
  * Spend survives a gateway that dies: the ledger settles finished requests from their
  * `router.request.completed.v1` records on the bus, not from the gateway's memory; a hold whose
  * gateway stopped renewing it ends within the hold TTL (short here), charged at its worst case, with
- * the request recorded as `router.gateway_lost`; and usage never counts a lease's unspent headroom.
+ * the request recorded as `router.gateway_lost` (a lease's running requests too, each charged its
+ * worst case); and usage never counts a lease's unspent headroom.
  */
 describe("durable settlement", () => {
   let stack: Stack;
@@ -18,6 +20,7 @@ describe("durable settlement", () => {
       providerBaseUrls: { openai: openai.url },
       extraEnv: {
         LEDGER_HOLD_TTL_MS: "3000",
+        LEDGER_LEASE_TTL_MS: "3000",
         LEDGER_SWEEP_INTERVAL_MS: "500",
         GATEWAY_HOLD_RENEW_MS: "500",
         // The tests poll activity and usage with one management key.
@@ -86,16 +89,14 @@ describe("durable settlement", () => {
       expect(usage).toBeCloseTo(served, 9);
       return;
     }
-    // The killed gateway's lease expires (TTL 3 s) charged at the worst case of the requests it last
-    // reported running: none when its last cover reached the ledger, otherwise those of its last
-    // 50 ms batch, whose records arrived too (a known overcharge, docs/decisions.md). Nothing served
-    // is ever missing.
+    // The killed gateway's lease expires (TTL 3 s). Every request it last reported running had its
+    // record on the bus already, so none is charged as lost: usage is exactly what was served.
     await new Promise((r) => setTimeout(r, 4_500));
     const usage = await waitFor(async () => {
       const u = await keyUsage(hash);
-      return u !== undefined && u >= served - 1e-9 ? u : undefined;
-    }, { timeoutMs: 20_000, what: "the ledger's usage to cover the served cost" });
-    expect(usage).toBeGreaterThanOrEqual(served - 1e-9);
+      return u !== undefined && Math.abs(u - served) < 1e-9 ? u : undefined;
+    }, { timeoutMs: 20_000, what: "the ledger's usage to equal the served cost" });
+    expect(usage).toBeCloseTo(served, 9);
   }, 60_000);
 
   it("ends a dead gateway's hold within the TTL, charged at its worst case, and records the request as gateway_lost", async () => {
@@ -121,6 +122,59 @@ describe("durable settlement", () => {
     expect(lost).toMatchObject({ status: "error", error_code: "router.gateway_lost" });
     // The worst case moved from reserved to spent: usage stays, not free.
     expect(await keyUsage(hash)).toBeCloseTo(inFlight as number, 9);
+  }, 60_000);
+
+  /** The month's activity as the CSV export has it (the list price of each request): one record per request. */
+  async function exportedRows(): Promise<Array<Record<string, string>>> {
+    const res = await fetch(`${stack.gatewayUrl}/v1/activity/export`, { headers: { authorization: `Bearer ${mgmtKey}` } });
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`export: ${res.status} ${text}`);
+    const [header = "", ...lines] = text.trim().split("\n");
+    const columns = header.split(",");
+    return lines.map((line) => Object.fromEntries(line.split(",").map((v, i) => [columns[i] ?? "", v])));
+  }
+
+  it("records the streams a killed gateway was serving from spend leases as gateway_lost at their worst case: usage equals the recorded costs", async () => {
+    // A hard limit: the gateway admits these from a spend lease, with no Admit call each.
+    const { url, replica, key, hash } = await replicaAndKey("lost-leased", { limit: 100 });
+    const slow = { chunks: Array.from({ length: 100 }, (_v, i) => `w${i} `), chunkDelayMs: 200, usage: { prompt: 10, completion: 100 } };
+    openai.script(slow, slow, slow);
+    const before = openai.requests.length;
+    const lostIds = async () =>
+      ((await mgmt().get("/v1/activity?limit=50")).json.data as Array<Record<string, any>>)
+        .filter((r) => r.error_code === "router.gateway_lost")
+        .map((r) => r.id as string);
+    const lostBefore = new Set(await lostIds());
+    const client = gatewayClient(url, key);
+    for (let i = 0; i < 3; i++) {
+      void client.stream({ model: "openai/gpt-4o-mini", max_tokens: 500, messages: [{ role: "user", content: `Count ${i}` }] }).catch(() => undefined);
+    }
+    await waitFor(() => openai.requests.length >= before + 3, { what: "the three streams dispatched" });
+    // The lease's cover, naming the three, reaches the ledger with the next 50 ms batch.
+    await new Promise((r) => setTimeout(r, 400));
+    const inFlight = await keyUsage(hash);
+    expect(inFlight).toBeGreaterThan(0);
+    replica.child.kill("SIGKILL");
+    await once(replica.child, "exit");
+
+    const ids = await waitFor(async () => {
+      const lost = (await lostIds()).filter((id) => !lostBefore.has(id));
+      return lost.length >= 3 ? lost : undefined;
+    }, { timeoutMs: 20_000, intervalMs: 250, what: "the three streams in activity as gateway_lost" });
+    expect(ids).toHaveLength(3);
+    // Each names the key whose lease admitted it.
+    const rows = await activityRows(ids);
+    expect(rows.map((r) => r.key?.hash)).toEqual([hash, hash, hash]);
+    const exported = (await exportedRows()).filter((r) => ids.includes(r.request_id ?? ""));
+    expect(exported).toHaveLength(3);
+    const recorded = exported.reduce((sum, r) => sum + fromUsd(r.list_price_usd ?? "0"), 0n);
+    // Each at its worst case: together, what the key's usage counted while they ran.
+    expect(Number(recorded) / 1e9).toBeCloseTo(inFlight as number, 9);
+    const usage = await waitFor(async () => {
+      const u = await keyUsage(hash);
+      return u !== undefined && Math.abs(u - Number(recorded) / 1e9) < 1e-9 ? u : undefined;
+    }, { timeoutMs: 20_000, what: "the ledger's usage to equal the recorded costs" });
+    expect(usage).toBeCloseTo(Number(recorded) / 1e9, 9);
   }, 60_000);
 
   it("reports a lease's running requests, not its unspent headroom, as usage", async () => {
