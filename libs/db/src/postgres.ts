@@ -48,6 +48,11 @@ export function createPostgresDb(opts: PostgresOptions): Db {
   });
   // An idle client that loses its connection must not crash the process; the pool replaces it.
   pool.on("error", () => undefined);
+  // Nor a checked-out one. pg-pool takes its own listener off a client it hands out, and hands a new
+  // one out from inside the read of its socket: a termination in that same read (a backend killed as
+  // it opened) is emitted before the taker can listen. So every client listens from its start; the
+  // statement in flight, or the next one, reports the loss to its caller.
+  pool.on("connect", (client) => client.on("error", () => undefined));
   return {
     schema: opts.schema,
     engine: "postgres",
@@ -102,11 +107,9 @@ interface Checkout {
 }
 
 /**
- * Checks a client out. pg-pool takes its own `error` listener off a client while it is checked out,
- * and a client whose connection goes (a terminated backend, a restart) emits `error` even when no
- * statement is running: without a listener of ours, that is an uncaught exception. With it, the
- * statement in flight, or the next one, rejects instead. `release` closes a lost or discarded
- * client rather than giving it back to the pool.
+ * Checks a client out, noting when its connection goes (a terminated backend, a restart), which it
+ * may do while no statement runs: the statement in flight, or the next one, rejects, and `release`
+ * closes a lost or discarded client rather than giving it back to the pool.
  */
 async function checkOut(pool: Pool): Promise<{ client: PoolClient; checkout: Checkout; release: () => void }> {
   let client: PoolClient;

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { EventBus } from "@router/bus";
-import { migrate, type Db } from "@router/db";
+import { DatabaseReadiness, migrate, type Db } from "@router/db";
 import { createHttpApp, finishApp, listen, metricsRoute, requireIdentity } from "@router/http-kit";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
@@ -78,11 +78,9 @@ export async function startBroadcast(deps: BroadcastDeps): Promise<RunningBroadc
   const subscription = await subscribeRequestCompleted(deps.bus, { db: deps.db, broadcaster, log, clock: deps.clock, metrics });
 
   const app = createHttpApp({ log });
+  const readiness = new DatabaseReadiness(deps.db);
   app.get("/health", async (_req, res) => {
-    const database = await deps.db.query("SELECT 1").then(
-      () => "ok",
-      () => "unreachable",
-    );
+    const database = (await readiness.reachable()) ? "ok" : "unreachable";
     res.status(database === "ok" ? 200 : 503).json({ status: database === "ok" ? "ok" : "degraded", database, outbound: outbound.stats() });
   });
   // Before the identity check: the scraper signs nothing, and this port is internal.

@@ -19,23 +19,27 @@ export async function claimEvents(
   batch: readonly CompletedRef[],
   handledAt: Date,
 ): Promise<{ fresh: Set<string>; destinations: Map<string, DestinationRow[]> }> {
-  return db.tx(async (q) => {
-    const orgIds = [...new Set(batch.map((e) => e.orgId))];
-    const destinations = new Map<string, DestinationRow[]>();
-    for (const d of await activeDestinationsOf(q, orgIds)) {
-      destinations.set(d.org_id, [...(destinations.get(d.org_id) ?? []), d]);
-    }
-    const relevant = batch.filter((e) => destinations.has(e.orgId));
-    if (relevant.length === 0) return { fresh: new Set<string>(), destinations };
-    const { rows } = await q.query<{ event_id: string }>(
-      `INSERT INTO handled_events (event_id, request_id, handled_at)
-       SELECT e, r, $3 FROM unnest($1::text[], $2::text[]) AS t(e, r)
-       ON CONFLICT DO NOTHING
-       RETURNING event_id`,
-      [relevant.map((e) => e.eventId), relevant.map((e) => e.requestId), handledAt],
-    );
-    return { fresh: new Set(rows.map((r) => r.event_id)), destinations };
-  });
+  // Statements only, nothing else: a run whose connection was lost before COMMIT may run again.
+  return db.tx(
+    async (q) => {
+      const orgIds = [...new Set(batch.map((e) => e.orgId))];
+      const destinations = new Map<string, DestinationRow[]>();
+      for (const d of await activeDestinationsOf(q, orgIds)) {
+        destinations.set(d.org_id, [...(destinations.get(d.org_id) ?? []), d]);
+      }
+      const relevant = batch.filter((e) => destinations.has(e.orgId));
+      if (relevant.length === 0) return { fresh: new Set<string>(), destinations };
+      const { rows } = await q.query<{ event_id: string }>(
+        `INSERT INTO handled_events (event_id, request_id, handled_at)
+         SELECT e, r, $3 FROM unnest($1::text[], $2::text[]) AS t(e, r)
+         ON CONFLICT DO NOTHING
+         RETURNING event_id`,
+        [relevant.map((e) => e.eventId), relevant.map((e) => e.requestId), handledAt],
+      );
+      return { fresh: new Set(rows.map((r) => r.event_id)), destinations };
+    },
+    { retryOnConnectionLoss: true },
+  );
 }
 
 /** Forgets events handled before `before`; a replay older than the retention may deliver again. */
