@@ -1,4 +1,4 @@
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { promisify } from "node:util";
 import { tmpdir } from "node:os";
@@ -32,24 +32,36 @@ describe("the one-process default (npm start)", () => {
   let dataDir: string;
   let port: number;
   let proc: ChildService | null = null;
+  let managementKey = "";
 
-  const start = async () =>
-    startNodeProcess(
-      "router",
-      MAIN,
-      {
-        PORT: String(port),
-        ROUTER_DATA_DIR: dataDir,
-        ROUTER_PROVIDER_OPENAI_BASE_URL: fake.url,
-        LOG_LEVEL: "warn",
-        METRICS_PORT: "0",
-        // Test only: broadcast may deliver to the loopback receiver and trust its certificate.
-        ROUTER_OUTBOUND_ALLOW_HOSTS: "127.0.0.1",
-        ROUTER_OUTBOUND_CA_FILE: receiver.caFile,
-      },
-      () => httpReady(`http://127.0.0.1:${port}/health`),
-      60_000,
-    );
+  const settings = () => ({
+    PORT: String(port),
+    ROUTER_DATA_DIR: dataDir,
+    ROUTER_PROVIDER_OPENAI_BASE_URL: fake.url,
+    LOG_LEVEL: "warn",
+    METRICS_PORT: "0",
+    // Test only: broadcast may deliver to the loopback receiver and trust its certificate.
+    ROUTER_OUTBOUND_ALLOW_HOSTS: "127.0.0.1",
+    ROUTER_OUTBOUND_CA_FILE: receiver.caFile,
+  });
+  const start = async () => startNodeProcess("router", MAIN, settings(), () => httpReady(`http://127.0.0.1:${port}/health`), 60_000);
+
+  /**
+   * Runs it under npm in a process group of its own, as `npm start` in a terminal does, where Ctrl-C
+   * signals the whole group (npm, its shell and node); resolves once it serves.
+   */
+  const startUnderNpm = async () => {
+    const group = spawn("npm", ["exec", "--", "node", "--v8-pool-size=1", MAIN], {
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? tmpdir(), ...settings() },
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    group.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    group.stderr.on("data", (d: Buffer) => (out += d.toString()));
+    await waitFor(() => httpReady(`http://127.0.0.1:${port}/health`), { timeoutMs: 60_000, what: "npm exec router to serve" });
+    return { group, output: () => out };
+  };
 
   beforeAll(async () => {
     fake = await startFakeOpenAi();
@@ -73,6 +85,7 @@ describe("the one-process default (npm start)", () => {
     const residentMb = Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1]) / 1024;
     expect(residentMb).toBeLessThan(640);
     const key = await waitFor(() => KEY_LINE.exec(proc?.output() ?? "")?.[1], { what: "the printed management key" });
+    managementKey = key;
     const base = `http://127.0.0.1:${port}`;
     const health = (await (await fetch(`${base}/health`)).json()) as Record<string, unknown>;
     expect(health).toMatchObject({ status: "ok", rate_limiting: { store: "memory", shared: false } });
@@ -186,6 +199,44 @@ describe("the one-process default (npm start)", () => {
     const channels = await gatewayClient(`http://127.0.0.1:${port}`, key).get("/v1/alerts/channels");
     expect(channels.json).toMatchObject({ data: [{ kind: "chat", target: "https://hooks.slack.com/services/T0/B0/embedded" }], email_available: false });
   }, 90_000);
+
+  it("on Ctrl-C of its terminal finishes its streams and records and settles every one before it exits", async () => {
+    await proc?.stop();
+    proc = null;
+    const underNpm = await startUnderNpm();
+    const base = `http://127.0.0.1:${port}`;
+    const mgmt = gatewayClient(base, managementKey);
+    const created = (await mgmt.post("/v1/keys", { name: "ctrl-c", limit: 10, limit_mode: "soft", include_byok_in_limit: true })).json.data;
+    const client = gatewayClient(base, created.key as string);
+    const n = 6;
+    const words = Array.from({ length: 10 }, (_v, i) => `w${i} `);
+    fake.script(...Array.from({ length: n }, () => ({ chunks: words, chunkDelayMs: 150, usage: { prompt: 500, completion: 10 } })));
+    const before = fake.requests.length;
+    const streams = Array.from({ length: n }, () => client.stream({ model: "openai/gpt-4o-mini", messages: [{ role: "user", content: "Count slowly" }] }));
+    await waitFor(() => fake.requests.length >= before + n, { what: "every stream dispatched" });
+    process.kill(-(underNpm.group.pid ?? 0), "SIGINT");
+    const done = await Promise.all(streams);
+    for (const s of done) {
+      expect(s.status).toBe(200);
+      expect(s.done).toBe(true);
+      expect(s.chunks.some((c) => c.error)).toBe(false);
+    }
+    // npm goes at once; node finishes its ordered shutdown, then lets the data directory go: a
+    // restart succeeds only then. Every step finished in time (a late one logs a warning).
+    proc = await waitFor(() => start().catch(() => undefined), { timeoutMs: 90_000, what: "a restart on the released data directory" });
+    expect(underNpm.output()).not.toMatch(/stop_step_timed_out|stop_step_failed|bus_not_drained/);
+
+    // The in-process bus keeps nothing across a restart: what was not written before the exit is lost.
+    const ids = done.map((s) => s.chunks[0]?.id as string);
+    const rows = await Promise.all(ids.map(async (id) => (await mgmt.get(`/v1/activity/requests/${id}`)).json.data as Record<string, any> | undefined));
+    expect(rows.filter((r) => r?.status === "complete").length).toBe(n);
+    const recorded = rows
+      .flatMap((r) => (r?.usage_lines ?? []) as Array<{ cost_nanodollars: string }>)
+      .reduce((sum, l) => sum + BigInt(l.cost_nanodollars), 0n);
+    const usage = (await client.get("/v1/key")).json.data?.usage as number;
+    expect(recorded).toBeGreaterThan(0n);
+    expect(usage).toBeCloseTo(Number(recorded) / 1e9, 9);
+  }, 180_000);
 
   it("owns its data directory: a CLI command or a second server on it is refused and prints no key", async () => {
     const env = { PATH: process.env.PATH ?? "", ROUTER_DATA_DIR: dataDir, LOG_LEVEL: "silent" };

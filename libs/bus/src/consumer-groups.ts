@@ -36,6 +36,7 @@ export function perTopicGroups(bus: EventBus): EventBus {
       const options: BrokerSubscribeOptions = { ...opts, group: consumerGroupOf(opts.group, opts.topic), formerGroup: opts.group };
       return bus.subscribe(options);
     },
+    drain: (timeoutMs) => bus.drain(timeoutMs),
     close: () => bus.close(),
   };
 }

@@ -28,6 +28,7 @@ export function namespaced(bus: EventBus, namespace: string, scope: { groups: bo
       };
       return bus.subscribe(options);
     },
+    drain: (timeoutMs) => bus.drain(timeoutMs),
     close: () => bus.close(),
   };
 }

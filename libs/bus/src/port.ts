@@ -63,6 +63,14 @@ export interface EventBus {
    */
   publish(event: OutgoingEvent): Promise<void>;
   subscribe(opts: SubscribeOptions): Promise<Subscription>;
+  /**
+   * Waits, up to `timeoutMs`, until this bus's live subscriptions have handled every event published
+   * so far, those their handlers publish meanwhile included; resolves whether they did. It matters
+   * where nothing outlives the process (memory): the one-process runner calls it after the gateway
+   * stopped and before the consumers stop. A broker keeps what is not consumed yet, so redis and
+   * kafka resolve at once.
+   */
+  drain(timeoutMs: number): Promise<boolean>;
   close(): Promise<void>;
 }
 

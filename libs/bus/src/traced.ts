@@ -40,6 +40,7 @@ export function traced(bus: EventBus): EventBus {
           }),
       });
     },
+    drain: (timeoutMs) => bus.drain(timeoutMs),
     close: () => bus.close(),
   };
 }

@@ -126,24 +126,4 @@ export function installProcessHandlers(log: Logger): void {
   });
 }
 
-/**
- * Closes the process's servers and clients once on SIGTERM or SIGINT (logging `<name>.stopping`),
- * then exits: 0 after a clean close, 1 when closing failed.
- */
-export function stopOnSignals(log: Logger, name: string, close: () => Promise<void>): void {
-  let stopping = false;
-  const stop = (signal: NodeJS.Signals) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, `${name}.stopping`);
-    close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        log.error({ err }, `${name}.stop_failed`);
-        process.exit(1);
-      },
-    );
-  };
-  process.on("SIGTERM", stop);
-  process.on("SIGINT", stop);
-}
+export { stopOnSignals, runShutdown, type ShutdownStep } from "./shutdown";

@@ -31,12 +31,13 @@ async function main(): Promise<void> {
     "activity.listening",
   );
 
-  stopOnSignals(log, "activity", async () => {
-    await running.close();
-    await bus.close();
-    await store.close();
-    await tracing.shutdown();
-  });
+  // Handlers finish and commit first; the bus then flushes its outbox; the store closes last.
+  stopOnSignals(log, "activity", [
+    { step: "activity", run: () => running.close() },
+    { step: "bus", run: () => bus.close() },
+    { step: "store", run: () => store.close() },
+    { step: "tracing", run: () => tracing.shutdown() },
+  ]);
 }
 
 main().catch(exitOnStartFailure("activity"));

@@ -34,12 +34,13 @@ async function main(): Promise<void> {
   });
   log.info({ httpPort: running.httpPort, bus: cfg.ROUTER_BUS, database: store.describe }, "alerts.listening");
 
-  stopOnSignals(log, "alerts", async () => {
-    await running.close();
-    await bus.close();
-    await store.close();
-    await tracing.shutdown();
-  });
+  // Handlers finish and commit first; the bus then flushes its outbox; the store closes last.
+  stopOnSignals(log, "alerts", [
+    { step: "alerts", run: () => running.close() },
+    { step: "bus", run: () => bus.close() },
+    { step: "store", run: () => store.close() },
+    { step: "tracing", run: () => tracing.shutdown() },
+  ]);
 }
 
 main().catch(exitOnStartFailure("alerts"));

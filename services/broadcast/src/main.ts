@@ -33,12 +33,13 @@ async function main(): Promise<void> {
   });
   log.info({ httpPort: running.httpPort, bus: cfg.ROUTER_BUS, database: store.describe }, "broadcast.listening");
 
-  stopOnSignals(log, "broadcast", async () => {
-    await running.close();
-    await bus.close();
-    await store.close();
-    await tracing.shutdown();
-  });
+  // Handlers finish and commit first; the bus then flushes its outbox; the store closes last.
+  stopOnSignals(log, "broadcast", [
+    { step: "broadcast", run: () => running.close() },
+    { step: "bus", run: () => bus.close() },
+    { step: "store", run: () => store.close() },
+    { step: "tracing", run: () => tracing.shutdown() },
+  ]);
 }
 
 main().catch(exitOnStartFailure("broadcast"));

@@ -10,7 +10,7 @@ import { createPostgresDb, EmbeddedPostgres, isNewEmbeddedStore, type Db } from 
 import { ensureOperatorOrganisation, pkceOptionsOf, storedResponseOptionsOf, rateLimitOptionsOf, incompleteSignInProviders, regionOptionsOf, signInOptionsOf, startGateway, upstreamOptionsOf } from "@router/gateway";
 import { CLIENT_OPTIONS, insecure } from "@router/grpc-kit";
 import { startLedger, stripeSettingsOf } from "@router/ledger";
-import { createLogger, exitOnStartFailure, installProcessHandlers, stopOnSignals } from "@router/logging";
+import { createLogger, exitOnStartFailure, installProcessHandlers, stopOnSignals, type Logger } from "@router/logging";
 import { systemClock } from "@router/money";
 import { outboundOptionsOf } from "@router/outbound";
 import { ledger, routing } from "@router/proto";
@@ -19,6 +19,9 @@ import { startRouting } from "@router/routing";
 import { startRunaway } from "@router/runaway";
 import { loadEmbeddedConfig } from "./config";
 import { prepareNewStore } from "./new-store";
+
+/** How long the consumers get to write what the gateway published while it drained. */
+const BUS_DRAIN_MS = 10_000;
 
 const VERSION = (JSON.parse(readFileSync(join(__dirname, "..", "package.json"), "utf8")) as { version: string }).version;
 
@@ -171,19 +174,32 @@ async function main(): Promise<void> {
   }
   log.info({ url: `http://${config.HOST}:${gateway.port}` }, "router.embedded.ready");
 
-  stopOnSignals(log, "router.embedded", async () => {
-    await gateway.close();
-    await reportsSvc.close();
-    await alertsSvc.close();
-    await runawaySvc.close();
-    await activitySvc.close();
-    await broadcastSvc.close();
-    await ledgerSvc.close();
-    await routingSvc.close();
-    await bus.close();
-    await embeddedPg?.close();
-    await tracing.shutdown();
-  });
+  // The order keeps every served request: the gateway stops taking requests, finishes or ends its
+  // streams and publishes their completions; every consumer then takes and writes what was published
+  // (the in-process bus keeps nothing across a restart); the services stop, consumers first; the bus
+  // flushes its outbox; the store closes last.
+  stopOnSignals(log, "router.embedded", [
+    { step: "gateway", run: () => gateway.close(), timeoutMs: gateway.closeTimeoutMs },
+    { step: "bus.drain", run: () => drainBus(bus, log), timeoutMs: BUS_DRAIN_MS + 1_000 },
+    { step: "reports", run: () => reportsSvc.close() },
+    { step: "alerts", run: () => alertsSvc.close() },
+    { step: "runaway", run: () => runawaySvc.close() },
+    { step: "activity", run: () => activitySvc.close() },
+    { step: "broadcast", run: () => broadcastSvc.close() },
+    { step: "ledger", run: () => ledgerSvc.close() },
+    { step: "routing", run: () => routingSvc.close() },
+    { step: "bus", run: () => bus.close() },
+    { step: "store", run: () => embeddedPg?.close() },
+    { step: "tracing", run: () => tracing.shutdown() },
+  ]);
+}
+
+/**
+ * Waits for the consumers to write every event published so far. An event a consumer keeps failing
+ * on is not waited for past the deadline: the log line names the shutdown that left it behind.
+ */
+async function drainBus(bus: EventBus, log: Logger): Promise<void> {
+  if (!(await bus.drain(BUS_DRAIN_MS))) log.warn({ timeoutMs: BUS_DRAIN_MS }, "router.embedded.bus_not_drained");
 }
 
 main().catch(exitOnStartFailure("router"));

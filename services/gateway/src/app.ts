@@ -107,6 +107,8 @@ export const GATEWAY_MIGRATIONS_DIR = join(__dirname, "..", "migrations");
 /** How long shutdown waits for pending settlements to reach the ledger. */
 const CLOSINGS_FLUSH_MS = 5_000;
 const DEFAULT_DRAIN_GRACE_MS = 20_000;
+/** Closing servers, clients and channels after the drain; a bound for the shutdown's step, not a wait. */
+const CLOSE_CHANNELS_MS = 5_000;
 /** How long start waits for the rate limits' Redis connection before counting in memory meanwhile. */
 const RATE_LIMIT_REDIS_WAIT_MS = 2_000;
 /** A rate-limit count Redis has not answered by then is counted in memory (the insurance limiter). */
@@ -204,6 +206,8 @@ export interface RunningGateway {
   routes: ServedRoute[];
   /** Set when `metricsPort` was given. */
   metricsPort?: number;
+  /** How long `close()` can take at most: the drain grace, then handing on spend and closing channels. */
+  closeTimeoutMs: number;
   close(): Promise<void>;
 }
 
@@ -520,6 +524,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     port: server.port,
     routes: [...inferenceApis.map((r) => ({ method: "post", path: r.path })), ...servedRoutes(app)],
     metricsPort: admin?.port,
+    closeTimeoutMs: (deps.drainGraceMs ?? DEFAULT_DRAIN_GRACE_MS) + CLOSINGS_FLUSH_MS + CLOSE_CHANNELS_MS,
     async close() {
       // Drain: no new connections, readiness fails, requests in flight finish (or are cut at the end
       // of the grace), and the settlements and events they leave are handed on, before any channel closes.

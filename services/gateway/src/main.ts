@@ -97,14 +97,15 @@ async function main(): Promise<void> {
     metricsHost: config.METRICS_HOST,
   });
 
-  stopOnSignals(log, "gateway", async () => {
-    await gateway.close();
-    routingClient.close();
-    ledgerClient.close();
-    await bus.close();
-    await store.close();
-    await tracing.shutdown();
-  });
+  // Streams finish (or are cut at the end of the drain grace) and hand on their events and spend
+  // before any channel closes; the bus then flushes its outbox; the store closes last.
+  stopOnSignals(log, "gateway", [
+    { step: "gateway", run: () => gateway.close(), timeoutMs: gateway.closeTimeoutMs },
+    { step: "grpc", run: () => (routingClient.close(), ledgerClient.close()) },
+    { step: "bus", run: () => bus.close() },
+    { step: "store", run: () => store.close() },
+    { step: "tracing", run: () => tracing.shutdown() },
+  ]);
 }
 
 main().catch(exitOnStartFailure("gateway"));

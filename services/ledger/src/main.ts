@@ -40,12 +40,13 @@ async function main(): Promise<void> {
   });
   log.info({ grpcPort: ledger.grpcPort, httpPort: ledger.httpPort, metricsPort: ledger.metricsPort }, "ledger.started");
 
-  stopOnSignals(log, "ledger", async () => {
-    await ledger.close();
-    await bus.close();
-    await store.close();
-    await tracing.shutdown();
-  });
+  // Handlers finish and commit first; the bus then flushes its outbox; the store closes last.
+  stopOnSignals(log, "ledger", [
+    { step: "ledger", run: () => ledger.close() },
+    { step: "bus", run: () => bus.close() },
+    { step: "store", run: () => store.close() },
+    { step: "tracing", run: () => tracing.shutdown() },
+  ]);
 }
 
 main().catch(exitOnStartFailure("ledger"));

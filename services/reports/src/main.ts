@@ -28,12 +28,13 @@ async function main(): Promise<void> {
   });
   log.info({ httpPort: running.httpPort, bus: config.ROUTER_BUS, database: store.describe }, "reports.listening");
 
-  stopOnSignals(log, "reports", async () => {
-    await running.close();
-    await bus.close();
-    await store.close();
-    await tracing.shutdown();
-  });
+  // Handlers finish and commit first; the bus then flushes its outbox; the store closes last.
+  stopOnSignals(log, "reports", [
+    { step: "reports", run: () => running.close() },
+    { step: "bus", run: () => bus.close() },
+    { step: "store", run: () => store.close() },
+    { step: "tracing", run: () => tracing.shutdown() },
+  ]);
 }
 
 main().catch(exitOnStartFailure("reports"));

@@ -35,12 +35,13 @@ async function main(): Promise<void> {
     stickyIdleTtlMs: config.ROUTING_STICKY_IDLE_TTL_SECONDS * 1000,
   });
 
-  stopOnSignals(log, "routing", async () => {
-    await running.close();
-    await bus.close();
-    await store.close();
-    await tracing.shutdown();
-  });
+  // Handlers finish and commit first; the bus then flushes its outbox; the store closes last.
+  stopOnSignals(log, "routing", [
+    { step: "routing", run: () => running.close() },
+    { step: "bus", run: () => bus.close() },
+    { step: "store", run: () => store.close() },
+    { step: "tracing", run: () => tracing.shutdown() },
+  ]);
 }
 
 main().catch(exitOnStartFailure("routing"));

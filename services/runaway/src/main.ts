@@ -33,12 +33,13 @@ async function main(): Promise<void> {
     "runaway.listening",
   );
 
-  stopOnSignals(log, "runaway", async () => {
-    await running.close();
-    await bus.close();
-    await store.close();
-    await tracing.shutdown();
-  });
+  // Handlers finish and commit first; the bus then flushes its outbox; the store closes last.
+  stopOnSignals(log, "runaway", [
+    { step: "runaway", run: () => running.close() },
+    { step: "bus", run: () => bus.close() },
+    { step: "store", run: () => store.close() },
+    { step: "tracing", run: () => tracing.shutdown() },
+  ]);
 }
 
 main().catch(exitOnStartFailure("runaway"));

@@ -208,6 +208,7 @@ describe("a flag whose event the bus did not take", () => {
     const flaky: EventBus = {
       publish: (e) => (failing && e.topic === TOPICS.runawayFlagged ? Promise.reject(new Error("bus unavailable")) : real.publish(e)),
       subscribe: (o) => real.subscribe(o),
+      drain: (ms) => real.drain(ms),
       close: () => real.close(),
     };
     broken = await startRunawayHarness("runawayflaky", clock, { bus: flaky });

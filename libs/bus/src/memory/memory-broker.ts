@@ -152,6 +152,13 @@ export class MemoryGroup {
     }));
   }
 
+  /** Every partition handled to its end, nothing running and no retry waiting. */
+  caughtUp(): boolean {
+    return this.parts.every(
+      (part, i) => !part.inflight && !part.retryTimer && part.next >= this.topic.logOf(i).base + this.topic.logOf(i).events.length,
+    );
+  }
+
   nextOffset(partition: number): number {
     return this.partOf(partition).next;
   }

@@ -8,6 +8,7 @@ import { MemoryBroker, MemoryGroup, MemoryMember } from "./memory-broker";
 
 // Shared by every memory bus of the process, the way clients share one broker.
 const processBroker = new MemoryBroker();
+const DRAIN_POLL_MS = 10;
 
 /** The in-process bus for the one-process default: same guarantees as the others, nothing survives a restart. */
 export function createMemoryBus(config: BusConfig): EventBus {
@@ -41,6 +42,16 @@ class MemoryBus implements EventBus {
     return subscription;
   }
 
+  async drain(timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    // Shutdown only: polling keeps the delivery path free of drain bookkeeping.
+    while (![...this.subscriptions].every((s) => s.caughtUp())) {
+      if (Date.now() >= deadline) return false;
+      await new Promise((resolve) => setTimeout(resolve, DRAIN_POLL_MS));
+    }
+    return true;
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     await Promise.all([...this.subscriptions].map((s) => s.close()));
@@ -56,6 +67,11 @@ class MemorySubscription implements Subscription {
     private readonly settings: BusSettings,
     private readonly onClosed: () => void,
   ) {}
+
+  /** Whether the group has handled everything on the topic so far (a closed one has nothing left to do). */
+  caughtUp(): boolean {
+    return this.closing !== undefined || this.group.caughtUp();
+  }
 
   close(): Promise<void> {
     this.closing ??= this.stop();

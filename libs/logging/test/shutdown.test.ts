@@ -1,0 +1,46 @@
+import { Writable } from "node:stream";
+import { createLogger, runShutdown } from "@router/logging";
+
+function sink() {
+  const lines: Array<Record<string, unknown>> = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const line of chunk.toString().split("\n").filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { log: createLogger({ destination: stream, level: "info" }), lines };
+}
+
+describe("an ordered shutdown", () => {
+  it("runs its steps in order and logs each one's time", async () => {
+    const { log, lines } = sink();
+    const order: string[] = [];
+    const clean = await runShutdown(log, "svc", [
+      { step: "gateway", run: async () => void order.push("gateway") },
+      { step: "bus", run: () => void order.push("bus") },
+      { step: "store", run: async () => void order.push("store") },
+    ]);
+    expect(clean).toBe(true);
+    expect(order).toEqual(["gateway", "bus", "store"]);
+    expect(lines.map((l) => [l.msg, l.step])).toEqual([
+      ["svc.stop_step", "gateway"],
+      ["svc.stop_step", "bus"],
+      ["svc.stop_step", "store"],
+    ]);
+  });
+
+  it("logs a step that runs past its timeout and goes on, so the stores still close", async () => {
+    const { log, lines } = sink();
+    const order: string[] = [];
+    const clean = await runShutdown(log, "svc", [
+      { step: "drain", run: () => new Promise(() => undefined), timeoutMs: 50 },
+      { step: "broken", run: () => Promise.reject(new Error("boom")) },
+      { step: "store", run: () => void order.push("store") },
+    ]);
+    expect(clean).toBe(false);
+    expect(order).toEqual(["store"]);
+    expect(lines.find((l) => l.msg === "svc.stop_step_timed_out")).toMatchObject({ step: "drain", timeoutMs: 50, level: "warn" });
+    expect(lines.find((l) => l.msg === "svc.stop_step_failed")).toMatchObject({ step: "broken", level: "error" });
+  });
+});
