@@ -19,6 +19,11 @@ export interface InternalHttpOptions {
   openRoutes?: RequestHandler[];
   /** Paths whose routes read their own body, or none at all (`createHttpApp`). */
   ownBodyPaths?: readonly string[];
+  /**
+   * Whether the service can serve (its database answers): `GET /health` is 503 while it says no, so
+   * readiness takes the pod out of rotation until it recovers. Always ready without it.
+   */
+  ready?: () => Promise<boolean>;
   /** 0 picks a free port. */
   port: number;
   host?: string;
@@ -31,8 +36,10 @@ export interface InternalHttpOptions {
  */
 export function startInternalHttp(opts: InternalHttpOptions): Promise<RunningHttpServer> {
   const app = createHttpApp({ log: opts.log, ownBodyPaths: opts.ownBodyPaths });
-  app.get("/health", (_req, res) => {
-    res.json({ status: "ok" });
+  const ready = opts.ready;
+  app.get("/health", async (_req, res) => {
+    if (!ready || (await ready())) res.json({ status: "ok" });
+    else res.status(503).json({ status: "unavailable", database: "unreachable" });
   });
   app.get("/metrics", metricsRoute(opts.registry));
   for (const route of opts.openRoutes ?? []) app.use(route);

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { EventBus } from "@router/bus";
-import { migrate, type Db } from "@router/db";
+import { DatabaseReadiness, migrate, type Db } from "@router/db";
 import { createHttpApp, finishApp, listen, metricsRoute, requireIdentity } from "@router/http-kit";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
@@ -47,8 +47,15 @@ export async function startActivity(deps: ActivityDeps): Promise<RunningActivity
   const subscription = await subscribeRequestCompleted(deps.bus, { db: deps.db, log, clock: deps.clock, metrics });
 
   const app = createHttpApp({ log });
-  app.get("/health", (_req, res) => {
-    res.json({ status: "ok" });
+  // 503 while the database does not answer: readiness takes the pod out of rotation until it does.
+  const readiness = new DatabaseReadiness(deps.db);
+  app.get("/health", async (_req, res) => {
+    if (await readiness.reachable()) {
+      res.json({ status: "ok" });
+    } else {
+      log.warn({ err: readiness.lastError }, "activity.health.database_unreachable");
+      res.status(503).json({ status: "unavailable", database: "unreachable" });
+    }
   });
   // Before the identity check: the scraper signs nothing, and this port is internal.
   app.get("/metrics", metricsRoute(metrics.registry));

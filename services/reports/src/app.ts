@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { EventBus } from "@router/bus";
-import { migrate, type Db } from "@router/db";
+import { DatabaseReadiness, migrate, type Db } from "@router/db";
 import { startInternalHttp } from "@router/http-kit";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
@@ -46,11 +46,17 @@ export async function startReports(deps: ReportsDeps): Promise<RunningReports> {
   const metrics = new ReportsMetrics({ defaultMetrics: deps.defaultMetrics });
   const subscription = await subscribeRollups(deps.bus, { db: deps.db, log, clock: deps.clock, metrics });
 
+  const readiness = new DatabaseReadiness(deps.db);
   const server = await startInternalHttp({
     log,
     registry: metrics.registry,
     internalSecret: deps.internalSecret,
     routes: [brandingRoutes({ db: deps.db, clock: deps.clock }), reportRoutes({ db: deps.db, clock: deps.clock, metrics })],
+    ready: async () => {
+      const reachable = await readiness.reachable();
+      if (!reachable) log.warn({ err: readiness.lastError }, "reports.health.database_unreachable");
+      return reachable;
+    },
     port: deps.httpPort,
     host: deps.host,
   }).catch(async (err: unknown) => {

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { EventBus } from "@router/bus";
-import { migrate, type Db } from "@router/db";
+import { DatabaseReadiness, migrate, type Db } from "@router/db";
 import { createHttpApp, finishApp, listen, metricsRoute, requireIdentity } from "@router/http-kit";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
@@ -61,12 +61,12 @@ export async function startRunaway(deps: RunawayDeps): Promise<RunningRunaway> {
   );
 
   const app = createHttpApp({ log });
+  const readiness = new DatabaseReadiness(deps.db);
   app.get("/health", async (_req, res) => {
-    try {
-      await deps.db.query("SELECT 1");
+    if (await readiness.reachable()) {
       res.json({ status: "ok" });
-    } catch (err) {
-      log.warn({ err }, "runaway.health.database_unreachable");
+    } else {
+      log.warn({ err: readiness.lastError }, "runaway.health.database_unreachable");
       res.status(503).json({ status: "unavailable", database: "unreachable" });
     }
   });

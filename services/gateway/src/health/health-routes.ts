@@ -1,5 +1,5 @@
 import { Router, type Request, type Response } from "express";
-import type { Db } from "@router/db";
+import { DatabaseReadiness, type Db } from "@router/db";
 import type { Logger } from "@router/logging";
 
 export interface HealthDeps {
@@ -17,20 +17,21 @@ export interface HealthDeps {
 }
 
 /**
- * `GET /health` (public): 200 while the database answers, 500 when it does not; `GET /readyz` is the
+ * `GET /health` (public): 200 while the database answers (a probe reused for a second), 500 when it does not; `GET /readyz` is the
  * same check for Kubernetes readiness (a gateway that cannot reach its database leaves the load
  * balancer). `GET /livez` is liveness: it never touches the database, so a database blip takes
  * gateways out of rotation without restarting every one of them.
  */
 export function healthRoutes(deps: HealthDeps): Router {
   const router = Router();
+  // Public: however many callers ask, the database answers one probe a second.
+  const database = new DatabaseReadiness(deps.db);
   const databaseCheck = async (_req: Request, res: Response) => {
     const body = { version: deps.version, rate_limiting: deps.rateLimiting() };
-    try {
-      await deps.db.query("SELECT 1");
+    if (await database.reachable()) {
       res.json({ status: "ok", ...body });
-    } catch (err) {
-      deps.log.error({ err }, "gateway.health.database_unreachable");
+    } else {
+      deps.log.error({ err: database.lastError }, "gateway.health.database_unreachable");
       res.status(500).json({ status: "error", ...body });
     }
   };
