@@ -53,7 +53,8 @@ describe("content parts, provider fields and provider answers beyond plain text,
   beforeAll(async () => {
     // The OpenAI fake refuses a field OpenAI's API does not take, as OpenAI does.
     [fakes.openai, fakes.anthropic, fakes.google] = await Promise.all([startFakeOpenAi(), startFakeAnthropic(), startFakeGemini()]);
-    stack = await startStack({ providerBaseUrls: { openai: fakes.openai.url, anthropic: fakes.anthropic.url, google: fakes.google.url } });
+    // A busy two-core box can miss the default 20 s start of eight processes.
+    stack = await startStack({ providerBaseUrls: { openai: fakes.openai.url, anthropic: fakes.anthropic.url, google: fakes.google.url }, startTimeoutMs: 60_000 });
     const org = await stack.createOrg("Fidelity Co");
     const mgmt = gatewayClient(stack.gatewayUrl, org.managementKey);
     for (const slug of ["openai", "anthropic", "google"]) {
@@ -65,7 +66,7 @@ describe("content parts, provider fields and provider answers beyond plain text,
     inference = gatewayClient(stack.gatewayUrl, key);
     openai = new OpenAI({ apiKey: key, baseURL: `${stack.gatewayUrl}/v1`, maxRetries: 0 });
     anthropic = new Anthropic({ apiKey: key, baseURL: stack.gatewayUrl, maxRetries: 0 });
-  }, 90_000);
+  }, 120_000);
 
   afterAll(async () => {
     await stack?.stop();
