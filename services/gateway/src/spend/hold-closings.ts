@@ -73,8 +73,6 @@ interface Cover {
   running: ReadonlyMap<string, RunningRequest>;
 }
 
-const NONE_RUNNING: ReadonlyMap<string, RunningRequest> = new Map();
-
 /**
  * Settlements, releases and lease spends on their way to the ledger, off the response path. What finishes within
  * `batchMs` leaves in one CloseHolds call, one call at a time. A batch the ledger could not take
@@ -143,7 +141,7 @@ export class HoldClosings {
    * What a lease covers now: its running requests' worst case, its requests' spends as counted here,
    * and its running requests (read when the call leaves, not copied per request).
    */
-  cover(holdId: string, inFlight: Nanodollars, spent: Nanodollars, running: ReadonlyMap<string, RunningRequest> = NONE_RUNNING): void {
+  cover(holdId: string, inFlight: Nanodollars, spent: Nanodollars, running: ReadonlyMap<string, RunningRequest>): void {
     this.covers.set(holdId, { inFlight, spent, running });
     this.schedule(this.failures > 0 ? this.backoffMs() : this.batchMs);
   }
