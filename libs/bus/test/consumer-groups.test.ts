@@ -10,6 +10,7 @@ function recorder() {
       subscribed.push(opts);
       return { close: async () => undefined };
     },
+    drain: async () => true,
     close: async () => undefined,
   };
   return { bus, subscribed };
