@@ -18,10 +18,13 @@ export interface RunningGrpcServer {
 /**
  * Starts a gRPC server with the given services plus `grpc.health.v1` (reporting SERVING for the
  * empty service name and each service's full name). Binds to `host:port`; port 0 picks a free one.
+ * With `ready`, each service's full name is NOT_SERVING while it says no (its database does not
+ * answer): readiness asks for the service's name, liveness for the empty one, which stays SERVING
+ * so a database blip takes pods out of rotation without restarting them.
  */
 export async function startGrpcServer(
   services: GrpcService[],
-  opts: { host?: string; port: number; log: Logger },
+  opts: { host?: string; port: number; log: Logger; ready?: () => Promise<boolean> },
 ): Promise<RunningGrpcServer> {
   const server = new grpc.Server({
     "grpc.keepalive_permit_without_calls": 1,
@@ -37,12 +40,17 @@ export async function startGrpcServer(
     const first = Object.values(s.definition)[0];
     if (first) serving.add(first.path.split("/")[1] ?? "");
   }
+  const { SERVING, NOT_SERVING, SERVICE_UNKNOWN } = health.HealthCheckResponse_ServingStatus;
+  const ready = opts.ready;
   const healthImpl: health.HealthServer = {
     check(call, callback) {
-      const status = serving.has(call.request.service)
-        ? health.HealthCheckResponse_ServingStatus.SERVING
-        : health.HealthCheckResponse_ServingStatus.SERVICE_UNKNOWN;
-      callback(null, { status });
+      const service = call.request.service;
+      if (!serving.has(service)) return callback(null, { status: SERVICE_UNKNOWN });
+      if (service === "" || !ready) return callback(null, { status: SERVING });
+      ready().then(
+        (ok) => callback(null, { status: ok ? SERVING : NOT_SERVING }),
+        () => callback(null, { status: NOT_SERVING }),
+      );
     },
   };
   server.addService(health.HealthService, healthImpl);

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { EventBus } from "@router/bus";
-import { migrate, type Db } from "@router/db";
+import { DatabaseReadiness, migrate, type Db } from "@router/db";
 import { startGrpcServer } from "@router/grpc-kit";
 import { startInternalHttp, startMetricsServer, type RunningHttpServer } from "@router/http-kit";
 import type { Logger } from "@router/logging";
@@ -155,7 +155,8 @@ export async function startLedger(deps: LedgerDeps): Promise<RunningLedger> {
   });
   const server = await startGrpcServer(
     [{ definition: ledger.LedgerServiceService, implementation }],
-    { port: deps.grpcPort, host: deps.host, log: deps.log },
+    // Readiness (the service's name in grpc.health.v1) follows the database; liveness does not.
+    { port: deps.grpcPort, host: deps.host, log: deps.log, ready: ledgerReadiness(deps.db, deps.log) },
   );
   // Finished requests are settled from the gateway's durable record of them, once the bus has it.
   const settling = deps.bus
@@ -221,5 +222,15 @@ export async function startLedger(deps: LedgerDeps): Promise<RunningLedger> {
       await publisher?.stop();
       await budgets.close();
     },
+  };
+}
+
+/** Whether the ledger's database answers; logged when it does not. */
+function ledgerReadiness(db: Db, log: LedgerDeps["log"]): () => Promise<boolean> {
+  const readiness = new DatabaseReadiness(db);
+  return async () => {
+    const reachable = await readiness.reachable();
+    if (!reachable) log.warn({ err: readiness.lastError }, "ledger.health.database_unreachable");
+    return reachable;
   };
 }
