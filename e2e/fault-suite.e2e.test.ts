@@ -17,7 +17,7 @@ import {
   type FakeUpstream,
   type Stack,
 } from "@router/testkit";
-import { settledAccount, type Account } from "./faults/accounting";
+import { settledAccount, usdOf as usd, type Account } from "./faults/accounting";
 import { deepBodies, DEEP } from "./faults/deep-bodies";
 import { failureCounts, runLoad, servedIds, type Outcome } from "./faults/load";
 import { startOwnRedis, type OwnRedis } from "./faults/own-redis";
@@ -82,8 +82,6 @@ function printTable(): void {
   process.stdout.write(`\nfault suite (${process.env.ROUTER_BUS === "kafka" ? "Kafka" : "Redis Streams"}), ${PER_SECOND} req/s, half streamed:\n${out.join("\n")}\n${legend}\n\n`);
 }
 
-const usd = (nanos: bigint) => (Number(nanos) / 1e9).toFixed(9);
-
 /** The row of one case, from its load and its account. */
 function rowOf(name: string, outcomes: Outcome[], faultAt: number, acc: Account): Row {
   const failed = outcomes.filter((o) => !o.served);
@@ -111,7 +109,7 @@ function expectNothingLost(outcomes: Outcome[], acc: Account): void {
   }
   if (acc.usageNanos !== acc.recordedNanos) process.stdout.write(`served rows by status and list cost: ${JSON.stringify(acc.servedCosts)}\n`);
   expect(servedIds(outcomes).length).toBeGreaterThan(0);
-  expect({ missing: acc.missing, duplicated: acc.duplicated, usage: usd(acc.usageNanos) }).toEqual({ missing: [], duplicated: [], usage: usd(acc.recordedNanos) });
+  expect({ missing: acc.missing, duplicated: acc.duplicated, usageNanos: acc.usageNanos }).toEqual({ missing: [], duplicated: [], usageNanos: acc.recordedNanos });
 }
 
 /**
@@ -129,7 +127,7 @@ describe("fault suite", () => {
   beforeAll(async () => {
     openai = await startFakeOpenAi();
     redis = await startOwnRedis();
-    const options = {
+    stack = await startStack({
       providerBaseUrls: { openai: openai.url },
       extraEnv: {
         REDIS_URL: redis.url,
@@ -142,8 +140,7 @@ describe("fault suite", () => {
       },
       // Eight processes starting at once on a busy two-core box can take longer than the default.
       startTimeoutMs: 60_000,
-    };
-    stack = await startStack(options);
+    });
   }, 150_000);
 
   afterAll(async () => {
@@ -192,7 +189,7 @@ describe("fault suite", () => {
     const acc = await settledAccount(stack.gatewayUrl, t.mgmtKey, t.hash, servedIds(outcomes), { timeoutMs: opts.settleMs ?? SETTLE_MS, stableMs: opts.stableMs });
     const crashed = await crashedServices();
     const row = rowOf(name, outcomes, faultAt, acc);
-    if (crashed.length > 0) row.failures = `CRASHED: ${crashed.join(", ")}; ${row.failures}`;
+    if (crashed.length > 0) row.failures = [`CRASHED: ${crashed.join(", ")}`, row.failures].filter(Boolean).join("; ");
     table.push(row);
     return { outcomes, faultAt, acc, crashed };
   }
@@ -274,7 +271,7 @@ describe("fault suite", () => {
   }, 120_000);
 
   it("SIGKILL a gateway with streams in flight: what its leases covered is recorded as lost when they expire", async () => {
-    await // Held through the leases' expiry: a balance that only looks right before it is not settled.
+    // Held through the leases' expiry: a balance that only looks right before it is not settled.
     await replicaCase("SIGKILL gateway, streams in flight", "SIGKILL", { settleMs: LEASE_TTL_MS + SETTLE_MS, stableMs: LEASE_TTL_MS + 2 * SWEEP_MS + 1_000 });
   }, 120_000);
 
@@ -378,7 +375,7 @@ describe("fault suite", () => {
       proc = await start();
       const acc = await settledAccount(base, t.mgmtKey, t.hash, servedIds(outcomes), { timeoutMs: SETTLE_MS });
       const row = rowOf("SIGINT npm start, streams in flight", outcomes, faultAt, acc);
-      row.failures = `exited in ${(exitedIn / 1000).toFixed(1)} s; ${row.failures}`;
+      row.failures = [`exited in ${(exitedIn / 1000).toFixed(1)} s`, row.failures].filter(Boolean).join("; ");
       table.push(row);
       expectNothingLost(outcomes, acc);
     }, 480_000);

@@ -40,7 +40,8 @@ export interface ExportedRow {
   listNanos: bigint;
 }
 
-const usdOf = (nanos: bigint) => (Number(nanos) / 1e9).toFixed(9);
+/** Nanodollars as USD with nine decimals, for tables and messages. */
+export const usdOf = (nanos: bigint): string => (Number(nanos) / 1e9).toFixed(9);
 
 /**
  * The organisation's activity as its CSV export lists it: request id and list cost per row. The
