@@ -52,7 +52,9 @@ describe("the one-process default (npm start)", () => {
    */
   const startUnderNpm = async () => {
     const group = spawn("npm", ["exec", "--", "node", "--v8-pool-size=1", MAIN], {
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? tmpdir(), ...settings() },
+      // Consumers let events gather for 1.5 s before writing them, as a busy process lags behind: what
+      // the last streams published is still waiting when the gateway has stopped.
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? tmpdir(), ...settings(), ROUTER_BUS_BATCH_WAIT_MS: "1500" },
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],
     });
