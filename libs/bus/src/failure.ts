@@ -1,3 +1,5 @@
+import { DomainError } from "@router/errors";
+
 /**
  * Whether an error comes from code rather than from the broker or the network (a `TypeError` and
  * the like, anywhere in its `cause` chain): no retry can fix it, so it stops the work that met it
@@ -15,6 +17,21 @@ export function isProgrammingError(err: unknown): boolean {
     ) {
       return true;
     }
+    current = current.cause;
+  }
+  return false;
+}
+
+/**
+ * Whether a handler failed because something it depends on is away (its database, another service):
+ * an `unavailable` DomainError anywhere in its `cause` chain. Such a failure does not use up the
+ * event's attempts: it waits, with backoff, for as long as the outage lasts and is never
+ * dead-lettered for it (every event behind it would fail the same way).
+ */
+export function isOutage(err: unknown): boolean {
+  let current = err;
+  for (let depth = 0; depth < 6 && current instanceof Error; depth++) {
+    if (current instanceof DomainError && current.code === "unavailable") return true;
     current = current.cause;
   }
   return false;

@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { DomainError } from "@router/errors";
 import { uniqueName, waitFor } from "@router/testkit";
 import {
   createMemoryIdempotencyStore,
@@ -301,6 +302,39 @@ export function runBusContract(name: string, makeBus: MakeBus, options: Contract
       expect(decode(dead[0]!)).toBe("poison");
       expect(dead[0]!.headers[HEADER_DLQ_ORIGINAL_TOPIC]).toBe(t);
       expect(handled).toEqual(["after"]);
+    });
+
+    it("keeps retrying an event past maxAttempts while its handler's dependency is unavailable, and never dead-letters it", async () => {
+      const t = await topic("outage");
+      const [consumer, dlqConsumer, producer] = await Promise.all([bus(), bus(), bus()]);
+      let away = true;
+      const attempts: number[] = [];
+      const handled: string[] = [];
+      await consumer.subscribe({
+        topic: t,
+        group: "g",
+        maxAttempts: 2,
+        handler: async (e) => {
+          if (away) {
+            attempts.push(e.attempt);
+            throw new DomainError("unavailable", "the database connection was lost", { cause: new Error("Connection terminated unexpectedly") });
+          }
+          handled.push(decode(e));
+        },
+      });
+      const dead: IncomingEvent[] = [];
+      await dlqConsumer.subscribe({ topic: dlqTopicOf(t), group: "dlq-reader", handler: async (e) => void dead.push(e) });
+
+      await producer.publish({ topic: t, key: "k", type: TYPE, id: "evt-waits", payload: encode("waits") });
+      await producer.publish({ topic: t, key: "k", type: TYPE, id: "evt-behind", payload: encode("behind") });
+      await waitFor(() => attempts.length >= 4, { what: "four failed deliveries, twice maxAttempts" });
+      away = false;
+
+      await waitFor(() => handled.length === 2, { what: "both events once the dependency is back" });
+      expect(handled).toEqual(["waits", "behind"]);
+      expect(dead).toEqual([]);
+      // The attempt a handler sees never passes maxAttempts: an outage does not use the event up.
+      expect(Math.max(...attempts)).toBeLessThanOrEqual(2);
     });
 
     it("with a batch handler, handles every event once, in key order, whether batched or alone", async () => {

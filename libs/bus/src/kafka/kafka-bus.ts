@@ -3,7 +3,7 @@ import { DomainError } from "@router/errors";
 import type { Logger } from "@router/logging";
 import type { BrokerSubscribeOptions } from "../consumer-groups";
 import { within, withDeadline } from "../deadline";
-import { exitOnFatal, isProgrammingError } from "../failure";
+import { exitOnFatal, isOutage, isProgrammingError } from "../failure";
 import { LiveSubscriptions } from "../live-subscriptions";
 import { deadLetterOf, envelopeOf, HEADER_EVENT_ID, HEADER_EVENT_TYPE, incomingOf, type Envelope } from "../envelope";
 import { Outbox, type SendFailure } from "../outbox";
@@ -356,7 +356,8 @@ class KafkaSubscription {
         await this.opts.handler(incomingOf(envelope, attempt));
         return true;
       } catch (err) {
-        if (attempt >= this.opts.maxAttempts) {
+        const outage = isOutage(err);
+        if (attempt >= this.opts.maxAttempts && !outage) {
           await this.opts.publishEnvelope(deadLetterOf(envelope, attempt, err));
           this.log.warn({ eventId: envelope.id, attempts: attempt, err }, "bus.event.dead_lettered");
           return true;
@@ -364,6 +365,8 @@ class KafkaSubscription {
         this.log.warn({ eventId: envelope.id, attempt, err }, "bus.handler.failed");
         await this.waker.sleep(retryDelay(this.settings, attempt));
         await payload.heartbeat();
+        // An outage does not use the event up: the next attempt is at most maxAttempts again.
+        if (outage) attempt = Math.min(attempt, this.opts.maxAttempts - 1);
       }
     }
   }

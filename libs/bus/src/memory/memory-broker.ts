@@ -1,5 +1,6 @@
 import type { Logger } from "@router/logging";
 import { deadLetterOf, incomingOf, type Envelope } from "../envelope";
+import { isOutage } from "../failure";
 import { partitionOf } from "../partition";
 import type { BatchHandler, EventHandler } from "../port";
 import { retryDelay, type BusSettings } from "../settings";
@@ -336,10 +337,11 @@ export class MemoryGroup {
     const { maxAttempts, settings } = member.options;
     if (outcome.ok) {
       this.advance(partition);
-    } else if (attempt >= maxAttempts) {
+    } else if (attempt >= maxAttempts && !isOutage(outcome.error)) {
       this.deadLetter(envelope, attempt, outcome.error);
       this.advance(partition);
     } else {
+      if (isOutage(outcome.error)) part.deliveries = Math.min(part.deliveries, maxAttempts - 1);
       const delay = retryDelay(settings, attempt);
       this.log.warn(
         { topic: this.topic.name, group: this.name, eventId: envelope.id, attempt, err: outcome.error },

@@ -9,6 +9,7 @@ import { retryDelay, type BusSettings } from "../settings";
 import { Waker } from "../waker";
 import { HEARTBEAT, LEAVE, RELEASE } from "./group-scripts";
 import { ready } from "./ready";
+import { isOutage } from "../failure";
 import { redisFailureOf } from "./redis-errors";
 import { redisKeys } from "./redis-keys";
 import { autoclaimOf, entriesOf, envelopeOfFields, pendingOf, streamsOf, type StreamEntry } from "./stream-codec";
@@ -388,13 +389,14 @@ export class RedisSubscription implements Subscription {
       await this.opts.handler(incomingOf(envelope, delivery.attempt));
       delivery.state = "done";
     } catch (err) {
-      if (delivery.attempt >= this.opts.maxAttempts) {
+      const outage = isOutage(err);
+      if (delivery.attempt >= this.opts.maxAttempts && !outage) {
         delivery.state = "dead";
         delivery.error = err;
       } else {
         this.log.warn({ eventId: envelope.id, attempt: delivery.attempt, err }, "bus.handler.failed");
         part.retryAt = Date.now() + retryDelay(this.ctx.settings, delivery.attempt);
-        delivery.attempt += 1;
+        delivery.attempt = outage ? Math.min(delivery.attempt + 1, this.opts.maxAttempts) : delivery.attempt + 1;
         delivery.retry = true;
       }
     } finally {
