@@ -3,10 +3,9 @@ import os from "node:os";
 import path from "node:path";
 import Redis from "ioredis";
 import { createLogger } from "@router/logging";
-import { TEST_REDIS_URL, waitFor } from "@router/testkit";
+import { TcpProxy, TEST_REDIS_URL, waitFor } from "@router/testkit";
 import { createBus, createRedisIdempotencyStore, type BusConfig } from "../src";
 import { runBusContract, type MakeBus } from "./contract";
-import { TcpProxy } from "./tcp-proxy";
 
 const log = createLogger({ level: process.env.LOG_LEVEL ?? "silent" });
 const redis = new Redis(TEST_REDIS_URL, { lazyConnect: true });
