@@ -28,19 +28,25 @@ const imagePart = z.object({
     detail: z.enum(["auto", "low", "high"]).optional(),
   }),
 });
-/** A file inline as a base64 data URL (a PDF, as OpenAI takes it), or an id of OpenAI's Files API. */
+/**
+ * A file inline as a base64 data URL (a PDF, as OpenAI takes it), or an id of OpenAI's Files API:
+ * the fields of the chat route's `file` part and of the Responses API's `input_file`.
+ */
+export const fileReferenceFields = {
+  file_data: z
+    .string()
+    .regex(/^data:[a-z0-9.+-]+\/[a-z0-9.+-]+;base64,/i, { message: "expected a base64 data URL (data:application/pdf;base64,...)" })
+    .optional(),
+  file_id: z.string().min(1).optional(),
+  filename: z.string().optional(),
+};
+export const namesAFile = [
+  (f: { file_data?: string; file_id?: string }) => f.file_data !== undefined || f.file_id !== undefined,
+  { message: "expected file_data or file_id" },
+] as const;
 const filePart = z.object({
   type: z.literal("file"),
-  file: z
-    .object({
-      file_data: z
-        .string()
-        .regex(/^data:[a-z0-9.+-]+\/[a-z0-9.+-]+;base64,/i, { message: "expected a base64 data URL (data:application/pdf;base64,...)" })
-        .optional(),
-      file_id: z.string().min(1).optional(),
-      filename: z.string().optional(),
-    })
-    .refine((f) => f.file_data !== undefined || f.file_id !== undefined, { message: "expected file_data or file_id" }),
+  file: z.object(fileReferenceFields).refine(...namesAFile),
 });
 /** Audio inline, base64 (OpenAI's audio-input models). */
 const audioPart = z.object({

@@ -3,7 +3,7 @@ import { invalid } from "@router/errors";
 import { parseInput } from "@router/http-kit";
 import { samplingSettings, tokenCount } from "@router/request-settings";
 import type { ChatMessage, ChatRequest, ContentPart, ReasoningDetail } from "../../chat/request-schema";
-import { functionName, jsonText } from "../../chat/request-schema";
+import { fileReferenceFields, functionName, jsonText, namesAFile } from "../../chat/request-schema";
 import type { ParsedRequest } from "../ingress";
 import { routerFields, routerFieldValues } from "../router-fields";
 import { reasoningDetailOf } from "./encrypted-reasoning";
@@ -40,17 +40,7 @@ const outputText = z.object({ type: z.literal("output_text"), text: z.string(), 
 const refusal = z.object({ type: z.literal("refusal"), refusal: z.string() });
 
 /** A file inline (a base64 data URL, e.g. a PDF, as the AI SDK sends one) or by OpenAI file id: the chat route's `file` part. */
-const inputFile = z
-  .object({
-    type: z.literal("input_file"),
-    file_data: z
-      .string()
-      .regex(/^data:[a-z0-9.+-]+\/[a-z0-9.+-]+;base64,/i, { message: "expected a base64 data URL (data:application/pdf;base64,...)" })
-      .optional(),
-    file_id: z.string().min(1).optional(),
-    filename: z.string().optional(),
-  })
-  .refine((f) => f.file_data !== undefined || f.file_id !== undefined, { message: "expected file_data or file_id" });
+const inputFile = z.object({ type: z.literal("input_file"), ...fileReferenceFields }).refine(...namesAFile);
 const inputAudio = z.object({
   type: z.literal("input_audio"),
   input_audio: z.object({ data: z.string().min(1), format: z.string().refine((f) => f === "wav" || f === "mp3", { message: 'expected "wav" or "mp3"' }) }),
