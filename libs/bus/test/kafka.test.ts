@@ -20,6 +20,14 @@ const layout = { partitions: 4, replicationFactor: 1, minInsyncReplicas: 1 };
 const describeWithKafka = brokers.length > 0 ? describe : describe.skip;
 
 describeWithKafka("kafka", () => {
+  // A consumer that stops for good would otherwise exit the test process (the default onFatal):
+  // the test that caused it fails instead, naming the error.
+  let fatal: Error[] = [];
+  afterEach(() => {
+    const seen = fatal;
+    fatal = [];
+    expect(seen.map((err) => err.message)).toEqual([]);
+  });
   afterAll(async () => {
     for (const dir of outboxDirs) await rm(dir, { recursive: true, force: true });
   });
@@ -42,6 +50,7 @@ describeWithKafka("kafka", () => {
         publishTimeoutMs: 5_000,
         outboxRetryMs: 200,
         closeTimeoutMs: 5_000,
+        onFatal: (err) => void fatal.push(err),
         ...overrides,
       });
     },

@@ -331,7 +331,12 @@ class KafkaSubscription {
       if (handled === 0) return;
       const last = offsets[from + handled - 1]!;
       payload.resolveOffset(last);
-      await this.consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() }]);
+      // Through the batch, not consumer.commitOffsets: that one wraps a rebalance (REBALANCE_IN_PROGRESS,
+      // ILLEGAL_GENERATION) in a non-retriable error that crashes the consumer for good; from here the
+      // runner sees it, rejoins, and the uncommitted rest is delivered again.
+      await payload.commitOffsetsIfNecessary({
+        topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: (BigInt(last) + 1n).toString() }] }],
+      });
       if (handled < run.length) return;
       await payload.heartbeat();
     }
