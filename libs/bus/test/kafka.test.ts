@@ -74,6 +74,43 @@ describeWithKafka("kafka", () => {
     },
   );
 
+  describe("a service's group per topic, on an upgrade from the group named after the service", () => {
+    it("starts where the former group stood: nothing it committed is replayed, nothing published since is skipped", async () => {
+      const topic = uniqueName("bus.migrated");
+      await declareKafkaTopics({ brokers, topics: [topic], layout, log });
+      const outboxDir = await mkdtemp(path.join(os.tmpdir(), "bus-kafka-"));
+      outboxDirs.push(outboxDir);
+      const bus = await createBus({ kind: "kafka", clientId: "kafka-migration", kafkaBrokers: brokers, log, outboxDir, reclaimIdleMs: 6_000, onFatal: (err) => void fatal.push(err) });
+      const admin = new Kafka({ clientId: "kafka-migration-admin", brokers }).admin();
+      await admin.connect();
+      try {
+        const publish = (text: string, key: string) => bus.publish({ topic, key, type: "router.test.happened.v1", payload: new TextEncoder().encode(text) });
+        // The old group "alerts" consumed these and committed; only some partitions have a position.
+        for (let i = 0; i < 5; i++) await publish(`old-${i}`, "org-a");
+        const ends = await admin.fetchTopicOffsets(topic);
+        const consumed = ends.filter((p) => Number(p.high) > 0).map((p) => ({ partition: p.partition, offset: p.high }));
+        expect(consumed).toHaveLength(1);
+        await admin.setOffsets({ groupId: "alerts", topic, partitions: consumed });
+        // Published during the rollout, before the new group exists: on committed and on new partitions.
+        const rollout = ["org-a", "org-b", "org-c", "org-d", "org-e", "org-f"].map((key, i) => ({ text: `new-${i}`, key }));
+        for (const { text, key } of rollout) await publish(text, key);
+
+        const got: string[] = [];
+        await bus.subscribe({ topic, group: "alerts", handler: async (e) => void got.push(Buffer.from(e.payload).toString("utf8")) });
+        await waitFor(() => got.length >= rollout.length, { timeoutMs: 20_000, what: "the rollout's events" });
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        expect([...got].sort()).toEqual(rollout.map((r) => r.text).sort());
+
+        const adopted = await admin.fetchOffsets({ groupId: `alerts.${topic}`, topics: [topic] });
+        const positions = adopted.flatMap((t) => t.partitions).filter((p) => Number(p.offset) >= 0);
+        expect(positions.length).toBeGreaterThan(0);
+      } finally {
+        await admin.disconnect();
+        await bus.close();
+      }
+    });
+  });
+
   describe("a deployment that forgot to declare a topic", () => {
     it("refuses the subscription, naming the topic and the command that declares it, and creates nothing", async () => {
       const topic = uniqueName("bus.undeclared");
