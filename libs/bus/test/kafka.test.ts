@@ -111,6 +111,41 @@ describeWithKafka("kafka", () => {
     });
   });
 
+  describe("a consumer whose handler outlived its session", () => {
+    it("rejoins when its commit is refused, instead of stopping the service, and goes on", async () => {
+      const topic = uniqueName("bus.stalled");
+      await declareKafkaTopics({ brokers, topics: [topic], layout, log });
+      const outboxDir = await mkdtemp(path.join(os.tmpdir(), "bus-kafka-"));
+      outboxDirs.push(outboxDir);
+      const bus = await createBus({ kind: "kafka", clientId: "kafka-stalled", kafkaBrokers: brokers, log, outboxDir, reclaimIdleMs: 6_000, onFatal: (err) => void fatal.push(err) });
+      try {
+        const handled: string[] = [];
+        let stalled = false;
+        await bus.subscribe({
+          topic,
+          group: "stalling",
+          handler: async (e) => {
+            // Longer than the session (6 s): the broker removes the member meanwhile, so the
+            // commit after it is refused (UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION).
+            if (!stalled) {
+              stalled = true;
+              await new Promise((resolve) => setTimeout(resolve, 8_000));
+            }
+            handled.push(e.id);
+          },
+        });
+        const publish = (id: string) => bus.publish({ topic, key: "k", id, type: "router.test.happened.v1", payload: new TextEncoder().encode(id) });
+        await publish("evt-slow");
+        await waitFor(() => stalled, { what: "the stalled delivery" });
+        await publish("evt-after");
+        await waitFor(() => handled.includes("evt-after"), { timeoutMs: 30_000, what: "the event after the stall" });
+        expect(handled).toContain("evt-slow");
+      } finally {
+        await bus.close();
+      }
+    }, 45_000);
+  });
+
   describe("a deployment that forgot to declare a topic", () => {
     it("refuses the subscription, naming the topic and the command that declares it, and creates nothing", async () => {
       const topic = uniqueName("bus.undeclared");
