@@ -15,7 +15,12 @@ import { pinoLogCreator } from "./kafka-log";
 
 // Brokers refuse session timeouts below group.min.session.timeout.ms, 6 s by default.
 const MIN_SESSION_TIMEOUT_MS = 6_000;
-const JOIN_TIMEOUT_MS = 30_000;
+/**
+ * How long a join may take beyond the session timeout: a member that joins right after another was
+ * killed waits until the broker drops the dead one (its session timeout), then for the live members
+ * to rejoin. A deadline below that would stop a replacement that was merely waiting its turn.
+ */
+const JOIN_GRACE_MS = 30_000;
 /** Most consecutive events of one partition handed to a batch handler at once (and committed at once). */
 const MAX_BATCH = 256;
 
@@ -198,6 +203,7 @@ interface KafkaSubscriptionOptions {
 
 class KafkaSubscription {
   private readonly consumer: Consumer;
+  private readonly joinTimeoutMs: number;
   private closing = false;
   private closed: Promise<void> | undefined;
   private readonly waker = new Waker();
@@ -210,6 +216,7 @@ class KafkaSubscription {
     private readonly opts: KafkaSubscriptionOptions,
   ) {
     const sessionTimeout = Math.max(MIN_SESSION_TIMEOUT_MS, settings.reclaimIdleMs);
+    this.joinTimeoutMs = sessionTimeout + JOIN_GRACE_MS;
     this.consumer = kafka.consumer({
       groupId: opts.group,
       // A handler stuck past the session timeout stops heartbeats: the broker moves its partitions on.
@@ -230,7 +237,8 @@ class KafkaSubscription {
   }
 
   /**
-   * Connects, joins the group (waiting for the first assignment, at most `JOIN_TIMEOUT_MS`) and
+   * Connects, joins the group (waiting for the first assignment, at most the session timeout plus
+   * `JOIN_GRACE_MS`) and
    * starts consuming; rejects when it could not join.
    */
   async start(): Promise<void> {
@@ -261,7 +269,7 @@ class KafkaSubscription {
       });
       // A consumer that cannot join (group ACL) crashes instead: subscribe() rejects with the reason.
       await Promise.race([
-        within(joined, JOIN_TIMEOUT_MS, () => new Error(`did not join consumer group ${this.opts.group} within ${JOIN_TIMEOUT_MS} ms`)),
+        within(joined, this.joinTimeoutMs, () => new Error(`did not join consumer group ${this.opts.group} within ${this.joinTimeoutMs} ms`)),
         crashed,
       ]);
       started = true;
