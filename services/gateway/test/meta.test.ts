@@ -1,5 +1,6 @@
 import { Writable } from "node:stream";
 import { createLogger } from "@router/logging";
+import { waitFor } from "@router/testkit";
 import { call, startHarness, type Harness } from "./harness";
 
 describe("GET /v1/region", () => {
@@ -106,6 +107,8 @@ describe("liveness and readiness", () => {
     try {
       expect((await call(h.url, "GET", "/readyz")).status).toBe(200);
       await h.testDb.drop();
+      // Readiness answers from a database probe at most a second old.
+      await waitFor(async () => (await call(h.url, "GET", "/readyz")).status !== 200, { timeoutMs: 5_000, what: "readiness to follow the database" });
       expect((await call(h.url, "GET", "/readyz")).status).toBe(500);
       expect((await call(h.url, "GET", "/health")).status).toBe(500);
       const live = await call(h.url, "GET", "/livez");
