@@ -42,3 +42,11 @@ export function isConnectionLoss(err: unknown): boolean {
   }
   return typeof message === "string" && PG_MESSAGES.has(message);
 }
+
+/**
+ * `err` as a ConnectionLostError when it says the connection went (one that is already stays as it
+ * came); any other error unchanged.
+ */
+export function asConnectionLoss(err: unknown, mayHaveCommitted: boolean): unknown {
+  return err instanceof ConnectionLostError || !isConnectionLoss(err) ? err : new ConnectionLostError(mayHaveCommitted, err);
+}

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { Pool, types as pgTypes, type PoolClient } from "pg";
 import Cursor from "pg-cursor";
 import { setTimeout as delay } from "node:timers/promises";
-import { ConnectionLostError, isConnectionLoss } from "./connection-loss";
+import { asConnectionLoss, ConnectionLostError } from "./connection-loss";
 import { assertSchemaName, type Db, type Queryable, type QueryOptions } from "./db";
 
 // int8 (money, counts) comes back as bigint instead of a lossy string or number.
@@ -61,7 +61,7 @@ export function createPostgresDb(opts: PostgresOptions): Db {
         return await run(pool, sql, params, opts);
       } catch (err) {
         // Outside a transaction a statement commits by itself: one lost under it may have.
-        throw isConnectionLoss(err) && !(err instanceof ConnectionLostError) ? new ConnectionLostError(true, err) : err;
+        throw asConnectionLoss(err, true);
       }
     },
     async tx(fn, txOpts) {
@@ -117,7 +117,7 @@ async function checkOut(pool: Pool): Promise<{ client: PoolClient; checkout: Che
     client = await pool.connect();
   } catch (err) {
     // Nothing was sent on a connection that did not open.
-    throw isConnectionLoss(err) ? new ConnectionLostError(false, err) : err;
+    throw asConnectionLoss(err, false);
   }
   const checkout: Checkout = { lost: false, discard: false };
   const onError = () => {
@@ -155,8 +155,7 @@ async function transaction<T>(pool: Pool, fn: (q: Queryable) => Promise<T>, prog
       });
     }
     // A loss reported by a statement `fn` ran outside this transaction (through the pool) stays as it came.
-    if (err instanceof ConnectionLostError || !isConnectionLoss(err)) throw err;
-    throw new ConnectionLostError(committing, err);
+    throw asConnectionLoss(err, committing);
   } finally {
     release();
   }
@@ -185,7 +184,7 @@ async function* cursorBatches<R>(pool: Pool, sql: string, params: unknown[], bat
     }
   } catch (err) {
     checkout.discard = true;
-    throw isConnectionLoss(err) && !(err instanceof ConnectionLostError) ? new ConnectionLostError(true, err) : err;
+    throw asConnectionLoss(err, true);
   } finally {
     release();
   }
