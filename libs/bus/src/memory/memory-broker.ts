@@ -337,11 +337,14 @@ export class MemoryGroup {
     const { maxAttempts, settings } = member.options;
     if (outcome.ok) {
       this.advance(partition);
-    } else if (attempt >= maxAttempts && !isOutage(outcome.error)) {
+      return;
+    }
+    const outage = isOutage(outcome.error);
+    if (attempt >= maxAttempts && !outage) {
       this.deadLetter(envelope, attempt, outcome.error);
       this.advance(partition);
     } else {
-      if (isOutage(outcome.error)) part.deliveries = Math.min(part.deliveries, maxAttempts - 1);
+      if (outage) part.deliveries = Math.min(part.deliveries, maxAttempts - 1);
       const delay = retryDelay(settings, attempt);
       this.log.warn(
         { topic: this.topic.name, group: this.name, eventId: envelope.id, attempt, err: outcome.error },
