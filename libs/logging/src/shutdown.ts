@@ -15,6 +15,8 @@ export interface ShutdownStep {
 
 const DEFAULT_STEP_TIMEOUT_MS = 30_000;
 const REPEAT_GRACE_MS = 1_000;
+/** What a step that ran out of time resolves to: no step's own result can be mistaken for it. */
+const TIMED_OUT = Symbol("timed out");
 
 /**
  * Runs the steps in order, each bounded by its timeout, and logs each one's time
@@ -26,10 +28,10 @@ export async function runShutdown(log: Logger, name: string, steps: ShutdownStep
   for (const { step, run, timeoutMs = DEFAULT_STEP_TIMEOUT_MS } of steps) {
     const started = Date.now();
     let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), timeoutMs)));
+    const timedOut = new Promise<typeof TIMED_OUT>((resolve) => (timer = setTimeout(() => resolve(TIMED_OUT), timeoutMs)));
     try {
       const outcome = await Promise.race([Promise.resolve().then(run), timedOut]);
-      if (outcome === "timeout") {
+      if (outcome === TIMED_OUT) {
         clean = false;
         log.warn({ step, timeoutMs }, `${name}.stop_step_timed_out`);
       } else {
