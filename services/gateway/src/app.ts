@@ -395,7 +395,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       publicLimit: rateLimits.publicRateLimit("invitation_lookup"),
     }),
   );
-  app.use(loggingRoutes({ db: deps.db, manage, clock: deps.clock }));
+  app.use(loggingRoutes({ db: deps.db, manage, clock: deps.clock, onWrite: (orgId) => storagePolicy.loggingChanged(orgId) }));
   app.use(
     pkceRoutes({
       db: deps.db,
@@ -479,6 +479,10 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       reportsUrl: deps.reportsUrl,
       broadcastUrl: deps.broadcastUrl,
       runawayUrl,
+      onRoutingWrite: (orgId) => {
+        plans.forgetOrganisation(orgId);
+        accountPrivacy.invalidate(orgId);
+      },
       catalogLimit: rateLimits.publicRateLimit("catalog"),
       creditFeesLimit: rateLimits.publicRateLimit("credit_fees"),
       paymentEventsLimit: rateLimits.publicRateLimit("payment_events"),

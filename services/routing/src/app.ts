@@ -124,7 +124,6 @@ export async function startRouting(deps: RoutingDeps): Promise<RunningRouting> {
     pruneEveryMs: deps.healthPruneEveryMs,
   });
 
-  const defaults = new DefaultsCache({ db, clock, log, refreshMs: deps.defaultsRefreshMs });
   // Pins and preset evictions give up quickly: a pin is a preference, and a missed eviction is
   // caught by the presets' background refresh.
   const redis = deps.redisUrl ? new Redis(deps.redisUrl, { maxRetriesPerRequest: 1, commandTimeout: 500 }) : undefined;
@@ -133,6 +132,7 @@ export async function startRouting(deps: RoutingDeps): Promise<RunningRouting> {
   const pins: PinStore = redis
     ? new RedisPinStore(redis, { idleTtlMs, keyPrefix: deps.stickyKeyPrefix })
     : new MemoryPinStore(clock, { idleTtlMs });
+  const defaults = new DefaultsCache({ db, clock, log, redis, refreshMs: deps.defaultsRefreshMs });
   const presets = new PresetCache({ db, clock, log, redis, refreshMs: deps.presetRefreshMs });
   const guardrails = new GuardrailCache({ db, clock, log, redis, refreshMs: deps.presetRefreshMs });
   const privacy = await PrivacyPolicies.open({ db, clock, log, redis, refreshMs: deps.presetRefreshMs });

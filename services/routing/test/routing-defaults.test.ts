@@ -6,7 +6,7 @@ import { waitFor } from "@router/testkit";
 import { startRouting } from "../src/app";
 import { saveDefaults } from "../src/defaults/defaults-store";
 import { fixtureCatalog } from "./catalog-fixture";
-import { silentLog, startHarness, type Harness } from "./routing-harness";
+import { expectSoon, signedCall, silentLog, startHarness, startReplicaPair, type Harness } from "./routing-harness";
 
 const SECRET = randomBytes(32).toString("base64url");
 const ALL = ["alpha", "beta", "gamma", "local"];
@@ -312,5 +312,24 @@ describe("Plan's account defaults without the database", () => {
 
     const unnamed = await h.plan({ orgId: "org_unread", byokProviders: ALL });
     expect(unnamed.refusal).toMatchObject({ httpStatus: 503, code: "router.routing_unavailable" });
+  });
+});
+
+describe("account routing defaults across routing replicas sharing Redis", () => {
+  it("a default model set on one replica serves a model-less Plan on the other at once, not after its refresh period", async () => {
+    const pair = await startReplicaPair(fixtureCatalog(), SECRET);
+    try {
+      const org = newOrg();
+      const before = await pair.planOnOther({ orgId: org, byokProviders: ALL });
+      expect(before.refusal).toMatchObject({ httpStatus: 400 }); // now cached there: no defaults
+      const set = await signedCall(pair.h.baseUrl, SECRET, "PUT", PATH, caller(org), { default_model: "acme/two" });
+      expect(set.status).toBe(200);
+      await expectSoon(
+        async () => route(await pair.planOnOther({ orgId: org, byokProviders: ALL }))[0] === "1:acme/two@alpha",
+        "the other replica still had no default model",
+      );
+    } finally {
+      await pair.close();
+    }
   });
 });

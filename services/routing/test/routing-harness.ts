@@ -88,13 +88,13 @@ export async function signedCall(baseUrl: string, secret: string, method: string
 /** Two routing replicas on one database and one Redis: `h` (HTTP writes) and a second one's Plan. */
 export interface ReplicaPair {
   h: Harness;
-  /** Plan on the second replica, whose caches refresh only every ten minutes. */
+  /** Plan on the second replica, whose caches (presets, guardrails, privacy, defaults) refresh only every ten minutes. */
   planOnOther(req: Partial<routing.PlanRequest>): Promise<routing.PlanResponse>;
   close(): Promise<void>;
 }
 
 export async function startReplicaPair(catalog: unknown, internalSecret: string): Promise<ReplicaPair> {
-  const common = { internalSecret, redisUrl: TEST_REDIS_URL, presetRefreshMs: 600_000 };
+  const common = { internalSecret, redisUrl: TEST_REDIS_URL, presetRefreshMs: 600_000, defaultsRefreshMs: 600_000 };
   const h = await startHarness({ catalog, ...common });
   const otherDb = createPostgresDb({ url: h.database.url, schema: "routing" });
   const other = await startRouting({ db: otherDb, log: silentLog, clock: h.clock, httpPort: 0, grpcPort: 0, stickyKeyPrefix: `${uniqueName("sticky")}:`, ...common });

@@ -46,7 +46,13 @@ function loggingView(s: LoggingSettings) {
  * (never an inference key), Owner or Developer (config:write). While `locked`, only a request that
  * clears the lock may change them.
  */
-export function loggingRoutes(deps: { db: Db; manage: Manage; clock: Clock }): Router {
+export function loggingRoutes(deps: {
+  db: Db;
+  manage: Manage;
+  clock: Clock;
+  /** Called after a change is stored, before it is answered: this gateway's stored-response policy. */
+  onWrite?: (orgId: string) => void;
+}): Router {
   const router = Router();
 
   router.get("/v1/logging", deps.manage("read"), async (_req: Request, res: Response) => {
@@ -81,6 +87,7 @@ export function loggingRoutes(deps: { db: Db; manage: Manage; clock: Clock }): R
       await saveLogging(q, orgId, next, now);
       return next;
     });
+    deps.onWrite?.(orgId);
     res.json({ data: loggingView(saved) });
   });
 

@@ -34,6 +34,23 @@ export interface ProxyRoutesDeps {
   exportLimit: RequestHandler;
   /** Called once a budget write was answered, with the organisation (the gateway's budget-subjects cache). */
   onBudgetWrite?: (orgId: string) => void;
+  /**
+   * Called once a write to the organisation's routing configuration (defaults, presets, guardrails
+   * and their assignments, privacy policy) was answered: the gateway's plan and privacy caches.
+   */
+  onRoutingWrite?: (orgId: string) => void;
+}
+
+/**
+ * Calls `hook` with the caller's organisation once a write (any method but GET and HEAD) has been
+ * answered. `finish` fires when the answer is handed to the socket, before the client can send its
+ * next request.
+ */
+function afterWrite(hook: ((orgId: string) => void) | undefined): RequestHandler {
+  return (req, res, next) => {
+    if (hook && req.method !== "GET" && req.method !== "HEAD") res.once("finish", () => hook(requirePrincipal(res).orgId));
+    next();
+  };
 }
 
 /** The header the payment processor (Stripe) signs its events in, checked by the ledger. */
@@ -103,17 +120,17 @@ export function proxyRoutes(deps: ProxyRoutesDeps): Router {
   router.all(["/v1/activity", "/v1/activity/*rest"], management, workspaceFilter, forwardAs(activity, asPrincipal));
   router.get("/v1/generation", deps.authenticate({ allow: ["inference"] }), forwardAs(activity, asInferenceKey));
   router.get("/v1/generation/:id/content", management, forwardAs(activity, asPrincipal));
-  router.all("/v1/routing/defaults", management, forwardAs(routing, asPrincipal));
+  // After a routing write, this gateway plans the organisation's next request afresh (routing has
+  // already dropped its own copy, on every replica), so the change binds on the very next request.
+  const routingWritten = afterWrite(deps.onRoutingWrite);
+  router.all("/v1/routing/defaults", management, routingWritten, forwardAs(routing, asPrincipal));
   // A workspace's budgets: reading an unknown one lists none (the ledger scopes by organisation),
   // while a write must name a workspace of the caller's organisation (404 otherwise). The gateway
   // serves /v1/workspaces and /v1/workspaces/{id} itself; only these sub-paths go to the ledger.
   router.get("/v1/workspaces/:id/budgets", management, forwardAs(ledger, asPrincipal));
   // After a budget write, this gateway's copy of which budgets exist is read again at once (other
   // replicas within its few seconds), so the next request is admitted by the ledger.
-  const budgetWritten: RequestHandler = (_req, res, next) => {
-    res.once("finish", () => deps.onBudgetWrite?.(requirePrincipal(res).orgId));
-    next();
-  };
+  const budgetWritten = afterWrite(deps.onBudgetWrite);
   router.all(
     "/v1/workspaces/:id/budgets/:interval",
     management,
@@ -139,9 +156,10 @@ export function proxyRoutes(deps: ProxyRoutesDeps): Router {
   // Alert channels, test alerts and the delivery log; /v1/alerts/settings and /runaway belong to runaway.
   router.all(["/v1/alerts/channels", "/v1/alerts/channels/*rest", "/v1/alerts/deliveries"], management, forwardAs(alerts, asPrincipal));
   router.all(["/v1/broadcast/destinations", "/v1/broadcast/destinations/*rest"], management, forwardAs(broadcast, asPrincipal));
-  router.all(["/v1/presets", "/v1/presets/*rest"], management, forwardAs(routing, asPrincipal));
-  router.all(["/v1/guardrails", "/v1/guardrails/*rest"], management, forwardAs(routing, asPrincipal));
-  router.all(["/v1/privacy", "/v1/privacy/preview"], management, forwardAs(routing, asPrincipal));
+  router.all(["/v1/presets", "/v1/presets/*rest"], management, routingWritten, forwardAs(routing, asPrincipal));
+  router.all(["/v1/guardrails", "/v1/guardrails/*rest"], management, routingWritten, forwardAs(routing, asPrincipal));
+  router.all("/v1/privacy", management, routingWritten, forwardAs(routing, asPrincipal));
+  router.all("/v1/privacy/preview", management, forwardAs(routing, asPrincipal));
   // What a runaway flag does; the flag list itself adds key state (runaway/runaway-flag-routes.ts).
   router.all("/v1/alerts/settings", management, forwardAs(runaway, asPrincipal));
 

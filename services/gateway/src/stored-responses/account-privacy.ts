@@ -31,6 +31,11 @@ export class AccountPrivacy {
     return this.cache.get(orgId);
   }
 
+  /** After a privacy write through this gateway: the next request reads the policy again. */
+  invalidate(orgId: string): void {
+    this.cache.invalidate(orgId);
+  }
+
   private async read(orgId: string, previous: AccountZdr | undefined): Promise<AccountZdr> {
     try {
       // The gateway reads on the organisation's behalf, as a read-only management caller: routing's

@@ -29,6 +29,11 @@ export class StoragePolicy {
     this.logging = new LoadingCache((orgId) => loadLogging(deps.db, orgId), deps.clock, { ttlMs: deps.cacheTtlMs ?? 10_000 });
   }
 
+  /** After a logging-settings write in this gateway: the next request reads them again. */
+  loggingChanged(orgId: string): void {
+    this.logging.invalidate(orgId);
+  }
+
   async refusal(caller: Caller, requestZdr: boolean): Promise<StorageRefusal | null> {
     if (requestZdr) {
       return { policy: "provider.zdr", code: "invalid_request", message: "this request asks for zero data retention (provider.zdr), so Router keeps no response" };

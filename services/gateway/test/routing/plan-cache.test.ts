@@ -49,6 +49,16 @@ describe("the gateway's plan cache", () => {
     expect((await cached.plan(request())).strategy).toBe("answer-2");
   });
 
+  it("plans an organisation afresh once a configuration write through this gateway forgot it, and only that organisation", async () => {
+    const { port, cached } = cachedOneSecond();
+    await cached.plan(request());
+    await cached.plan(request({ orgId: "org_b" }));
+    cached.forgetOrganisation("org_a");
+    expect((await cached.plan(request())).strategy).toBe("answer-3");
+    expect((await cached.plan(request({ orgId: "org_b" }))).strategy).toBe("answer-2");
+    expect((await cached.plan(request())).strategy).toBe("answer-3");
+  });
+
   it("asks again once the TTL has passed", async () => {
     const { port, clock, cached } = cachedOneSecond();
     await cached.plan(request());

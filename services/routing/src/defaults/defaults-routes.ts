@@ -34,7 +34,7 @@ export function defaultsRoutes(deps: DefaultsRoutesDeps): Router {
       requirePermission(identityOf(req), "org:write");
       const next = parseDefaults(req.body, deps.catalog.snapshot(), deps.clock.now());
       const saved = await saveDefaults(deps.db, orgId, next);
-      deps.defaults.put(orgId, saved);
+      await deps.defaults.put(orgId, saved);
       res.json({ data: defaultsJson(saved) });
     });
   return router;
