@@ -10,6 +10,7 @@ import { exportRoutes } from "./export/export-routes";
 import { ActivityMetrics } from "./metrics";
 import { subscribeRequestCompleted } from "./recording/consumer";
 import { requestRoutes } from "./requests/request-routes";
+import { breakdownRoutes } from "./totals/breakdown-routes";
 import { totalsRoutes } from "./totals/totals-routes";
 import { upstreamRoutes } from "./upstream/upstream-routes";
 
@@ -61,6 +62,7 @@ export async function startActivity(deps: ActivityDeps): Promise<RunningActivity
   app.get("/metrics", metricsRoute(metrics.registry));
   app.use(requireIdentity(deps.internalSecret));
   app.use(totalsRoutes({ db: deps.db, clock: deps.clock }));
+  app.use(breakdownRoutes({ db: deps.db, clock: deps.clock }));
   app.use(conversationRoutes({ db: deps.db, clock: deps.clock }));
   app.use(exportRoutes({ db: deps.db, clock: deps.clock, log, maxRows: deps.exportMaxRows }));
   app.use(requestRoutes({ db: deps.db, clock: deps.clock }));

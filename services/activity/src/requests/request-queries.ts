@@ -13,6 +13,7 @@ export interface RequestFilters {
   status?: string;
   byok?: boolean;
   appId?: string;
+  keyHash?: string;
 }
 
 /** Up to `limit` request rows of one organisation, newest first, strictly after `position`. */
@@ -32,6 +33,7 @@ export async function listRequests(
     .addIf(filters.status, (p) => `status = ${p}`)
     .addIf(filters.byok, (p) => `is_byok = ${p}`)
     .addIf(filters.appId, (p) => `app_id = ${p}`)
+    .addIf(filters.keyHash, (p) => `key_hash = ${p}`)
     .after(position);
   const sql = `SELECT * FROM requests ${where.clause()} ORDER BY created_at DESC, id DESC LIMIT ${where.param(limit)}`;
   return (await db.query<RequestRow>(sql, where.params)).rows;

@@ -11,6 +11,7 @@ import { pagingParams, queryOf, textFilter, windowStart, workspaceFilter } from 
 import { renderAttempt } from "../upstream/attempt-row";
 import { renderGenerationRecord } from "./generation-record";
 import { attemptsOfRequest, findRequest, listRequests } from "./request-queries";
+import type { RequestRow } from "./request-row";
 import { priceVersionIdsOf, renderRequestRecord, renderUsageLines, contentFilterLabelsOf, droppedToolsOf, cacheTokensOf } from "./request-row";
 
 // The agent name rule of the product's API (the service README).
@@ -28,11 +29,17 @@ const activityQuery = z.object({
     .transform((v) => v === "true")
     .optional(),
   app: textFilter,
+  /** A key's hash (or a dashboard session's charge hash), as the row's `key.hash` gives it. */
+  key: textFilter,
+  /** `include=key` adds each row's `key` (the record itself has exactly the spec's fields). */
+  include: z.enum(["key"], { error: "must be key" }).optional(),
 });
 
 const generationQuery = z.object({
   id: z.string({ error: "is required" }).min(1, "is required").max(200, "is too long"),
 });
+
+const keyOf = (r: RequestRow) => (r.key_hash === null ? null : { hash: r.key_hash, name: r.key_name });
 
 export interface RequestRoutesDeps {
   db: Db;
@@ -59,11 +66,13 @@ export function requestRoutes(deps: RequestRoutesDeps): Router {
         status: q.status,
         byok: q.byok,
         appId: q.app,
+        keyHash: q.key,
       },
       position,
       q.limit + 1,
     );
-    res.json(toPage(rows, q.limit, renderRequestRecord));
+    // Asked for, each row names its key, so a list can show and filter by it (as the detail names it).
+    res.json(toPage(rows, q.limit, q.include === "key" ? (r) => ({ ...renderRequestRecord(r), key: keyOf(r) }) : renderRequestRecord));
   });
 
   router.get("/v1/activity/requests/:id", async (req, res) => {
@@ -75,7 +84,7 @@ export function requestRoutes(deps: RequestRoutesDeps): Router {
     res.json({
       data: {
         ...renderRequestRecord(row),
-        key: row.key_hash === null ? null : { hash: row.key_hash, name: row.key_name },
+        key: keyOf(row),
         session_id: row.session_id,
         run_id: row.run_id,
         content_filter_labels: contentFilterLabelsOf(row),
