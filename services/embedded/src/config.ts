@@ -2,7 +2,7 @@ import { env, loadConfig, z } from "@router/config";
 import { alertsEnvironment, checkAlertsEnvironment } from "@router/alerts";
 import { busEnvironment, checkBusEnvironment } from "@router/bus";
 import { pkceEnvironment, rateLimitEnvironment, storedResponseEnvironment, regionEnvironment, signInEnvironment, upstreamEnvironment } from "@router/gateway";
-import { stripeEnvironment } from "@router/ledger";
+import { feeEnvironment, stripeEnvironment } from "@router/ledger";
 import { outboundEnvironment } from "@router/outbound";
 
 /**
@@ -39,6 +39,8 @@ export const embeddedConfigSchema = z.object({
   ...outboundEnvironment,
   /** The payment processor (credits), as the standalone ledger takes it. */
   ...stripeEnvironment,
+  /** The operator's fee schedule (credits), as the standalone ledger takes it. */
+  ...feeEnvironment,
 })
   .superRefine(checkBusEnvironment)
   .superRefine(checkAlertsEnvironment);

@@ -9,7 +9,7 @@ import { providerBaseUrls, resolveSecrets } from "@router/config";
 import { createPostgresDb, EmbeddedPostgres, isNewEmbeddedStore, type Db } from "@router/db";
 import { ensureOperatorOrganisation, pkceOptionsOf, storedResponseOptionsOf, rateLimitOptionsOf, incompleteSignInProviders, regionOptionsOf, signInOptionsOf, startGateway, upstreamOptionsOf } from "@router/gateway";
 import { CLIENT_OPTIONS, insecure } from "@router/grpc-kit";
-import { startLedger, stripeSettingsOf } from "@router/ledger";
+import { feeScheduleOf, startLedger, stripeSettingsOf } from "@router/ledger";
 import { createLogger, exitOnStartFailure, installProcessHandlers, stopOnSignals, type Logger } from "@router/logging";
 import { systemClock } from "@router/money";
 import { outboundOptionsOf } from "@router/outbound";
@@ -81,6 +81,7 @@ async function main(): Promise<void> {
     httpPort: 0,
     internalSecret: secrets.ROUTER_INTERNAL_SECRET,
     stripe: stripeSettingsOf(config),
+    fees: feeScheduleOf(config),
   });
   const activitySvc = await startActivity({
     db: openDb("activity"),

@@ -9,7 +9,8 @@ import { ledger } from "@router/proto";
 import { agentRoutes } from "./budgets/agent-routes";
 import { BudgetCache } from "./budgets/budget-cache";
 import { workspaceBudgetRoutes } from "./budgets/workspace-budget-routes";
-import { BYOK_ONLY_POLICY } from "./credits/credit-policy";
+import { expireCreditHolds, pruneExpiredCreditHolds } from "./credits/credit-holds";
+import { creditPolicy, NO_FEE, requestFee, type FeeSchedule } from "./credits/credit-policy";
 import { CHECKOUT_PATH, creditRoutes } from "./credits/credit-routes";
 import { StripeProcessor, type StripeSettings } from "./credits/payment-processor";
 import { PROCESSOR_EVENTS_PATH, processorRoutes } from "./credits/processor-routes";
@@ -27,7 +28,7 @@ import { expiredTurns } from "./runs/run-store";
 import { ThresholdPublisher } from "./thresholds/threshold-publisher";
 import { pruneRecordedRequests, recordRequests } from "./usage/usage-store";
 
-export { stripeEnvironment, stripeSettingsOf } from "./config";
+export { feeEnvironment, feeScheduleOf, stripeEnvironment, stripeSettingsOf } from "./config";
 
 export interface LedgerDeps {
   db: Db;
@@ -77,6 +78,11 @@ export interface LedgerDeps {
   thresholdPollMs?: number;
   /** The payment processor (Stripe): its API key, webhook signing secret and API address. Unset: not configured. */
   stripe?: StripeSettings;
+  /**
+   * The operator's fee schedule; default no fee. With a fee, every request holds its fee against the
+   * credit balance at Admit and is charged it when recorded; with a processor too, credits can be bought.
+   */
+  fees?: FeeSchedule & { checkoutReturnUrl?: string };
 }
 
 export interface RunningLedger {
@@ -110,6 +116,9 @@ export async function startLedger(deps: LedgerDeps): Promise<RunningLedger> {
     throw new Error(`leaseShare must be an integer of at least 1, not ${leaseShare}`);
   }
   await migrate(deps.db, LEDGER_MIGRATIONS_DIR);
+  const fees: FeeSchedule = deps.fees ?? NO_FEE;
+  const processor = new StripeProcessor(deps.stripe ?? {});
+  const policy = creditPolicy(fees, processor.configured);
   const store = new HoldStore(deps.db);
   const admissions = new CounterAdmissions({ store, log: deps.log });
   const closings: ClosingQueue = new GroupCommit({
@@ -120,7 +129,8 @@ export async function startLedger(deps: LedgerDeps): Promise<RunningLedger> {
     name: "closings",
   });
   const usage: UsageQueue = new GroupCommit({
-    apply: (batch) => recordRequests(deps.db, batch),
+    // Each request's credit hold settles to Router's fee on its list cost as it is recorded.
+    apply: (batch) => recordRequests(deps.db, batch, (listCost) => requestFee(fees, listCost)),
     maxBatch: CLOSING_MAX_BATCH,
     intervalMs: deps.closingIntervalMs ?? DEFAULT_CLOSING_INTERVAL_MS,
     log: deps.log,
@@ -152,6 +162,7 @@ export async function startLedger(deps: LedgerDeps): Promise<RunningLedger> {
     leaseShare,
     leaseWaitMs: deps.leaseWaitMs ?? DEFAULT_LEASE_WAIT_MS,
     metrics,
+    fees,
   });
   const server = await startGrpcServer(
     [{ definition: ledger.LedgerServiceService, implementation }],
@@ -170,7 +181,12 @@ export async function startLedger(deps: LedgerDeps): Promise<RunningLedger> {
     lost: deps.bus ? lostRequestPublisher(deps.bus, deps.log) : undefined,
     intervalMs: deps.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS,
     prune: async () => {
-      await pruneRecordedRequests(deps.db, new Date(deps.clock.now().getTime() - RECORDED_REQUESTS_KEPT_MS));
+      const keptSince = new Date(deps.clock.now().getTime() - RECORDED_REQUESTS_KEPT_MS);
+      await pruneRecordedRequests(deps.db, keptSince);
+      // Credit holds of requests whose gateway never reported them are charged what they held.
+      const expiredCredits = await expireCreditHolds(deps.db, deps.clock.now());
+      if (expiredCredits > 0) deps.log.info({ expired: expiredCredits }, "ledger.credit_holds.expired");
+      await pruneExpiredCreditHolds(deps.db, keptSince);
       // Turns never reported (a gateway that crashed) give their reservation back, as holds do.
       const now = deps.clock.now();
       for (const turn of await expiredTurns(deps.db, now, 200)) await expireTurn(deps.db, turn, now);
@@ -193,7 +209,7 @@ export async function startLedger(deps: LedgerDeps): Promise<RunningLedger> {
   let http: RunningHttpServer | undefined;
   if (deps.httpPort !== undefined && deps.internalSecret) {
     const routeDeps = { db: deps.db, budgets, clock: deps.clock };
-    const credits = { db: deps.db, clock: deps.clock, log: deps.log, policy: BYOK_ONLY_POLICY, processor: new StripeProcessor(deps.stripe ?? {}) };
+    const credits = { db: deps.db, clock: deps.clock, log: deps.log, policy, processor, checkoutReturnUrl: deps.fees?.checkoutReturnUrl };
     http = await startInternalHttp({
       log: deps.log,
       registry: metrics.registry,

@@ -1,5 +1,7 @@
 import { busEnvironment, checkBusEnvironment } from "@router/bus";
 import { env, z } from "@router/config";
+import { fromUsd, type Nanodollars } from "@router/money";
+import { NO_FEE, type FeeSchedule } from "./credits/credit-policy";
 import type { StripeSettings } from "./credits/payment-processor";
 
 /** The payment processor's settings, as the standalone ledger and the one-process default take them. */
@@ -14,6 +16,42 @@ export const stripeEnvironment = {
   /** Another address for the processor's API (a mock in tests); default Stripe's own. */
   LEDGER_STRIPE_API_URL: z.url({ protocol: /^https?$/ }).optional(),
 };
+
+/** A USD amount such as `0.80`: at most 9 decimals (a nanodollar), read exactly as nanodollars. */
+const usdSetting = (least: Nanodollars) =>
+  z
+    .string()
+    .regex(/^\d{1,9}(\.\d{1,9})?$/, "expected a USD amount such as 0.80")
+    .transform((text) => fromUsd(text))
+    .refine((n) => n >= least, `must be at least ${Number(least) / 1e9} USD`);
+
+/**
+ * The operator's fee schedule, as the standalone ledger and the one-process default take it. No
+ * fee by default: every request is free of Router's charge and credits are not purchasable.
+ */
+export const feeEnvironment = {
+  /**
+   * Router's fee in basis points (1/100 of a percent): of each request's list cost, charged from
+   * credits, and of each purchase's amount. 0 charges nothing.
+   */
+  LEDGER_FEE_BPS: z.coerce.number().int().min(0).max(10_000).default(NO_FEE.feeBps),
+  /** The least fee of a purchase, USD. */
+  LEDGER_FEE_MIN: usdSetting(0n).default(NO_FEE.feeMin),
+  /** The smallest purchase checkout accepts, USD. */
+  LEDGER_MIN_PURCHASE: usdSetting(1n).default(NO_FEE.minPurchase),
+  /** Where the processor's hosted checkout sends the customer after paying (the dashboard's credits page); unset, the processor's own page. */
+  LEDGER_CHECKOUT_RETURN_URL: z.url({ protocol: /^https?$/ }).optional(),
+};
+
+/** The fee schedule as `startLedger` takes it. */
+export function feeScheduleOf(config: z.infer<z.ZodObject<typeof feeEnvironment>>): FeeSchedule & { checkoutReturnUrl?: string } {
+  return {
+    feeBps: config.LEDGER_FEE_BPS,
+    feeMin: config.LEDGER_FEE_MIN,
+    minPurchase: config.LEDGER_MIN_PURCHASE,
+    checkoutReturnUrl: config.LEDGER_CHECKOUT_RETURN_URL,
+  };
+}
 
 /** The payment processor's settings as `startLedger` takes them. */
 export function stripeSettingsOf(config: z.infer<z.ZodObject<typeof stripeEnvironment>>): StripeSettings {
@@ -76,6 +114,7 @@ export const ledgerConfigSchema = z.object({
    */
   LEDGER_BUDGET_REFRESH_MS: z.coerce.number().int().positive().default(5_000),
   ...stripeEnvironment,
+  ...feeEnvironment,
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 }).superRefine(checkBusEnvironment);
 

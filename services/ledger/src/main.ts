@@ -5,7 +5,7 @@ import { openServiceDb } from "@router/db";
 import { createLogger, exitOnStartFailure, installProcessHandlers, stopOnSignals } from "@router/logging";
 import { systemClock } from "@router/money";
 import { startLedger } from "./app";
-import { ledgerConfigSchema, stripeSettingsOf } from "./config";
+import { feeScheduleOf, ledgerConfigSchema, stripeSettingsOf } from "./config";
 
 async function main(): Promise<void> {
   const config = loadConfig(ledgerConfigSchema);
@@ -37,6 +37,7 @@ async function main(): Promise<void> {
     bus,
     budgetRefreshMs: config.LEDGER_BUDGET_REFRESH_MS,
     stripe: stripeSettingsOf(config),
+    fees: feeScheduleOf(config),
   });
   log.info({ grpcPort: ledger.grpcPort, httpPort: ledger.httpPort, metricsPort: ledger.metricsPort }, "ledger.started");
 

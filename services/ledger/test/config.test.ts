@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig } from "@router/config";
-import { ledgerConfigSchema, stripeSettingsOf } from "../src/config";
+import { feeScheduleOf, ledgerConfigSchema, stripeSettingsOf } from "../src/config";
 
 describe("lease settings", () => {
   it("default to a 60 s lease taking at most a quarter of the headroom", () => {
@@ -54,6 +54,34 @@ describe("payment-processor settings", () => {
   it.each([
     [{ LEDGER_STRIPE_API_URL: "not a url" }, "LEDGER_STRIPE_API_URL"],
     [{ LEDGER_STRIPE_API_URL: "ftp://stripe.example" }, "LEDGER_STRIPE_API_URL"],
+  ])("refuses %j, naming %s", (env, name) => {
+    expect(() => loadConfig(ledgerConfigSchema, env)).toThrow(new RegExp(name));
+  });
+});
+
+describe("the fee schedule", () => {
+  it("charges no fee by default, with purchases from 5 USD", () => {
+    expect(feeScheduleOf(loadConfig(ledgerConfigSchema, {}))).toEqual({ feeBps: 0, feeMin: 0n, minPurchase: 5_000_000_000n, checkoutReturnUrl: undefined });
+  });
+
+  it("reads basis points and exact USD amounts", () => {
+    const config = loadConfig(ledgerConfigSchema, {
+      LEDGER_FEE_BPS: "550",
+      LEDGER_FEE_MIN: "0.80",
+      LEDGER_MIN_PURCHASE: "10",
+      LEDGER_CHECKOUT_RETURN_URL: "https://router.example/credits",
+    });
+    expect(feeScheduleOf(config)).toEqual({ feeBps: 550, feeMin: 800_000_000n, minPurchase: 10_000_000_000n, checkoutReturnUrl: "https://router.example/credits" });
+  });
+
+  it.each([
+    [{ LEDGER_FEE_BPS: "-1" }, "LEDGER_FEE_BPS"],
+    [{ LEDGER_FEE_BPS: "10001" }, "LEDGER_FEE_BPS"],
+    [{ LEDGER_FEE_BPS: "5.5" }, "LEDGER_FEE_BPS"],
+    [{ LEDGER_FEE_MIN: "-0.5" }, "LEDGER_FEE_MIN"],
+    [{ LEDGER_FEE_MIN: "80 cents" }, "LEDGER_FEE_MIN"],
+    [{ LEDGER_MIN_PURCHASE: "0" }, "LEDGER_MIN_PURCHASE"],
+    [{ LEDGER_CHECKOUT_RETURN_URL: "javascript:alert(1)" }, "LEDGER_CHECKOUT_RETURN_URL"],
   ])("refuses %j, naming %s", (env, name) => {
     expect(() => loadConfig(ledgerConfigSchema, env)).toThrow(new RegExp(name));
   });

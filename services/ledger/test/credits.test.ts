@@ -377,17 +377,18 @@ describe("without a payment processor configured", () => {
     expect(((await res.json()) as { data: Record<string, unknown> }).data).toMatchObject({ configured: false, purchasable: false });
   });
 
-  it("accepts no event (503, so the processor tries again once a secret is set) and credits nothing", async () => {
+  it("refuses every event as the caller's fault (400 naming the signature, never a 5xx) and credits nothing", async () => {
     const org = orgId();
     const payload = eventPayload("checkout.session.completed", checkoutSession(org));
+    const post = (headers: Record<string, string>) =>
+      fetch(`http://127.0.0.1:${bare.httpPort}/v1/billing/webhook`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: payload });
 
-    const res = await fetch(`http://127.0.0.1:${bare.httpPort}/v1/billing/webhook`, {
-      method: "POST",
-      headers: { "content-type": "application/json", "stripe-signature": signed(payload) },
-      body: payload,
-    });
+    const answers = await Promise.all([post({ "stripe-signature": signed(payload) }), post({ "stripe-signature": "t=1,v1=00" }), post({})]);
 
-    expect(res.status).toBe(503);
+    for (const res of answers) {
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: { details: { field: string } } }).error.details.field).toBe("stripe-signature");
+    }
     expect((await bare.http("GET", "/v1/credits", owner(org))).json.data.total_credits).toBe(0);
   });
 });

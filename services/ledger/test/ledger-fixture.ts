@@ -8,7 +8,7 @@ import { createLogger } from "@router/logging";
 import { ManualClock } from "@router/money";
 import { ledger } from "@router/proto";
 import { createTestDatabase } from "@router/testkit";
-import { startLedger } from "../src/app";
+import { startLedger, type LedgerDeps } from "../src/app";
 import type { StripeSettings } from "../src/credits/payment-processor";
 
 /** A ledger on its own fresh database, reached through a real gRPC client over loopback. */
@@ -32,6 +32,7 @@ export interface TestLedger {
   usage(ceilings: ledger.Ceiling[]): Promise<ledger.SubjectUsage[]>;
   workspaceSpend(req: Partial<ledger.WorkspaceSpendRequest>): Promise<ledger.WorkspaceSpendResponse>;
   budgetSubjects(orgId: string): Promise<ledger.BudgetSubjectsResponse>;
+  creditTerms(orgId: string): Promise<ledger.CreditTermsResponse>;
   /** Settled + reserved of one ceiling in its current window, less leases' unspent headroom, through Usage. */
   used(ceiling: ledger.Ceiling): Promise<bigint>;
   close(): Promise<void>;
@@ -60,6 +61,8 @@ export async function startTestLedger(
     thresholdPollMs?: number;
     /** The payment processor's settings (credits). */
     stripe?: StripeSettings;
+    /** The operator's fee schedule (credits); default none. */
+    fees?: LedgerDeps["fees"];
   } = {},
 ): Promise<TestLedger> {
   const database = opts.replicaOf
@@ -85,6 +88,7 @@ export async function startTestLedger(
     budgetRefreshMs: opts.budgetRefreshMs,
     thresholdPollMs: opts.thresholdPollMs ?? 20,
     stripe: opts.stripe,
+    fees: opts.fees,
   });
   const client = new ledger.LedgerServiceClient(`127.0.0.1:${app.grpcPort}`, insecure(), CLIENT_OPTIONS);
   const call = { deadlineMs: 10_000, service: "ledger" };
@@ -117,6 +121,7 @@ export async function startTestLedger(
     usage,
     workspaceSpend: (req) => callUnary(client, client.workspaceSpend, ledger.WorkspaceSpendRequest.fromPartial(req), call),
     budgetSubjects: (org) => callUnary(client, client.budgetSubjects, ledger.BudgetSubjectsRequest.fromPartial({ orgId: org }), call),
+    creditTerms: (org) => callUnary(client, client.creditTerms, ledger.CreditTermsRequest.fromPartial({ orgId: org }), call),
     async used(ceiling) {
       const [u] = await usage([ceiling]);
       if (!u) throw new Error("Usage answered nothing for a ceiling");

@@ -1,14 +1,13 @@
 import type { Nanodollars } from "@router/money";
 
 /**
- * What credits cost and whether they can be bought. Every model is BYOK-only: a purchased balance
- * could pay for nothing, so credits are not purchasable, the fee is 0 and checkout is refused with
- * 409 (docs/decisions.md, "Credits"). The numbers are the product's, not settings.
+ * The operator's fee schedule (`LEDGER_FEE_BPS`, `LEDGER_FEE_MIN`, `LEDGER_MIN_PURCHASE`). Every
+ * request is BYOK: the organisation pays the provider on its own key, and what Router charges from
+ * credits is its fee on each request, `feeBps` of the request's list cost. A purchase pays the same
+ * rate on its amount (at least `feeMin`), kept back from what is credited.
  */
-export interface CreditPolicy {
-  /** Whether a purchased balance could be spent on anything. */
-  purchasable: boolean;
-  /** The processing fee on a purchase, in basis points of its amount. */
+export interface FeeSchedule {
+  /** Basis points of a request's list cost (and of a purchase's amount); 0 charges nothing. */
   feeBps: number;
   /** The least fee of a purchase. */
   feeMin: Nanodollars;
@@ -16,15 +15,33 @@ export interface CreditPolicy {
   minPurchase: Nanodollars;
 }
 
-export const BYOK_ONLY_POLICY: CreditPolicy = {
-  purchasable: false,
-  feeBps: 0,
-  feeMin: 0n,
-  minPurchase: 5_000_000_000n,
-};
+/** What credits cost and whether they can be bought. */
+export interface CreditPolicy extends FeeSchedule {
+  /** Whether a purchased balance could be spent on anything: a fee is charged and a processor takes payments. */
+  purchasable: boolean;
+}
+
+/** No fee: every request is free of Router's charge, so credits could pay for nothing (the default). */
+export const NO_FEE: FeeSchedule = { feeBps: 0, feeMin: 0n, minPurchase: 5_000_000_000n };
+
+/** The policy of `schedule` with or without a payment processor configured. */
+export function creditPolicy(schedule: FeeSchedule, processorConfigured: boolean): CreditPolicy {
+  return { ...schedule, purchasable: schedule.feeBps > 0 && processorConfigured };
+}
+
+/** Whether requests are charged a fee from credits: then each takes part in the balance. */
+export function chargesRequests(policy: FeeSchedule): boolean {
+  return policy.feeBps > 0;
+}
+
+/** Router's fee on a request of list cost `listCost`, rounded up to a whole nanodollar as every cost is. */
+export function requestFee(policy: FeeSchedule, listCost: Nanodollars): Nanodollars {
+  if (policy.feeBps <= 0 || listCost <= 0n) return 0n;
+  return (listCost * BigInt(policy.feeBps) + 9_999n) / 10_000n;
+}
 
 /** The fee on a purchase of `gross` under `policy`: the percentage, at least the minimum, never more than `gross`. */
-export function purchaseFee(policy: CreditPolicy, gross: Nanodollars): Nanodollars {
+export function purchaseFee(policy: FeeSchedule, gross: Nanodollars): Nanodollars {
   // Rounded up to a whole nanodollar, as every cost is.
   const percentage = (gross * BigInt(policy.feeBps) + 9_999n) / 10_000n;
   const fee = percentage > policy.feeMin ? percentage : policy.feeMin;

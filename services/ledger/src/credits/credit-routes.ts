@@ -1,10 +1,11 @@
-import { Router, type Request } from "express";
+import express, { Router, type Request } from "express";
 import { z } from "zod";
 import { requirePermission } from "@router/access";
 import type { Db } from "@router/db";
 import { DomainError, invalid, notFound } from "@router/errors";
 import { identityOf, parseInput } from "@router/http-kit";
-import type { CreditPolicy } from "./credit-policy";
+import { fromUsd, toUsd } from "@router/money";
+import { purchaseFee, type CreditPolicy } from "./credit-policy";
 import { balanceOf, PURCHASE_ID, purchaseOf, purchasesOf } from "./credit-store";
 import { balanceView, documentView, purchaseView } from "./credit-views";
 import type { StripeProcessor } from "./payment-processor";
@@ -13,9 +14,11 @@ export interface CreditRoutesDeps {
   db: Db;
   policy: CreditPolicy;
   processor: StripeProcessor;
+  /** Where hosted checkout sends the customer after paying; unset, the processor's own page. */
+  checkoutReturnUrl?: string;
 }
 
-/** The checkout route reads its own body (none, while credits cannot be bought): see `CREDIT_OWN_BODY_PATHS`. */
+/** The checkout route reads its own body, after the 409 of a deployment where credits cannot be bought (`ownBodyPaths`). */
 export const CHECKOUT_PATH = "/v1/credits/checkout";
 
 const DEFAULT_PAGE = 20;
@@ -31,6 +34,31 @@ const purchasesQuery = z.looseObject({
   // The last purchase of the previous page, handed out as `next_cursor`.
   cursor: z.string().regex(PURCHASE_ID, "not a cursor this list returned").optional(),
 });
+
+const CHECKOUT_BODY_LIMIT = "16kb";
+/** The largest purchase checkout takes, USD (ours: a larger one is an agreement, not a card payment). */
+const MAX_PURCHASE_USD = 100_000;
+
+/** `{"amount": 25}`: USD in whole cents (the processor's unit), from the minimum purchase up to the maximum. */
+function checkoutBody(policy: CreditPolicy) {
+  const least = toUsd(policy.minPurchase);
+  return z.strictObject({
+    amount: z
+      .number({ error: "expected a USD amount (a number)" })
+      .min(least, `must be at least the minimum purchase, ${least} USD`)
+      .max(MAX_PURCHASE_USD, `must be at most ${MAX_PURCHASE_USD} USD`)
+      .refine((usd) => Number.isInteger(Math.round(usd * 100)) && Math.abs(usd * 100 - Math.round(usd * 100)) < 1e-6, "must be whole cents"),
+  });
+}
+
+function jsonBody(text: unknown): unknown {
+  if (typeof text !== "string" || text.trim() === "") throw invalid("body", "expected a JSON object with amount");
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw invalid("body", "expected a JSON object with amount");
+  }
+}
 
 function purchaseIdParam(req: Request): string {
   const id = String(req.params.id ?? "");
@@ -75,17 +103,30 @@ export function creditRoutes(deps: CreditRoutesDeps): Router {
   });
 
   // Decided before the body is read: while credits cannot be spent, any body gets the same 409.
-  router.post(CHECKOUT_PATH, (req, _res) => {
-    const identity = identityOf(req);
-    requirePermission(identity, "billing:write");
-    if (!deps.policy.purchasable) {
-      throw new DomainError("conflict", "credits cannot be bought: every model is BYOK-only, so a purchased balance could pay for nothing", {
-        details: { purchasable: false },
-      });
-    }
-    // Checkout sessions are made only once credits can be spent (docs/decisions.md, "Credits").
-    throw new DomainError("unavailable", "checkout is not offered by this release");
-  });
+  router.post(
+    CHECKOUT_PATH,
+    (req, _res, next) => {
+      const identity = identityOf(req);
+      requirePermission(identity, "billing:write");
+      if (!deps.policy.purchasable) {
+        throw new DomainError(
+          "conflict",
+          "credits cannot be bought: this deployment charges no fee (or takes no payments), so a purchased balance could pay for nothing",
+          { details: { purchasable: false } },
+        );
+      }
+      next();
+    },
+    express.text({ type: () => true, limit: CHECKOUT_BODY_LIMIT }),
+    async (req, res) => {
+      const identity = identityOf(req);
+      const { amount } = parseInput(checkoutBody(deps.policy), jsonBody(req.body));
+      const gross = fromUsd(amount);
+      const fee = purchaseFee(deps.policy, gross);
+      const session = await deps.processor.startCheckout({ orgId: identity.orgId, gross, fee, returnUrl: deps.checkoutReturnUrl });
+      res.status(201).json({ data: { url: session.url, id: session.id, fee: toUsd(fee) } });
+    },
+  );
 
   return router;
 }

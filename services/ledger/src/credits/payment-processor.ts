@@ -1,5 +1,9 @@
 import type Stripe from "stripe";
 import { DomainError, invalid } from "@router/errors";
+import type { Nanodollars } from "@router/money";
+
+/** Stripe amounts are integer cents: one cent is 10^7 nanodollars. */
+export const NANOS_PER_CENT = 10_000_000n;
 
 /** An invoice or a receipt of a purchase, as the processor keeps it. */
 export interface PurchaseDocument {
@@ -59,12 +63,14 @@ export class StripeProcessor {
   /**
    * The event in `payload` if its signature is the processor's and recent (judged at `nowMs`); a
    * missing or bad signature is a 400 naming the header, a signed body that is not JSON a 400
-   * naming `body`. Without a webhook secret no event is accepted (503).
+   * naming `body`. Without a webhook secret no signature can be valid: a 400 naming the header too
+   * (the caller's fault whatever the configuration, never a 5xx: a caller must not be able to tell
+   * an unconfigured deployment from a configured one, nor make its errors page an operator).
    */
   verifyEvent(payload: Buffer, signature: string | undefined, nowMs: number): ProcessorEvent {
-    const secret = this.settings.webhookSecret;
-    if (!secret) throw new DomainError("unavailable", "no payment-processor webhook secret is configured");
     if (!signature) throw invalid(StripeProcessor.SIGNATURE_HEADER, "missing");
+    const secret = this.settings.webhookSecret;
+    if (!secret) throw invalid(StripeProcessor.SIGNATURE_HEADER, "the signature does not match the body, or it is too old");
     const sdk = stripeSdk();
     let event: Stripe.Event;
     try {
@@ -76,6 +82,33 @@ export class StripeProcessor {
       throw invalid("body", "expected a JSON event");
     }
     return { id: String(event.id), type: String(event.type), object: (event.data as { object?: unknown } | undefined)?.object };
+  }
+
+  /**
+   * Makes a hosted checkout session for a purchase of `gross` (whole cents) by `orgId`: the session
+   * names the organisation (`client_reference_id`) and the fee quoted (`metadata.fee_nanodollars`),
+   * which its crediting event is read back with. A processor that fails or cannot be reached is a 502.
+   */
+  async startCheckout(p: { orgId: string; gross: Nanodollars; fee: Nanodollars; returnUrl?: string }): Promise<{ id: string; url: string }> {
+    if (!this.api) throw new DomainError("unavailable", "no payment processor is configured");
+    let session: Stripe.Checkout.Session;
+    try {
+      session = await this.api.checkout.sessions.create({
+        mode: "payment",
+        client_reference_id: p.orgId,
+        line_items: [
+          { quantity: 1, price_data: { currency: "usd", unit_amount: Number(p.gross / NANOS_PER_CENT), product_data: { name: "Router credits" } } },
+        ],
+        metadata: { fee_nanodollars: p.fee.toString() },
+        // The tax jurisdiction of the purchase comes from the address.
+        billing_address_collection: "required",
+        ...(p.returnUrl ? { success_url: p.returnUrl } : {}),
+      });
+    } catch (err) {
+      throw new DomainError("upstream_error", "the payment processor did not make a checkout session", { cause: err });
+    }
+    if (!session.url) throw new DomainError("upstream_error", "the payment processor's checkout session has no address to pay at");
+    return { id: session.id, url: session.url };
   }
 
   /**

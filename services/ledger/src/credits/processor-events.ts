@@ -5,7 +5,7 @@ import type { Logger } from "@router/logging";
 import type { Clock, Nanodollars } from "@router/money";
 import { purchaseFee, type CreditPolicy } from "./credit-policy";
 import { creditPaidSession, recordUnpaidSession, type CheckoutSession } from "./credit-store";
-import type { ProcessorEvent } from "./payment-processor";
+import { NANOS_PER_CENT, type ProcessorEvent } from "./payment-processor";
 
 export interface ProcessorEventDeps {
   db: Db;
@@ -14,8 +14,6 @@ export interface ProcessorEventDeps {
   policy: CreditPolicy;
 }
 
-/** Stripe amounts are integer cents: one cent is 10^7 nanodollars. */
-const NANOS_PER_CENT = 10_000_000n;
 
 /**
  * The checkout session fields a purchase is made of. A session is ours when checkout made it:

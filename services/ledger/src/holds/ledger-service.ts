@@ -9,6 +9,8 @@ import { AGENT_NAME, WORKSPACE_ID } from "../budgets/budget-rules";
 import { workspaceBudgetsOf } from "../budgets/budget-store";
 import type { LedgerMetrics } from "../metrics";
 import { workspaceSpendThisMonth } from "../usage/usage-store";
+import { chargesRequests, NO_FEE, requestFee, type FeeSchedule } from "../credits/credit-policy";
+import { holdCredits, insufficientCreditsSentence, purchasedOf, returnCreditHold } from "../credits/credit-holds";
 import { admit } from "./admission";
 import type { CeilingRule } from "./ceilings";
 import type { CounterAdmissions } from "./counter-admissions";
@@ -45,6 +47,8 @@ export interface LedgerServiceDeps {
   leaseWaitMs: number;
   /** Counts and times Admit and counts Lease; none when omitted. */
   metrics?: LedgerMetrics;
+  /** The operator's fee schedule: with a fee, Admit holds each request's fee against the credit balance. Default none. */
+  fees?: FeeSchedule;
 }
 
 /** The gRPC surface: decode and check the request, call the domain, encode the answer. */
@@ -56,6 +60,36 @@ export function ledgerService(deps: LedgerServiceDeps): ledger.LedgerServiceServ
       nonNegative(req.worstCaseNanodollars, "worst_case_nanodollars");
       const scope = requestScope(req);
       const admitted = deps.metrics?.startAdmit();
+      const fees = deps.fees ?? NO_FEE;
+      // Only while a fee is charged does the balance take part: otherwise Admit reads nothing more.
+      const credit = chargesRequests(fees)
+        ? await holdCredits(deps.db, {
+            requestId: req.requestId,
+            orgId: req.orgId,
+            amount: requestFee(fees, req.worstCaseNanodollars),
+            dryRun: req.dryRun,
+            now: deps.clock.now(),
+          })
+        : undefined;
+      if (credit && !credit.admitted) {
+        admitted?.({ admitted: false, refusal: { scope: "credits", subjectId: req.orgId, message: "" } });
+        return {
+          admitted: false,
+          holdId: "",
+          limitWarning: "",
+          refusal: {
+            httpStatus: 402,
+            code: "insufficient_credits",
+            runStatus: "",
+            scope: "credits",
+            subjectId: req.orgId,
+            message: insufficientCreditsSentence(credit),
+          },
+          purchasedNanodollars: credit.purchased,
+        };
+      }
+      // A limit that refuses after the fee was held gives the hold back.
+      const giveBack = () => (credit && !req.dryRun ? returnCreditHold(deps.db, req.requestId, deps.clock.now()) : Promise.resolve());
       const result = await admit(
         {
           requestId: req.requestId,
@@ -69,18 +103,24 @@ export function ledgerService(deps: LedgerServiceDeps): ledger.LedgerServiceServ
           leaseHoldId: turnLease(req),
         },
         deps,
-      );
+      ).catch(async (err: unknown) => {
+        await giveBack();
+        throw err;
+      });
       admitted?.(result);
+      const purchasedNanodollars = credit?.purchased;
       if (!result.admitted) {
+        await giveBack();
         const { httpStatus = 403, code = "budget_exceeded", runStatus = "", scope, subjectId, message } = result.refusal;
         return {
           admitted: false,
           holdId: "",
           limitWarning: "",
           refusal: { httpStatus, code, runStatus, scope, subjectId, message },
+          purchasedNanodollars,
         };
       }
-      return { admitted: true, holdId: result.holdId, limitWarning: result.warning, refusal: undefined };
+      return { admitted: true, holdId: result.holdId, limitWarning: result.warning, refusal: undefined, purchasedNanodollars };
     }, deps.log),
 
     settle: unaryHandler(async (req: ledger.SettleRequest): Promise<ledger.SettleResponse> => {
@@ -219,6 +259,11 @@ export function ledgerService(deps: LedgerServiceDeps): ledger.LedgerServiceServ
       required(req.orgId, "org_id");
       const { workspaceIds, agents } = (await deps.budgets.get(req.orgId)).subjects;
       return { workspaceIds, agents };
+    }, deps.log),
+
+    creditTerms: unaryHandler(async (req: ledger.CreditTermsRequest): Promise<ledger.CreditTermsResponse> => {
+      const fees = deps.fees ?? NO_FEE;
+      return { feeBps: fees.feeBps, purchasedNanodollars: req.orgId === "" ? 0n : await purchasedOf(deps.db, req.orgId) };
     }, deps.log),
 
     workspaceSpend: unaryHandler(async (req: ledger.WorkspaceSpendRequest): Promise<ledger.WorkspaceSpendResponse> => {

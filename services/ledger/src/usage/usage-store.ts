@@ -33,14 +33,23 @@ export interface AgentActivity {
  * Adds finished requests to usage_days, once per request id (a batch the gateway sends again
  * counts once), in one statement: rows are written in key order, so two replicas' batches never
  * wait on each other in a cycle. One outcome per item, in order.
+ *
+ * In the same statement, once per request, its credit hold (if any) is settled to the fee on its
+ * actual list cost (`feeOf`, Router's fee, 0 while none is charged): the hold leaves `held`, the fee
+ * leaves `total` (which may go negative: usage can exceed the worst case held). A hold the sweep
+ * already charged (expired) has its charge given back and replaced by the fee.
  */
-export async function recordRequests(db: Db, items: RequestUsage[]): Promise<RecordingOutcome[]> {
+export async function recordRequests(
+  db: Db,
+  items: RequestUsage[],
+  feeOf: (listCost: Nanodollars) => Nanodollars = () => 0n,
+): Promise<RecordingOutcome[]> {
   if (items.length === 0) return [];
   const r = await db.query<{ request_id: string }>(
     `WITH input AS (
        SELECT DISTINCT ON (t.request_id) t.*
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::boolean[], $7::timestamptz[])
-         AS t (request_id, org_id, workspace_id, agent, list_cost, is_byok, at)
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::boolean[], $7::timestamptz[], $8::bigint[])
+         AS t (request_id, org_id, workspace_id, agent, list_cost, is_byok, at, fee)
      ),
      fresh AS (
        INSERT INTO recorded_requests (request_id, recorded_at)
@@ -61,6 +70,28 @@ export async function recordRequests(db: Db, items: RequestUsage[]): Promise<Rec
              list_spend_nanodollars = u.list_spend_nanodollars + EXCLUDED.list_spend_nanodollars,
              byok_list_spend_nanodollars = u.byok_list_spend_nanodollars + EXCLUDED.byok_list_spend_nanodollars,
              last_seen = greatest(u.last_seen, EXCLUDED.last_seen)
+     ),
+     closed AS (
+       DELETE FROM credit_holds h USING fresh f WHERE h.request_id = f.request_id
+       RETURNING h.request_id, h.org_id, h.amount_nanodollars, h.expired
+     ),
+     credit_moves AS (
+       SELECT org_id, sum(fee) AS fee, sum(unheld) AS unheld, sum(refund) AS refund, max(at) AS at FROM (
+         SELECT i.org_id, i.fee, 0::bigint AS unheld, 0::bigint AS refund, i.at FROM input i JOIN fresh f USING (request_id) WHERE i.fee > 0
+         UNION ALL
+         SELECT c.org_id, 0, CASE WHEN c.expired THEN 0 ELSE c.amount_nanodollars END, CASE WHEN c.expired THEN c.amount_nanodollars ELSE 0 END, i.at
+         FROM closed c JOIN input i USING (request_id)
+       ) m
+       GROUP BY org_id
+     ),
+     charged AS (
+       INSERT INTO credit_balances AS b (org_id, total_nanodollars, updated_at)
+       SELECT org_id, refund - fee, at FROM credit_moves ORDER BY org_id
+       ON CONFLICT (org_id) DO UPDATE
+         SET total_nanodollars = b.total_nanodollars + EXCLUDED.total_nanodollars,
+             held_nanodollars = b.held_nanodollars - (SELECT m.unheld FROM credit_moves m WHERE m.org_id = EXCLUDED.org_id),
+             updated_at = EXCLUDED.updated_at
+       RETURNING b.org_id
      )
      SELECT request_id FROM fresh`,
     [
@@ -71,6 +102,7 @@ export async function recordRequests(db: Db, items: RequestUsage[]): Promise<Rec
       items.map((i) => i.listCost.toString()),
       items.map((i) => i.isByok),
       items.map((i) => i.at.toISOString()),
+      items.map((i) => feeOf(i.listCost).toString()),
     ],
     { prepare: true },
   );

@@ -177,6 +177,11 @@ export interface AdmitResponse {
     | undefined;
   /** The sentence for `x-router-limit-warning` when a soft ceiling is at or past its limit. */
   limitWarning: string;
+  /**
+   * Set when the credit balance took part (a request fee is charged): the organisation's lifetime
+   * credit purchase, which request-rate tiers follow.
+   */
+  purchasedNanodollars?: bigint | undefined;
 }
 
 export interface SettleRequest {
@@ -402,6 +407,21 @@ export interface BudgetSubjectsResponse {
   workspaceIds: string[];
   /** Agents with a budget, organisation-wide or scoped to a workspace. */
   agents: string[];
+}
+
+export interface CreditTermsRequest {
+  /** Empty: only the deployment's fee is answered (purchased_nanodollars 0). */
+  orgId: string;
+}
+
+export interface CreditTermsResponse {
+  /**
+   * The fee charged from credits on each request, in basis points of its list cost; 0 charges none
+   * (then no request takes part in the credit balance).
+   */
+  feeBps: number;
+  /** The organisation's lifetime credit purchase (net of fees), never lowered by spending. */
+  purchasedNanodollars: bigint;
 }
 
 function createBaseCeiling(): Ceiling {
@@ -1025,7 +1045,7 @@ export const Refusal: MessageFns<Refusal> = {
 };
 
 function createBaseAdmitResponse(): AdmitResponse {
-  return { admitted: false, holdId: "", refusal: undefined, limitWarning: "" };
+  return { admitted: false, holdId: "", refusal: undefined, limitWarning: "", purchasedNanodollars: undefined };
 }
 
 export const AdmitResponse: MessageFns<AdmitResponse> = {
@@ -1041,6 +1061,12 @@ export const AdmitResponse: MessageFns<AdmitResponse> = {
     }
     if (message.limitWarning !== "") {
       writer.uint32(34).string(message.limitWarning);
+    }
+    if (message.purchasedNanodollars !== undefined) {
+      if (BigInt.asIntN(64, message.purchasedNanodollars) !== message.purchasedNanodollars) {
+        throw new globalThis.Error("value provided for field message.purchasedNanodollars of type int64 too large");
+      }
+      writer.uint32(40).int64(message.purchasedNanodollars);
     }
     return writer;
   },
@@ -1090,6 +1116,14 @@ export const AdmitResponse: MessageFns<AdmitResponse> = {
             message.limitWarning = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.purchasedNanodollars = reader.int64() as bigint;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1116,6 +1150,11 @@ export const AdmitResponse: MessageFns<AdmitResponse> = {
         : isSet(object.limit_warning)
         ? globalThis.String(object.limit_warning)
         : "",
+      purchasedNanodollars: isSet(object.purchasedNanodollars)
+        ? BigInt(object.purchasedNanodollars)
+        : isSet(object.purchased_nanodollars)
+        ? BigInt(object.purchased_nanodollars)
+        : undefined,
     };
   },
 
@@ -1133,6 +1172,9 @@ export const AdmitResponse: MessageFns<AdmitResponse> = {
     if (message.limitWarning !== "") {
       obj.limitWarning = message.limitWarning;
     }
+    if (message.purchasedNanodollars !== undefined) {
+      obj.purchasedNanodollars = message.purchasedNanodollars.toString();
+    }
     return obj;
   },
 
@@ -1147,6 +1189,9 @@ export const AdmitResponse: MessageFns<AdmitResponse> = {
       ? Refusal.fromPartial(object.refusal)
       : undefined;
     message.limitWarning = object.limitWarning ?? "";
+    message.purchasedNanodollars = (object.purchasedNanodollars !== undefined && object.purchasedNanodollars !== null)
+      ? BigInt(object.purchasedNanodollars)
+      : undefined;
     return message;
   },
 };
@@ -3838,6 +3883,177 @@ export const BudgetSubjectsResponse: MessageFns<BudgetSubjectsResponse> = {
   },
 };
 
+function createBaseCreditTermsRequest(): CreditTermsRequest {
+  return { orgId: "" };
+}
+
+export const CreditTermsRequest: MessageFns<CreditTermsRequest> = {
+  encode(message: CreditTermsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.orgId !== "") {
+      writer.uint32(10).string(message.orgId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreditTermsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreditTermsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.orgId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CreditTermsRequest {
+    return {
+      orgId: isSet(object.orgId)
+        ? globalThis.String(object.orgId)
+        : isSet(object.org_id)
+        ? globalThis.String(object.org_id)
+        : "",
+    };
+  },
+
+  toJSON(message: CreditTermsRequest): unknown {
+    const obj: any = {};
+    if (message.orgId !== "") {
+      obj.orgId = message.orgId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CreditTermsRequest>, I>>(base?: I): CreditTermsRequest {
+    return CreditTermsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CreditTermsRequest>, I>>(object: I): CreditTermsRequest {
+    const message = createBaseCreditTermsRequest();
+    message.orgId = object.orgId ?? "";
+    return message;
+  },
+};
+
+function createBaseCreditTermsResponse(): CreditTermsResponse {
+  return { feeBps: 0, purchasedNanodollars: 0n };
+}
+
+export const CreditTermsResponse: MessageFns<CreditTermsResponse> = {
+  encode(message: CreditTermsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.feeBps !== 0) {
+      writer.uint32(8).int32(message.feeBps);
+    }
+    if (message.purchasedNanodollars !== 0n) {
+      if (BigInt.asIntN(64, message.purchasedNanodollars) !== message.purchasedNanodollars) {
+        throw new globalThis.Error("value provided for field message.purchasedNanodollars of type int64 too large");
+      }
+      writer.uint32(16).int64(message.purchasedNanodollars);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreditTermsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreditTermsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.feeBps = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.purchasedNanodollars = reader.int64() as bigint;
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CreditTermsResponse {
+    return {
+      feeBps: isSet(object.feeBps)
+        ? globalThis.Number(object.feeBps)
+        : isSet(object.fee_bps)
+        ? globalThis.Number(object.fee_bps)
+        : 0,
+      purchasedNanodollars: isSet(object.purchasedNanodollars)
+        ? BigInt(object.purchasedNanodollars)
+        : isSet(object.purchased_nanodollars)
+        ? BigInt(object.purchased_nanodollars)
+        : 0n,
+    };
+  },
+
+  toJSON(message: CreditTermsResponse): unknown {
+    const obj: any = {};
+    if (message.feeBps !== 0) {
+      obj.feeBps = Math.round(message.feeBps);
+    }
+    if (message.purchasedNanodollars !== 0n) {
+      obj.purchasedNanodollars = message.purchasedNanodollars.toString();
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CreditTermsResponse>, I>>(base?: I): CreditTermsResponse {
+    return CreditTermsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CreditTermsResponse>, I>>(object: I): CreditTermsResponse {
+    const message = createBaseCreditTermsResponse();
+    message.feeBps = object.feeBps ?? 0;
+    message.purchasedNanodollars = (object.purchasedNanodollars !== undefined && object.purchasedNanodollars !== null)
+      ? BigInt(object.purchasedNanodollars)
+      : 0n;
+    return message;
+  },
+};
+
 /**
  * LedgerService controls spend: it reserves the worst case of a request before dispatch (a hold),
  * replaces the reservation with the actual amount at settlement, and refuses requests whose
@@ -3938,6 +4154,20 @@ export const LedgerServiceService = {
       Buffer.from(BudgetSubjectsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): BudgetSubjectsResponse => BudgetSubjectsResponse.decode(value),
   },
+  /**
+   * The deployment's request fee and an organisation's lifetime credit purchase: the gateway asks
+   * Admit for every request while a fee is charged, and sizes request-rate tiers by the purchase.
+   * Cached by the gateway a few seconds.
+   */
+  creditTerms: {
+    path: "/router.ledger.v1.LedgerService/CreditTerms" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CreditTermsRequest): Buffer => Buffer.from(CreditTermsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CreditTermsRequest => CreditTermsRequest.decode(value),
+    responseSerialize: (value: CreditTermsResponse): Buffer => Buffer.from(CreditTermsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CreditTermsResponse => CreditTermsResponse.decode(value),
+  },
 } as const;
 
 export interface LedgerServiceServer extends UntypedServiceImplementation {
@@ -3966,6 +4196,12 @@ export interface LedgerServiceServer extends UntypedServiceImplementation {
    * request that no key ceiling and no budget counts (most requests), and caches this a few seconds.
    */
   budgetSubjects: handleUnaryCall<BudgetSubjectsRequest, BudgetSubjectsResponse>;
+  /**
+   * The deployment's request fee and an organisation's lifetime credit purchase: the gateway asks
+   * Admit for every request while a fee is charged, and sizes request-rate tiers by the purchase.
+   * Cached by the gateway a few seconds.
+   */
+  creditTerms: handleUnaryCall<CreditTermsRequest, CreditTermsResponse>;
 }
 
 export interface LedgerServiceClient extends Client {
@@ -4105,6 +4341,26 @@ export interface LedgerServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: BudgetSubjectsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * The deployment's request fee and an organisation's lifetime credit purchase: the gateway asks
+   * Admit for every request while a fee is charged, and sizes request-rate tiers by the purchase.
+   * Cached by the gateway a few seconds.
+   */
+  creditTerms(
+    request: CreditTermsRequest,
+    callback: (error: ServiceError | null, response: CreditTermsResponse) => void,
+  ): ClientUnaryCall;
+  creditTerms(
+    request: CreditTermsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CreditTermsResponse) => void,
+  ): ClientUnaryCall;
+  creditTerms(
+    request: CreditTermsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CreditTermsResponse) => void,
   ): ClientUnaryCall;
 }
 
