@@ -15,7 +15,7 @@ describe("operator diagnostics and the OpenAPI description through the separate-
     await stack?.stop();
   });
 
-  it("gives an operator the endpoint health age from routing, and anyone else a 404", async () => {
+  it("gives an operator the endpoint health age and the guardrails and catalog caches' counters from routing, and anyone else a 404", async () => {
     const operator = await stack.createOrg("Ops", { operator: true });
     const res = await gatewayClient(stack.gatewayUrl, operator.managementKey).get("/v1/health");
     expect(res.status).toBe(200);
@@ -25,6 +25,10 @@ describe("operator diagnostics and the OpenAPI description through the separate-
     // Routing rebuilds its health snapshot every few seconds: the age stays under a minute.
     expect(data.endpoint_health_age_ms).toBeLessThan(60_000);
     expect(data.caches.auth.size).toBeGreaterThanOrEqual(1);
+    // Routing counts its own caches: the catalog holds the bundled models, the guardrails cache is counted.
+    expect(data.caches.catalog.size).toBeGreaterThan(10);
+    expect(data.caches.catalog.miss).toBeGreaterThanOrEqual(1);
+    expect(data.caches.guardrails).toEqual(expect.objectContaining({ hit: expect.any(Number), miss: expect.any(Number), stale: expect.any(Number), size: expect.any(Number) }));
 
     const other = await stack.createOrg("Customer");
     const refused = await gatewayClient(stack.gatewayUrl, other.managementKey).get("/v1/health");

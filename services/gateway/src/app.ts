@@ -363,7 +363,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
         auth: () => authCache.stats(),
         budgets: () => budgetSubjects.stats(),
         byok: () => credentials.stats(),
-        catalog: () => plans.stats(),
+        plans: () => plans.stats(),
       },
       routingUrl: deps.routingUrl,
       internalSecret: deps.secrets.ROUTER_INTERNAL_SECRET,

@@ -2,7 +2,11 @@ import { createHttpApp, finishApp, identityOf, listen, requireIdentity, type Ide
 import { createOrganisation } from "../src/app";
 import { call, newOrganisation, silentLog, startHarness, testSecrets, type Harness } from "./harness";
 
-const ORG_CACHE_FIELDS = ["auth", "guardrails", "budgets", "byok", "catalog"];
+const ORG_CACHE_FIELDS = ["auth", "guardrails", "budgets", "byok", "catalog", "plans"];
+const ROUTING_CACHES = {
+  guardrails: { hits: 7, misses: 2, stale: 1, refreshes: 1, size: 2 },
+  catalog: { hits: 40, misses: 1, stale: 3, refreshes: 1, size: 120 },
+};
 
 describe("GET /v1/health (operator diagnostics)", () => {
   const secrets = testSecrets();
@@ -15,7 +19,7 @@ describe("GET /v1/health (operator diagnostics)", () => {
     const app = createHttpApp({ log: silentLog });
     app.get("/internal/diagnostics", requireIdentity(secrets.ROUTER_INTERNAL_SECRET), (req, res) => {
       seen.push(identityOf(req));
-      res.json({ endpoint_health_age_ms: 1234 });
+      res.json({ endpoint_health_age_ms: 1234, caches: ROUTING_CACHES });
     });
     finishApp(app, silentLog);
     routing = await listen(app, 0);
@@ -39,8 +43,10 @@ describe("GET /v1/health (operator diagnostics)", () => {
     expect(data.caches.auth.miss).toBeGreaterThanOrEqual(1);
     expect(data.caches.auth.size).toBeGreaterThanOrEqual(1);
     expect(data.caches.byok).toEqual({ hit: 0, miss: 0, stale: 0, size: 0 });
-    expect(data.caches.catalog).toEqual({ hit: 0, miss: 0, stale: 0, size: 0 });
-    expect(data.caches.guardrails).toBeNull();
+    expect(data.caches.plans).toEqual({ hit: 0, miss: 0, stale: 0, size: 0 });
+    // Routing's caches, as routing's diagnostics count them.
+    expect(data.caches.guardrails).toEqual({ hit: 7, miss: 2, stale: 1, size: 2 });
+    expect(data.caches.catalog).toEqual({ hit: 40, miss: 1, stale: 3, size: 120 });
     // No chat request yet: the copy of which budgets exist holds nothing.
     expect(data.caches.budgets).toEqual({ hit: 0, miss: 0, stale: 0, size: 0 });
 

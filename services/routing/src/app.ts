@@ -148,7 +148,7 @@ export async function startRouting(deps: RoutingDeps): Promise<RunningRouting> {
   if (deps.internalSecret) {
     app.use(defaultsRoutes({ db, catalog: cache, defaults, clock, internalSecret: deps.internalSecret }));
     app.use(presetRoutes({ db, catalog: cache, presets, clock, internalSecret: deps.internalSecret }));
-    app.use(diagnosticsRoute({ health, internalSecret: deps.internalSecret }));
+    app.use(diagnosticsRoute({ health, internalSecret: deps.internalSecret, caches: { guardrails: () => guardrails.stats(), catalog: () => cache.stats() } }));
     app.use(guardrailRoutes({ db, catalog: cache, guardrails, clock, internalSecret: deps.internalSecret }));
     app.use(privacyRoutes({ db, catalog: cache, policies: privacy, clock, internalSecret: deps.internalSecret }));
   }

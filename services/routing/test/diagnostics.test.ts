@@ -42,6 +42,20 @@ describe("GET /internal/diagnostics", () => {
     expect(after.body.endpoint_health_age_ms).toBe(before.body.endpoint_health_age_ms + 4_000);
   });
 
+  it("counts the guardrails and catalog caches Plan reads from", async () => {
+    const before = (await diagnostics(identity(true))).body.caches;
+    expect(before.catalog.size).toBeGreaterThan(0);
+    expect(before.catalog.misses).toBeGreaterThanOrEqual(1);
+    await h.plan({ orgId: "org_diag_new", model: "acme/one", byokProviders: ["alpha"], keyHash: "b".repeat(64) });
+    await h.plan({ orgId: "org_diag_new", model: "acme/one", byokProviders: ["alpha"], keyHash: "b".repeat(64) });
+    const after = (await diagnostics(identity(true))).body.caches;
+    // The first Plan of an organisation reads its guardrails; the second is served from memory.
+    expect(after.guardrails.misses).toBe(before.guardrails.misses + 1);
+    expect(after.guardrails.hits).toBeGreaterThan(before.guardrails.hits);
+    expect(after.guardrails.size).toBe(before.guardrails.size + 1);
+    expect(after.catalog.hits + after.catalog.stale).toBeGreaterThanOrEqual(before.catalog.hits + before.catalog.stale + 2);
+  });
+
   it("is not found for a non-operator identity and refused without one", async () => {
     expect((await diagnostics(identity(false))).status).toBe(404);
     expect((await diagnostics(null)).status).toBe(401);

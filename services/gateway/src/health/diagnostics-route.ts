@@ -4,11 +4,12 @@ import { DomainError } from "@router/errors";
 import { IDENTITY_HEADER, signIdentity } from "@router/http-kit";
 import type { LoadingCacheStats } from "@router/loading-cache";
 import type { Logger } from "@router/logging";
+import { z } from "zod";
 import type { Manage } from "../auth/management-auth";
 import { principalIdentity, requirePrincipal } from "../auth/principal";
 
 export const DIAGNOSTICS_PATH = "/v1/health";
-/** Routing's internal route with the age of its endpoint health snapshot. */
+/** Routing's internal route: the age of its endpoint health snapshot and its caches' counters. */
 const ROUTING_DIAGNOSTICS_PATH = "/internal/diagnostics";
 const ROUTING_TIMEOUT_MS = 1_000;
 
@@ -21,17 +22,28 @@ export interface DiagnosticsDeps {
   manage: Manage;
   version: string;
   rateLimiting: () => { store: "memory" | "redis"; shared: boolean };
-  /** Each cache's counters, read at request time; a missing reader reports null. */
-  caches: Partial<Record<"auth" | "guardrails" | "budgets" | "byok" | "catalog", () => LoadingCacheStats | null>>;
+  /**
+   * The counters of the caches this gateway holds, read at request time; `guardrails` and
+   * `catalog` are routing's and come from its diagnostics. A cache with no reader reports null.
+   */
+  caches: Partial<Record<"auth" | "budgets" | "byok" | "plans", () => LoadingCacheStats | null>>;
   routingUrl: string;
   internalSecret: string;
 }
 
-const CACHE_NAMES = ["auth", "guardrails", "budgets", "byok", "catalog"] as const;
+const GATEWAY_CACHES = ["auth", "budgets", "byok", "plans"] as const;
+const ROUTING_CACHES = ["guardrails", "catalog"] as const;
 
 function counters(stats: LoadingCacheStats | null | undefined): CacheCounters {
   return stats ? { hit: stats.hits, miss: stats.misses, stale: stats.stale, size: stats.size } : null;
 }
+
+const countersSchema = z.object({ hits: z.number(), misses: z.number(), stale: z.number(), refreshes: z.number(), size: z.number() });
+const routingDiagnostics = z.object({
+  endpoint_health_age_ms: z.number().nullable().catch(null),
+  caches: z.object({ guardrails: countersSchema.nullable().catch(null), catalog: countersSchema.nullable().catch(null) }).partial().catch({}),
+});
+type RoutingDiagnostics = z.infer<typeof routingDiagnostics>;
 
 function hidden(): DomainError {
   return new DomainError("not_found", `no route for GET ${DIAGNOSTICS_PATH}`);
@@ -57,7 +69,7 @@ export function diagnosticsRoute(deps: DiagnosticsDeps): Router {
     next();
   };
 
-  const endpointHealthAge = async (res: Response): Promise<number | null> => {
+  const fromRouting = async (res: Response): Promise<RoutingDiagnostics | null> => {
     try {
       const identity = await signIdentity(principalIdentity(requirePrincipal(res)), deps.internalSecret);
       const answer = await fetch(`${deps.routingUrl}${ROUTING_DIAGNOSTICS_PATH}`, {
@@ -65,8 +77,8 @@ export function diagnosticsRoute(deps: DiagnosticsDeps): Router {
         signal: AbortSignal.timeout(ROUTING_TIMEOUT_MS),
       });
       if (!answer.ok) return null;
-      const body = (await answer.json()) as { endpoint_health_age_ms?: unknown };
-      return typeof body.endpoint_health_age_ms === "number" ? body.endpoint_health_age_ms : null;
+      const parsed = routingDiagnostics.safeParse(await answer.json());
+      return parsed.success ? parsed.data : null;
     } catch (err) {
       deps.log.warn({ err }, "gateway.diagnostics.routing_unreachable");
       return null;
@@ -78,10 +90,13 @@ export function diagnosticsRoute(deps: DiagnosticsDeps): Router {
       () => "ok" as const,
       () => "error" as const,
     );
-    const [status, age] = await Promise.all([database, endpointHealthAge(res)]);
-    const caches = Object.fromEntries(CACHE_NAMES.map((name) => [name, counters(deps.caches[name]?.())]));
+    const [status, routing] = await Promise.all([database, fromRouting(res)]);
+    const caches = Object.fromEntries([
+      ...GATEWAY_CACHES.map((name) => [name, counters(deps.caches[name]?.())]),
+      ...ROUTING_CACHES.map((name) => [name, counters(routing?.caches[name])]),
+    ]);
     res.json({
-      data: { status, version: deps.version, rate_limiting: deps.rateLimiting(), caches, endpoint_health_age_ms: age },
+      data: { status, version: deps.version, rate_limiting: deps.rateLimiting(), caches, endpoint_health_age_ms: routing?.endpoint_health_age_ms ?? null },
     });
   });
   return router;

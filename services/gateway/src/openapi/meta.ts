@@ -44,7 +44,7 @@ export function registerMetaPaths(registry: OpenAPIRegistry): void {
             status: z.enum(["ok", "error"]),
             version: z.string(),
             rate_limiting: rateLimiting,
-            caches: z.object({ auth: cacheCounters, guardrails: cacheCounters, budgets: cacheCounters, byok: cacheCounters, catalog: cacheCounters }),
+            caches: z.object({ auth: cacheCounters, guardrails: cacheCounters, budgets: cacheCounters, byok: cacheCounters, catalog: cacheCounters, plans: cacheCounters }),
             endpoint_health_age_ms: z.number().int().nullable(),
           }),
         ),

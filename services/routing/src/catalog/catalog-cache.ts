@@ -1,4 +1,5 @@
 import type { Db } from "@router/db";
+import type { LoadingCacheStats } from "@router/loading-cache";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
 import { onCatalogImported } from "./catalog-imported";
@@ -28,6 +29,8 @@ export class CatalogCache {
   private pending = 0;
   private readonly unsubscribe: () => void;
   private readonly maxAgeMs: number;
+  /** Snapshots served within `maxAgeMs` (hits) and past it (stale); full reads of the store (misses). */
+  private readonly counters = { hits: 0, stale: 0, misses: 1, refreshes: 0 };
 
   private constructor(
     private readonly opts: CatalogCacheOptions,
@@ -50,8 +53,21 @@ export class CatalogCache {
    * awaited: a failed check is logged and the snapshot kept).
    */
   snapshot(): CatalogSnapshot {
-    if (this.pending === 0 && this.opts.clock.now().getTime() - this.checkedAt >= this.maxAgeMs) void this.refresh();
+    if (this.opts.clock.now().getTime() - this.checkedAt >= this.maxAgeMs) {
+      this.counters.stale += 1;
+      if (this.pending === 0) {
+        this.counters.refreshes += 1;
+        void this.refresh();
+      }
+    } else {
+      this.counters.hits += 1;
+    }
     return this.current;
+  }
+
+  /** The operator diagnostics' counters; `size` is the number of models in the snapshot. */
+  stats(): LoadingCacheStats {
+    return { ...this.counters, size: this.current.models.length };
   }
 
   /** Compares revisions and reloads when the store has moved on. Calls run one after another. */
@@ -74,6 +90,7 @@ export class CatalogCache {
       const revision = await catalogRevision(this.opts.db);
       if (revision === this.current.revision) return;
       const rows = await loadCatalog(this.opts.db);
+      this.counters.misses += 1;
       this.current = new CatalogSnapshot(rows, this.opts);
       this.opts.log.info({ revision: rows.revision.toString(), models: rows.models.length }, "routing.catalog.reloaded");
     } catch (err) {

@@ -1,4 +1,4 @@
-import { LoadingCache } from "@router/loading-cache";
+import { LoadingCache, type LoadingCacheStats } from "@router/loading-cache";
 import { ReplicaEviction, type EvictedCacheOptions } from "../cache/replica-eviction";
 import { routingGuardrail, type RoutingGuardrail } from "./guardrail-stages";
 import { listGuardrails } from "./guardrail-store";
@@ -50,6 +50,11 @@ export class GuardrailCache {
     if (byMember.length === 0) return byKey;
     if (byKey.length === 0) return byMember;
     return [...new Set([...byKey, ...byMember])];
+  }
+
+  /** Hit, miss, stale and size counters (organisations held) for the operator diagnostics. */
+  stats(): LoadingCacheStats {
+    return this.cache.stats();
   }
 
   async changed(orgId: string): Promise<void> {
