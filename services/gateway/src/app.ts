@@ -12,8 +12,10 @@ import type { ledger, routing } from "@router/proto";
 import { AuthCache } from "./auth/auth-cache";
 import { createAuthenticator, createCallerResolver } from "./auth/authenticate";
 import { createManagementAuth } from "./auth/management-auth";
+import { createKeyOrSessionResolver } from "./auth/session-caller";
 import { inferenceRoutes } from "./chat/completions-route";
 import { ingressesWith } from "./ingress";
+import { CHAT_COMPLETIONS_PATH } from "./ingress/chat-completions";
 import type { Ingress } from "./ingress/ingress";
 import { inputTokensRoutes } from "./ingress/responses/input-tokens-route";
 import { AccountPrivacy } from "./stored-responses/account-privacy";
@@ -113,6 +115,9 @@ const CLOSE_CHANNELS_MS = 5_000;
 const RATE_LIMIT_REDIS_WAIT_MS = 2_000;
 /** A rate-limit count Redis has not answered by then is counted in memory (the insurance limiter). */
 const RATE_LIMIT_REDIS_TIMEOUT_MS = 500;
+
+/** The request's path as `routeAhead` matches it (any letter case, an optional trailing slash). */
+const pathOf = (req: IncomingMessage): string => ((req.url ?? "").split("?")[0] ?? "").replace(/(?<=.)\/$/, "").toLowerCase();
 
 /** Applies the gateway's migrations (idempotent; safe when several replicas start together). */
 export function migrateGateway(db: Db): Promise<{ applied: string[] }> {
@@ -256,7 +261,8 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     selfCalls,
   });
   // Every management route, forwarded ones included, is counted per credential once its principal is known.
-  const manage = createManagementAuth({ keys: authDeps, sessions, csrfSecret, rateLimit: rateLimits.credential("management") });
+  const manageDeps = { keys: authDeps, sessions, csrfSecret, rateLimit: rateLimits.credential("management") };
+  const manage = createManagementAuth(manageDeps);
 
   // A token count takes what a Messages request takes (Anthropic's 32 MB).
   const app = createHttpApp({
@@ -318,8 +324,12 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     ttlMs: deps.planCacheMs ?? 1000,
   });
   const ingresses = ingressesWith({ responses: storedResponses, policy: storagePolicy, log: deps.log });
+  // Chat completions also take a dashboard session whose role may spend (config:write, as making a
+  // key does); the other inference routes take keys only (docs/decisions.md, "Inference with a dashboard session").
+  const keyOnly = createCallerResolver(authDeps, { allow: ["inference"] });
+  const keyOrSession = createKeyOrSessionResolver(manageDeps, "config:write");
   const inferenceApis = inferenceRoutes({
-    resolveCaller: createCallerResolver(authDeps, { allow: ["inference"] }),
+    resolveCaller: (req, res) => (pathOf(req) === CHAT_COMPLETIONS_PATH ? keyOrSession : keyOnly)(req, res),
     routing: plans,
     ledger: ledgerPort,
     closings,
@@ -447,7 +457,8 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   );
   app.use(
     previewRoutes({
-      authenticate,
+      // Side-effect free: any role's session may preview (as every role reads the routing configuration).
+      resolveCaller: createKeyOrSessionResolver(manageDeps, "read"),
       chat: { credentials, routing: plans, ledger: ledgerPort, budgetSubjects, contentFilters, clock: deps.clock },
       limit: rateLimits.credential("route_preview"),
       openCircuits: () => upstream.breakers.openEndpoints(),

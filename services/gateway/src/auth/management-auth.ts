@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { requirePermission, type Permission } from "@router/access";
 import { DomainError } from "@router/errors";
@@ -58,7 +59,7 @@ function keyPrincipal(key: StoredKey): Principal {
  * request. A bearer header wins over a cookie. A session on any method but GET must send
  * `x-csrf-token` equal to its `rt_csrf` cookie.
  */
-export async function resolvePrincipal(deps: ManagementAuthDeps, req: Request, res: Response): Promise<Principal> {
+export async function resolvePrincipal(deps: ManagementAuthDeps, req: IncomingMessage, res: ServerResponse): Promise<Principal> {
   if (req.headers.authorization !== undefined) {
     return keyPrincipal(await resolveBearerKey(deps.keys, req, res, { allow: ["management"] }));
   }
@@ -78,7 +79,7 @@ export async function resolvePrincipal(deps: ManagementAuthDeps, req: Request, r
   ) {
     throw new DomainError("unauthorized", "the dashboard session has ended; sign in again", { details: { field: SESSION_COOKIE } });
   }
-  if (!SAFE_METHODS.has(req.method) && !csrfHolds(req, token, deps.csrfSecret)) {
+  if (!SAFE_METHODS.has(req.method ?? "") && !csrfHolds(req, token, deps.csrfSecret)) {
     throw new DomainError("permission_denied", `${CSRF_HEADER}: must equal the rt_csrf cookie of this session`, {
       details: { field: CSRF_HEADER },
     });
@@ -96,24 +97,32 @@ export async function resolvePrincipal(deps: ManagementAuthDeps, req: Request, r
   };
 }
 
+/**
+ * What every management route checks once the principal is known: its rate limit, then the route's
+ * options and `permission`. Throws the route's 429 or 403.
+ */
+export async function admitPrincipal(deps: ManagementAuthDeps, principal: Principal, permission: Permission, opts: ManageOptions, res: ServerResponse): Promise<void> {
+  // Before the route's own checks: a refused or failing call counts like any other.
+  await deps.rateLimit?.(principalSubject(principal), res as Response);
+  if (opts.sessionOnly && !principal.session) {
+    throw new DomainError("permission_denied", "this route takes a dashboard session, not an API key", {
+      details: { credential: principal.credential },
+    });
+  }
+  if (opts.person && principal.userId === null) {
+    throw new DomainError("permission_denied", "this needs a signed-in person; an API key has no seat", {
+      details: { credential: principal.credential },
+    });
+  }
+  requirePermission(principal, permission);
+}
+
 /** The management authentication, its rate limit and the permission check, as express middleware. */
 export function createManagementAuth(deps: ManagementAuthDeps): Manage {
   return (permission, opts = {}) =>
     async (req: Request, res: Response, next: NextFunction): Promise<void> => {
       const principal = await resolvePrincipal(deps, req, res);
-      // Before the route's own checks: a refused or failing call counts like any other.
-      await deps.rateLimit?.(principalSubject(principal), res);
-      if (opts.sessionOnly && !principal.session) {
-        throw new DomainError("permission_denied", "this route takes a dashboard session, not an API key", {
-          details: { credential: principal.credential },
-        });
-      }
-      if (opts.person && principal.userId === null) {
-        throw new DomainError("permission_denied", "this needs a signed-in person; an API key has no seat", {
-          details: { credential: principal.credential },
-        });
-      }
-      requirePermission(principal, permission);
+      await admitPrincipal(deps, principal, permission, opts, res);
       res.locals.principal = principal;
       next();
     };

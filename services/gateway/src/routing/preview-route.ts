@@ -2,7 +2,10 @@ import { invalid } from "@router/errors";
 import { toUsd } from "@router/money";
 import type { routing } from "@router/proto";
 import { Router, type Request, type Response } from "express";
-import { requireCaller, type Authenticate } from "../auth/authenticate";
+import { callerMiddleware, requireCaller, type ResolveCaller } from "../auth/authenticate";
+import { usesSession } from "../auth/session-caller";
+import { sessionTokenHash } from "../sessions/session-store";
+import { cookiesOf, SESSION_COOKIE } from "../sessions/session-cookies";
 import { newChatContext } from "../chat/chat-context";
 import { chatCompletionsIngress } from "../ingress/chat-completions";
 import type { ChatDeps } from "../chat/chat-deps";
@@ -56,16 +59,19 @@ function candidateView(c: routing.Candidate) {
  * provider is contacted. A refusal is answered in the body (`would_dispatch: false`), not as an error.
  */
 export function previewRoutes(deps: {
-  authenticate: Authenticate;
+  /** An inference key, or a dashboard session (the dashboard's playground previews as the signed-in person). */
+  resolveCaller: ResolveCaller;
   chat: Pick<ChatDeps, "credentials" | "routing" | "ledger" | "budgetSubjects" | "clock"> & { contentFilters: ContentFilters };
   limit: CredentialRateLimit;
   openCircuits: () => string[];
 }): Router {
   const router = Router();
   const spend = new SpendAdmission(deps.chat.ledger, undefined, deps.chat.budgetSubjects);
-  router.post(ROUTE_PREVIEW_PATH, deps.authenticate({ allow: ["inference"] }), async (req: Request, res: Response) => {
+  router.post(ROUTE_PREVIEW_PATH, callerMiddleware(deps.resolveCaller), async (req: Request, res: Response) => {
     const caller = requireCaller(res);
-    await deps.limit({ id: caller.key.hash, per: "key" }, res);
+    // Counted per credential: a key by its hash, a session by its token's (as its management routes are).
+    const session = usesSession(req) ? cookiesOf(req)[SESSION_COOKIE] : undefined;
+    await deps.limit(session ? { id: `session:${sessionTokenHash(session)}`, per: "session" } : { id: caller.key.hash, per: "key" }, res);
     const body: unknown = req.body;
     if (body === null || typeof body !== "object" || Array.isArray(body)) throw invalid("body", "expected a JSON object");
     for (const field of Object.keys(body)) {

@@ -25,6 +25,12 @@ export interface StoredSession {
   keyWorkspaceId: string | null;
   /** Whether the key exchanged for this session has been revoked. */
   keyDisabled: boolean;
+  /**
+   * The workspace inference made with this session is charged to: its key's, or else the
+   * organisation's first workspace (where keys go by default); null only for an organisation without one.
+   */
+  chargeWorkspaceId: string | null;
+  chargeWorkspaceName: string | null;
 }
 
 interface SessionRow {
@@ -41,6 +47,8 @@ interface SessionRow {
   key_name: string | null;
   key_workspace_id: string | null;
   key_disabled: boolean | null;
+  charge_workspace_id: string | null;
+  charge_workspace_name: string | null;
 }
 
 /** The SHA-256 of a session token: the only form the database holds. */
@@ -68,11 +76,17 @@ export async function findSession(q: Queryable, tokenHash: string): Promise<Stor
   const r = await q.query<SessionRow>(
     `SELECT s.token_hash, s.org_id, o.operator, s.user_id, s.key_hash, s.auth_method, s.created_at, s.expires_at,
             s.ended_at, m.role AS seat_role, k.name AS key_name, k.workspace_id AS key_workspace_id,
-            k.disabled AS key_disabled
+            k.disabled AS key_disabled, cw.id AS charge_workspace_id, cw.name AS charge_workspace_name
      FROM sessions s
      JOIN organisations o ON o.id = s.org_id
      LEFT JOIN members m ON m.org_id = s.org_id AND m.user_id = s.user_id
      LEFT JOIN keys k ON k.hash = s.key_hash
+     LEFT JOIN LATERAL (
+       SELECT w.id, w.name FROM workspaces w
+       WHERE w.org_id = s.org_id
+       ORDER BY (w.id IS NOT DISTINCT FROM k.workspace_id) DESC, w.created_at, w.id
+       LIMIT 1
+     ) cw ON true
      WHERE s.token_hash = $1`,
     [tokenHash],
   );
@@ -92,6 +106,8 @@ export async function findSession(q: Queryable, tokenHash: string): Promise<Stor
     keyName: row.key_name,
     keyWorkspaceId: row.key_workspace_id,
     keyDisabled: row.key_disabled === true,
+    chargeWorkspaceId: row.charge_workspace_id,
+    chargeWorkspaceName: row.charge_workspace_name,
   };
 }
 

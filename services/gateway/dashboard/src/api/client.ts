@@ -38,10 +38,7 @@ async function errorOf(res: Response): Promise<ApiError> {
   return new ApiError(res.status, "http_error", `The server answered ${res.status} ${res.statusText}`.trim());
 }
 
-/**
- * Calls the API and returns the whole envelope (`data`, and `next_cursor` on lists). `extra` headers
- * are for the one route a session cannot call (the route preview takes an inference key).
- */
+/** Calls the API and returns the whole envelope (`data`, and `next_cursor` on lists). */
 export async function call<T>(method: string, path: string, body?: unknown, extra: Record<string, string> = {}): Promise<Envelope<T>> {
   const headers: Record<string, string> = { accept: "application/json", ...extra };
   if (method !== "GET") {

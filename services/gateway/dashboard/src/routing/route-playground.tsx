@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks";
-import { call } from "../api/client";
+import { api } from "../api/client";
 import type { PreviewCandidate, RoutePreview } from "../api/types";
 import { ErrorNotice, useAction } from "../ui/async";
 import { money } from "../ui/format";
@@ -56,11 +56,11 @@ function Result({ r }: { r: RoutePreview }) {
 }
 
 /**
- * Where a request would go, with no side effect. The preview answers only an inference key (it runs
- * the chat route's gates for that key): the person pastes one here; it stays in this page's memory.
+ * Where a request would go, with no side effect, for the signed-in person: the preview takes the
+ * dashboard session and runs the chat route's gates as a chat from this session would (the
+ * person's guardrails, the workspace and agent budgets, content filters).
  */
 export function RoutePlayground() {
-  const [key, setKey] = useState("");
   const [model, setModel] = useState("");
   const [message, setMessage] = useState("");
   const [seed, setSeed] = useState("");
@@ -73,20 +73,16 @@ export function RoutePlayground() {
       ...(message ? { messages: [{ role: "user", content: message }] } : {}),
       ...(seed ? { routing_seed: seed } : {}),
     };
-    await action.run(async () => setResult((await call<RoutePreview>("POST", "/v1/routing/preview", body, { authorization: `Bearer ${key.trim()}` })).data));
+    await action.run(async () => setResult(await api.post<RoutePreview>("/v1/routing/preview", body)));
   };
   return (
     <section class="card" aria-labelledby="playground-heading">
       <h3 id="playground-heading">Route preview</h3>
       <p class="hint">
-        The preview runs the chat route's checks for one of your inference keys (its limits, guardrails and content filters), so it takes that key rather than this
-        session. Nothing is sent to a provider and nothing is recorded.
+        Runs the chat route's checks as a request you send from this dashboard would (your guardrails, the workspace and agent budgets, content filters). Nothing is
+        sent to a provider and nothing is recorded.
       </p>
       <form onSubmit={(e) => void run(e)}>
-        <div class="field">
-          <label for="playground-key">Inference key</label>
-          <input id="playground-key" type="password" autoComplete="off" value={key} onInput={(e) => setKey(e.currentTarget.value)} required />
-        </div>
         <div class="field">
           <label for="playground-model">Model</label>
           <input id="playground-model" value={model} onInput={(e) => setModel(e.currentTarget.value)} placeholder="openai/gpt-4o-mini" />
