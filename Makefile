@@ -42,8 +42,8 @@ test-kafka: services build ## Every test with the end-to-end stacks on Kafka: KA
 	@test -n "$(KAFKA_BROKERS)" || { echo "KAFKA_BROKERS: set it to a Kafka broker, e.g. docker run -d -p 9092:9092 apache/kafka:3.8.0, then KAFKA_BROKERS=localhost:9092 make test-kafka"; exit 2; }
 	ROUTER_BUS=kafka KAFKA_BROKERS="$(KAFKA_BROKERS)" npx jest --ci
 
-start: build ## Run the whole stack in one process with embedded defaults
-	node services/embedded/dist/main.js
+start: ## Run the whole stack in one process with embedded defaults (builds first only what changed)
+	node --v8-pool-size=1 scripts/start.js
 
 up: ## Run every service with Kafka, Postgres and Redis (needs a Docker engine)
 	docker compose up --build

@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -7,6 +8,9 @@ import { createPostgresDb } from "@router/db";
 import { createTestDatabase, type TestDatabase } from "@router/testkit";
 
 const CLI = join(__dirname, "..", "services", "cli", "dist", "main.js");
+/** What `npm run router --` runs: the build check, then the built CLI. */
+const LAUNCHER = join(__dirname, "..", "services", "cli", "bin", "router.js");
+const BUILD_STAMP = join(__dirname, "..", "node_modules", ".cache", "router-build", "ts.json");
 const run = promisify(execFile);
 
 /** The operator CLI against real Postgres, as an operator runs it. */
@@ -99,6 +103,85 @@ describe("the operator CLI", () => {
   ])("refuses %j naming %s", async (args, flag) => {
     await expect(run(process.execPath, [CLI, ...args], { env })).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining(flag) });
   });
+});
+
+describe("the operator CLI's help", () => {
+  const env = { PATH: process.env.PATH ?? "", LOG_LEVEL: "silent" };
+  const help = (...args: string[]) => run(process.execPath, [CLI, ...args], { env });
+
+  it.each([["--help"], ["-h"], ["help"]])("%s prints every command", async (flag) => {
+    const { stdout } = await help(flag);
+    for (const command of ["org create", "org list", "key create", "catalog import", "migrate", "events tail", "kafka topics create", "probe"]) {
+      expect(stdout).toContain(`  ${command} `);
+    }
+  });
+
+  it.each([
+    [["key", "create", "--help"]],
+    [["key", "create", "-h"]],
+    [["help", "key", "create"]],
+    [["help", "key"]],
+    [["key", "--help"]],
+  ])("%j prints that command's help: its usage and each option", async (args) => {
+    const { stdout } = await help(...args);
+    expect(stdout).toMatch(/^Usage: npm run router -- key create --org <org_id> \[--name <name>\]\n/);
+    expect(stdout).toMatch(/^ {2}--org <org_id> /m);
+    expect(stdout).toMatch(/^ {2}--name <name> /m);
+    // Only that command's: another command's options are not in it.
+    expect(stdout).not.toContain("--operator");
+  });
+
+  it("prints the help of every command of a group (org: create and list)", async () => {
+    const { stdout } = await help("org", "--help");
+    expect(stdout).toContain("Usage: npm run router -- org create --name <name>");
+    expect(stdout).toContain("Usage: npm run router -- org list");
+    expect(stdout).toMatch(/^ {2}--if-missing /m);
+  });
+
+  it("refuses help for an unknown command, naming it, on stderr", async () => {
+    await expect(help("help", "orgs")).rejects.toMatchObject({ code: 2, stdout: "", stderr: expect.stringMatching(/^unknown command: orgs\n/) });
+  });
+});
+
+/**
+ * `npm run router` and `npm start` compile only when a source changed since the last build
+ * (scripts/build.js): a call on a current build does not start the compiler.
+ */
+describe("the build before a CLI call", () => {
+  const env = { PATH: process.env.PATH ?? "", LOG_LEVEL: "silent" };
+  const launch = () => run(process.execPath, [LAUNCHER, "--help"], { env });
+  let savedStamp: string | undefined;
+  beforeAll(() => {
+    try {
+      savedStamp = readFileSync(BUILD_STAMP, "utf8");
+    } catch {
+      savedStamp = undefined;
+    }
+  });
+  afterAll(() => {
+    if (savedStamp !== undefined) writeFileSync(BUILD_STAMP, savedStamp);
+  });
+
+  it("builds when a source is newer than the last build, then not again", async () => {
+    // A stamp older than every source: as after `git pull`, or an edit since the last build.
+    mkdirSync(join(BUILD_STAMP, ".."), { recursive: true });
+    writeFileSync(BUILD_STAMP, JSON.stringify({ startedAt: 0 }));
+    const stale = await launch();
+    expect(stale.stderr).toMatch(/^router: building TypeScript \(tsc -b\): \S+ changed\n/);
+    expect(stale.stdout).toContain("Router operator CLI");
+
+    const current = await launch();
+    expect(current.stderr).toBe("");
+    expect(current.stdout).toContain("Router operator CLI");
+  }, 120_000);
+
+  it("builds once in a checkout it never built (no stamp), then finds it current", async () => {
+    rmSync(BUILD_STAMP, { force: true });
+    const first = await launch();
+    expect(first.stderr).toMatch(/^router: building TypeScript \(tsc -b\): never built here\n/);
+    const check = await run(process.execPath, [join(__dirname, "..", "scripts", "build.js"), "--check", "--only", "ts"], { env });
+    expect(check.stdout).toBe("ts: current\n");
+  }, 120_000);
 });
 
 // Needs a Kafka broker (`make test-kafka`); none runs on the development machines, so skipped there.

@@ -9,34 +9,18 @@ import { runMigrate } from "./commands/migrate";
 import { runOrgCreate } from "./commands/org-create";
 import { runKeyCreate, runOrgList } from "./commands/org-recovery";
 import { runProbe } from "./commands/probe";
+import { commandHelp, commandOf, commandsIn, overview } from "./help";
 import { Stores } from "./stores";
 
-const USAGE = `Router operator CLI
-
-Usage: npm run router -- <command>
-
-Commands:
-  org create --name <name> [--operator]   Create an organisation; prints its management key once
-        [--if-missing] [--key-file <path> | --key-secret <name>]
-                                          --if-missing: nothing to do when an operator organisation
-                                          exists; --key-file / --key-secret: hand the key over in a
-                                          file (0600) or a Kubernetes Secret, not on stdout
-  org list                                List every organisation (id, name, operator, members, keys)
-  key create --org <org_id> [--name <n>]  Mint a new management key for an existing organisation
-                                          (a lost operator key); printed once
-  catalog import [<file>]                 Import the model catalog (default: the bundled catalog)
-  migrate                                 Apply every service's database migrations
-  events tail <topic>                     Print events on a bus topic as JSON lines (redis or kafka bus)
-  kafka topics create                     Declare every bus topic and its .dlq on KAFKA_BROKERS
-                                          (KAFKA_TOPIC_PARTITIONS, KAFKA_TOPIC_REPLICATION_FACTOR,
-                                          KAFKA_TOPIC_MIN_INSYNC_REPLICAS); existing ones are kept
-  probe --url <gateway> --region <name>   Call <gateway>/health every minute and record it for
-        [--interval <s>] [--timeout-ms <ms>] [--once]
-                                          GET /v1/status/uptime (needs DATABASE_URL; one per region)
-
-Settings come from the environment, as for the services: DATABASE_URL (unset: the embedded store
-under ROUTER_DATA_DIR, default ./.data, which only one process may hold: stop \`npm start\` first),
-ROUTER_BUS, ROUTER_BUS_NAMESPACE, REDIS_URL, KAFKA_BROKERS, KAFKA_TOPIC_*, ROUTER_KEY_PEPPER.`;
+/** What `help` prints for the words after it (or `--help` for the words before it), and its exit code. */
+function help(words: string[]): { text: string; code: number } {
+  if (words.length === 0) return { text: overview(), code: 0 };
+  const command = commandOf(words);
+  if (command) return { text: commandHelp(command), code: 0 };
+  const group = commandsIn(words[0]);
+  if (group.length > 0) return { text: commandHelp(...group), code: 0 };
+  return { text: `unknown command: ${words.join(" ")}\n\n${overview()}`, code: 2 };
+}
 
 async function main(argv: string[]): Promise<number> {
   const { positionals, values } = parseArgs({
@@ -45,7 +29,7 @@ async function main(argv: string[]): Promise<number> {
     options: {
       name: { type: "string" },
       operator: { type: "boolean", default: false },
-      help: { type: "boolean" },
+      help: { type: "boolean", short: "h" },
       url: { type: "string" },
       region: { type: "string" },
       interval: { type: "string", default: "60" },
@@ -58,9 +42,15 @@ async function main(argv: string[]): Promise<number> {
     },
   });
   const [group, action, arg] = positionals;
-  if (values.help || !group) {
-    process.stdout.write(`${USAGE}\n`);
+  if (!group) {
+    // Bare `router`: the overview, as an error (a script that forgot its command fails).
+    process[values.help ? "stdout" : "stderr"].write(`${overview()}\n`);
     return values.help ? 0 : 2;
+  }
+  if (values.help || group === "help") {
+    const asked = help(group === "help" ? positionals.slice(1) : positionals);
+    process[asked.code === 0 ? "stdout" : "stderr"].write(`${asked.text}\n`);
+    return asked.code;
   }
   const config = loadCliConfig(process.env);
   // Logs go to stderr: stdout carries the command's own output (a created key, an org list), which
@@ -98,7 +88,7 @@ async function main(argv: string[]): Promise<number> {
       for (const sig of ["SIGINT", "SIGTERM"] as const) process.once(sig, () => stop.abort());
       return await runProbe(stores, log, { url: values.url, region: values.region, intervalSeconds, timeoutMs, once: values.once ?? false }, stop.signal);
     }
-    process.stderr.write(`unknown command: ${positionals.join(" ")}\n\n${USAGE}\n`);
+    process.stderr.write(`unknown command: ${positionals.join(" ")}\n\n${overview()}\n`);
     return 2;
   } finally {
     await stores.close();
