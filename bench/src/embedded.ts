@@ -32,8 +32,9 @@ const NODE_ARGS =
 
 function startScriptNodeArgs(packageJson: string): string[] {
   const start = (JSON.parse(readFileSync(packageJson, "utf8")) as { scripts: { start: string } }).scripts.start;
-  const flags = /node ((?:--\S+ )*)services\/embedded\/dist\/main\.js/.exec(start);
-  if (!flags) throw new Error(`package.json's start script does not run services/embedded/dist/main.js with node: ${start}`);
+  // scripts/start.js builds what changed, then runs services/embedded/dist/main.js in the same node.
+  const flags = /node ((?:--\S+ )*)(?:services\/embedded\/dist\/main|scripts\/start)\.js/.exec(start);
+  if (!flags) throw new Error(`package.json's start script does not run scripts/start.js or services/embedded/dist/main.js with node: ${start}`);
   return (flags[1] ?? "").split(" ").filter(Boolean);
 }
 
