@@ -112,7 +112,10 @@ describe("chat completions through the separate-process stack", () => {
       streamed: false,
       cancelled: false,
       total_cost: 0,
+      fee: 0,
     });
+    // What the provider charged at list price is shown, never rounded away to 0.
+    expect(row?.list_cost).toBeGreaterThan(0);
   });
 
   it("streams a completion as SSE with usage on the final chunk and [DONE], and records it", async () => {

@@ -477,7 +477,8 @@ describe("failover, streams and request semantics through the separate-process s
       expect(gen.json.data).toMatchObject({
         id,
         model: "meta-llama/llama-3.1-8b-instruct",
-        provider_name: "groq",
+        // The catalog's display name, carried from routing's plan through the event.
+        provider_name: "Groq",
         endpoint_id: "ep_groq_llama-3-1-8b-instruct",
         streamed: true,
         cancelled: false,

@@ -89,6 +89,9 @@ describe("GET /v1/activity", () => {
         error_code: null,
         error_message: null,
         total_cost: 0.0015,
+        // What the provider charged at list price, and Router's fee (the billed amount), apart.
+        list_cost: 0.009,
+        fee: 0.0015,
         app_id: "app_console",
         app_title: "Console",
         http_referer: "https://console.example.com",
@@ -402,6 +405,7 @@ describe("GET /v1/activity/upstream", () => {
 describe("GET /v1/generation", () => {
   const event = completedEvent({
     orgId: "org_gen",
+    providerName: "OpenAI",
     billedCostNanodollars: 4_500n,
     streamed: true,
     quantization: "fp8",
@@ -421,10 +425,12 @@ describe("GET /v1/generation", () => {
     expect(res.body.data).toEqual({
       id: event.requestId,
       model: "openai/gpt-4o-mini",
-      provider_name: "openai",
+      provider_name: "OpenAI",
       endpoint_id: "ep_openai_gpt4omini",
       quantization: "fp8",
       total_cost: 0.0000045,
+      list_cost: 0.00000225,
+      fee: 0.0000045,
       finish_reason: "stop",
       native_finish_reason: "stop",
       streamed: true,
@@ -447,6 +453,15 @@ describe("GET /v1/generation", () => {
       dropped_tools: ["web_search"],
       created_at: "2026-11-21T09:00:00.000Z",
     });
+  });
+
+  test("names the provider by its slug on a record whose event carried no display name", async () => {
+    const older = completedEvent({ orgId: "org_gen" });
+    await seed(older);
+
+    const res = await get(`/v1/generation?id=${older.requestId}`, "org_gen", "inference");
+
+    expect(res.body.data.provider_name).toBe("openai");
   });
 
   test("shows the request's cache reads and writes on its detail", async () => {

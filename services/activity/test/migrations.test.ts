@@ -37,6 +37,7 @@ test("fills the daily totals and conversations from the requests recorded before
     "004_request_ingress.sql",
     "005_request_dropped_tools.sql",
     "006_request_cache_writes.sql",
+    "007_provider_name_and_fees.sql",
   ]);
 
   const totals = await db.query(

@@ -24,6 +24,7 @@ const EMPTY_TOTALS = {
   errors: 0,
   byok_requests: 0,
   spend: 0,
+  fees: 0,
   tokens: 0,
   prompt_tokens: 0,
   cached_tokens: 0,
@@ -47,7 +48,7 @@ describe("GET /v1/activity/summary", () => {
     await seed(
       // Current period with days=3: 2026-11-19 .. 2026-11-21 (today, so far).
       completedEvent({ orgId: org, createdAtMs: at("2026-11-21T09:59:00Z"), listCostNanodollars: 1_000_000n, billedCostNanodollars: 0n, usage: usage(100, 100, 40) }),
-      completedEvent({ orgId: org, createdAtMs: at("2026-11-19T00:00:00Z"), listCostNanodollars: 500_000n, isByok: false, usage: usage(50, 0, 0) }),
+      completedEvent({ orgId: org, createdAtMs: at("2026-11-19T00:00:00Z"), listCostNanodollars: 500_000n, billedCostNanodollars: 25_000n, isByok: false, usage: usage(50, 0, 0) }),
       refusedEvent({ orgId: org, createdAtMs: at("2026-11-19T12:00:00Z") }),
       completedEvent({ orgId: org, workspaceId: "ws_second", createdAtMs: at("2026-11-21T01:00:00Z"), listCostNanodollars: 2_000_000n, usage: usage(10, 10, 10) }),
       // Prior period: 2026-11-16 .. 2026-11-18.
@@ -69,6 +70,8 @@ describe("GET /v1/activity/summary", () => {
       errors: 1,
       byok_requests: 3,
       spend: 0.0035,
+      // Router's fee, apart from the list-price spend: the one request billed anything.
+      fees: 0.000025,
       tokens: 270,
       prompt_tokens: 160,
       cached_tokens: 50,
@@ -81,6 +84,7 @@ describe("GET /v1/activity/summary", () => {
       errors: 1,
       byok_requests: 2,
       spend: 0.003,
+      fees: 0,
       tokens: 300,
       prompt_tokens: 300,
       cached_tokens: 0,

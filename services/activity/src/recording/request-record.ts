@@ -27,6 +27,7 @@ const REQUEST_COLUMNS = [
   "requested_model",
   "served_model",
   "provider_slug",
+  "provider_name",
   "endpoint_id",
   "status",
   "finish_reason",
@@ -76,7 +77,7 @@ const RECORD_REQUESTS = `WITH r AS (
   SELECT DISTINCT ON (x.id) ${REQUEST_COLUMNS.map((c) => `x.${c}`).join(", ")}
   FROM jsonb_populate_recordset(NULL::requests, $1::jsonb) AS x
   ON CONFLICT (id) DO NOTHING
-  RETURNING id, org_id, workspace_id, created_at, error_code, is_byok, list_cost_nanodollars, prompt_tokens,
+  RETURNING id, org_id, workspace_id, created_at, error_code, is_byok, list_cost_nanodollars, billed_cost_nanodollars, prompt_tokens,
     completion_tokens, cached_tokens, session_id
 ), a AS (
   INSERT INTO upstream_attempts (id, request_id, org_id, attempt, created_at, model_id, provider_slug,
@@ -87,16 +88,17 @@ const RECORD_REQUESTS = `WITH r AS (
   ON CONFLICT DO NOTHING
 ), d AS (
   INSERT INTO daily_totals AS t (org_id, workspace_key, day, requests, errors, byok_requests, spend_nanodollars,
-    prompt_tokens, completion_tokens, cached_tokens)
+    fee_nanodollars, prompt_tokens, completion_tokens, cached_tokens)
   SELECT org_id, coalesce(workspace_id, ''), (created_at AT TIME ZONE 'UTC')::date, count(*),
     count(*) FILTER (WHERE error_code IS NOT NULL), count(*) FILTER (WHERE is_byok), sum(list_cost_nanodollars),
-    sum(prompt_tokens), sum(completion_tokens), sum(cached_tokens)
+    sum(billed_cost_nanodollars), sum(prompt_tokens), sum(completion_tokens), sum(cached_tokens)
   FROM r GROUP BY 1, 2, 3 ORDER BY 1, 3, 2
   ON CONFLICT (org_id, day, workspace_key) DO UPDATE SET
     requests = t.requests + EXCLUDED.requests,
     errors = t.errors + EXCLUDED.errors,
     byok_requests = t.byok_requests + EXCLUDED.byok_requests,
     spend_nanodollars = t.spend_nanodollars + EXCLUDED.spend_nanodollars,
+    fee_nanodollars = t.fee_nanodollars + EXCLUDED.fee_nanodollars,
     prompt_tokens = t.prompt_tokens + EXCLUDED.prompt_tokens,
     completion_tokens = t.completion_tokens + EXCLUDED.completion_tokens,
     cached_tokens = t.cached_tokens + EXCLUDED.cached_tokens
@@ -130,6 +132,7 @@ function requestRow(e: RequestCompleted, createdAt: Date): Record<(typeof REQUES
     requested_model: e.requestedModel,
     served_model: orNull(e.servedModel),
     provider_slug: orNull(e.providerSlug),
+    provider_name: orNull(e.providerName),
     endpoint_id: orNull(e.endpointId),
     status: e.status,
     finish_reason: orNull(e.finishReason),

@@ -3,17 +3,20 @@ import { droppedToolsOf, isoOf, priceVersionIdsOf, renderUsageLines, type Reques
 
 /**
  * The generation record of the product's API (the service README): pricing detail of one completion, metadata only.
- * `provider_name` is the provider slug: display names live in the routing catalog, which this
- * service does not read.
+ * `provider_name` is the catalog's display name the gateway's event carried (the slug on rows from
+ * before it did). `total_cost` is the billed amount (Router's fee, also `fee`); `list_cost` what the
+ * provider charged at its list price.
  */
 export function renderGenerationRecord(r: RequestRow) {
   return {
     id: r.id,
     model: r.served_model,
-    provider_name: r.provider_slug,
+    provider_name: r.provider_name ?? r.provider_slug,
     endpoint_id: r.endpoint_id,
     quantization: r.quantization,
     total_cost: toUsd(toNanos(r.billed_cost_nanodollars)),
+    list_cost: toUsd(toNanos(r.list_cost_nanodollars)),
+    fee: toUsd(toNanos(r.billed_cost_nanodollars)),
     finish_reason: r.finish_reason,
     native_finish_reason: r.native_finish_reason,
     streamed: r.streamed,

@@ -13,6 +13,8 @@ export interface RequestRow {
   requested_model: string;
   served_model: string | null;
   provider_slug: string | null;
+  /** The provider's display name; null on rows recorded before events carried it, and on rows read without the column. */
+  provider_name?: string | null;
   endpoint_id: string | null;
   status: string;
   finish_reason: string | null;
@@ -64,7 +66,12 @@ export function isoOf(v: Date | string): string {
   return new Date(v).toISOString();
 }
 
-/** The request record of the product's API (the service README), exactly its fields. `total_cost` is the billed amount. */
+/**
+ * The request record of the product's API (the service README). `total_cost` is the billed amount:
+ * Router's fee, also given as `fee`; `list_cost` is what the provider charged at its list price, which
+ * the organisation pays the provider on its own key. The summary's `spend` adds up `list_cost` and
+ * its `fees` add up `fee`.
+ */
 export function renderRequestRecord(r: RequestRow) {
   return {
     id: r.id,
@@ -86,6 +93,8 @@ export function renderRequestRecord(r: RequestRow) {
     error_code: r.error_code,
     error_message: r.error_message,
     total_cost: toUsd(toNanos(r.billed_cost_nanodollars)),
+    list_cost: toUsd(toNanos(r.list_cost_nanodollars)),
+    fee: toUsd(toNanos(r.billed_cost_nanodollars)),
     app_id: r.app_id,
     app_title: r.app_title,
     http_referer: r.http_referer,

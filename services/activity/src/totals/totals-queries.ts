@@ -10,6 +10,7 @@ interface DayRow {
   errors: Int8;
   byok_requests: Int8;
   spend_nanodollars: Int8;
+  fee_nanodollars: Int8;
   prompt_tokens: Int8;
   completion_tokens: Int8;
   cached_tokens: Int8;
@@ -31,7 +32,7 @@ export async function dailySums(
   const r = await db.query<DayRow>(
     `SELECT to_char(day, 'YYYY-MM-DD') AS date, sum(requests)::bigint AS requests, sum(errors)::bigint AS errors,
        sum(byok_requests)::bigint AS byok_requests, sum(spend_nanodollars)::bigint AS spend_nanodollars,
-       sum(prompt_tokens)::bigint AS prompt_tokens, sum(completion_tokens)::bigint AS completion_tokens,
+       sum(fee_nanodollars)::bigint AS fee_nanodollars, sum(prompt_tokens)::bigint AS prompt_tokens, sum(completion_tokens)::bigint AS completion_tokens,
        sum(cached_tokens)::bigint AS cached_tokens
      FROM daily_totals
      WHERE org_id = $1 AND day BETWEEN $2::date AND $3::date ${workspace}
@@ -46,6 +47,7 @@ export async function dailySums(
         errors: BigInt(row.errors),
         byokRequests: BigInt(row.byok_requests),
         spend: toNanos(row.spend_nanodollars),
+        fees: toNanos(row.fee_nanodollars),
         promptTokens: BigInt(row.prompt_tokens),
         completionTokens: BigInt(row.completion_tokens),
         cachedTokens: BigInt(row.cached_tokens),

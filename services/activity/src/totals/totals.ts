@@ -1,11 +1,15 @@
 import { toUsd, type Nanodollars } from "@router/money";
 
-/** Sums over some requests, as stored in `daily_totals`. Spend is at list price. */
+/**
+ * Sums over some requests, as stored in `daily_totals`. Spend is at list price (what the providers
+ * charged the organisation on its own keys); fees are what Router charged on top (billed cost).
+ */
 export interface TotalsSums {
   requests: bigint;
   errors: bigint;
   byokRequests: bigint;
   spend: Nanodollars;
+  fees: Nanodollars;
   promptTokens: bigint;
   completionTokens: bigint;
   cachedTokens: bigint;
@@ -16,6 +20,7 @@ export const EMPTY_SUMS: TotalsSums = {
   errors: 0n,
   byokRequests: 0n,
   spend: 0n,
+  fees: 0n,
   promptTokens: 0n,
   completionTokens: 0n,
   cachedTokens: 0n,
@@ -27,6 +32,7 @@ export function addSums(a: TotalsSums, b: TotalsSums): TotalsSums {
     errors: a.errors + b.errors,
     byokRequests: a.byokRequests + b.byokRequests,
     spend: a.spend + b.spend,
+    fees: a.fees + b.fees,
     promptTokens: a.promptTokens + b.promptTokens,
     completionTokens: a.completionTokens + b.completionTokens,
     cachedTokens: a.cachedTokens + b.cachedTokens,
@@ -51,6 +57,7 @@ export function renderTotals(s: TotalsSums) {
     errors: Number(s.errors),
     byok_requests: Number(s.byokRequests),
     spend: toUsd(s.spend),
+    fees: toUsd(s.fees),
     tokens: Number(tokens),
     prompt_tokens: Number(s.promptTokens),
     cached_tokens: Number(s.cachedTokens),

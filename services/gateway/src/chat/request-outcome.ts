@@ -112,6 +112,7 @@ export function completedEvent(o: RequestOutcome): events.RequestCompleted {
     requestedModel: o.requestedModel,
     servedModel: orEmpty(o.served?.modelId),
     providerSlug: orEmpty(o.served?.providerSlug),
+    providerName: orEmpty(o.served?.providerName),
     endpointId: orEmpty(o.served?.endpointId),
     status: o.status,
     finishReason: orEmpty(o.finishReason),

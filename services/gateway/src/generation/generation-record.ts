@@ -13,6 +13,10 @@ export interface GenerationRecord {
   endpoint_id: string | null;
   quantization: string | null;
   total_cost: number;
+  /** What the provider charged at its list price (the organisation pays it on its own key). */
+  list_cost: number;
+  /** Router's fee: the billed amount, as total_cost. */
+  fee: number;
   finish_reason: string | null;
   native_finish_reason: string | null;
   streamed: boolean;
@@ -54,10 +58,13 @@ export function generationRecordOf(e: events.RequestCompleted): GenerationRecord
   return {
     id: e.requestId,
     model: orNull(e.servedModel),
-    provider_name: orNull(e.providerSlug),
+    // The catalog's display name; an event of a gateway from before it was carried has only the slug.
+    provider_name: orNull(e.providerName) ?? orNull(e.providerSlug),
     endpoint_id: orNull(e.endpointId),
     quantization: orNull(e.quantization),
     total_cost: toUsd(e.billedCostNanodollars),
+    list_cost: toUsd(e.listCostNanodollars),
+    fee: toUsd(e.billedCostNanodollars),
     finish_reason: orNull(e.finishReason),
     native_finish_reason: orNull(e.nativeFinishReason),
     streamed: e.streamed,

@@ -23,6 +23,9 @@ describe("GET /v1/generation right after a completion", () => {
       provider_name: "openai",
       endpoint_id: "ep_openai_gpt",
       total_cost: 0,
+      // The provider's charge at list price (1000 × $2/M + 100 × $8/M), apart from Router's fee.
+      list_cost: 0.0028,
+      fee: 0,
       finish_reason: "stop",
       native_finish_reason: "stop",
       streamed: false,

@@ -254,6 +254,7 @@ function candidate(r: RankedEndpoint, modelRank: number, pinned: boolean): routi
   return {
     modelId: endpoint.modelId,
     providerSlug: provider.slug,
+    providerName: provider.name,
     endpointId: endpoint.id,
     apiFamily: provider.apiFamily,
     baseUrl: r.baseUrl,

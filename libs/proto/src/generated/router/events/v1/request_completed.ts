@@ -110,6 +110,11 @@ export interface RequestCompleted {
    * by the name the request gave them, in the request's order. Empty when nothing was served.
    */
   droppedTools: string[];
+  /**
+   * The serving provider's display name from the catalog (e.g. "OpenAI"); empty when nothing was
+   * served or the catalog has none (readers then show provider_slug).
+   */
+  providerName: string;
 }
 
 export interface TokenUsage {
@@ -204,6 +209,7 @@ function createBaseRequestCompleted(): RequestCompleted {
     spendLeaseHoldId: "",
     settledByLedger: false,
     droppedTools: [],
+    providerName: "",
   };
 }
 
@@ -371,6 +377,9 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
     }
     for (const v of message.droppedTools) {
       writer.uint32(394).string(v!);
+    }
+    if (message.providerName !== "") {
+      writer.uint32(402).string(message.providerName);
     }
     return writer;
   },
@@ -790,6 +799,14 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
             message.droppedTools.push(reader.string());
             continue;
           }
+          case 50: {
+            if (tag !== 402) {
+              break;
+            }
+
+            message.providerName = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1015,6 +1032,11 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
         : globalThis.Array.isArray(object?.dropped_tools)
         ? object.dropped_tools.map((e: any) => globalThis.String(e))
         : [],
+      providerName: isSet(object.providerName)
+        ? globalThis.String(object.providerName)
+        : isSet(object.provider_name)
+        ? globalThis.String(object.provider_name)
+        : "",
     };
   },
 
@@ -1167,6 +1189,9 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
     if (message.droppedTools?.length) {
       obj.droppedTools = message.droppedTools;
     }
+    if (message.providerName !== "") {
+      obj.providerName = message.providerName;
+    }
     return obj;
   },
 
@@ -1233,6 +1258,7 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
     message.spendLeaseHoldId = object.spendLeaseHoldId ?? "";
     message.settledByLedger = object.settledByLedger ?? false;
     message.droppedTools = object.droppedTools?.map((e) => e) || [];
+    message.providerName = object.providerName ?? "";
     return message;
   },
 };

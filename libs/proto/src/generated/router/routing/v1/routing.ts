@@ -135,6 +135,8 @@ export interface Candidate {
    * is open.
    */
   pinned: boolean;
+  /** The provider's display name from the catalog (e.g. "OpenAI"); empty when the catalog has none. */
+  providerName: string;
 }
 
 export interface Refusal {
@@ -1170,6 +1172,7 @@ function createBaseCandidate(): Candidate {
     modelRank: 0,
     supportedParameters: [],
     pinned: false,
+    providerName: "",
   };
 }
 
@@ -1213,6 +1216,9 @@ export const Candidate: MessageFns<Candidate> = {
     }
     if (message.pinned !== false) {
       writer.uint32(104).bool(message.pinned);
+    }
+    if (message.providerName !== "") {
+      writer.uint32(114).string(message.providerName);
     }
     return writer;
   },
@@ -1334,6 +1340,14 @@ export const Candidate: MessageFns<Candidate> = {
             message.pinned = reader.bool();
             continue;
           }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.providerName = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1401,6 +1415,11 @@ export const Candidate: MessageFns<Candidate> = {
         ? object.supported_parameters.map((e: any) => globalThis.String(e))
         : [],
       pinned: isSet(object.pinned) ? globalThis.Boolean(object.pinned) : false,
+      providerName: isSet(object.providerName)
+        ? globalThis.String(object.providerName)
+        : isSet(object.provider_name)
+        ? globalThis.String(object.provider_name)
+        : "",
     };
   },
 
@@ -1445,6 +1464,9 @@ export const Candidate: MessageFns<Candidate> = {
     if (message.pinned !== false) {
       obj.pinned = message.pinned;
     }
+    if (message.providerName !== "") {
+      obj.providerName = message.providerName;
+    }
     return obj;
   },
 
@@ -1466,6 +1488,7 @@ export const Candidate: MessageFns<Candidate> = {
     message.modelRank = object.modelRank ?? 0;
     message.supportedParameters = object.supportedParameters?.map((e) => e) || [];
     message.pinned = object.pinned ?? false;
+    message.providerName = object.providerName ?? "";
     return message;
   },
 };
