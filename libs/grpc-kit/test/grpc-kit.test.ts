@@ -44,6 +44,7 @@ const implementation: ledger.LedgerServiceServer = {
   lease: unaryHandler(async () => ledger.LeaseResponse.fromPartial({}), log),
   workspaceSpend: unaryHandler(async () => ledger.WorkspaceSpendResponse.fromPartial({}), log),
   budgetSubjects: unaryHandler(async () => ledger.BudgetSubjectsResponse.fromPartial({}), log),
+  creditTerms: unaryHandler(async () => ledger.CreditTermsResponse.fromPartial({}), log),
   usage: unaryHandler(
     () =>
       new Promise<ledger.UsageResponse>((resolve) => {

@@ -34,6 +34,8 @@ import { COUNT_TOKENS_PATH, countTokensRoutes } from "./ingress/anthropic-messag
 import { MESSAGES_BODY_LIMIT } from "./ingress/anthropic-messages";
 import { ContentFilters } from "./content-filter/content-filters";
 import { BudgetSubjects } from "./spend/budget-subjects";
+import { CreditStanding } from "./spend/credit-standing";
+import { InferenceRateTiers, type RateTier } from "./rate-limits/inference-tiers";
 import { cspReportRoute } from "./meta/csp-report-route";
 import { dashboardRoutes } from "./dashboard/dashboard-routes";
 import { openApiRoutes } from "./openapi/openapi-routes";
@@ -162,6 +164,8 @@ export interface GatewayDeps {
   rateLimitPrefix?: string;
   /** Replaces the windows of the named limits of `RATE_LIMITS` (tests, benchmarks). */
   rateLimits?: RateLimitOverrides;
+  /** `ROUTER_RATE_TIERS`: request-rate ceilings on inference by lifetime credit purchase. Default none. */
+  rateTiers?: readonly RateTier[];
   grpcDeadlineMs?: number;
   /** How long an identical routing plan is reused (0 asks routing every time). Default 1000 ms. */
   planCacheMs?: number;
@@ -304,6 +308,10 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
         })
       : undefined;
   const budgetSubjects = new BudgetSubjects(ledgerPort, deps.clock, deps.log);
+  const credits = new CreditStanding(ledgerPort, deps.clock, deps.log);
+  const rateTiers = deps.rateTiers?.length
+    ? new InferenceRateTiers({ store: rateLimitStore, tiers: deps.rateTiers, credits, onRefused: () => metrics.rateLimited("inference") })
+    : undefined;
   const contentFilters = new ContentFilters(metrics.contentFilterMatched);
   // Stored responses (`store` on POST /v1/responses): sealed under the master key, purged past retention.
   const storedResponses = new StoredResponses({
@@ -335,6 +343,8 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     closings,
     leases,
     budgetSubjects,
+    credits,
+    rateTiers,
     contentFilters,
     credentials,
     bus: deps.bus,

@@ -6,7 +6,9 @@ import type { OAuthProviders } from "./sign-in/oauth-providers";
 import type { RegionHeaders } from "./meta/region-route";
 import { DEFAULT_PKCE_KEY_DAYS, DEFAULT_PKCE_KEY_LIMIT_USD } from "./pkce/pkce-routes";
 import { DEFAULT_STORED_RESPONSE_DAYS } from "./stored-responses/stored-response-store";
+import { fromUsd } from "@router/money";
 import { trustedProxies } from "./rate-limits/client-address";
+import type { RateTier } from "./rate-limits/inference-tiers";
 import { DAY, LIMIT_NAMES, MINUTE, type LimitName, type RateLimitOverrides, type RateWindow } from "./rate-limits/limits";
 
 /**
@@ -83,6 +85,7 @@ const windowsOverride = z
   .refine((w) => Object.values(w).some((v) => v !== undefined), "give at least one of per_second, per_minute, per_hour, per_day");
 
 const WINDOW_SECONDS = { per_second: 1, per_minute: MINUTE, per_hour: 3600, per_day: DAY } as const;
+const WINDOW_FIELDS = Object.keys(WINDOW_SECONDS) as Array<keyof typeof WINDOW_SECONDS>;
 
 const rateLimitOverrides = z
   .string()
@@ -109,8 +112,60 @@ const rateLimitOverrides = z
   });
 
 /**
+ * `ROUTER_RATE_TIERS`: request-rate ceilings on inference by lifetime credit purchase, a JSON array
+ * of tiers, lowest first: `[{"purchased": 0, "per_minute": 20}, {"purchased": 10, "per_minute": 200,
+ * "per_day": 50000}]` (`purchased` in USD). The first is for 0 (every organisation has a tier); each
+ * names the same windows as the first, with at least as many requests as the tier before (a top-up
+ * never lowers a ceiling).
+ */
+const rateTiers = z
+  .string()
+  .transform((text, ctx) => {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      ctx.addIssue({ code: "custom", message: "expected a JSON array of tiers" });
+      return z.NEVER;
+    }
+  })
+  .pipe(
+    z
+      .array(
+        z
+          .object({
+            purchased: z.number().min(0).max(1e9),
+            per_second: z.number().int().min(1).optional(),
+            per_minute: z.number().int().min(1).optional(),
+            per_hour: z.number().int().min(1).optional(),
+            per_day: z.number().int().min(1).optional(),
+          })
+          .strict()
+          .refine((t) => WINDOW_FIELDS.some((f) => t[f] !== undefined), "give at least one of per_second, per_minute, per_hour, per_day"),
+      )
+      .min(1, "give at least one tier")
+      .max(20)
+      .superRefine((tiers, ctx) => {
+        if (tiers[0] && tiers[0].purchased !== 0) ctx.addIssue({ code: "custom", path: [0, "purchased"], message: "the first tier is for 0 (every organisation has one)" });
+        for (let i = 1; i < tiers.length; i++) {
+          const [before, tier] = [tiers[i - 1]!, tiers[i]!];
+          if (tier.purchased <= before.purchased) ctx.addIssue({ code: "custom", path: [i, "purchased"], message: "tiers go from the lowest purchase up" });
+          for (const f of WINDOW_FIELDS) {
+            if ((tier[f] === undefined) !== (tiers[0]![f] === undefined)) ctx.addIssue({ code: "custom", path: [i, f], message: "every tier names the windows of the first" });
+            else if (tier[f] !== undefined && tier[f] < before[f]!) ctx.addIssue({ code: "custom", path: [i, f], message: "a higher tier allows at least as many requests" });
+          }
+        }
+      }),
+  )
+  .transform((tiers): RateTier[] =>
+    tiers.map((t) => ({
+      purchased: fromUsd(t.purchased),
+      windows: WINDOW_FIELDS.filter((f) => t[f] !== undefined).map((f) => ({ points: t[f]!, seconds: WINDOW_SECONDS[f] })),
+    })),
+  );
+
+/**
  * Rate limits (src/rate-limits): the proxies whose `X-Forwarded-For` is believed, the Redis key
- * prefix, and replaced limits. The one-process runner reads them too.
+ * prefix, replaced limits and the inference tiers. The one-process runner reads them too.
  */
 export const rateLimitEnvironment = {
   // Comma-separated addresses or CIDRs (or loopback, linklocal, uniquelocal); unset trusts nothing.
@@ -127,6 +182,7 @@ export const rateLimitEnvironment = {
     }),
   GATEWAY_RATE_LIMIT_PREFIX: z.string().regex(/^[A-Za-z0-9:_.-]{1,64}$/, "letters, digits, ':', '_', '.', '-'").default("router:rl"),
   GATEWAY_RATE_LIMITS: rateLimitOverrides.optional(),
+  ROUTER_RATE_TIERS: rateTiers.optional(),
 };
 
 type RateLimitEnv = z.infer<z.ZodObject<typeof rateLimitEnvironment>>;
@@ -136,11 +192,13 @@ export function rateLimitOptionsOf(config: RateLimitEnv): {
   trustedProxies: string[];
   rateLimitPrefix: string;
   rateLimits: RateLimitOverrides;
+  rateTiers: RateTier[];
 } {
   return {
     trustedProxies: config.GATEWAY_TRUSTED_PROXIES,
     rateLimitPrefix: config.GATEWAY_RATE_LIMIT_PREFIX,
     rateLimits: config.GATEWAY_RATE_LIMITS ?? {},
+    rateTiers: config.ROUTER_RATE_TIERS ?? [],
   };
 }
 

@@ -64,6 +64,7 @@ describe("rate limit settings", () => {
       trustedProxies: [],
       rateLimitPrefix: "router:rl",
       rateLimits: {},
+      rateTiers: [],
     });
   });
 

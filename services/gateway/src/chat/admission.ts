@@ -30,11 +30,11 @@ export class ChatAdmission {
   private readonly spend: SpendAdmission;
 
   constructor(
-    private readonly deps: Pick<ChatDeps, "credentials" | "routing" | "ledger" | "leases" | "budgetSubjects" | "contentFilters" | "closings">,
+    private readonly deps: Pick<ChatDeps, "credentials" | "routing" | "ledger" | "leases" | "budgetSubjects" | "credits" | "contentFilters" | "closings">,
     /** Endpoints whose circuit is open in this gateway, for routing's sticky hoist. */
     private readonly openCircuits: () => string[] = () => [],
   ) {
-    this.spend = new SpendAdmission(deps.ledger, deps.leases, deps.budgetSubjects);
+    this.spend = new SpendAdmission(deps.ledger, deps.leases, deps.budgetSubjects, deps.credits);
     this.filters = deps.contentFilters ?? new ContentFilters();
   }
 

@@ -11,6 +11,8 @@ import type { HoldClosings } from "../spend/hold-closings";
 import type { LedgerPort } from "../spend/ledger-port";
 import type { SpendLeases } from "../spend/spend-leases";
 import type { BudgetSubjects } from "../spend/budget-subjects";
+import type { CreditStanding } from "../spend/credit-standing";
+import type { InferenceRateTiers } from "../rate-limits/inference-tiers";
 import type { Drain } from "../shutdown/drain";
 import type { ContentFilters } from "../content-filter/content-filters";
 
@@ -26,6 +28,10 @@ export interface ChatDeps {
   leases?: SpendLeases;
   /** Which budgets exist, so a request nothing counts skips Admit; every admission asks Admit when omitted. */
   budgetSubjects?: BudgetSubjects;
+  /** Whether a fee is charged from credits (then every request asks Admit); none assumed when omitted. */
+  credits?: CreditStanding;
+  /** Request-rate ceilings by lifetime credit purchase (`ROUTER_RATE_TIERS`); none when omitted. */
+  rateTiers?: InferenceRateTiers;
   credentials: CredentialSource;
   bus: EventBus;
   log: Logger;

@@ -111,6 +111,8 @@ class ChatCompletions {
     ingress.prepare?.(req);
     const caller = await this.deps.resolveCaller(req, res);
     mayChat(caller);
+    // The organisation's request-rate tier (by lifetime credit purchase) counts every inference request.
+    await this.deps.rateTiers?.admit(caller.orgId, res);
     // Header and body checks come first: a malformed request spends nothing and records nothing.
     const headers = readRouterHeaders(req);
     const now = this.deps.clock.now();

@@ -11,6 +11,8 @@ export interface LedgerPort {
   lease(req: ledger.LeaseRequest): Promise<ledger.LeaseResponse>;
   /** Which workspaces and agents have a budget (see BudgetSubjects). */
   budgetSubjects(req: ledger.BudgetSubjectsRequest): Promise<ledger.BudgetSubjectsResponse>;
+  /** The deployment's request fee and an organisation's lifetime purchase (see CreditStanding). */
+  creditTerms(req: ledger.CreditTermsRequest): Promise<ledger.CreditTermsResponse>;
 }
 
 /** LedgerPort over the generated gRPC client (built once, in main). */
@@ -23,10 +25,12 @@ export function grpcLedgerPort(client: ledger.LedgerServiceClient, opts: { deadl
   const closeHolds = client.closeHolds.bind(client);
   const lease = client.lease.bind(client);
   const budgetSubjects = client.budgetSubjects.bind(client);
+  const creditTerms = client.creditTerms.bind(client);
   return {
     admit: (req) => callUnary(c, admit, req, { deadlineMs, service: "ledger" }),
     closeHolds: (req) => callUnary(c, closeHolds, req, { deadlineMs, service: "ledger" }),
     lease: (req) => callUnary(c, lease, req, { deadlineMs, service: "ledger" }),
     budgetSubjects: (req) => callUnary(c, budgetSubjects, req, { deadlineMs, service: "ledger" }),
+    creditTerms: (req) => callUnary(c, creditTerms, req, { deadlineMs, service: "ledger" }),
   };
 }

@@ -4,6 +4,7 @@ import type { CallerKey } from "../auth/caller";
 import { guardrailCeilings, keyCeilings } from "./key-ceilings";
 import type { LedgerPort } from "./ledger-port";
 import type { BudgetSubjects } from "./budget-subjects";
+import type { CreditStanding } from "./credit-standing";
 import { SpendLeases, type LeaseTicket } from "./spend-leases";
 
 export interface SpendRequest {
@@ -57,6 +58,8 @@ export class SpendAdmission {
     private readonly leases: SpendLeases | undefined,
     /** Which budgets exist: without it every request asks Admit. */
     private readonly budgets?: BudgetSubjects,
+    /** Whether a fee is charged from credits: then every request asks Admit. Without it none is assumed. */
+    private readonly credits?: CreditStanding,
   ) {}
 
   async admit(req: SpendRequest): Promise<SpendDecision> {
@@ -64,18 +67,22 @@ export class SpendAdmission {
     // The workspace's and the agent's budgets are the ledger's: it is asked unless nothing can count
     // the request. The key's ceiling comes first: it is named first when both refuse.
     const ceilings = [...keyCeilings(req.key), ...guardrailCeilings(req.guardrailBudgets, req.key)].filter((c) => c.includeByok);
+    // While a fee is charged, the credit balance counts every request: Admit holds its fee (and
+    // refuses them all while the balance is negative), in the same call that reserves its limits.
+    const charged = this.credits ? await this.credits.feeCharged() : false;
     // A turn of a run always asks Admit (the run is the ledger's); any other request skips it when
     // nothing counts it, or takes a lease.
     const turn = req.runId !== null;
     // Whether a budget may count the request matters only when no key ceiling does; without
     // BudgetSubjects one may, and Admit decides.
     const onlyBudgets = ceilings.length === 0;
-    const budgeted = onlyBudgets && this.budgets ? await this.budgets.mayCount(req.orgId, req.key.workspaceId, req.agent) : true;
+    const budgeted = onlyBudgets && this.budgets && !charged ? await this.budgets.mayCount(req.orgId, req.key.workspaceId, req.agent) : true;
     if (!turn && onlyBudgets && !budgeted) return UNLIMITED;
     const scope = { orgId: req.orgId, workspaceId: req.key.workspaceId ?? "", agent: req.agent ?? "" };
     // A lease reserves on the key's ceilings and on every budget the ledger finds counting; with no
-    // key ceiling it is asked for only where this gateway knows of a budget.
-    const leasable = (!onlyBudgets || (budgeted && this.budgets !== undefined)) && SpendLeases.serves(ceilings);
+    // key ceiling it is asked for only where this gateway knows of a budget. A lease cannot hold each
+    // request's fee against the balance, so none is taken while a fee is charged.
+    const leasable = !charged && (!onlyBudgets || (budgeted && this.budgets !== undefined)) && SpendLeases.serves(ceilings);
     const ticket = this.leases && leasable && !req.checkOnly ? await this.leases.admit({ ...scope, ceilings }, req.worstCase, req.requestId) : null;
     if (ticket && !turn) return { admitted: true, holdId: "", lease: ticket, warning: "" };
     const admission = await this.ledger
@@ -94,6 +101,7 @@ export class SpendAdmission {
         if (ticket) this.leases?.finish(ticket, null);
         throw err;
       });
+    if (admission.purchasedNanodollars !== undefined) this.credits?.noteAdmission(req.orgId, admission.purchasedNanodollars);
     if (admission.admitted) return { admitted: true, holdId: admission.holdId, lease: ticket, warning: admission.limitWarning };
     if (ticket) this.leases?.finish(ticket, null);
     const r = admission.refusal;

@@ -44,6 +44,7 @@ function fakeLedger(subjects: { workspaceIds: string[]; agents: string[] } | "do
       if (subjects === "down") throw new Error("ledger down");
       return subjects;
     },
+    creditTerms: async () => ({ feeBps: 0, purchasedNanodollars: 0n }),
   };
   return { port, asked };
 }
