@@ -186,19 +186,117 @@ describe("the dashboard in a browser", () => {
     await expect(rows.first().textContent()).resolves.toContain("gpt-4o-mini");
     await expect(page.getByRole("link", { name: /Export .* as CSV/ }).getAttribute("href")).resolves.toMatch(/^\/v1\/activity\/export\?month=\d{4}-\d{2}$/);
 
-    await page.getByRole("button", { name: new RegExp(`open request ${done.json.id as string}$`) }).click();
-    const detail = page.getByRole("region", { name: `Request ${done.json.id as string}` });
-    await detail.getByRole("heading", { name: "Dispatches" }).waitFor();
-    await expect(detail.locator("tbody tr").first().textContent()).resolves.toContain("openai (your key)");
     await expectAccessible(page, "activity");
     await page.setViewportSize(PHONE);
     await screenshot(page, "activity-phone");
     await page.setViewportSize(DESKTOP);
 
+    // Each row is a real link to the request's own page (its own address).
+    const link = page.getByRole("link", { name: new RegExp(`open request ${done.json.id as string}$`) });
+    await expect(link.getAttribute("href")).resolves.toBe(`#activity/requests/${done.json.id as string}`);
+    await link.click();
+    await page.waitForURL(new RegExp(`#activity/requests/${done.json.id as string}$`));
+    const detail = page.getByRole("region", { name: `Request ${done.json.id as string}` });
+    await detail.getByRole("heading", { name: "Dispatches" }).waitFor();
+    await expect(detail.getByTestId("dispatches").locator("tbody tr").first().textContent()).resolves.toContain("openai (your key)");
+    await expectAccessible(page, "request-detail");
+    await page.getByRole("link", { name: "← Activity" }).click();
+
     // Filters go to the API: a provider nobody used lists nothing.
-    await page.getByLabel("Provider").fill("anthropic");
+    await page.getByLabel("Provider", { exact: true }).fill("anthropic");
     await page.getByRole("button", { name: "Filter" }).click();
     await page.getByText("No requests in this window.").waitFor();
+  });
+
+  /** Nothing wider than the viewport: no sideways scroll of the whole page (tables scroll in their own box). */
+  async function expectNoSidewaysScroll(p: Page): Promise<void> {
+    expect(await p.evaluate("document.documentElement.scrollWidth <= window.innerWidth")).toBe(true);
+  }
+
+  it("reads at a glance: charts with axes and hover values, breakdowns by model, provider, key, app and agent, key and app columns and filters, at 1280 and 390 pixels", async () => {
+    const client = gatewayClient(stack.gatewayUrl, inferenceKey);
+    // An app that names itself, and a request from this dashboard session (charged to "Dashboard").
+    const notebook = await client.post("/v1/chat/completions", { model: MODEL, max_tokens: 8, messages: [{ role: "user", content: "hi" }] }, { "X-Title": "Notebook" });
+    expect(notebook.status).toBe(200);
+    const fromSession = await page.evaluate(`(async () => {
+      const csrf = /rt_csrf=([^;]+)/.exec(document.cookie)?.[1] ?? "";
+      const res = await fetch("/v1/chat/completions", { method: "POST", headers: { "content-type": "application/json", "x-csrf-token": decodeURIComponent(csrf) }, body: JSON.stringify({ model: ${JSON.stringify(MODEL)}, max_tokens: 8, messages: [{ role: "user", content: "from the dashboard" }] }) });
+      return res.status;
+    })()`);
+    expect(fromSession).toBe(200);
+    await page.goto("/workspace#activity");
+    await reloadUntil(page, page.getByTestId("total-requests"), async () => (await page.getByTestId("total-requests").textContent()) === "3", "three requests in the totals");
+
+    // Money: a non-zero spend never reads $0.00; the exact amount is on hover.
+    const spend = (await page.getByTestId("total-spend").textContent()) ?? "";
+    expect(spend).toMatch(/^\$0\.\d*[1-9]/);
+    // The charts: uPlot's canvas with axes, and the hovered day's values in its legend.
+    const chart = page.locator(".time-chart").first();
+    await chart.locator("canvas").waitFor();
+    const box = await chart.locator(".u-over").boundingBox();
+    expect(box).not.toBeNull();
+    await page.mouse.move((box?.x ?? 0) + (box?.width ?? 0) - 4, (box?.y ?? 0) + (box?.height ?? 0) / 2);
+    await waitFor(async () => /\$0\.\d*[1-9]/.test((await chart.locator(".u-legend .u-series").nth(1).textContent()) ?? ""), {
+      timeoutMs: 5_000,
+      intervalMs: 100,
+      what: "today's spend in the chart's legend on hover",
+    });
+    expect(await chart.locator(".u-axis").count()).toBeGreaterThanOrEqual(2);
+
+    // Breakdowns.
+    await page.getByTestId("breakdown-model").getByRole("rowheader", { name: MODEL }).waitFor();
+    const breakdownBy = async (name: string, expected: Array<string | RegExp>) => {
+      await page.getByRole("group", { name: "Break down by" }).getByRole("button", { name, exact: true }).click();
+      const table = page.getByTestId(`breakdown-${name.toLowerCase()}`);
+      for (const row of expected) await table.getByRole("rowheader", { name: row, exact: true }).waitFor();
+    };
+    // The session's request is charged to the person behind it, named Dashboard (and the key it was opened with).
+    await breakdownBy("Key", ["dash-app", /^Dashboard/]);
+    await breakdownBy("App", ["Notebook", "no app named"]);
+    await breakdownBy("Provider", ["openai"]);
+    await breakdownBy("Agent", ["no agent named"]);
+    await breakdownBy("Model", [MODEL]);
+
+    // The table's key and app columns, and the key filter.
+    const rows = page.getByTestId("requests").locator("tbody tr");
+    await expect(rows.count()).resolves.toBe(3);
+    await page.getByTestId("requests").getByRole("cell", { name: "Notebook" }).waitFor();
+    await page.getByTestId("requests").getByRole("cell", { name: /^Dashboard/ }).waitFor();
+    await page.getByLabel("Key", { exact: true }).selectOption({ label: "dash-app" });
+    await page.getByRole("button", { name: "Filter" }).click();
+    await waitFor(async () => (await rows.count()) === 2, { timeoutMs: 5_000, intervalMs: 100, what: "dash-app's two requests" });
+    await expectAccessible(page, "activity-analytics");
+
+    // The request page: the provider's charge at list price, never $0.00 when it is not zero.
+    await page.getByRole("link", { name: new RegExp(`open request ${notebook.json.id as string}$`) }).click();
+    await expect(page.getByTestId("request-list-price").textContent()).resolves.toMatch(/^\$0\.\d*[1-9]/);
+
+    await page.setViewportSize(PHONE);
+    try {
+      await expectNoSidewaysScroll(page);
+      await expectAccessible(page, "request-detail-phone");
+      await page.getByRole("link", { name: "← Activity" }).click();
+      await page.getByTestId("breakdown-model").waitFor();
+      await chart.locator("canvas").waitFor();
+      await expectNoSidewaysScroll(page);
+      await expectAccessible(page, "activity-analytics-phone");
+      // The navigation fits: one Menu button, the sections in two columns when open.
+      await page.getByRole("button", { name: /^Menu/ }).click();
+      await page.getByRole("link", { name: "Organisation" }).waitFor();
+      await expectNoSidewaysScroll(page);
+      await expectAccessible(page, "navigation-phone");
+      await page.getByRole("link", { name: "Routing" }).click();
+      await page.getByRole("heading", { name: "Account defaults" }).waitFor();
+      await expect(page.getByRole("link", { name: "Organisation" }).isVisible()).resolves.toBe(false);
+      for (const part of ["defaults", "presets", "guardrails", "privacy", "preview"]) {
+        await page.goto(`/workspace#routing/${part}`);
+        await page.getByRole("navigation", { name: "Routing" }).waitFor();
+        await expectNoSidewaysScroll(page);
+        await expectAccessible(page, `routing-${part}-phone`);
+      }
+    } finally {
+      await page.setViewportSize(DESKTOP);
+    }
   });
 
   it("keeps a refused ceiling's values and shows the API's message, then a saved ceiling refuses the next request", async () => {
@@ -288,6 +386,8 @@ describe("the dashboard in a browser", () => {
     await expect(p.getByRole("link", { name: /Export .* as CSV/ }).count()).resolves.toBe(1);
     await expectAccessible(p, "workspace-finance-phone");
 
+    // On a phone the sections are behind the Menu button.
+    await p.getByRole("button", { name: /^Menu/ }).click();
     await p.getByRole("link", { name: "Keys", exact: true }).click();
     await p.getByRole("heading", { name: "dash-app" }).waitFor();
     await expect(p.getByRole("button", { name: "Create key" }).count()).resolves.toBe(0);
@@ -301,6 +401,7 @@ describe("the dashboard in a browser", () => {
     expect(status).toBe(403);
 
     // Finance sees who is in the organisation, with no control an owner has.
+    await p.getByRole("button", { name: /^Menu/ }).click();
     await p.getByRole("link", { name: "Members" }).click();
     await p.getByText("Only an owner changes roles, removes people and invites.").waitFor();
     await p.getByTestId("members").waitFor();
@@ -309,8 +410,19 @@ describe("the dashboard in a browser", () => {
     // Finance reads the configuration sections and is offered none of their writes.
     await p.goto("/workspace#routing");
     await p.getByText("Only an owner or an admin changes the account defaults.").waitFor();
+    for (const [part, heading, write] of [
+      ["defaults", "Account defaults", "Save defaults"],
+      ["presets", "Presets", "Create preset"],
+      ["guardrails", "Guardrails", "Create guardrail"],
+      ["privacy", "Privacy policy", "Save policy"],
+    ]) {
+      await p.goto(`/workspace#routing/${part}`);
+      await p.getByRole("heading", { name: heading, exact: true }).waitFor();
+      await expect(p.getByRole("button", { name: write }).count()).resolves.toBe(0);
+    }
+    // Finance previews routes as themselves (any role may).
+    await p.goto("/workspace#routing/preview");
     await p.getByRole("heading", { name: "Route preview" }).waitFor();
-    for (const name of ["Save defaults", "Create preset", "Create guardrail", "Save policy"]) await expect(p.getByRole("button", { name }).count()).resolves.toBe(0);
     await p.goto("/workspace#alerts");
     await p.getByRole("heading", { name: "Runaway spend" }).waitFor();
     for (const name of ["Add channel", "Save runaway action"]) await expect(p.getByRole("button", { name }).count()).resolves.toBe(0);
@@ -348,6 +460,27 @@ describe("the dashboard in a browser", () => {
     await expectAccessible(page, "agents");
     const rows = (await gatewayClient(stack.gatewayUrl, org.managementKey).get("/v1/agents")).json.data as Array<Record<string, any>>;
     expect(rows.find((a) => a.agent === "planner")?.budgets).toEqual([expect.objectContaining({ interval: "monthly", limit_usd: 0.5, mode: "soft" })]);
+  });
+
+  it("shows spend against workspace budgets, agent budgets and key ceilings, at 1280 and 390 pixels", async () => {
+    await page.goto("/workspace#budgets");
+    const workspaces = page.getByTestId("workspace-budgets");
+    await workspaces.getByText("monthly").waitFor();
+    // The $25 monthly budget set above, with this month's spend against it.
+    await expect(workspaces.locator("meter").count()).resolves.toBeGreaterThanOrEqual(1);
+    await expect(workspaces.textContent()).resolves.toMatch(/of \$25\.00 \(\d+(\.\d)?%\)/);
+    const planner = page.getByTestId("meter-agent-planner-monthly");
+    await expect(planner.textContent()).resolves.toMatch(/planner.*of \$0\.50/);
+    // dash-app's $0 lifetime ceiling.
+    await page.getByTestId("key-ceilings").getByText("dash-app").waitFor();
+    await expectAccessible(page, "budgets");
+    await page.setViewportSize(PHONE);
+    try {
+      await expectNoSidewaysScroll(page);
+      await expectAccessible(page, "budgets-phone");
+    } finally {
+      await page.setViewportSize(DESKTOP);
+    }
   });
 
   it("shows runs and a run's tree, resumes a paused run, and shows the API's refusal of a stale close", async () => {
@@ -437,7 +570,11 @@ describe("the dashboard in a browser", () => {
     await page.getByText(/^Last changed (?!never)/).waitFor();
     const defaults = (await gatewayClient(stack.gatewayUrl, org.managementKey).get("/v1/routing/defaults")).json.data;
     expect(defaults).toMatchObject({ default_model: MODEL, default_sort: "price", lock_sort: false });
+    await expectAccessible(page, "routing-defaults");
 
+    // Each part of routing is its own address.
+    await page.getByRole("navigation", { name: "Routing" }).getByRole("link", { name: "Presets" }).click();
+    await page.waitForURL(/#routing\/presets$/);
     await page.getByLabel("Slug").fill("terse");
     await page.getByLabel("Preset name").fill("Terse");
     await page.getByRole("button", { name: "Create preset" }).click();
@@ -460,11 +597,12 @@ describe("the dashboard in a browser", () => {
     await page.getByRole("button", { name: "Revert terse to version 1" }).click();
     await waitFor(async () => (await versions.count()) === 3, { timeoutMs: 5_000, intervalMs: 100, what: "the revert as version 3" });
     await expect(versions.first().textContent()).resolves.toMatch(/^Version 3 \(current\).*revert to version 1/);
-    await expectAccessible(page, "routing");
+    await expectAccessible(page, "routing-presets");
   });
 
   it("creates a guardrail with a content filter and applies it to a key, previews a privacy policy, and previews routes as the signed-in person", async () => {
     expect((await gatewayClient(stack.gatewayUrl, org.managementKey).post("/v1/keys", { name: "playground" })).status).toBe(201);
+    await page.goto("/workspace#routing/guardrails");
     await page.reload();
     await page.getByLabel("Guardrail name").fill("No secrets");
     await page.getByLabel("email").check();
@@ -495,14 +633,17 @@ describe("the dashboard in a browser", () => {
       ]),
     );
     expect(listed?.assignments).toHaveLength(2);
-    await expectAccessible(page, "guardrails");
+    await expectAccessible(page, "routing-guardrails");
 
+    await page.goto("/workspace#routing/privacy");
     const saved = (await page.getByTestId("privacy-saved").textContent()) ?? "";
     await page.getByLabel("Only endpoints that do not train on requests").check();
     await page.getByRole("button", { name: "Preview policy" }).click();
     await expect(page.getByTestId("privacy-preview").textContent()).resolves.toMatch(/^\d+ models available, \d+ without/);
     expect((await gatewayClient(stack.gatewayUrl, org.managementKey).get("/v1/privacy")).json.data.policy.deny_training).toBe(false);
     await expect(page.getByTestId("privacy-saved").textContent()).resolves.toBe(saved);
+    await expectAccessible(page, "routing-privacy");
+    await page.goto("/workspace#routing/preview");
 
     /** The preview's answer replaces the last one: waits for the refusal that names `code`. */
     const refusalSays = (code: string) =>
@@ -519,7 +660,7 @@ describe("the dashboard in a browser", () => {
     await page.getByRole("button", { name: "Preview route" }).click();
     await expect(page.getByTestId("preview-winner").textContent()).resolves.toContain("openai");
     expect(await page.getByTestId("preview-cascade").locator("tbody tr").count()).toBeGreaterThan(0);
-    await expectAccessible(page, "route-preview");
+    await expectAccessible(page, "routing-preview");
     // A model the catalog does not have: routing's refusal, in the API's words.
     await page.getByLabel("Model", { exact: true }).fill("nobody/no-such-model");
     await page.getByRole("button", { name: "Preview route" }).click();

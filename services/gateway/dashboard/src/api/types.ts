@@ -60,8 +60,32 @@ export interface RequestRecord {
   error_message: string | null;
   total_cost: number;
   agent: string | null;
+  app_id: string | null;
   app_title: string | null;
   generation_ms: number | null;
+  /** With `include=key` on the list, and on the detail: the key charged (a dashboard session's is `dashboard:...`). */
+  key?: { hash: string; name: string | null } | null;
+}
+
+export type BreakdownDimension = "model" | "provider" | "key" | "app" | "agent";
+
+export interface BreakdownGroup {
+  /** Null for requests without one (no app, no agent). */
+  value: string | null;
+  /** A key's name, an app's title. */
+  label: string | null;
+  requests: number;
+  errors: number;
+  spend: number;
+  tokens: number;
+}
+
+/** `GET /v1/activity/breakdown`. */
+export interface Breakdown {
+  by: BreakdownDimension;
+  days: number;
+  groups: BreakdownGroup[];
+  others: BreakdownGroup | null;
 }
 
 export interface Dispatch {
@@ -78,7 +102,6 @@ export interface Dispatch {
 }
 
 export interface RequestDetail extends RequestRecord {
-  key: { hash: string; name: string | null } | null;
   attempts: Dispatch[];
 }
 
@@ -126,11 +149,11 @@ export interface WorkspaceRow {
   spend_this_month: number;
 }
 
+/** `GET /v1/workspaces/{id}/budgets` (the ledger's view). */
 export interface WorkspaceBudget {
   interval: LimitReset;
-  limit_usd: number;
+  limit_nanodollars: string;
   include_byok: boolean;
-  spend?: number;
 }
 
 export interface PkceDescription {

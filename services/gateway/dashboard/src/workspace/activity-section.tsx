@@ -1,14 +1,31 @@
 import { useState } from "preact/hooks";
 import { api, call, query } from "../api/client";
-import type { RequestDetail, RequestRecord, Summary } from "../api/types";
+import type { KeyRow, RequestDetail, RequestRecord, Summary } from "../api/types";
 import { ErrorNotice, Loading, Show, useAction, useLoad } from "../ui/async";
-import { change, money, number, when } from "../ui/format";
+import { change, number, when } from "../ui/format";
+import { Money } from "../ui/money";
 import type { Abilities } from "./abilities";
+import { BreakdownPanel } from "./breakdown-panel";
 import { SpendChart } from "./spend-chart";
 
 const PERIODS = [7, 30, 90] as const;
 
-/** Totals of the period against the prior one, and the day-by-day chart of both. */
+/** The link of one request's own page. */
+export const requestHref = (id: string): string => `#activity/requests/${encodeURIComponent(id)}`;
+
+/**
+ * What a request cost, as the API gives it: the provider's charge at list price and Router's fee
+ * when the record carries them separately (`provider_cost`, `router_fee`), else the billed amount
+ * (`total_cost`).
+ */
+interface CostFields {
+  total_cost: number;
+  provider_cost?: number | null;
+  router_fee?: number | null;
+}
+const hasSplitCost = (r: CostFields): boolean => typeof r.provider_cost === "number" || typeof r.router_fee === "number";
+
+/** Totals of the period against the prior one, and the day-by-day charts of both. */
 function Overview({ days }: { days: number }) {
   // The summary's `daily` covers its own window: asking for twice the days gives the prior period's days too.
   const load = useLoad(async () => {
@@ -24,8 +41,10 @@ function Overview({ days }: { days: number }) {
         <>
           <dl class="tiles">
             <div>
-              <dt>Spend</dt>
-              <dd data-testid="total-spend">{money(period.current.spend)}</dd>
+              <dt>Spend (list price)</dt>
+              <dd>
+                <Money value={period.current.spend} testId="total-spend" />
+              </dd>
               <dd class="hint">{change(period.current.spend, period.prior.spend)}</dd>
             </div>
             <div>
@@ -36,87 +55,159 @@ function Overview({ days }: { days: number }) {
             <div>
               <dt>Errors</dt>
               <dd>{number(period.current.errors)}</dd>
+              <dd class="hint">{period.current.requests > 0 ? `${Math.round((period.current.errors / period.current.requests) * 1000) / 10}% of requests` : "no requests"}</dd>
             </div>
             <div>
               <dt>Tokens</dt>
               <dd>{number(period.current.tokens)}</dd>
+              <dd class="hint">{change(period.current.tokens, period.prior.tokens)}</dd>
             </div>
           </dl>
-          <SpendChart current={current} prior={prior} measure="spend" />
-          <SpendChart current={current} prior={prior} measure="requests" />
+          <div class="chart-grid">
+            <SpendChart current={current} prior={prior} measure="spend" />
+            <SpendChart current={current} prior={prior} measure="requests" />
+          </div>
         </>
       )}
     </Show>
   );
 }
 
-function RequestDetailView({ id, onClose }: { id: string; onClose: () => void }) {
-  const load = useLoad(() => api.get<RequestDetail>(`/v1/activity/requests/${encodeURIComponent(id)}`), [id]);
+/** `#activity/requests/{id}`: one request, its cost and its dispatches, on a page (and a link) of its own. */
+function RequestPage({ id }: { id: string }) {
+  const load = useLoad(() => api.get<RequestDetail & CostFields & { usage_lines?: Array<{ kind: string; tokens: number; cost: number; price_per_million: number }> }>(`/v1/activity/requests/${encodeURIComponent(id)}`), [id]);
   return (
-    <section class="card" aria-labelledby="request-heading">
-      <h3 id="request-heading">Request {id}</h3>
+    <section aria-labelledby="request-heading">
+      <p>
+        <a href="#activity">← Activity</a>
+      </p>
+      <h2 id="request-heading" class="wrap">
+        Request {id}
+      </h2>
       <Show load={load} what="the request">
-        {(r) => (
-          <>
-            <dl class="facts">
-              <dt>When</dt>
-              <dd>{when(r.created_at)}</dd>
-              <dt>Model</dt>
-              <dd>
-                {r.requested_model}
-                {r.served_model && r.served_model !== r.requested_model ? ` → ${r.served_model}` : ""}
-              </dd>
-              <dt>Status</dt>
-              <dd>{r.status}</dd>
-              <dt>Cost</dt>
-              <dd>{money(r.total_cost)}</dd>
-              <dt>Key</dt>
-              <dd>{r.key ? (r.key.name ?? r.key.hash.slice(0, 12)) : "none"}</dd>
-              {r.error_message && (
-                <>
-                  <dt>Error</dt>
+        {(r) => {
+          const listPrice = (r.usage_lines ?? []).reduce((s, l) => s + l.cost, 0);
+          return (
+            <>
+              <div class="card">
+                <dl class="facts">
+                  <dt>When</dt>
+                  <dd>{when(r.created_at)}</dd>
+                  <dt>Model</dt>
                   <dd>
-                    {r.error_code}: {r.error_message}
+                    {r.requested_model}
+                    {r.served_model && r.served_model !== r.requested_model ? ` → ${r.served_model}` : ""}
                   </dd>
+                  <dt>Provider</dt>
+                  <dd>{r.provider_slug ?? "none"}</dd>
+                  <dt>Status</dt>
+                  <dd>{r.status}</dd>
+                  {hasSplitCost(r) ? (
+                    <>
+                      <dt>Provider's charge (list price)</dt>
+                      <dd>
+                        <Money value={r.provider_cost ?? 0} testId="request-provider-cost" />
+                        {r.is_byok ? " (paid on your provider key)" : ""}
+                      </dd>
+                      <dt>Router's fee</dt>
+                      <dd>
+                        <Money value={r.router_fee ?? 0} testId="request-router-fee" />
+                      </dd>
+                    </>
+                  ) : (
+                    <>
+                      <dt>Provider's charge (list price)</dt>
+                      <dd>
+                        <Money value={listPrice} testId="request-list-price" />
+                        {r.is_byok ? " (paid on your provider key)" : ""}
+                      </dd>
+                      <dt>Billed by Router</dt>
+                      <dd>
+                        <Money value={r.total_cost} testId="request-billed" />
+                      </dd>
+                    </>
+                  )}
+                  <dt>Key</dt>
+                  <dd>{r.key ? (r.key.name ?? r.key.hash.slice(0, 12)) : "none"}</dd>
+                  <dt>App</dt>
+                  <dd>{r.app_title || r.app_id || "none named"}</dd>
+                  <dt>Agent</dt>
+                  <dd>{r.agent || "none named"}</dd>
+                  {r.error_message && (
+                    <>
+                      <dt>Error</dt>
+                      <dd>
+                        {r.error_code}: {r.error_message}
+                      </dd>
+                    </>
+                  )}
+                </dl>
+              </div>
+              {r.usage_lines && r.usage_lines.length > 0 && (
+                <>
+                  <h3>Usage at list price</h3>
+                  <div class="scroll" tabIndex={0}>
+                    <table data-testid="usage-lines">
+                      <thead>
+                        <tr>
+                          <th scope="col">Kind</th>
+                          <th scope="col">Tokens</th>
+                          <th scope="col">Price per million</th>
+                          <th scope="col">Cost</th>
+                        </tr>
+                      </thead>
+                      <tbody>
+                        {r.usage_lines.map((l) => (
+                          <tr key={l.kind}>
+                            <td>{l.kind}</td>
+                            <td>{number(l.tokens)}</td>
+                            <td>
+                              <Money value={l.price_per_million} />
+                            </td>
+                            <td>
+                              <Money value={l.cost} />
+                            </td>
+                          </tr>
+                        ))}
+                      </tbody>
+                    </table>
+                  </div>
                 </>
               )}
-            </dl>
-            <h4>Dispatches</h4>
-            <div class="scroll">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">#</th>
-                    <th scope="col">Provider</th>
-                    <th scope="col">Model</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">HTTP</th>
-                    <th scope="col">Time</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {r.attempts.map((a) => (
-                    <tr key={a.id}>
-                      <td>{a.attempt}</td>
-                      <td>
-                        {a.provider_slug}
-                        {a.is_byok ? " (your key)" : ""}
-                      </td>
-                      <td>{a.model_id}</td>
-                      <td>{a.status === "ok" ? "ok" : `${a.status}${a.error_code ? `: ${a.error_code}` : ""}`}</td>
-                      <td>{a.http_status ?? ""}</td>
-                      <td>{a.duration_ms === null ? "" : `${a.duration_ms} ms`}</td>
+              <h3>Dispatches</h3>
+              <div class="scroll" tabIndex={0}>
+                <table data-testid="dispatches">
+                  <thead>
+                    <tr>
+                      <th scope="col">#</th>
+                      <th scope="col">Provider</th>
+                      <th scope="col">Model</th>
+                      <th scope="col">Status</th>
+                      <th scope="col">HTTP</th>
+                      <th scope="col">Time</th>
                     </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          </>
-        )}
+                  </thead>
+                  <tbody>
+                    {r.attempts.map((a) => (
+                      <tr key={a.id}>
+                        <td>{a.attempt}</td>
+                        <td>
+                          {a.provider_slug}
+                          {a.is_byok ? " (your key)" : ""}
+                        </td>
+                        <td>{a.model_id}</td>
+                        <td>{a.status === "ok" ? "ok" : `${a.status}${a.error_code ? `: ${a.error_code}` : ""}`}</td>
+                        <td>{a.http_status ?? ""}</td>
+                        <td>{a.duration_ms === null ? "" : `${a.duration_ms} ms`}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            </>
+          );
+        }}
       </Show>
-      <button type="button" onClick={onClose}>
-        Close request
-      </button>
     </section>
   );
 }
@@ -125,28 +216,34 @@ interface Filters {
   model: string;
   provider: string;
   status: string;
+  key: string;
+  app: string;
 }
 
+const NO_FILTERS: Filters = { model: "", provider: "", status: "", key: "", app: "" };
+const keyName = (r: RequestRecord): string => (r.key ? (r.key.name ?? `${r.key.hash.slice(0, 12)}…`) : "none");
+
 function RecentRequests({ days }: { days: number }) {
-  const [draft, setDraft] = useState<Filters>({ model: "", provider: "", status: "" });
+  const [draft, setDraft] = useState<Filters>(NO_FILTERS);
   const [filters, setFilters] = useState<Filters>(draft);
-  const [extra, setExtra] = useState<RequestRecord[]>([]);
+  const [extra, setExtra] = useState<Array<RequestRecord & CostFields>>([]);
   const [cursor, setCursor] = useState<string | null>(null);
-  const [open, setOpen] = useState<string>();
   const more = useAction();
+  // The key filter offers the organisation's keys by name; the API filters by hash.
+  const keys = useLoad(() => api.get<KeyRow[]>("/v1/keys").catch(() => [] as KeyRow[]), []);
   const load = useLoad(async () => {
-    const page = await call<RequestRecord[]>("GET", `/v1/activity${query({ limit: 25, days, ...filters })}`);
+    const page = await call<Array<RequestRecord & CostFields>>("GET", `/v1/activity${query({ limit: 25, days, include: "key", ...filters })}`);
     setExtra([]);
     setCursor(page.next_cursor ?? null);
     return page.data;
   }, [days, filters]);
   const loadMore = () =>
     more.run(async () => {
-      const page = await call<RequestRecord[]>("GET", `/v1/activity${query({ limit: 25, days, ...filters, cursor })}`);
+      const page = await call<Array<RequestRecord & CostFields>>("GET", `/v1/activity${query({ limit: 25, days, include: "key", ...filters, cursor })}`);
       setExtra((rows) => [...rows, ...page.data]);
       setCursor(page.next_cursor ?? null);
     });
-  const field = (name: keyof Filters, label: string, placeholder: string) => (
+  const field = (name: Exclude<keyof Filters, "key">, label: string, placeholder: string) => (
     <div class="field">
       <label for={`filter-${name}`}>{label}</label>
       <input id={`filter-${name}`} value={draft[name]} placeholder={placeholder} onInput={(e) => setDraft({ ...draft, [name]: e.currentTarget.value })} />
@@ -164,45 +261,95 @@ function RecentRequests({ days }: { days: number }) {
       >
         {field("model", "Model", "openai/gpt-4o-mini")}
         {field("provider", "Provider", "openai")}
+        <div class="field">
+          <label for="filter-key">Key</label>
+          <select id="filter-key" value={draft.key} onChange={(e) => setDraft({ ...draft, key: e.currentTarget.value })}>
+            <option value="">Any key</option>
+            {(keys.data ?? [])
+              .filter((k) => k.class === "inference")
+              .map((k) => (
+                <option key={k.hash} value={k.hash}>
+                  {k.name ?? k.prefix}
+                </option>
+              ))}
+          </select>
+        </div>
+        {field("app", "App id", "app_console")}
         {field("status", "Status", "complete")}
-        <button type="submit">Filter</button>
+        <div class="filter-actions">
+          <button type="submit">Filter</button>
+          <button
+            type="button"
+            onClick={() => {
+              setDraft(NO_FILTERS);
+              setFilters(NO_FILTERS);
+            }}
+          >
+            Clear
+          </button>
+        </div>
       </form>
-      {open && <RequestDetailView id={open} onClose={() => setOpen(undefined)} />}
       <Show load={load} what="requests">
-        {(rows) =>
-          rows.length === 0 ? (
+        {(rows) => {
+          const all = [...rows, ...extra];
+          const split = all.some(hasSplitCost);
+          return all.length === 0 ? (
             <p>No requests in this window.</p>
           ) : (
-            <div class="scroll">
+            <div class="scroll" tabIndex={0}>
               <table data-testid="requests">
                 <thead>
                   <tr>
                     <th scope="col">When</th>
                     <th scope="col">Model</th>
                     <th scope="col">Provider</th>
+                    <th scope="col">Key</th>
+                    <th scope="col">App</th>
                     <th scope="col">Status</th>
-                    <th scope="col">Cost</th>
+                    {split ? (
+                      <>
+                        <th scope="col">Provider (list)</th>
+                        <th scope="col">Router fee</th>
+                      </>
+                    ) : (
+                      <th scope="col">Billed</th>
+                    )}
                   </tr>
                 </thead>
                 <tbody>
-                  {[...rows, ...extra].map((r) => (
+                  {all.map((r) => (
                     <tr key={r.id}>
                       <td>
-                        <button type="button" class="link" onClick={() => setOpen(r.id)} aria-label={`${when(r.created_at)}: open request ${r.id}`}>
+                        <a href={requestHref(r.id)} aria-label={`${when(r.created_at)}: open request ${r.id}`}>
                           {when(r.created_at)}
-                        </button>
+                        </a>
                       </td>
                       <td>{r.served_model ?? r.requested_model}</td>
                       <td>{r.provider_slug ?? ""}</td>
+                      <td>{keyName(r)}</td>
+                      <td>{r.app_title || r.app_id || ""}</td>
                       <td>{r.error_code ? `${r.status} (${r.error_code})` : r.status}</td>
-                      <td>{money(r.total_cost)}</td>
+                      {split ? (
+                        <>
+                          <td>
+                            <Money value={r.provider_cost ?? 0} />
+                          </td>
+                          <td>
+                            <Money value={r.router_fee ?? 0} />
+                          </td>
+                        </>
+                      ) : (
+                        <td>
+                          <Money value={r.total_cost} />
+                        </td>
+                      )}
                     </tr>
                   ))}
                 </tbody>
               </table>
             </div>
-          )
-        }
+          );
+        }}
       </Show>
       <ErrorNotice error={more.error} />
       {more.busy && <Loading what="more requests" />}
@@ -215,10 +362,15 @@ function RecentRequests({ days }: { days: number }) {
   );
 }
 
-/** Spend and requests over time, recent requests with filters, one request's dispatches, the CSV export. */
-export function ActivitySection({ can }: { can: Abilities }) {
+/**
+ * Spend and requests over time (charts with axes and values on hover), the period broken down by
+ * model, provider, key, app or agent, recent requests with filters and links to each request's
+ * page, and the CSV export. `path` is the rest of the URL fragment (`requests/{id}`).
+ */
+export function ActivitySection({ can, path }: { can: Abilities; path: string[] }) {
   const [days, setDays] = useState<number>(30);
   const month = new Date().toISOString().slice(0, 7);
+  if (path[0] === "requests" && path[1]) return <RequestPage id={decodeURIComponent(path[1])} />;
   return (
     <section aria-labelledby="activity-heading">
       <div class="section-head">
@@ -240,6 +392,7 @@ export function ActivitySection({ can }: { can: Abilities }) {
         )}
       </div>
       <Overview days={days} />
+      <BreakdownPanel days={days} />
       <RecentRequests days={days} />
     </section>
   );

@@ -1,55 +1,36 @@
 import type { Summary } from "../api/types";
-import { money, number } from "../ui/format";
-
-const W = 640;
-const H = 180;
-const PAD = 24;
+import { compactNumber, money, number } from "../ui/format";
+import { TimeChart } from "../ui/time-chart";
 
 type Measure = "spend" | "requests";
 
+const CURRENT = "#1446a0";
+const PRIOR = "#8a5a00";
+
 /**
- * Day-by-day bars of the current period with the prior period's same day beside them, drawn as
- * SVG attributes (no inline style, which the page's Content-Security-Policy forbids). The same
- * figures follow as a table for screen readers and for exact values.
+ * Day-by-day bars of the current period with the prior period's same day as a dashed line, drawn by
+ * uPlot with axes and the hovered day's values. The same figures follow as a table, for screen
+ * readers and exact values.
  */
 export function SpendChart({ current, prior, measure }: { current: Summary["daily"]; prior: Summary["daily"]; measure: Measure }) {
   const value = (d: Summary["daily"][number] | undefined) => (d ? d[measure] : 0);
-  const max = Math.max(1e-9, ...current.map(value), ...prior.map(value));
-  const slot = (W - PAD) / Math.max(1, current.length);
-  const bar = Math.max(1, slot / 2 - 1);
-  const y = (v: number) => H - PAD - (v / max) * (H - 2 * PAD);
   const fmt = measure === "spend" ? money : number;
   const title = measure === "spend" ? "Spend by day" : "Requests by day";
   return (
-    <figure class="chart">
-      <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-labelledby={`chart-${measure}-title`} preserveAspectRatio="none">
-        <title id={`chart-${measure}-title`}>
-          {title}: current period against the prior period, {current.length} days
-        </title>
-        <line x1={PAD} y1={H - PAD} x2={W} y2={H - PAD} class="axis" />
-        {current.map((d, i) => {
-          const p = prior[i];
-          const x = PAD + i * slot;
-          return (
-            <g key={d.date} data-date={d.date}>
-              <rect class="bar prior" x={x} y={y(value(p))} width={bar} height={H - PAD - y(value(p))} />
-              <rect class="bar current" x={x + bar + 1} y={y(value(d))} width={bar} height={H - PAD - y(value(d))} />
-            </g>
-          );
-        })}
-        <text x={PAD} y={14} class="label">
-          {fmt(max)}
-        </text>
-        <text x={PAD} y={H - 6} class="label">
-          {current[0]?.date ?? ""}
-        </text>
-        <text x={W - 4} y={H - 6} class="label end">
-          {current[current.length - 1]?.date ?? ""}
-        </text>
-      </svg>
-      <figcaption>
-        <span class="legend current">This period</span> <span class="legend prior">Prior period</span>
+    <figure class="chart" aria-labelledby={`chart-${measure}-title`}>
+      <figcaption id={`chart-${measure}-title`}>
+        <strong>{title}</strong> <span class="hint">(UTC days; hover a day for its values)</span>
       </figcaption>
+      <TimeChart
+        label={`${title}: this period as bars, the prior period as a dashed line, ${current.length} days`}
+        days={current.map((d) => d.date)}
+        format={fmt}
+        axisFormat={measure === "spend" ? money : compactNumber}
+        series={[
+          { label: "This period", values: current.map(value), kind: "bars", colour: CURRENT },
+          { label: "Prior period", values: current.map((_d, i) => value(prior[i])), kind: "line", colour: PRIOR },
+        ]}
+      />
       <details>
         <summary>{title} as a table</summary>
         <table>

@@ -6,6 +6,7 @@ import { abilitiesOf, type Abilities } from "./abilities";
 import { ActivitySection } from "./activity-section";
 import { AgentsSection } from "./agents-section";
 import { AlertsSection } from "./alerts-section";
+import { BudgetsSection } from "./budgets-section";
 import { BroadcastSection } from "./broadcast-section";
 import { KeysSection } from "./keys-section";
 import { MembersSection } from "./members-section";
@@ -16,27 +17,42 @@ import { RoutingSection } from "./routing-section";
 import { RunsSection } from "./runs-section";
 import { WorkspacesSection } from "./workspaces-section";
 
+/** What a section is drawn with: the role's abilities, a hook for an organisation rename, and the rest of the fragment (`routing/presets` gives `["presets"]`). */
+interface SectionProps {
+  can: Abilities;
+  orgChanged: () => void;
+  path: string[];
+}
+
 const SECTIONS = [
-  { id: "activity", name: "Activity", show: (c: Abilities) => c.readUsage, render: (c: Abilities) => <ActivitySection can={c} /> },
-  { id: "keys", name: "Keys", show: () => true, render: (c: Abilities) => <KeysSection can={c} /> },
-  { id: "provider-keys", name: "Provider keys", show: () => true, render: (c: Abilities) => <ProviderKeysSection can={c} /> },
-  { id: "workspaces", name: "Workspaces", show: () => true, render: (c: Abilities) => <WorkspacesSection can={c} /> },
-  { id: "agents", name: "Agents", show: () => true, render: (c: Abilities) => <AgentsSection can={c} /> },
-  { id: "runs", name: "Runs", show: (c: Abilities) => c.readUsage, render: (c: Abilities) => <RunsSection can={c} /> },
-  { id: "routing", name: "Routing", show: () => true, render: (c: Abilities) => <RoutingSection can={c} /> },
-  { id: "alerts", name: "Alerts", show: () => true, render: (c: Abilities) => <AlertsSection can={c} /> },
-  { id: "broadcast", name: "Broadcast", show: () => true, render: (c: Abilities) => <BroadcastSection can={c} /> },
-  { id: "reports", name: "Reports", show: (c: Abilities) => c.readUsage, render: (c: Abilities) => <ReportsSection can={c} /> },
-  { id: "members", name: "Members", show: () => true, render: (c: Abilities) => <MembersSection can={c} /> },
+  { id: "activity", name: "Activity", show: (c: Abilities) => c.readUsage, render: (p: SectionProps) => <ActivitySection can={p.can} path={p.path} /> },
+  { id: "budgets", name: "Budgets", show: (c: Abilities) => c.readUsage, render: () => <BudgetsSection /> },
+  { id: "keys", name: "Keys", show: () => true, render: (p: SectionProps) => <KeysSection can={p.can} /> },
+  { id: "provider-keys", name: "Provider keys", show: () => true, render: (p: SectionProps) => <ProviderKeysSection can={p.can} /> },
+  { id: "workspaces", name: "Workspaces", show: () => true, render: (p: SectionProps) => <WorkspacesSection can={p.can} /> },
+  { id: "agents", name: "Agents", show: () => true, render: (p: SectionProps) => <AgentsSection can={p.can} /> },
+  { id: "runs", name: "Runs", show: (c: Abilities) => c.readUsage, render: (p: SectionProps) => <RunsSection can={p.can} /> },
+  { id: "routing", name: "Routing", show: () => true, render: (p: SectionProps) => <RoutingSection can={p.can} path={p.path} /> },
+  { id: "alerts", name: "Alerts", show: () => true, render: (p: SectionProps) => <AlertsSection can={p.can} /> },
+  { id: "broadcast", name: "Broadcast", show: () => true, render: (p: SectionProps) => <BroadcastSection can={p.can} /> },
+  { id: "reports", name: "Reports", show: (c: Abilities) => c.readUsage, render: (p: SectionProps) => <ReportsSection can={p.can} /> },
+  { id: "members", name: "Members", show: () => true, render: (p: SectionProps) => <MembersSection can={p.can} /> },
   // A rename reloads the organisation list, so the header shows the new name.
-  { id: "organisation", name: "Organisation", show: () => true, render: (c: Abilities, orgChanged: () => void) => <OrganisationSection can={c} onRenamed={orgChanged} /> },
+  { id: "organisation", name: "Organisation", show: () => true, render: (p: SectionProps) => <OrganisationSection can={p.can} onRenamed={p.orgChanged} /> },
 ] as const;
 
 type SectionId = (typeof SECTIONS)[number]["id"];
 
-function sectionOfHash(): SectionId {
-  const id = location.hash.slice(1);
-  return SECTIONS.find((s) => s.id === id)?.id ?? "activity";
+interface Place {
+  section: SectionId;
+  path: string[];
+}
+
+/** The section and the rest of the fragment: `#activity/requests/gen-1` is Activity with `["requests", "gen-1"]`. */
+function placeOfHash(): Place {
+  const [id = "", ...path] = location.hash.slice(1).split("/");
+  const section = SECTIONS.find((s) => s.id === id)?.id ?? "activity";
+  return { section, path };
 }
 
 function OrganisationSwitch({ orgs }: { orgs: Membership[] }) {
@@ -69,10 +85,16 @@ function OrganisationSwitch({ orgs }: { orgs: Membership[] }) {
 /** `/workspace`: a person's home, showing only the sections and actions their role allows. */
 export function WorkspacePage({ session }: { session: Session }) {
   const orgs = useLoad(() => api.get<Membership[]>("/v1/auth/organizations"), []);
-  const [section, setSection] = useState<SectionId>(sectionOfHash());
-  // Back, forward and links to another section change only the fragment: follow it.
+  const [place, setPlace] = useState<Place>(placeOfHash());
+  // On a narrow screen the sections fold behind a Menu button; it closes once one is picked.
+  const [menuOpen, setMenuOpen] = useState(false);
+  // Back, forward and links to another section (or a part of one) change only the fragment: follow it.
   useEffect(() => {
-    const follow = () => setSection(sectionOfHash());
+    const follow = () => {
+      setPlace(placeOfHash());
+      setMenuOpen(false);
+      scrollTo(0, 0);
+    };
     addEventListener("hashchange", follow);
     return () => removeEventListener("hashchange", follow);
   }, []);
@@ -85,7 +107,7 @@ export function WorkspacePage({ session }: { session: Session }) {
         const current = list.find((o) => o.current) ?? list[0];
         const can = abilitiesOf(current?.role ?? "readonly");
         const shown = SECTIONS.filter((s) => s.show(can));
-        const active = shown.find((s) => s.id === section) ?? shown[0];
+        const active = shown.find((s) => s.id === place.section) ?? shown[0];
         return (
           <>
             <header class="top">
@@ -98,11 +120,14 @@ export function WorkspacePage({ session }: { session: Session }) {
                 Sign out
               </button>
             </header>
-            <nav aria-label="Sections">
-              <ul class="tabs">
+            <nav aria-label="Sections" class={menuOpen ? "sections open" : "sections"}>
+              <button type="button" class="menu-toggle" aria-expanded={menuOpen} aria-controls="section-list" onClick={() => setMenuOpen(!menuOpen)}>
+                Menu <span class="hint">· {active?.name}</span>
+              </button>
+              <ul class="tabs" id="section-list">
                 {shown.map((s) => (
                   <li key={s.id}>
-                    <a href={`#${s.id}`} aria-current={s.id === active?.id ? "page" : undefined} onClick={() => setSection(s.id)}>
+                    <a href={`#${s.id}`} aria-current={s.id === active?.id ? "page" : undefined} onClick={() => setMenuOpen(false)}>
                       {s.name}
                     </a>
                   </li>
@@ -113,7 +138,7 @@ export function WorkspacePage({ session }: { session: Session }) {
               {welcome && <p role="status" class="screen-only">Welcome to Router. Start with a provider key, then create a key for your app.</p>}
               {!can.configure && <p class="hint screen-only">Your role ({current?.role_name}) can look but not change settings.</p>}
               <ErrorNotice error={signOut.error} />
-              {active?.render(can, orgs.reload)}
+              {active?.render({ can, orgChanged: orgs.reload, path: active.id === place.section ? place.path : [] })}
             </main>
           </>
         );

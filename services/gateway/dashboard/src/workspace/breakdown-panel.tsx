@@ -1,0 +1,93 @@
+import { useState } from "preact/hooks";
+import { api, query } from "../api/client";
+import type { Breakdown, BreakdownDimension, BreakdownGroup } from "../api/types";
+import { Show, useLoad } from "../ui/async";
+import { number } from "../ui/format";
+import { Money } from "../ui/money";
+
+const DIMENSIONS: Array<{ id: BreakdownDimension; name: string; none: string }> = [
+  { id: "model", name: "Model", none: "no model" },
+  { id: "provider", name: "Provider", none: "not dispatched" },
+  { id: "key", name: "Key", none: "no key" },
+  { id: "app", name: "App", none: "no app named" },
+  { id: "agent", name: "Agent", none: "no agent named" },
+];
+
+function nameOf(g: BreakdownGroup, by: BreakdownDimension): string {
+  const none = DIMENSIONS.find((d) => d.id === by)?.none ?? "none";
+  if (by === "key") return g.label ?? (g.value ? `${g.value.slice(0, 12)}…` : none);
+  if (by === "app") return g.label || g.value || none;
+  return g.value ?? none;
+}
+
+/**
+ * The period's spend and requests split by model, provider, key, app or agent: each group's share
+ * as a bar (a `<meter>`, so no inline style), its spend with the exact amount on hover, requests,
+ * errors and tokens. The rest past the top ten is one "Everything else" line.
+ */
+export function BreakdownPanel({ days }: { days: number }) {
+  const [by, setBy] = useState<BreakdownDimension>("model");
+  const load = useLoad(() => api.get<Breakdown>(`/v1/activity/breakdown${query({ by, days })}`), [by, days]);
+  return (
+    <section class="card" aria-labelledby="breakdown-heading">
+      <div class="section-head">
+        <h3 id="breakdown-heading">Spend by {DIMENSIONS.find((d) => d.id === by)?.name.toLowerCase()}</h3>
+        <div class="segmented" role="group" aria-label="Break down by">
+          {DIMENSIONS.map((d) => (
+            <button key={d.id} type="button" aria-pressed={d.id === by} onClick={() => setBy(d.id)}>
+              {d.name}
+            </button>
+          ))}
+        </div>
+      </div>
+      <Show load={load} what="the breakdown">
+        {(b) => {
+          const rows = b.others ? [...b.groups, b.others] : b.groups;
+          const total = rows.reduce((s, g) => s + g.spend, 0);
+          const totalRequests = rows.reduce((s, g) => s + g.requests, 0);
+          if (rows.length === 0) return <p>No requests in this window.</p>;
+          // Shares of spend; with no spend at all (free models, refusals), shares of requests.
+          const share = (g: BreakdownGroup) => (total > 0 ? g.spend / total : totalRequests > 0 ? g.requests / totalRequests : 0);
+          return (
+            <div class="scroll" tabIndex={0}>
+              <table class="breakdown" data-testid={`breakdown-${b.by}`}>
+                <thead>
+                  <tr>
+                    <th scope="col">{DIMENSIONS.find((d) => d.id === b.by)?.name}</th>
+                    <th scope="col">Share of {total > 0 ? "spend" : "requests"}</th>
+                    <th scope="col">Spend (list price)</th>
+                    <th scope="col">Requests</th>
+                    <th scope="col">Errors</th>
+                    <th scope="col">Tokens</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {rows.map((g, i) => {
+                    const name = g === b.others ? "Everything else" : nameOf(g, b.by);
+                    const pct = Math.round(share(g) * 1000) / 10;
+                    return (
+                      <tr key={`${g.value ?? ""}-${i}`}>
+                        <th scope="row" class="wrap">
+                          {name}
+                        </th>
+                        <td title={`${pct}%`}>
+                          <meter min={0} max={1} value={share(g)} aria-label={`${name}: ${pct}%`} /> <span class="hint">{pct}%</span>
+                        </td>
+                        <td>
+                          <Money value={g.spend} />
+                        </td>
+                        <td>{number(g.requests)}</td>
+                        <td>{number(g.errors)}</td>
+                        <td>{number(g.tokens)}</td>
+                      </tr>
+                    );
+                  })}
+                </tbody>
+              </table>
+            </div>
+          );
+        }}
+      </Show>
+    </section>
+  );
+}
