@@ -1,5 +1,6 @@
 import { execFile, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:net";
 import { promisify } from "node:util";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -61,8 +62,9 @@ describe("the one-process default (npm start)", () => {
     let out = "";
     group.stdout.on("data", (d: Buffer) => (out += d.toString()));
     group.stderr.on("data", (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<void>((resolve) => group.once("exit", () => resolve()));
     await waitFor(() => httpReady(`http://127.0.0.1:${port}/health`), { timeoutMs: 60_000, what: "npm exec router to serve" });
-    return { group, output: () => out };
+    return { group, output: () => out, exited };
   };
 
   beforeAll(async () => {
@@ -89,6 +91,12 @@ describe("the one-process default (npm start)", () => {
     const key = await waitFor(() => KEY_LINE.exec(proc?.output() ?? "")?.[1], { what: "the printed management key" });
     managementKey = key;
     const base = `http://127.0.0.1:${port}`;
+    // Beside the key, where to use it; the gateway's own address leads there too.
+    expect(proc.output()).toContain(`${key}\n\nSign in to the dashboard with it: ${base}/signin\n`);
+    const root = await fetch(`${base}/`, { redirect: "manual" });
+    expect({ status: root.status, location: root.headers.get("location") }).toEqual({ status: 302, location: "/signin" });
+    const signedIn = await fetch(`${base}/`, { redirect: "manual", headers: { cookie: "rt_session=any" } });
+    expect(signedIn.headers.get("location")).toBe("/workspace");
     const health = (await (await fetch(`${base}/health`)).json()) as Record<string, unknown>;
     expect(health).toMatchObject({ status: "ok", rate_limiting: { store: "memory", shared: false } });
     expect(typeof health.version).toBe("string");
@@ -189,6 +197,32 @@ describe("the one-process default (npm start)", () => {
     expect(failed?.stderr).not.toMatch(/\n\s+at /);
   });
 
+  it("refuses a port in use in one line naming its setting, before it creates a data directory", async () => {
+    const newDir = join(tmpdir(), `router-embedded-unused-${process.pid}`);
+    const startOn = (extra: Record<string, string>) =>
+      run(process.execPath, [MAIN], { env: { PATH: process.env.PATH ?? "", ROUTER_DATA_DIR: newDir, METRICS_PORT: "0", ...extra } }).then(
+        () => null,
+        (err: { code: number; stderr: string }) => err,
+      );
+    // The server of the first test holds PORT.
+    const onPort = await startOn({ PORT: String(port) });
+    expect(onPort?.code).toBe(1);
+    expect(onPort?.stderr).toMatch(new RegExp(`^router failed to start: PORT=${port}: 127\\.0\\.0\\.1:${port} is in use .*METRICS_PORT.*\\n$`));
+    expect(existsSync(newDir)).toBe(false);
+
+    const taken: Server = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    const metricsPort = (taken.address() as { port: number }).port;
+    try {
+      const onMetrics = await startOn({ PORT: String(await freePort()), METRICS_PORT: String(metricsPort) });
+      expect(onMetrics?.code).toBe(1);
+      expect(onMetrics?.stderr).toMatch(new RegExp(`^router failed to start: METRICS_PORT=${metricsPort}: .* is in use .*\\n$`));
+      expect(existsSync(newDir)).toBe(false);
+    } finally {
+      taken.close();
+    }
+  });
+
   it("keeps its state across a restart and does not print a new key", async () => {
     const firstOutput = proc?.output() ?? "";
     const key = KEY_LINE.exec(firstOutput)?.[1] ?? "";
@@ -238,6 +272,53 @@ describe("the one-process default (npm start)", () => {
     const usage = (await client.get("/v1/key")).json.data?.usage as number;
     expect(recorded).toBeGreaterThan(0n);
     expect(usage).toBeCloseTo(Number(recorded) / 1e9, 9);
+  }, 180_000);
+
+  it("on Ctrl-C says what it waits for, counting down; a second Ctrl-C stops at once and still records and settles every stream", async () => {
+    await proc?.stop();
+    proc = null;
+    const underNpm = await startUnderNpm();
+    const base = `http://127.0.0.1:${port}`;
+    const mgmt = gatewayClient(base, managementKey);
+    const created = (await mgmt.post("/v1/keys", { name: "ctrl-c-twice", limit: 10, limit_mode: "soft", include_byok_in_limit: true })).json.data;
+    const client = gatewayClient(base, created.key as string);
+    const n = 3;
+    // Streams far longer than the gateway's 20 s grace: only the second Ctrl-C ends them early.
+    const words = Array.from({ length: 400 }, (_v, i) => `w${i} `);
+    fake.script(...Array.from({ length: n }, () => ({ chunks: words, chunkDelayMs: 100, usage: { prompt: 500, completion: 400 } })));
+    const before = fake.requests.length;
+    const streams = Array.from({ length: n }, () => client.stream({ model: "openai/gpt-4o-mini", messages: [{ role: "user", content: "Count for a long time" }] }));
+    await waitFor(() => fake.requests.length >= before + n, { what: "every stream dispatched" });
+    process.kill(-(underNpm.group.pid ?? 0), "SIGINT");
+
+    const secondsLeft = () => [...underNpm.output().matchAll(/^waiting for 3 streams to finish, (\d+) s left; Ctrl-C again to stop now$/gm)].map((m) => Number(m[1]));
+    await waitFor(() => secondsLeft().length >= 2, { what: "the countdown, twice" });
+    const counted = secondsLeft();
+    expect(counted[0]).toBeLessThanOrEqual(20);
+    expect(counted[1]).toBeLessThan(counted[0] ?? 0);
+    const secondAt = Date.now();
+    process.kill(-(underNpm.group.pid ?? 0), "SIGINT");
+    const done = await Promise.all(streams);
+    await underNpm.exited;
+    // At once: the streams are cut, what they published is written, the store is closed.
+    expect(Date.now() - secondAt).toBeLessThan(8_000);
+    expect(underNpm.output()).toMatch(/router\.embedded\.stop_hurried/);
+    expect(underNpm.output()).not.toMatch(/stop_forced|stop_step_timed_out|stop_step_failed|bus_not_drained/);
+    for (const s of done) {
+      expect(s.done).toBe(true);
+      expect(s.chunks.at(-1)?.error).toMatchObject({ code: "router.gateway_shutdown" });
+    }
+
+    // Nothing lost: each cut stream is recorded and settled before the process went.
+    proc = await waitFor(() => start().catch(() => undefined), { timeoutMs: 90_000, what: "a restart on the released data directory" });
+    const ids = done.map((s) => s.chunks[0]?.id as string);
+    const rows = await Promise.all(ids.map(async (id) => (await mgmt.get(`/v1/activity/requests/${id}`)).json.data as Record<string, any> | undefined));
+    for (const r of rows) expect(r).toMatchObject({ status: "error", error_code: "router.gateway_shutdown" });
+    const recorded = rows
+      .flatMap((r) => (r?.usage_lines ?? []) as Array<{ cost_nanodollars: string }>)
+      .reduce((sum, l) => sum + BigInt(l.cost_nanodollars), 0n);
+    expect(recorded).toBeGreaterThan(0n);
+    expect((await client.get("/v1/key")).json.data?.usage as number).toBeCloseTo(Number(recorded) / 1e9, 9);
   }, 180_000);
 
   it("owns its data directory: a CLI command or a second server on it is refused and prints no key", async () => {

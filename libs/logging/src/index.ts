@@ -126,4 +126,4 @@ export function installProcessHandlers(log: Logger): void {
   });
 }
 
-export { stopOnSignals, runShutdown, type ShutdownStep } from "./shutdown";
+export { stopOnSignals, runShutdown, type ShutdownStep, type StopOptions } from "./shutdown";

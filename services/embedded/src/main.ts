@@ -19,6 +19,7 @@ import { startRouting } from "@router/routing";
 import { startRunaway } from "@router/runaway";
 import { loadEmbeddedConfig } from "./config";
 import { prepareNewStore } from "./new-store";
+import { checkPortsAvailable } from "./ports";
 
 /** How long the consumers get to write what the gateway published while it drained. */
 const BUS_DRAIN_MS = 10_000;
@@ -28,6 +29,8 @@ const VERSION = (JSON.parse(readFileSync(join(__dirname, "..", "package.json"), 
 /** Runs gateway, routing, ledger, activity, reports, alerts, broadcast and runaway in this one process on embedded defaults. */
 async function main(): Promise<void> {
   const config = loadEmbeddedConfig(process.env);
+  // Before anything is written under ROUTER_DATA_DIR: a port in use is one line, and no new directory.
+  await checkPortsAvailable(config);
   // Each service logs through a child carrying its own name; the runner's own lines say "router".
   const root = createLogger({ level: config.LOG_LEVEL });
   const log = root.child({ service: "router" });
@@ -167,32 +170,62 @@ async function main(): Promise<void> {
   });
 
   const operator = await ensureOperatorOrganisation(gatewayDb, secrets.ROUTER_KEY_PEPPER, clock);
+  const url = config.ROUTER_PUBLIC_URL?.replace(/\/+$/, "") ?? `http://${browsableHost(config.HOST)}:${gateway.port}`;
   if (operator.created && operator.managementKey) {
     // Printed once, on first start only; the store keeps only its hash.
     process.stdout.write(
-      `\nOperator organisation created. Its management key (shown once, store it now):\n\n  ${operator.managementKey}\n\n`,
+      `\nOperator organisation created. Its management key (shown once, store it now):\n\n  ${operator.managementKey}\n\n` +
+        `Sign in to the dashboard with it: ${url}/signin\n\n`,
     );
   }
-  log.info({ url: `http://${config.HOST}:${gateway.port}` }, "router.embedded.ready");
+  log.info({ url, dashboard: `${url}/signin` }, "router.embedded.ready");
 
   // The order keeps every served request: the gateway stops taking requests, finishes or ends its
   // streams and publishes their completions; every consumer then takes and writes what was published
   // (the in-process bus keeps nothing across a restart); the services stop, consumers first; the bus
   // flushes its outbox; the store closes last.
-  stopOnSignals(log, "router.embedded", [
-    { step: "gateway", run: () => gateway.close(), timeoutMs: gateway.closeTimeoutMs },
-    { step: "bus.drain", run: () => drainBus(bus, log), timeoutMs: BUS_DRAIN_MS + 1_000 },
-    { step: "reports", run: () => reportsSvc.close() },
-    { step: "alerts", run: () => alertsSvc.close() },
-    { step: "runaway", run: () => runawaySvc.close() },
-    { step: "activity", run: () => activitySvc.close() },
-    { step: "broadcast", run: () => broadcastSvc.close() },
-    { step: "ledger", run: () => ledgerSvc.close() },
-    { step: "routing", run: () => routingSvc.close() },
-    { step: "bus", run: () => bus.close() },
-    { step: "store", run: () => embeddedPg?.close() },
-    { step: "tracing", run: () => tracing.shutdown() },
-  ]);
+  stopOnSignals(
+    log,
+    "router.embedded",
+    [
+      {
+        step: "gateway",
+        run: () => gateway.close(),
+        timeoutMs: gateway.closeTimeoutMs,
+        waitingFor: () => {
+          const open = gateway.drainProgress();
+          return open && { what: `${openRequests(open)} to finish`, untilMs: open.graceEndsAt };
+        },
+        // A second Ctrl-C: the streams are cut now; each still ends with its error chunk and is recorded.
+        hurry: () => gateway.hurryClose(),
+      },
+      { step: "bus.drain", run: () => drainBus(bus, log), timeoutMs: BUS_DRAIN_MS + 1_000 },
+      { step: "reports", run: () => reportsSvc.close() },
+      { step: "alerts", run: () => alertsSvc.close() },
+      { step: "runaway", run: () => runawaySvc.close() },
+      { step: "activity", run: () => activitySvc.close() },
+      { step: "broadcast", run: () => broadcastSvc.close() },
+      { step: "ledger", run: () => ledgerSvc.close() },
+      { step: "routing", run: () => routingSvc.close() },
+      { step: "bus", run: () => bus.close() },
+      { step: "store", run: () => embeddedPg?.close() },
+      { step: "tracing", run: () => tracing.shutdown() },
+    ],
+    // The person at the terminal sees what the stop waits for and what a second Ctrl-C does.
+    { say: (line) => process.stderr.write(`${line}\n`) },
+  );
+}
+
+/** "2 streams and 1 request", as the countdown says it. */
+function openRequests({ streams, requests }: { streams: number; requests: number }): string {
+  const count = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`;
+  return [streams && count(streams, "stream"), requests && count(requests, "request")].filter(Boolean).join(" and ");
+}
+
+/** The address a browser on this machine reaches a listener on `host` at (a wildcard is every address). */
+function browsableHost(host: string): string {
+  if (host === "0.0.0.0" || host === "::" || host === "") return "127.0.0.1";
+  return host.includes(":") ? `[${host}]` : host;
 }
 
 /**

@@ -218,6 +218,10 @@ export interface RunningGateway {
   /** How long `close()` can take at most: the drain grace, then handing on spend and closing channels. */
   closeTimeoutMs: number;
   close(): Promise<void>;
+  /** While `close()` drains: the streams and plain requests still open, and when its grace ends (epoch ms). */
+  drainProgress(): { streams: number; requests: number; graceEndsAt: number } | undefined;
+  /** Ends the drain's grace now: open requests are cut (each recorded as cut) and `close()` goes on. */
+  hurryClose(): void;
 }
 
 /** Migrates the gateway's schema, mounts every route and listens. Takes everything it uses as arguments. */
@@ -550,6 +554,8 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     routes: [...inferenceApis.map((r) => ({ method: "post", path: r.path })), ...servedRoutes(app)],
     metricsPort: admin?.port,
     closeTimeoutMs: (deps.drainGraceMs ?? DEFAULT_DRAIN_GRACE_MS) + CLOSINGS_FLUSH_MS + CLOSE_CHANNELS_MS,
+    drainProgress: () => drain.progress(),
+    hurryClose: () => drain.hurry(),
     async close() {
       // Drain: no new connections, readiness fails, requests in flight finish (or are cut at the end
       // of the grace), and the settlements and events they leave are handed on, before any channel closes.

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import express, { Router, type NextFunction, type Request, type Response } from "express";
 import { notFound } from "@router/errors";
 import type { Logger } from "@router/logging";
+import { cookiesOf, SESSION_COOKIE } from "../sessions/session-cookies";
 
 /** The dashboard's page routes: one bundle, the path picks the page (`/invite` is the invitation landing). */
 export const DASHBOARD_PAGES = ["/signin", "/auth", "/workspace", "/invite"] as const;
@@ -43,9 +44,10 @@ function securityHeaders(res: Response): void {
 }
 
 /**
- * Serves the built dashboard: its pages (one `index.html`, never cached) and its hashed assets
- * (cached for a year, immutable). The dashboard talks to the public API like any client. A gateway
- * started without a build answers the pages with 503 and says how to build them.
+ * Serves the built dashboard: its pages (one `index.html`, never cached), `/` as a redirect to
+ * `/signin` (`/workspace` with a session cookie), and its hashed assets (cached for a year,
+ * immutable). The dashboard talks to the public API like any client. A gateway started without a
+ * build answers the pages with 503 and says how to build them.
  */
 export function dashboardRoutes(deps: { dir?: string; log: Logger }): Router {
   const dir = deps.dir ?? DEFAULT_DASHBOARD_DIR;
@@ -53,6 +55,13 @@ export function dashboardRoutes(deps: { dir?: string; log: Logger }): Router {
   const index = existsSync(indexPath) ? readFileSync(indexPath) : undefined;
   if (!index) deps.log.warn({ dir }, "gateway.dashboard.not_built");
   const router = Router();
+
+  // A person who opens the gateway's address lands on the dashboard: the sign-in page, or with a
+  // session cookie the workspace (which sends an ended session to sign in again).
+  router.get("/", (req: Request, res: Response) => {
+    res.setHeader("Cache-Control", "no-cache");
+    res.redirect(302, cookiesOf(req)[SESSION_COOKIE] ? "/workspace" : "/signin");
+  });
 
   router.get([...DASHBOARD_PAGES], (_req: Request, res: Response) => {
     securityHeaders(res);

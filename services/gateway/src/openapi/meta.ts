@@ -61,6 +61,12 @@ export function registerMetaPaths(registry: OpenAPIRegistry): void {
       ...refusals(429),
     },
   });
+  registry.registerPath({
+    method: "get",
+    path: "/",
+    summary: "The gateway's address in a browser: to the dashboard (/signin, or /workspace with a session cookie)",
+    responses: { 302: { description: "To /signin, or /workspace when the request carries a session cookie" } },
+  });
   for (const [path, summary] of [
     ["/signin", "Dashboard page: sign in (the methods this deployment offers; `?error=<reason>` after a failed identity-provider sign-in)"],
     ["/auth", "Dashboard page: the consent screen of the OAuth PKCE flow (the describe route's query)"],

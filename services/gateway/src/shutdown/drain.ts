@@ -19,6 +19,10 @@ export class Drain {
   private readonly work = new Set<Promise<unknown>>();
   private readonly shutdown = new AbortController();
   private idle: (() => void) | null = null;
+  /** Ends the grace at once. */
+  private endWait: (() => void) | null = null;
+  private hurried = false;
+  private graceEndsAt: number | undefined;
 
   get isDraining(): boolean {
     return this.draining;
@@ -53,6 +57,26 @@ export class Drain {
   }
 
   /**
+   * While draining with requests open: how many are streams (server-sent events) and how many plain
+   * requests, and when the grace ends (epoch ms), for a person watching the stop. Else undefined.
+   */
+  progress(): { streams: number; requests: number; graceEndsAt: number } | undefined {
+    if (!this.draining || this.graceEndsAt === undefined || this.open.size === 0) return undefined;
+    let streams = 0;
+    for (const res of this.open) if (String(res.getHeader("content-type") ?? "").startsWith("text/event-stream")) streams++;
+    return { streams, requests: this.open.size - streams, graceEndsAt: this.graceEndsAt };
+  }
+
+  /**
+   * Ends the grace now (a second Ctrl-C): what is open is cut as at the end of the grace, so each
+   * stream gets its error chunk and is recorded, and the work they leave is still waited for.
+   */
+  hurry(): void {
+    this.hurried = true;
+    this.endWait?.();
+  }
+
+  /**
    * Drains: from now on readiness fails and answers close their connections; resolves once every
    * request ended, cutting the ones still open after `graceMs` (and waiting `cutMs` more for them to
    * write their last chunk), then once the work they left is done.
@@ -60,28 +84,30 @@ export class Drain {
   async run(graceMs: number, cutMs = 2_000): Promise<{ cut: number }> {
     this.draining = true;
     for (const res of this.open) res.shouldKeepAlive = false;
+    this.graceEndsAt = Date.now() + graceMs;
     let cut = 0;
-    if (!(await this.settled(graceMs))) {
+    if (!(await this.settled(this.hurried ? 0 : graceMs, true))) {
       cut = this.open.size;
       this.shutdown.abort(GATEWAY_SHUTDOWN);
-      await this.settled(cutMs);
+      // Hurried too: the cut requests write their last chunk and hand on their records (nothing lost).
+      await this.settled(cutMs, false);
     }
     while (this.work.size > 0) await Promise.all([...this.work]);
     return { cut };
   }
 
-  private settled(ms: number): Promise<boolean> {
+  private settled(ms: number, hurriable: boolean): Promise<boolean> {
     if (this.open.size === 0) return Promise.resolve(true);
     return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.idle = null;
-        resolve(false);
-      }, ms);
-      this.idle = () => {
+      const end = (settled: boolean) => {
         clearTimeout(timer);
         this.idle = null;
-        resolve(true);
+        this.endWait = null;
+        resolve(settled);
       };
+      const timer = setTimeout(() => end(false), ms);
+      this.idle = () => end(true);
+      if (hurriable) this.endWait = () => end(false);
     });
   }
 }
