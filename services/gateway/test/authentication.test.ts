@@ -33,7 +33,6 @@ describe("bearer authentication", () => {
   it.each([
     ["a token that is not a router key", "Bearer sk-abc123"],
     ["a scheme other than Bearer", `Basic ${Buffer.from("a:b").toString("base64")}`],
-    ["a key with a truncated secret", "Bearer rt-v1-abc"],
     ["the word Bearer alone", "Bearer"],
   ])("answers 401 for %s", async (_what, header) => {
     const res = await call(h.url, "GET", "/v1/keys", { headers: { authorization: header } });
@@ -45,7 +44,17 @@ describe("bearer authentication", () => {
   it("answers 401 for a well-formed key that does not exist", async () => {
     const res = await call(h.url, "GET", "/v1/key", { key: `rt-v1-${"A".repeat(43)}` });
     expect(res.status).toBe(401);
-    expect(res.body.error).toMatchObject({ code: "unauthorized", message: "Authorization: unknown key" });
+    expect(res.body.error).toMatchObject({ code: "unauthorized", message: "Authorization: unknown or revoked key" });
+  });
+
+  it.each([
+    ["an inference key cut short", "/v1/key", "rt-v1-abc"],
+    ["a management key cut short", "/v1/keys", `rt-mgmt-${"A".repeat(20)}`],
+    ["a management key with a character too many", "/v1/keys", `rt-mgmt-${"A".repeat(44)}`],
+  ])("answers 401 unknown or revoked for %s: the prefix says it is a key, not a malformed header", async (_what, path, key) => {
+    const res = await call(h.url, "GET", path, { key });
+    expect(res.status).toBe(401);
+    expect(res.body.error).toMatchObject({ code: "unauthorized", message: "Authorization: unknown or revoked key", details: { field: "Authorization" } });
   });
 
   it("answers 401 for a key past its expiry", async () => {

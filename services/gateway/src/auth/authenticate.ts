@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { DomainError } from "@router/errors";
 import type { Clock } from "@router/money";
-import { hashKey, KEY_PREFIXES, keyClassOf, type KeyClass } from "../keys/key-secret";
+import { claimedKeyClass, hashKey, KEY_PREFIXES, keyClassOf, type KeyClass } from "../keys/key-secret";
 import type { StoredKey } from "../keys/key-store";
 import type { AuthCache } from "./auth-cache";
 import type { Caller } from "./caller";
@@ -75,17 +75,19 @@ export async function resolveBearerKey(
 ): Promise<StoredKey> {
   const header = req.headers.authorization;
   const token = header ? BEARER.exec(header)?.[1] : undefined;
-  const claimed = token ? keyClassOf(token) : null;
-  if (!header || !token || !claimed) {
+  if (!header || !token || !claimedKeyClass(token)) {
     res.setHeader("WWW-Authenticate", 'Bearer realm="router"');
     throw unauthorized(
       header ? `Authorization: malformed; expected ${expected(allow)}` : `Authorization: missing; expected ${expected(allow)}`,
     );
   }
-  const key = await deps.cache.get(hashKey(token, deps.pepper));
+  // A token with a key's prefix is a key to the person who sent it: one cut short or mistyped is
+  // refused as unknown (no lookup needed when its form cannot be a key), never as "not a key".
+  const claimed = keyClassOf(token);
+  const key = claimed ? await deps.cache.get(hashKey(token, deps.pepper)) : undefined;
   if (!key || key.class !== claimed) {
     res.setHeader("WWW-Authenticate", 'Bearer realm="router", error="invalid_token"');
-    throw unauthorized("Authorization: unknown key");
+    throw unauthorized("Authorization: unknown or revoked key");
   }
   if (key.disabled) throw unauthorized("Authorization: this key has been revoked");
   if (key.expiresAt && key.expiresAt.getTime() <= deps.clock.now().getTime()) {

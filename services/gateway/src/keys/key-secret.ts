@@ -41,6 +41,15 @@ export function keyClassOf(token: string): KeyClass | null {
   return null;
 }
 
+/**
+ * The class a token's prefix claims, whatever follows it: a key cut short or mistyped still names
+ * what the person meant, so the refusal can say "unknown" rather than "not a key".
+ */
+export function claimedKeyClass(token: string): KeyClass | null {
+  for (const cls of ["inference", "management"] as const) if (token.startsWith(KEY_PREFIXES[cls])) return cls;
+  return null;
+}
+
 const HASH_PATTERN = /^[0-9a-f]{64}$/;
 
 export function isKeyHash(value: string): boolean {

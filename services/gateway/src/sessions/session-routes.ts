@@ -10,7 +10,7 @@ import { seatlessKey } from "../auth/authenticate";
 import type { Manage } from "../auth/management-auth";
 import { requirePrincipal, type Principal } from "../auth/principal";
 import { objectBody } from "../json-body";
-import { hashKey, keyClassOf } from "../keys/key-secret";
+import { claimedKeyClass, hashKey, keyClassOf } from "../keys/key-secret";
 import { getOrganisation } from "../organisations/organisation-store";
 import { memberRole, membershipsOf } from "../people/member-store";
 import { getUser } from "../people/user-store";
@@ -54,10 +54,17 @@ export function sessionRoutes(deps: SessionRoutesDeps): Router {
 
   router.post("/v1/auth/exchange", deps.publicLimit, async (req: Request, res: Response) => {
     const { key: plaintext } = parseInput(exchangeBody, objectBody(req, ["key"]));
-    if (keyClassOf(plaintext) !== "management") {
+    const claimed = claimedKeyClass(plaintext);
+    if (claimed === "inference") {
+      throw new DomainError("invalid_request", "key: this is an inference key (rt-v1-...); sign in with a management key (rt-mgmt-...)", {
+        details: { field: "key" },
+      });
+    }
+    if (claimed !== "management") {
       throw new DomainError("invalid_request", "key: expected a management key (rt-mgmt-...)", { details: { field: "key" } });
     }
-    const key = await deps.authCache.get(hashKey(plaintext, deps.pepper));
+    // The right prefix but a value no key has (cut short, mistyped): unknown, like a revoked one.
+    const key = keyClassOf(plaintext) === "management" ? await deps.authCache.get(hashKey(plaintext, deps.pepper)) : undefined;
     const now = deps.clock.now().getTime();
     if (!key || key.class !== "management" || key.disabled || (key.expiresAt && key.expiresAt.getTime() <= now)) {
       throw new DomainError("unauthorized", "key: unknown, revoked or expired management key", { details: { field: "key" } });

@@ -79,10 +79,17 @@ describe("exchanging a management key for a dashboard session", () => {
     const asInference = await browser.post("/v1/auth/exchange", { key: inference.body.data.key });
     expect(asInference.status).toBe(400);
     expect(asInference.body.error.details.field).toBe("key");
+    expect(asInference.body.error.message).toContain("this is an inference key");
     const unknown = await browser.post("/v1/auth/exchange", { key: mintKey("management", "another pepper").plaintext });
     expect(unknown.status).toBe(401);
-    const malformed = await browser.post("/v1/auth/exchange", { key: "rt-mgmt-notakey" });
+    expect(unknown.body.error.message).toBe("key: unknown, revoked or expired management key");
+    // The right prefix, a wrong value (cut short, mistyped): unknown, not "expected a management key".
+    const cutShort = await browser.post("/v1/auth/exchange", { key: "rt-mgmt-notakey" });
+    expect(cutShort.status).toBe(401);
+    expect(cutShort.body.error).toMatchObject({ message: "key: unknown, revoked or expired management key", details: { field: "key" } });
+    const malformed = await browser.post("/v1/auth/exchange", { key: "sk-not-a-router-key" });
     expect(malformed.status).toBe(400);
+    expect(malformed.body.error.message).toBe("key: expected a management key (rt-mgmt-...)");
     const missing = await browser.post("/v1/auth/exchange", {});
     expect(missing.status).toBe(400);
     expect(missing.body.error.details.field).toBe("key");
