@@ -271,10 +271,14 @@ describe("credits with a fee and request-rate tiers, through the separate-proces
 
     const answer = o.ask(PAID_MODEL);
     await waitFor(async () => ((await o.balance()).held_credits ?? 0) > 0, { timeoutMs: 5_000, intervalMs: 100, what: "the fee to be held" });
-    expect((await answer).status).toBe(200);
+    const answered = await answer;
+    expect(answered.status).toBe(200);
 
     await waitFor(async () => ((await o.balance()).total_credits ?? 9) < 9, { timeoutMs: 15_000, intervalMs: 200, what: "the fee to be settled" });
     expect(await o.balance()).toEqual({ total_credits: 8.985, held_credits: 0, available_credits: 8.985, credit_line: 0 });
+    // The request's record shows the same fee apart from the provider's list price.
+    const record = await o.inference.get(`/v1/generation?id=${answered.json.id as string}`);
+    expect(record.json.data).toMatchObject({ list_cost: 0.15, fee: 0.015, total_cost: 0.015 });
   });
 
   it("refuses with 402 a request whose fee the balance cannot cover, and lets the balance go to minus the credit line", async () => {

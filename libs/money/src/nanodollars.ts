@@ -13,6 +13,13 @@ export function costOfTokens(tokens: number | bigint, pricePerMillion: Nanodolla
   return (product + TOKENS_PER_MILLION - 1n) / TOKENS_PER_MILLION;
 }
 
+/** `bps` basis points (1/100 of a percent) of `amount`, rounded up to a whole nanodollar as every cost is: a fee on an amount. */
+export function basisPointsOf(amount: Nanodollars, bps: number): Nanodollars {
+  if (!Number.isInteger(bps) || bps < 0) throw new RangeError("basis points must be a whole number, not negative");
+  if (amount <= 0n || bps === 0) return 0n;
+  return (amount * BigInt(bps) + 9_999n) / 10_000n;
+}
+
 /**
  * USD as a JSON number from nanodollars, for the HTTP edge only: the double nearest the exact
  * decimal, so it prints as that decimal and `fromUsd` gives the same nanodollars back for any

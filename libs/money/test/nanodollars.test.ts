@@ -1,4 +1,4 @@
-import { costOfTokens, fromUsd, maxNanos, nanosString, toNanos, toUsd, usdDecimal } from "@router/money";
+import { basisPointsOf, costOfTokens, fromUsd, maxNanos, nanosString, toNanos, toUsd, usdDecimal } from "@router/money";
 
 describe("costOfTokens", () => {
   it("charges a whole nanodollar for one token at one nanodollar per million", () => {
@@ -194,5 +194,22 @@ describe("usdDecimal", () => {
 
   it("reads back through fromUsd to the same nanodollars", () => {
     for (const n of [1n, 999_999_999n, 1_000_000_001n, 98_765_432_123_456_789n]) expect(fromUsd(usdDecimal(n))).toBe(n);
+  });
+});
+
+describe("basisPointsOf", () => {
+  it("takes basis points of an amount, rounded up to a whole nanodollar", () => {
+    expect(basisPointsOf(150_000_000n, 1000)).toBe(15_000_000n);
+    expect(basisPointsOf(1n, 500)).toBe(1n);
+    expect(basisPointsOf(19_999n, 1)).toBe(2n);
+    expect(basisPointsOf(10n, 10_000)).toBe(10n);
+  });
+
+  it("is 0 for no amount, a negative one or no basis points, and refuses fractional or negative basis points", () => {
+    expect(basisPointsOf(0n, 500)).toBe(0n);
+    expect(basisPointsOf(-5n, 500)).toBe(0n);
+    expect(basisPointsOf(1_000n, 0)).toBe(0n);
+    expect(() => basisPointsOf(1_000n, 1.5)).toThrow(RangeError);
+    expect(() => basisPointsOf(1_000n, -1)).toThrow(RangeError);
   });
 });

@@ -42,6 +42,8 @@ export class ChatAdmission {
 
   async admit(ctx: ChatContext): Promise<Admitted> {
     const { caller } = ctx;
+    // Router's fee on this request (0 unless the operator charges one): its record's billed cost.
+    if (this.deps.credits) ctx.feeBps = await this.deps.credits.feeBps();
     const credentials = await this.deps.credentials.enabledFor(caller.orgId);
     const byokProviders = [...new Set(credentials.map((c) => c.providerSlug))];
     const plan = await this.deps.routing.plan(planRequestOf(ctx, byokProviders, this.openCircuits()));

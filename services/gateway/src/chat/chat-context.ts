@@ -41,6 +41,8 @@ export interface ChatContext<I extends IngressBase = IngressBase> {
   lease: LeaseTicket | null;
   /** Labels of the content-filter detectors that matched the messages (never the matched text). */
   contentFilterLabels: string[];
+  /** Router's fee in basis points of the list cost, as admission found it (0: none is charged). */
+  feeBps: number;
   /** The run this request is an admitted turn of: its settlement reports the turn. Null otherwise. */
   runId: string | null;
   /** Built-in tools the request names (`ParsedRequest.builtinTools`); dropped per endpoint (builtin-tools.ts). */
@@ -81,6 +83,7 @@ export function newChatContext<I extends IngressBase>(
     holdId: "",
     lease: null,
     contentFilterLabels: [],
+    feeBps: 0,
     runId: null,
     builtinTools: [],
     toolNames: NO_RENAMED_TOOLS,

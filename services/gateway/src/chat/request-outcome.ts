@@ -1,6 +1,6 @@
 import { NO_TOOL_CALLS, type ToolCallCount } from "./tool-call-check";
 import { performance } from "node:perf_hooks";
-import type { Nanodollars } from "@router/money";
+import { basisPointsOf, type Nanodollars } from "@router/money";
 import { TOPICS, type events } from "@router/proto";
 import type { Caller } from "../auth/caller";
 import type { Attempt, Candidate } from "../dispatch/types";
@@ -77,8 +77,9 @@ export function outcomeOf(ctx: ChatContext, o: OutcomeFacts): RequestOutcome {
     usage,
     lines,
     listCost: totalCost(lines),
-    // BYOK: the account is charged the BYOK fee, 0 in this release; list cost is what limits measure.
-    billedCost: 0n,
+    // BYOK: the account is charged Router's fee on the list cost (what the ledger charges from
+    // credits, 0 unless the operator sets one); list cost is what limits measure.
+    billedCost: basisPointsOf(totalCost(lines), ctx.feeBps),
     ttftMs: o.ttftMs ?? null,
     generationMs: o.generationMs ?? null,
     routingOverheadMs: dispatched ? Math.max(0, performance.now() - ctx.t0 - (o.upstreamMs ?? 0)) : null,

@@ -27,7 +27,7 @@ export function registerChatPaths(registry: OpenAPIRegistry): void {
         description: "The completion, or an event stream of chunks ending with `data: [DONE]`",
         content: { "application/json": { schema: completion }, "text/event-stream": { schema: z.string() } },
       },
-      ...refusals(400, 401, 403, 404, 429),
+      ...refusals(400, 401, 402, 403, 404, 429),
     },
   });
 

@@ -39,6 +39,7 @@ export function jsonBody(schema: z.ZodType): NonNullable<RouteConfig["request"]>
 const REFUSALS: Record<number, string> = {
   400: "Bad input; `details` names the field",
   401: "No or an unknown credential",
+  402: "The credit balance cannot cover the request's fee (`insufficient_credits`); buy credits",
   403: "The credential may not do this",
   404: "Not found (another organisation's ids too)",
   409: "Conflicts with the current state",

@@ -73,12 +73,12 @@ const OPERATIONS: ForwardedOperation[] = [
   { method: "get", path: "/v1/runs/{id}", summary: "A run and its tree of turns", access: "any" },
   { method: "post", path: "/v1/runs/{id}/close", summary: "Close a run as completed or cancelled", access: "any", body: true, refused: [409] },
   { method: "post", path: "/v1/runs/{id}/resume", summary: "Resume a run a detector paused", access: "any", refused: [409] },
-  // ledger: credits (checkout is refused with 409 while every model is BYOK-only)
+  // ledger: credits (checkout is refused with 409 unless the operator charges a fee and takes payments)
   { method: "get", path: "/v1/credits", summary: "The credit balance", access: "management" },
   { method: "get", path: "/v1/credits/fees", summary: "The credit purchase fee schedule", access: "public" },
   { method: "get", path: "/v1/credits/purchases", summary: "Credit purchases, newest first", access: "management", list: true, query: ["limit", "cursor"] },
   { method: "get", path: "/v1/credits/purchases/{id}/document", summary: "A purchase's invoice or receipt, from the payment processor", access: "management" },
-  { method: "post", path: "/v1/credits/checkout", summary: "Start a credit purchase (refused with 409 while credits cannot be spent)", access: "management", body: true, refused: [409] },
+  { method: "post", path: "/v1/credits/checkout", summary: "Start a credit purchase: a hosted checkout address (refused with 409 while credits cannot be spent)", access: "management", body: true, status: 201, refused: [409] },
   { method: "post", path: "/v1/billing/webhook", summary: "Receive a payment-processor event", access: "processor", body: true },
   // reports
   { method: "get", path: "/v1/reports/branding", summary: "Report branding", access: "management" },

@@ -33,7 +33,7 @@ export function registerIngressPaths(registry: OpenAPIRegistry): void {
         description: "The response, or its event stream (response.created ... response.completed)",
         content: { "application/json": { schema: response }, "text/event-stream": { schema: z.string() } },
       },
-      ...errors([400, 401, 403, 404, 429], openAiError),
+      ...errors([400, 401, 402, 403, 404, 429], openAiError),
     },
   });
   registry.registerPath({
@@ -101,7 +101,7 @@ export function registerIngressPaths(registry: OpenAPIRegistry): void {
     request: { body: jsonBody(embeddingsBodySchema.meta({ id: "EmbeddingsRequest" })) },
     responses: {
       200: { description: "One embedding per input, in input order", content: { "application/json": { schema: embeddings } } },
-      ...errors([400, 401, 403, 404, 429], openAiError),
+      ...errors([400, 401, 402, 403, 404, 429], openAiError),
     },
   });
 
@@ -136,7 +136,7 @@ export function registerIngressPaths(registry: OpenAPIRegistry): void {
         description: "The message, or its event stream (message_start ... message_stop)",
         content: { "application/json": { schema: message }, "text/event-stream": { schema: z.string() } },
       },
-      ...errors([400, 401, 403, 404, 429], anthropicError),
+      ...errors([400, 401, 402, 403, 404, 429], anthropicError),
     },
   });
   const tokenCountHeader = {

@@ -24,19 +24,19 @@ const DEPLOYMENT = "";
  * than before: the fee answer is in memory and refreshed off the request path.
  */
 export class CreditStanding {
-  private readonly fee: LoadingCache<boolean>;
+  private readonly fee: LoadingCache<number>;
   private readonly purchases: LoadingCache<Nanodollars | null>;
 
   constructor(ledger: Pick<LedgerPort, "creditTerms">, clock: Clock, private readonly log: Logger) {
-    this.fee = new LoadingCache<boolean>(
+    this.fee = new LoadingCache<number>(
       async (_key, previous) => {
         try {
-          return (await ledger.creditTerms({ orgId: "" })).feeBps > 0;
+          return (await ledger.creditTerms({ orgId: "" })).feeBps;
         } catch (err) {
           // Never known: no fee, as by default (the ledger still charges a fee at each request's
           // record); known before: that answer stands until the ledger answers again.
           this.log.warn({ err }, "gateway.credit_terms.unavailable");
-          return previous ?? false;
+          return previous ?? 0;
         }
       },
       clock,
@@ -56,8 +56,8 @@ export class CreditStanding {
     );
   }
 
-  /** Whether requests are charged a fee from credits (then each one asks Admit). */
-  feeCharged(): Promise<boolean> {
+  /** Router's fee on each request in basis points of its list cost; above 0, each request asks Admit. */
+  feeBps(): Promise<number> {
     return this.fee.get(DEPLOYMENT);
   }
 

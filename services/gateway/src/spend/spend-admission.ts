@@ -69,7 +69,7 @@ export class SpendAdmission {
     const ceilings = [...keyCeilings(req.key), ...guardrailCeilings(req.guardrailBudgets, req.key)].filter((c) => c.includeByok);
     // While a fee is charged, the credit balance counts every request: Admit holds its fee (and
     // refuses them all while the balance is negative), in the same call that reserves its limits.
-    const charged = this.credits ? await this.credits.feeCharged() : false;
+    const charged = (this.credits ? await this.credits.feeBps() : 0) > 0;
     // A turn of a run always asks Admit (the run is the ledger's); any other request skips it when
     // nothing counts it, or takes a lease.
     const turn = req.runId !== null;

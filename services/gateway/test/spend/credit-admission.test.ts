@@ -133,14 +133,14 @@ describe("credit standing", () => {
     const clock = new ManualClock();
     const { port } = fakeLedger(500);
     const credits = new CreditStanding(port, clock, silent);
-    expect(await credits.feeCharged()).toBe(true);
+    expect(await credits.feeBps()).toBe(500);
     port.creditTerms = async () => {
       throw new Error("ledger down");
     };
     clock.advance(11_000);
-    await credits.feeCharged();
+    await credits.feeBps();
     await new Promise((r) => setImmediate(r));
-    expect(await credits.feeCharged()).toBe(true);
+    expect(await credits.feeBps()).toBe(500);
     expect(await credits.purchased("org_2")).toBeNull();
   });
 });

@@ -1,4 +1,4 @@
-import type { Nanodollars } from "@router/money";
+import { basisPointsOf, type Nanodollars } from "@router/money";
 
 /**
  * The operator's fee schedule (`LEDGER_FEE_BPS`, `LEDGER_FEE_MIN`, `LEDGER_MIN_PURCHASE`). Every
@@ -36,14 +36,13 @@ export function chargesRequests(policy: FeeSchedule): boolean {
 
 /** Router's fee on a request of list cost `listCost`, rounded up to a whole nanodollar as every cost is. */
 export function requestFee(policy: FeeSchedule, listCost: Nanodollars): Nanodollars {
-  if (policy.feeBps <= 0 || listCost <= 0n) return 0n;
-  return (listCost * BigInt(policy.feeBps) + 9_999n) / 10_000n;
+  // The gateway reports the same figure as the request's billed cost (its record's `fee`).
+  return basisPointsOf(listCost, policy.feeBps);
 }
 
 /** The fee on a purchase of `gross` under `policy`: the percentage, at least the minimum, never more than `gross`. */
 export function purchaseFee(policy: FeeSchedule, gross: Nanodollars): Nanodollars {
-  // Rounded up to a whole nanodollar, as every cost is.
-  const percentage = (gross * BigInt(policy.feeBps) + 9_999n) / 10_000n;
+  const percentage = basisPointsOf(gross, policy.feeBps);
   const fee = percentage > policy.feeMin ? percentage : policy.feeMin;
   return fee > gross ? gross : fee;
 }
