@@ -90,7 +90,22 @@ describe("GET /v1/activity/breakdown", () => {
     expect(other.body.data.groups).toHaveLength(1);
   });
 
+  test("daily=true gives each group every day of the period, oldest first, summing to the group", async () => {
+    const res = await get("/v1/activity/breakdown?by=key&days=3&daily=true", org);
+    const web = res.body.data.groups.find((g: { label: string }) => g.label === "web");
+    expect(web.daily).toEqual([
+      { date: "2026-11-19", requests: 0, spend: 0 },
+      { date: "2026-11-20", requests: 1, spend: 0.000001 },
+      { date: "2026-11-21", requests: 1, spend: 0.000003 },
+    ]);
+    const limited = await get("/v1/activity/breakdown?by=key&days=3&daily=true&limit=1", org);
+    expect(limited.body.data.others.daily.map((d: { requests: number }) => d.requests)).toEqual([1, 0, 1]);
+    const plain = await get("/v1/activity/breakdown?by=key&days=3", org);
+    expect(plain.body.data.groups[0].daily).toBeUndefined();
+  });
+
   test.each([
+    ["daily is not a boolean", "/v1/activity/breakdown?by=model&daily=yes", "daily"],
     ["by is missing", "/v1/activity/breakdown", "by"],
     ["by is not a dimension", "/v1/activity/breakdown?by=colour", "by"],
     ["limit is too big", "/v1/activity/breakdown?by=model&limit=101", "limit"],
