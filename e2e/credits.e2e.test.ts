@@ -311,6 +311,9 @@ describe("credits with a fee and request-rate tiers, through the separate-proces
 
     expect(free.status).toBe(402);
     expect(free.json.error).toMatchObject({ code: "insufficient_credits", details: { scope: "credits" } });
+    // The route preview runs the same gates: it says the request would not dispatch, and why.
+    const preview = await o.inference.post("/v1/routing/preview", { model: FREE_MODEL });
+    expect(preview.json.data).toMatchObject({ would_dispatch: false, refusal: { status: 402, code: "insufficient_credits" } });
     await buy(o, 5);
     expect((await o.ask(FREE_MODEL)).status).toBe(200);
   });

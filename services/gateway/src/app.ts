@@ -473,7 +473,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     previewRoutes({
       // Side-effect free: any role's session may preview (as every role reads the routing configuration).
       resolveCaller: createKeyOrSessionResolver(manageDeps, "read"),
-      chat: { credentials, routing: plans, ledger: ledgerPort, budgetSubjects, contentFilters, clock: deps.clock },
+      chat: { credentials, routing: plans, ledger: ledgerPort, budgetSubjects, credits, contentFilters, clock: deps.clock },
       limit: rateLimits.credential("route_preview"),
       openCircuits: () => upstream.breakers.openEndpoints(),
     }),

@@ -61,12 +61,13 @@ function candidateView(c: routing.Candidate) {
 export function previewRoutes(deps: {
   /** An inference key, or a dashboard session (the dashboard's playground previews as the signed-in person). */
   resolveCaller: ResolveCaller;
-  chat: Pick<ChatDeps, "credentials" | "routing" | "ledger" | "budgetSubjects" | "clock"> & { contentFilters: ContentFilters };
+  chat: Pick<ChatDeps, "credentials" | "routing" | "ledger" | "budgetSubjects" | "credits" | "clock"> & { contentFilters: ContentFilters };
   limit: CredentialRateLimit;
   openCircuits: () => string[];
 }): Router {
   const router = Router();
-  const spend = new SpendAdmission(deps.chat.ledger, undefined, deps.chat.budgetSubjects);
+  // While a fee is charged the credit balance is one of the gates too (checked, nothing held).
+  const spend = new SpendAdmission(deps.chat.ledger, undefined, deps.chat.budgetSubjects, deps.chat.credits);
   router.post(ROUTE_PREVIEW_PATH, callerMiddleware(deps.resolveCaller), async (req: Request, res: Response) => {
     const caller = requireCaller(res);
     // Counted per credential: a key by its hash, a session by its token's (as its management routes are).
