@@ -235,6 +235,12 @@ describe("the dashboard in a browser", () => {
     await chart.locator("canvas").waitFor();
     const box = await chart.locator(".u-over").boundingBox();
     expect(box).not.toBeNull();
+    // Hovering the first day of the period shows that day and its (empty) spend in the legend...
+    const firstDay = new Intl.DateTimeFormat("en-US", { month: "short", day: "numeric", timeZone: "UTC" }).format(new Date(Date.now() - 29 * 86_400_000));
+    await page.mouse.move((box?.x ?? 0) + 3, (box?.y ?? 0) + (box?.height ?? 0) / 2);
+    await waitFor(async () => ((await chart.locator(".u-legend .u-series").first().textContent()) ?? "").includes(firstDay), { timeoutMs: 5_000, intervalMs: 100, what: `the hovered day ${firstDay} in the legend` });
+    await expect(chart.locator(".u-legend .u-series").nth(1).textContent()).resolves.toContain("$0.00");
+    // ...and today's spend once the pointer is on today.
     await page.mouse.move((box?.x ?? 0) + (box?.width ?? 0) - 4, (box?.y ?? 0) + (box?.height ?? 0) / 2);
     await waitFor(async () => /\$0\.\d*[1-9]/.test((await chart.locator(".u-legend .u-series").nth(1).textContent()) ?? ""), {
       timeoutMs: 5_000,
@@ -252,6 +258,13 @@ describe("the dashboard in a browser", () => {
     };
     // The session's request is charged to the person behind it, named Dashboard (and the key it was opened with).
     await breakdownBy("Key", ["dash-app", /^Dashboard/]);
+    // The breakdown's chart: each key's spend by day, stacked, with each one's own value on hover.
+    const stackedChart = page.getByRole("figure", { name: /Spend by day and key/ }).locator(".time-chart");
+    await stackedChart.locator("canvas").waitFor();
+    const over = await stackedChart.locator(".u-over").boundingBox();
+    await page.mouse.move((over?.x ?? 0) + (over?.width ?? 0) - 4, (over?.y ?? 0) + (over?.height ?? 0) / 2);
+    const dashAppLegend = stackedChart.locator(".u-legend .u-series").filter({ hasText: "dash-app" });
+    await waitFor(async () => /\$0\.\d*[1-9]/.test((await dashAppLegend.textContent()) ?? ""), { timeoutMs: 5_000, intervalMs: 100, what: "dash-app's spend today in the stacked chart's legend" });
     await breakdownBy("App", ["Notebook", "no app named"]);
     await breakdownBy("Provider", ["openai"]);
     await breakdownBy("Agent", ["no agent named"]);
@@ -262,6 +275,10 @@ describe("the dashboard in a browser", () => {
     await expect(rows.count()).resolves.toBe(3);
     await page.getByTestId("requests").getByRole("cell", { name: "Notebook" }).waitFor();
     await page.getByTestId("requests").getByRole("cell", { name: /^Dashboard/ }).waitFor();
+    // Each row: the provider's charge at list price and Router's fee, apart; a non-zero charge never reads $0.00.
+    await page.getByTestId("requests").getByRole("columnheader", { name: "Provider (list)" }).waitFor();
+    await page.getByTestId("requests").getByRole("columnheader", { name: "Router fee" }).waitFor();
+    await expect(rows.first().locator("td").nth(6).textContent()).resolves.toMatch(/^\$0\.\d*[1-9]/);
     await page.getByLabel("Key", { exact: true }).selectOption({ label: "dash-app" });
     await page.getByRole("button", { name: "Filter" }).click();
     await waitFor(async () => (await rows.count()) === 2, { timeoutMs: 5_000, intervalMs: 100, what: "dash-app's two requests" });

@@ -38,7 +38,10 @@ export interface Totals {
   requests: number;
   errors: number;
   byok_requests: number;
+  /** At list price: what the providers charged on the organisation's own keys. */
   spend: number;
+  /** Router's fees on top. */
+  fees?: number;
   tokens: number;
 }
 
@@ -78,6 +81,8 @@ export interface BreakdownGroup {
   errors: number;
   spend: number;
   tokens: number;
+  /** With `daily=true`: every day of the period, oldest first. */
+  daily?: Array<{ date: string; requests: number; spend: number }>;
 }
 
 /** `GET /v1/activity/breakdown`. */

@@ -14,16 +14,16 @@ const PERIODS = [7, 30, 90] as const;
 export const requestHref = (id: string): string => `#activity/requests/${encodeURIComponent(id)}`;
 
 /**
- * What a request cost, as the API gives it: the provider's charge at list price and Router's fee
- * when the record carries them separately (`provider_cost`, `router_fee`), else the billed amount
- * (`total_cost`).
+ * What a request cost, as the API gives it: the provider's charge at list price (`list_cost`, paid
+ * on the organisation's own provider key) and Router's fee (`fee`), apart; a record from before the
+ * API carried them has only the billed amount (`total_cost`).
  */
 interface CostFields {
   total_cost: number;
-  provider_cost?: number | null;
-  router_fee?: number | null;
+  list_cost?: number | null;
+  fee?: number | null;
 }
-const hasSplitCost = (r: CostFields): boolean => typeof r.provider_cost === "number" || typeof r.router_fee === "number";
+const hasSplitCost = (r: CostFields): boolean => typeof r.list_cost === "number" || typeof r.fee === "number";
 
 /** Totals of the period against the prior one, and the day-by-day charts of both. */
 function Overview({ days }: { days: number }) {
@@ -46,6 +46,11 @@ function Overview({ days }: { days: number }) {
                 <Money value={period.current.spend} testId="total-spend" />
               </dd>
               <dd class="hint">{change(period.current.spend, period.prior.spend)}</dd>
+              {typeof period.current.fees === "number" && (
+                <dd class="hint">
+                  Router's fees: <Money value={period.current.fees} testId="total-fees" />
+                </dd>
+              )}
             </div>
             <div>
               <dt>Requests</dt>
@@ -106,12 +111,12 @@ function RequestPage({ id }: { id: string }) {
                     <>
                       <dt>Provider's charge (list price)</dt>
                       <dd>
-                        <Money value={r.provider_cost ?? 0} testId="request-provider-cost" />
+                        <Money value={r.list_cost ?? 0} testId="request-list-price" />
                         {r.is_byok ? " (paid on your provider key)" : ""}
                       </dd>
                       <dt>Router's fee</dt>
                       <dd>
-                        <Money value={r.router_fee ?? 0} testId="request-router-fee" />
+                        <Money value={r.fee ?? 0} testId="request-fee" />
                       </dd>
                     </>
                   ) : (
@@ -332,10 +337,10 @@ function RecentRequests({ days }: { days: number }) {
                       {split ? (
                         <>
                           <td>
-                            <Money value={r.provider_cost ?? 0} />
+                            <Money value={r.list_cost ?? 0} />
                           </td>
                           <td>
-                            <Money value={r.router_fee ?? 0} />
+                            <Money value={r.fee ?? 0} />
                           </td>
                         </>
                       ) : (

@@ -2,8 +2,14 @@ import { useState } from "preact/hooks";
 import { api, query } from "../api/client";
 import type { Breakdown, BreakdownDimension, BreakdownGroup } from "../api/types";
 import { Show, useLoad } from "../ui/async";
-import { number } from "../ui/format";
+import { compactNumber, money, number } from "../ui/format";
 import { Money } from "../ui/money";
+import { TimeChart, type ChartSeries } from "../ui/time-chart";
+
+/** Distinct on white at AA contrast; the last is "everything else". */
+const PALETTE = ["#1446a0", "#8a5a00", "#0f7b6c", "#a4161a", "#6b3fa0", "#5b6470"];
+/** Groups drawn in the chart; the rest are one "Everything else" layer. */
+const CHARTED = 5;
 
 const DIMENSIONS: Array<{ id: BreakdownDimension; name: string; none: string }> = [
   { id: "model", name: "Model", none: "no model" },
@@ -27,7 +33,7 @@ function nameOf(g: BreakdownGroup, by: BreakdownDimension): string {
  */
 export function BreakdownPanel({ days }: { days: number }) {
   const [by, setBy] = useState<BreakdownDimension>("model");
-  const load = useLoad(() => api.get<Breakdown>(`/v1/activity/breakdown${query({ by, days })}`), [by, days]);
+  const load = useLoad(() => api.get<Breakdown>(`/v1/activity/breakdown${query({ by, days, daily: true })}`), [by, days]);
   return (
     <section class="card" aria-labelledby="breakdown-heading">
       <div class="section-head">
@@ -48,46 +54,88 @@ export function BreakdownPanel({ days }: { days: number }) {
           if (rows.length === 0) return <p>No requests in this window.</p>;
           // Shares of spend; with no spend at all (free models, refusals), shares of requests.
           const share = (g: BreakdownGroup) => (total > 0 ? g.spend / total : totalRequests > 0 ? g.requests / totalRequests : 0);
+          const name = (g: BreakdownGroup) => (g === b.others ? "Everything else" : nameOf(g, b.by));
+          const measure = total > 0 ? "spend" : "requests";
           return (
-            <div class="scroll" tabIndex={0}>
-              <table class="breakdown" data-testid={`breakdown-${b.by}`}>
-                <thead>
-                  <tr>
-                    <th scope="col">{DIMENSIONS.find((d) => d.id === b.by)?.name}</th>
-                    <th scope="col">Share of {total > 0 ? "spend" : "requests"}</th>
-                    <th scope="col">Spend (list price)</th>
-                    <th scope="col">Requests</th>
-                    <th scope="col">Errors</th>
-                    <th scope="col">Tokens</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {rows.map((g, i) => {
-                    const name = g === b.others ? "Everything else" : nameOf(g, b.by);
-                    const pct = Math.round(share(g) * 1000) / 10;
-                    return (
-                      <tr key={`${g.value ?? ""}-${i}`}>
-                        <th scope="row" class="wrap">
-                          {name}
-                        </th>
-                        <td title={`${pct}%`}>
-                          <meter min={0} max={1} value={share(g)} aria-label={`${name}: ${pct}%`} /> <span class="hint">{pct}%</span>
-                        </td>
-                        <td>
-                          <Money value={g.spend} />
-                        </td>
-                        <td>{number(g.requests)}</td>
-                        <td>{number(g.errors)}</td>
-                        <td>{number(g.tokens)}</td>
-                      </tr>
-                    );
-                  })}
-                </tbody>
-              </table>
-            </div>
+            <>
+              <StackedByDay
+                groups={rows.slice(0, CHARTED)}
+                rest={rows.slice(CHARTED)}
+                name={name}
+                measure={measure}
+                dimension={DIMENSIONS.find((d) => d.id === b.by)?.name.toLowerCase() ?? b.by}
+              />
+              <div class="scroll" tabIndex={0}>
+                <table class="breakdown" data-testid={`breakdown-${b.by}`}>
+                  <thead>
+                    <tr>
+                      <th scope="col">{DIMENSIONS.find((d) => d.id === b.by)?.name}</th>
+                      <th scope="col">Share of {total > 0 ? "spend" : "requests"}</th>
+                      <th scope="col">Spend (list price)</th>
+                      <th scope="col">Requests</th>
+                      <th scope="col">Errors</th>
+                      <th scope="col">Tokens</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {rows.map((g, i) => {
+                      const label = name(g);
+                      const pct = Math.round(share(g) * 1000) / 10;
+                      return (
+                        <tr key={`${g.value ?? ""}-${i}`}>
+                          <th scope="row" class="wrap">
+                            {label}
+                          </th>
+                          <td title={`${pct}%`}>
+                            <meter min={0} max={1} value={share(g)} aria-label={`${label}: ${pct}%`} /> <span class="hint">{pct}%</span>
+                          </td>
+                          <td>
+                            <Money value={g.spend} />
+                          </td>
+                          <td>{number(g.requests)}</td>
+                          <td>{number(g.errors)}</td>
+                          <td>{number(g.tokens)}</td>
+                        </tr>
+                      );
+                    })}
+                  </tbody>
+                </table>
+              </div>
+            </>
           );
         }}
       </Show>
     </section>
+  );
+}
+
+/** The biggest groups' spend (or requests, when nothing was spent) by day, stacked: the first group at the bottom. */
+function StackedByDay({ groups, rest, name, measure, dimension }: { groups: BreakdownGroup[]; rest: BreakdownGroup[]; name: (g: BreakdownGroup) => string; measure: "spend" | "requests"; dimension: string }) {
+  const days = groups[0]?.daily?.map((d) => d.date) ?? [];
+  if (days.length === 0) return null;
+  const valuesOf = (g: BreakdownGroup) => (g.daily ?? []).map((d) => d[measure]);
+  const series: ChartSeries[] = groups.map((g, i) => ({ label: name(g), values: valuesOf(g), kind: "bars", colour: PALETTE[i] ?? "#5b6470" }));
+  if (rest.length > 0) {
+    const summed = days.map((_d, i) => rest.reduce((s, g) => s + (g.daily?.[i]?.[measure] ?? 0), 0));
+    series.push({ label: "Everything else", values: summed, kind: "bars", colour: PALETTE[PALETTE.length - 1] ?? "#5b6470" });
+  }
+  const what = measure === "spend" ? "Spend" : "Requests";
+  return (
+    <figure class="chart flat" aria-labelledby="breakdown-chart-title">
+      <figcaption id="breakdown-chart-title">
+        <strong>
+          {what} by day and {dimension}
+        </strong>{" "}
+        <span class="hint">(stacked; hover a day for each one's value; the table below has the period's figures)</span>
+      </figcaption>
+      <TimeChart
+        label={`${what} by day, stacked by ${dimension}: ${series.map((s) => s.label).join(", ")}`}
+        days={days}
+        series={series}
+        stack
+        format={measure === "spend" ? money : number}
+        axisFormat={measure === "spend" ? money : compactNumber}
+      />
+    </figure>
   );
 }
