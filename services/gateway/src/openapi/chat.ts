@@ -20,7 +20,8 @@ export function registerChatPaths(registry: OpenAPIRegistry): void {
     method: "post",
     path: "/v1/chat/completions",
     summary: "Chat completion (OpenAI-compatible), streamed as server-sent events when `stream` is true",
-    security: SECURITY.inference,
+    // A dashboard session too (owner, admin, developer), charged to the signed-in person.
+    security: [...SECURITY.inference, ...SECURITY.session],
     request: { body: jsonBody(chatBodySchema.meta({ id: "ChatRequest" })) },
     responses: {
       200: {
@@ -35,7 +36,7 @@ export function registerChatPaths(registry: OpenAPIRegistry): void {
     method: "post",
     path: "/v1/routing/preview",
     summary: "Preview how a request would route: the chat route's gates, no side effect; refusals in the body",
-    security: SECURITY.inference,
+    security: [...SECURITY.inference, ...SECURITY.session],
     request: { body: jsonBody(previewBodySchema.meta({ id: "RoutePreviewRequest" })) },
     responses: {
       200: json(

@@ -35,8 +35,9 @@ const OPERATIONS: ForwardedOperation[] = [
   { method: "get", path: "/v1/models/{author}/{slug}/endpoints", summary: "A model's endpoints", access: "public" },
   { method: "get", path: "/v1/providers", summary: "List providers", access: "public", list: true },
   // activity
-  { method: "get", path: "/v1/activity", summary: "Usage, one row per request", access: "management", list: true, query: ["limit", "days", "cursor", "workspace"] },
+  { method: "get", path: "/v1/activity", summary: "Usage, one row per request", access: "management", list: true, query: ["limit", "days", "cursor", "workspace", "key", "include"] },
   { method: "get", path: "/v1/activity/summary", summary: "Usage summary", access: "management", query: ["days", "workspace"] },
+  { method: "get", path: "/v1/activity/breakdown", summary: "The summary's period split by model, provider, key, app or agent", access: "management", query: ["by", "days", "workspace", "limit", "daily"] },
   { method: "get", path: "/v1/activity/export", summary: "Usage as CSV", access: "management", query: ["days", "workspace"] },
   { method: "get", path: "/v1/activity/requests/{id}", summary: "One request with its usage lines and dispatches", access: "management" },
   { method: "get", path: "/v1/activity/upstream", summary: "Upstream provider requests", access: "management", list: true, query: ["limit", "days", "cursor", "request", "provider", "status"] },
