@@ -1,6 +1,8 @@
 import { busConfigOf } from "@router/bus";
 import { ConfigError } from "@router/config";
 import { createLogger } from "@router/logging";
+import { rateLimitOptionsOf } from "@router/gateway";
+import { feeScheduleOf } from "@router/ledger";
 import { loadEmbeddedConfig } from "../src/config";
 
 const log = createLogger({ level: "silent" });
@@ -24,6 +26,26 @@ describe("npm start's bus settings", () => {
     [{ ROUTER_BUS_NAMESPACE: "a b" }, /ROUTER_BUS_NAMESPACE/],
   ])("refuses %j, naming the setting", (env, named) => {
     expect(() => loadEmbeddedConfig(env)).toThrow(ConfigError);
+    expect(() => loadEmbeddedConfig(env)).toThrow(named);
+  });
+});
+
+describe("npm start's credit settings", () => {
+  it("take the fee schedule and the inference tiers as the standalone ledger and gateway do", () => {
+    const config = loadEmbeddedConfig({ LEDGER_FEE_BPS: "550", LEDGER_FEE_MIN: "0.80", ROUTER_RATE_TIERS: '[{"purchased": 0, "per_minute": 20}]' });
+    expect(feeScheduleOf(config)).toMatchObject({ feeBps: 550, feeMin: 800_000_000n, minPurchase: 5_000_000_000n });
+    expect(rateLimitOptionsOf(config).rateTiers).toEqual([{ purchased: 0n, windows: [{ points: 20, seconds: 60 }] }]);
+  });
+
+  it("charge no fee and set no tier by default", () => {
+    expect(feeScheduleOf(loadEmbeddedConfig({})).feeBps).toBe(0);
+    expect(rateLimitOptionsOf(loadEmbeddedConfig({})).rateTiers).toEqual([]);
+  });
+
+  it.each([
+    [{ LEDGER_FEE_BPS: "twelve" }, /LEDGER_FEE_BPS/],
+    [{ ROUTER_RATE_TIERS: "[]" }, /ROUTER_RATE_TIERS/],
+  ])("refuses %j, naming the setting", (env, named) => {
     expect(() => loadEmbeddedConfig(env)).toThrow(named);
   });
 });
