@@ -70,8 +70,4 @@ export class CreditStanding {
   noteAdmission(orgId: string, purchased: Nanodollars): void {
     this.purchases.set(orgId, purchased);
   }
-
-  stats() {
-    return this.purchases.stats();
-  }
 }
