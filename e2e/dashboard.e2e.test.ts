@@ -282,6 +282,12 @@ describe("the dashboard in a browser", () => {
     await page.getByLabel("Key", { exact: true }).selectOption({ label: "dash-app" });
     await page.getByRole("button", { name: "Filter" }).click();
     await waitFor(async () => (await rows.count()) === 2, { timeoutMs: 5_000, intervalMs: 100, what: "dash-app's two requests" });
+    // A breakdown line's name shows its requests in the list: the app Notebook's one.
+    await page.getByRole("group", { name: "Break down by" }).getByRole("button", { name: "App", exact: true }).click();
+    await page.getByTestId("breakdown-app").getByRole("button", { name: "Notebook" }).click();
+    await waitFor(async () => (await rows.count()) === 1, { timeoutMs: 5_000, intervalMs: 100, what: "Notebook's one request" });
+    await expect(page.getByLabel("App id").inputValue()).resolves.toMatch(/^app_/);
+    await expect(page.getByLabel("Key", { exact: true }).inputValue()).resolves.toBe("");
     await expectAccessible(page, "activity-analytics");
 
     // The request page: the provider's charge at list price, never $0.00 when it is not zero.

@@ -1,4 +1,4 @@
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { api, call, query } from "../api/client";
 import type { KeyRow, RequestDetail, RequestRecord, Summary } from "../api/types";
 import { ErrorNotice, Loading, Show, useAction, useLoad } from "../ui/async";
@@ -217,20 +217,23 @@ function RequestPage({ id }: { id: string }) {
   );
 }
 
-interface Filters {
+/** The request list's filters, as the API's query parameters name them. */
+export interface Filters {
   model: string;
   provider: string;
   status: string;
   key: string;
   app: string;
+  agent: string;
 }
 
-const NO_FILTERS: Filters = { model: "", provider: "", status: "", key: "", app: "" };
+const NO_FILTERS: Filters = { model: "", provider: "", status: "", key: "", app: "", agent: "" };
 const keyName = (r: RequestRecord): string => (r.key ? (r.key.name ?? `${r.key.hash.slice(0, 12)}…`) : "none");
 
-function RecentRequests({ days }: { days: number }) {
-  const [draft, setDraft] = useState<Filters>(NO_FILTERS);
-  const [filters, setFilters] = useState<Filters>(draft);
+function RecentRequests({ days, filters, setFilters }: { days: number; filters: Filters; setFilters: (f: Filters) => void }) {
+  const [draft, setDraft] = useState<Filters>(filters);
+  // A breakdown line picked above sets the filters: the form shows them.
+  useEffect(() => setDraft(filters), [filters]);
   const [extra, setExtra] = useState<Array<RequestRecord & CostFields>>([]);
   const [cursor, setCursor] = useState<string | null>(null);
   const more = useAction();
@@ -255,8 +258,10 @@ function RecentRequests({ days }: { days: number }) {
     </div>
   );
   return (
-    <section aria-labelledby="requests-heading">
-      <h3 id="requests-heading">Recent requests</h3>
+    <section aria-labelledby="requests-heading" id="recent-requests">
+      <h3 id="requests-heading" tabIndex={-1}>
+        Recent requests
+      </h3>
       <form
         class="filters"
         onSubmit={(e) => {
@@ -270,6 +275,10 @@ function RecentRequests({ days }: { days: number }) {
           <label for="filter-key">Key</label>
           <select id="filter-key" value={draft.key} onChange={(e) => setDraft({ ...draft, key: e.currentTarget.value })}>
             <option value="">Any key</option>
+            {/* A key picked in the breakdown that is not an inference key of the list (a dashboard session's charge). */}
+            {draft.key && !(keys.data ?? []).some((k) => k.hash === draft.key) && (
+              <option value={draft.key}>{draft.key.startsWith("dashboard:") ? "Dashboard (a signed-in person)" : `${draft.key.slice(0, 12)}…`}</option>
+            )}
             {(keys.data ?? [])
               .filter((k) => k.class === "inference")
               .map((k) => (
@@ -280,6 +289,7 @@ function RecentRequests({ days }: { days: number }) {
           </select>
         </div>
         {field("app", "App id", "app_console")}
+        {field("agent", "Agent", "planner")}
         {field("status", "Status", "complete")}
         <div class="filter-actions">
           <button type="submit">Filter</button>
@@ -374,6 +384,7 @@ function RecentRequests({ days }: { days: number }) {
  */
 export function ActivitySection({ can, path }: { can: Abilities; path: string[] }) {
   const [days, setDays] = useState<number>(30);
+  const [filters, setFilters] = useState<Filters>(NO_FILTERS);
   const month = new Date().toISOString().slice(0, 7);
   if (path[0] === "requests" && path[1]) return <RequestPage id={decodeURIComponent(path[1])} />;
   return (
@@ -397,8 +408,15 @@ export function ActivitySection({ can, path }: { can: Abilities; path: string[] 
         )}
       </div>
       <Overview days={days} />
-      <BreakdownPanel days={days} />
-      <RecentRequests days={days} />
+      <BreakdownPanel
+        days={days}
+        onPick={(filter, value) => {
+          setFilters({ ...NO_FILTERS, [filter]: value });
+          // To the list, with the focus on its heading, so a keyboard or screen reader follows.
+          requestAnimationFrame(() => document.getElementById("requests-heading")?.focus());
+        }}
+      />
+      <RecentRequests days={days} filters={filters} setFilters={setFilters} />
     </section>
   );
 }

@@ -29,9 +29,10 @@ function nameOf(g: BreakdownGroup, by: BreakdownDimension): string {
 /**
  * The period's spend and requests split by model, provider, key, app or agent: each group's share
  * as a bar (a `<meter>`, so no inline style), its spend with the exact amount on hover, requests,
- * errors and tokens. The rest past the top ten is one "Everything else" line.
+ * errors and tokens; a line's name shows its requests in the list below. The rest past the top ten
+ * is one "Everything else" line.
  */
-export function BreakdownPanel({ days }: { days: number }) {
+export function BreakdownPanel({ days, onPick }: { days: number; onPick: (filter: "model" | "provider" | "key" | "app" | "agent", value: string) => void }) {
   const [by, setBy] = useState<BreakdownDimension>("model");
   const load = useLoad(() => api.get<Breakdown>(`/v1/activity/breakdown${query({ by, days, daily: true })}`), [by, days]);
   return (
@@ -84,7 +85,14 @@ export function BreakdownPanel({ days }: { days: number }) {
                       return (
                         <tr key={`${g.value ?? ""}-${i}`}>
                           <th scope="row" class="wrap">
-                            {label}
+                            {g === b.others || g.value === null ? (
+                              label
+                            ) : (
+                              // The line's requests, in the list below (every dimension is one of its filters).
+                              <button type="button" class="link" title={`Show the requests of ${label}`} onClick={() => onPick(b.by, g.value ?? "")}>
+                                {label}
+                              </button>
+                            )}
                           </th>
                           <td title={`${pct}%`}>
                             <meter min={0} max={1} value={share(g)} aria-label={`${label}: ${pct}%`} /> <span class="hint">{pct}%</span>
