@@ -44,3 +44,30 @@ describe("an ordered shutdown", () => {
     expect(lines.find((l) => l.msg === "svc.stop_step_failed")).toMatchObject({ step: "broken", level: "error" });
   });
 });
+
+describe("a shutdown watched step by step", () => {
+  it("names each step to its watcher as it begins, so a second signal can hurry the one running", async () => {
+    const { log } = sink();
+    const seen: string[] = [];
+    let hurried = false;
+    await runShutdown(
+      log,
+      "svc",
+      [
+        {
+          step: "gateway",
+          // Finishes early only when hurried (a second Ctrl-C): the watcher calls hurry() on it.
+          run: () => new Promise<void>((resolve) => setTimeout(resolve, hurried ? 0 : 50)),
+          hurry: () => void (hurried = true),
+        },
+        { step: "store", run: () => void seen.push("store ran") },
+      ],
+      (step) => {
+        seen.push(`${step.step} begins`);
+        if (step.step === "gateway") step.hurry?.();
+      },
+    );
+    expect(seen).toEqual(["gateway begins", "store begins", "store ran"]);
+    expect(hurried).toBe(true);
+  });
+});

@@ -63,6 +63,8 @@ export class Drain {
   progress(): { streams: number; requests: number; graceEndsAt: number } | undefined {
     if (!this.draining || this.graceEndsAt === undefined || this.open.size === 0) return undefined;
     let streams = 0;
+    // Readable because every answer gets x-request-id before its head: Node keeps the headers given
+    // to writeHead only once a header was set.
     for (const res of this.open) if (String(res.getHeader("content-type") ?? "").startsWith("text/event-stream")) streams++;
     return { streams, requests: this.open.size - streams, graceEndsAt: this.graceEndsAt };
   }
