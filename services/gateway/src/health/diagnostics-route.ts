@@ -91,9 +91,9 @@ export function diagnosticsRoute(deps: DiagnosticsDeps): Router {
       () => "error" as const,
     );
     const [status, routing] = await Promise.all([database, fromRouting(res)]);
-    const caches = Object.fromEntries([
-      ...GATEWAY_CACHES.map((name) => [name, counters(deps.caches[name]?.())]),
-      ...ROUTING_CACHES.map((name) => [name, counters(routing?.caches[name])]),
+    const caches: Record<string, CacheCounters> = Object.fromEntries([
+      ...GATEWAY_CACHES.map((name): [string, CacheCounters] => [name, counters(deps.caches[name]?.())]),
+      ...ROUTING_CACHES.map((name): [string, CacheCounters] => [name, counters(routing?.caches[name])]),
     ]);
     res.json({
       data: { status, version: deps.version, rate_limiting: deps.rateLimiting(), caches, endpoint_health_age_ms: routing?.endpoint_health_age_ms ?? null },
