@@ -17,6 +17,8 @@ import { upstreamRoutes } from "./upstream/upstream-routes";
 export { REQUEST_COMPLETED_TOPIC, CONSUMER_GROUP, requestCompletedHandler, requestsCompletedHandler } from "./recording/consumer";
 
 export interface ActivityDeps {
+  /** The Node process metrics in this registry (default true); the one-process runner leaves them to the gateway. */
+  defaultMetrics?: boolean;
   db: Db;
   bus: EventBus;
   log: Logger;
@@ -44,7 +46,7 @@ export const ACTIVITY_MIGRATIONS_DIR = join(__dirname, "..", "migrations");
 export async function startActivity(deps: ActivityDeps): Promise<RunningActivity> {
   const { log } = deps;
   await migrate(deps.db, ACTIVITY_MIGRATIONS_DIR);
-  const metrics = new ActivityMetrics();
+  const metrics = new ActivityMetrics({ defaultMetrics: deps.defaultMetrics });
   const subscription = await subscribeRequestCompleted(deps.bus, { db: deps.db, log, clock: deps.clock, metrics });
 
   const app = createHttpApp({ log });

@@ -21,6 +21,8 @@ export { thresholdToAnnounce } from "./events/threshold-matching";
 export { DEFAULT_CHAT_HOOK_HOST, alertsEnvironment, checkAlertsEnvironment } from "./config";
 
 export interface AlertsDeps {
+  /** The Node process metrics in this registry (default true); the one-process runner leaves them to the gateway. */
+  defaultMetrics?: boolean;
   db: Db;
   bus: EventBus;
   log: Logger;
@@ -62,7 +64,7 @@ export async function startAlerts(deps: AlertsDeps): Promise<RunningAlerts> {
   const { log, clock } = deps;
   await migrate(deps.db, ALERTS_MIGRATIONS_DIR);
   const outbound = new Outbound({ ...deps.outbound, log, clock });
-  const metrics = new AlertsMetrics({ queued: () => outbound.stats().queued });
+  const metrics = new AlertsMetrics({ defaultMetrics: deps.defaultMetrics, queued: () => outbound.stats().queued });
   const email = deps.email
     ? smtpEmailSender({ smtpUrl: deps.email.smtpUrl, from: deps.email.from, timeoutMs: deps.outbound?.timeoutMs ?? 10_000, clock })
     : null;

@@ -65,7 +65,10 @@ async function main(): Promise<void> {
   );
 
   const clock = systemClock;
+  // One process: the Node process metrics (and their event-loop monitor and GC observer) are the
+  // gateway's to collect and export; every other service leaves them out.
   const routingSvc = await startRouting({
+    defaultMetrics: false,
     db: openDb("routing"),
     bus,
     log: root.child({ service: "routing" }),
@@ -76,6 +79,7 @@ async function main(): Promise<void> {
     redisUrl: config.REDIS_URL,
   });
   const ledgerSvc = await startLedger({
+    defaultMetrics: false,
     db: openDb("ledger"),
     bus,
     log: root.child({ service: "ledger" }),
@@ -87,6 +91,7 @@ async function main(): Promise<void> {
     fees: feeScheduleOf(config),
   });
   const activitySvc = await startActivity({
+    defaultMetrics: false,
     db: openDb("activity"),
     bus,
     log: root.child({ service: "activity" }),
@@ -95,6 +100,7 @@ async function main(): Promise<void> {
     internalSecret: secrets.ROUTER_INTERNAL_SECRET,
   });
   const reportsSvc = await startReports({
+    defaultMetrics: false,
     db: openDb("reports"),
     bus,
     log: root.child({ service: "reports" }),
@@ -103,6 +109,7 @@ async function main(): Promise<void> {
     internalSecret: secrets.ROUTER_INTERNAL_SECRET,
   });
   const runawaySvc = await startRunaway({
+    defaultMetrics: false,
     db: openDb("runaway"),
     bus,
     log: root.child({ service: "runaway" }),
@@ -112,6 +119,7 @@ async function main(): Promise<void> {
   });
   const alertsLog = root.child({ service: "alerts" });
   const alertsSvc = await startAlerts({
+    defaultMetrics: false,
     db: openDb("alerts"),
     bus,
     log: alertsLog,
@@ -133,7 +141,6 @@ async function main(): Promise<void> {
     internalSecret: secrets.ROUTER_INTERNAL_SECRET,
     masterKey: secrets.ROUTER_MASTER_KEY,
     outbound,
-    // One process: the Node process metrics are the gateway's to export.
     defaultMetrics: false,
   });
   const gatewayDb = openDb("gateway");

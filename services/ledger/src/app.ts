@@ -31,6 +31,8 @@ import { pruneRecordedRequests, recordRequests } from "./usage/usage-store";
 export { feeEnvironment, feeScheduleOf, stripeEnvironment, stripeSettingsOf } from "./config";
 
 export interface LedgerDeps {
+  /** The Node process metrics in this registry (default true); the one-process runner leaves them to the gateway. */
+  defaultMetrics?: boolean;
   db: Db;
   log: Logger;
   clock: Clock;
@@ -146,7 +148,7 @@ export async function startLedger(deps: LedgerDeps): Promise<RunningLedger> {
   const budgets = new BudgetCache({ db: deps.db, clock: deps.clock, log: deps.log, refreshMs: deps.budgetRefreshMs });
   const holdTtlMs = deps.holdTtlMs ?? DEFAULT_HOLD_TTL_MS;
   const leaseTtlMs = deps.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
-  const metrics = new LedgerMetrics();
+  const metrics = new LedgerMetrics({ defaultMetrics: deps.defaultMetrics });
   const implementation = ledgerService({
     db: deps.db,
     store,

@@ -42,6 +42,8 @@ export const ROUTING_MIGRATIONS_DIR = join(__dirname, "..", "migrations");
 export const ROUTING_SCHEMA = "routing";
 
 export interface RoutingDeps {
+  /** The Node process metrics in this registry (default true); the one-process runner leaves them to the gateway. */
+  defaultMetrics?: boolean;
   /** A Db on the `routing` schema. Owned by the caller, which closes it. */
   db: Db;
   log: Logger;
@@ -137,7 +139,7 @@ export async function startRouting(deps: RoutingDeps): Promise<RunningRouting> {
   const guardrails = new GuardrailCache({ db, clock, log, redis, refreshMs: deps.presetRefreshMs });
   const privacy = await PrivacyPolicies.open({ db, clock, log, redis, refreshMs: deps.presetRefreshMs });
 
-  const metrics = new RoutingMetrics();
+  const metrics = new RoutingMetrics({ defaultMetrics: deps.defaultMetrics });
   const app = createHttpApp({ log });
   // The HTTP port is internal; the gateway forwards only catalog and management routes to it.
   app.get("/metrics", metricsRoute(metrics.registry));

@@ -21,6 +21,8 @@ export type { SweepReport } from "./sweep/sweeper";
 export const DEFAULT_SWEEP_INTERVAL_MS = 5 * 60_000;
 
 export interface RunawayDeps {
+  /** The Node process metrics in this registry (default true); the one-process runner leaves them to the gateway. */
+  defaultMetrics?: boolean;
   db: Db;
   bus: EventBus;
   log: Logger;
@@ -53,7 +55,7 @@ export const RUNAWAY_MIGRATIONS_DIR = join(__dirname, "..", "migrations");
 export async function startRunaway(deps: RunawayDeps): Promise<RunningRunaway> {
   const { log } = deps;
   await migrate(deps.db, RUNAWAY_MIGRATIONS_DIR);
-  const metrics = new RunawayMetrics();
+  const metrics = new RunawayMetrics({ defaultMetrics: deps.defaultMetrics });
   const subscription = await subscribeRequestCompleted(deps.bus, { db: deps.db, log, clock: deps.clock, metrics });
   const schedule = new SweepSchedule(
     { db: deps.db, bus: deps.bus, log, clock: deps.clock, floors: deps.floors ?? SPEC_FLOORS, metrics },
