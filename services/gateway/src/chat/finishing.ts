@@ -1,7 +1,6 @@
 import { DomainError } from "@router/errors";
 import { events } from "@router/proto";
 import type { CascadeResult, Served } from "../dispatch/types";
-import { generationRecordOf } from "../generation/generation-record";
 import { Refused } from "./admission";
 import { cascadeModels, type ChatContext } from "./chat-context";
 import type { ChatDeps } from "./chat-deps";
@@ -40,11 +39,13 @@ export class Finishing {
     // lease that admitted it, if one did.
     event.served = served !== null;
     event.spendLeaseHoldId = ctx.lease?.lease.holdId ?? "";
-    this.deps.recent.put(ctx.caller.orgId, generationRecordOf(event));
+    // Encoded once: the bus carries these bytes, and the recent generations keep them.
+    const payload = events.RequestCompleted.encode(event).finish();
+    this.deps.recent.put(ctx.caller.orgId, ctx.id, payload);
     this.deps.metrics?.chatFinished(outcome);
     // The ledger settles from the record, so it leaves before the answer; the rest waits until
     // after the response.
-    const published = this.publish(ctx, event);
+    const published = this.publish(ctx, payload);
     const work = new Promise<void>((resolve) => setImmediate(() => resolve(this.afterResponse(ctx, outcome, served, published))));
     this.deps.drain?.defer(work);
     return published;
@@ -69,7 +70,7 @@ export class Finishing {
     return published;
   }
 
-  private publish(ctx: ChatContext, event: events.RequestCompleted): Promise<void> {
+  private publish(ctx: ChatContext, payload: Uint8Array): Promise<void> {
     const { bus, log, closings } = this.deps;
     return bus
       .publish({
@@ -78,7 +79,7 @@ export class Finishing {
         type: REQUEST_COMPLETED_TOPIC,
         // The generation id: a re-publish of the same request is the same event for consumers.
         id: ctx.id,
-        payload: events.RequestCompleted.encode(event).finish(),
+        payload,
       })
       .catch((err: unknown) => log.error({ err, id: ctx.id }, "gateway.event.publish_failed"))
       // Published: the ledger settles it. Lost: the hold expires and is charged as lost.

@@ -1,6 +1,7 @@
 import type Redis from "ioredis";
 import type { Logger } from "@router/logging";
-import type { GenerationRecord } from "./generation-record";
+import { events } from "@router/proto";
+import { generationRecordOf, type GenerationRecord } from "./generation-record";
 
 /**
  * Generations of the last minute, so `GET /v1/generation` answers as soon as the completion was
@@ -8,10 +9,13 @@ import type { GenerationRecord } from "./generation-record";
  * before the response ends, so no race); with Redis, every instance sees every instance's, and an
  * entry leaves memory once Redis has it, so a busy gateway does not carry a minute of records in
  * its heap (they would outlive the young generation and make every collection dearer).
+ *
+ * What is kept is the completion event as the bus carries it (protobuf bytes, already encoded for
+ * the publish): the record is rendered only when someone asks, which few requests are.
  */
 export interface RecentGenerations {
-  /** Synchronous for this instance; the Redis copy is written in the background. */
-  put(orgId: string, record: GenerationRecord): void;
+  /** The encoded `RequestCompleted` of generation `id`. Synchronous for this instance; the Redis copy is written in the background. */
+  put(orgId: string, id: string, event: Uint8Array): void;
   /** The record when it belongs to `orgId` and is still recent. */
   get(orgId: string, id: string): Promise<GenerationRecord | null>;
 }
@@ -27,11 +31,23 @@ export interface RecentGenerationsOptions {
 
 interface Entry {
   orgId: string;
-  record: GenerationRecord;
+  event: Uint8Array;
   expiresAt: number;
 }
 
 const redisKey = (id: string): string => `router:generation:${id}`;
+
+/** A JSON value is an entry a gateway from before the events were kept wrote (`{"orgId", "record"}`). */
+const OPENING_BRACE = 0x7b;
+
+function recordFrom(stored: Buffer, orgId: string): GenerationRecord | null {
+  if (stored[0] === OPENING_BRACE) {
+    const parsed = JSON.parse(stored.toString("utf8")) as { orgId: string; record: GenerationRecord };
+    return parsed.orgId === orgId ? parsed.record : null;
+  }
+  const event = events.RequestCompleted.decode(stored);
+  return event.orgId === orgId ? generationRecordOf(event) : null;
+}
 
 export function createRecentGenerations(opts: RecentGenerationsOptions): RecentGenerations {
   const ttlMs = opts.ttlMs ?? 60_000;
@@ -48,30 +64,26 @@ export function createRecentGenerations(opts: RecentGenerationsOptions): RecentG
   };
 
   return {
-    put(orgId, record) {
+    put(orgId, id, event) {
       const t = now();
-      const entry: Entry = { orgId, record, expiresAt: t + ttlMs };
-      entries.set(record.id, entry);
+      const entry: Entry = { orgId, event, expiresAt: t + ttlMs };
+      entries.set(id, entry);
       prune(t);
       // Kept in memory only when the write failed: then this instance still answers for a minute.
-      opts.redis
-        ?.set(redisKey(record.id), JSON.stringify({ orgId, record }), "PX", ttlMs)
-        .then(
-          () => {
-            if (entries.get(record.id) === entry) entries.delete(record.id);
-          },
-          (err: unknown) => opts.log.warn({ err, id: record.id }, "gateway.generation.cache_write_failed"),
-        );
+      opts.redis?.set(redisKey(id), Buffer.from(event.buffer, event.byteOffset, event.byteLength), "PX", ttlMs).then(
+        () => {
+          if (entries.get(id) === entry) entries.delete(id);
+        },
+        (err: unknown) => opts.log.warn({ err, id }, "gateway.generation.cache_write_failed"),
+      );
     },
     async get(orgId, id) {
       const local = entries.get(id);
-      if (local && local.expiresAt > now()) return local.orgId === orgId ? local.record : null;
+      if (local && local.expiresAt > now()) return local.orgId === orgId ? generationRecordOf(events.RequestCompleted.decode(local.event)) : null;
       if (!opts.redis) return null;
       try {
-        const raw = await opts.redis.get(redisKey(id));
-        if (!raw) return null;
-        const parsed = JSON.parse(raw) as { orgId: string; record: GenerationRecord };
-        return parsed.orgId === orgId ? parsed.record : null;
+        const stored = await opts.redis.getBuffer(redisKey(id));
+        return stored ? recordFrom(stored, orgId) : null;
       } catch (err) {
         opts.log.warn({ err, id }, "gateway.generation.cache_read_failed");
         return null;

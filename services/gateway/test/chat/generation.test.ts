@@ -1,7 +1,7 @@
 import Redis from "ioredis";
 import { TEST_REDIS_URL, waitFor } from "@router/testkit";
-import { createRecentGenerations } from "../../src/generation/recent-generations";
-import type { GenerationRecord } from "../../src/generation/generation-record";
+import { events } from "@router/proto";
+import { createRecentGenerations, type RecentGenerations } from "../../src/generation/recent-generations";
 import { silent, startChatHarness, userMessage, type ChatHarness } from "./chat-harness";
 
 describe("GET /v1/generation right after a completion", () => {
@@ -65,20 +65,24 @@ describe("GET /v1/generation right after a completion", () => {
 });
 
 describe("recent generations store", () => {
-  const record = (id: string): GenerationRecord => ({ id, model: "m" }) as GenerationRecord;
+  /** A completion event as the bus carries it (what the store keeps). */
+  const encoded = (orgId: string, id: string): Uint8Array =>
+    events.RequestCompleted.encode(events.RequestCompleted.fromPartial({ requestId: id, orgId, servedModel: "m", providerSlug: "openai", providerName: "OpenAI" })).finish();
+  const put = (store: RecentGenerations, orgId: string, id: string) => store.put(orgId, id, encoded(orgId, id));
 
   it("forgets a generation after its time to live", async () => {
     let now = 1_000;
     const store = createRecentGenerations({ log: silent, ttlMs: 60_000, now: () => now });
-    store.put("org_a", record("gen-1"));
-    expect(await store.get("org_a", "gen-1")).toMatchObject({ id: "gen-1" });
+    put(store, "org_a", "gen-1");
+    // Rendered from the event when asked.
+    expect(await store.get("org_a", "gen-1")).toMatchObject({ id: "gen-1", model: "m", provider_name: "OpenAI" });
     now += 60_000;
     expect(await store.get("org_a", "gen-1")).toBeNull();
   });
 
   it("keeps its memory bounded", async () => {
     const store = createRecentGenerations({ log: silent, maxEntries: 2 });
-    for (const id of ["gen-1", "gen-2", "gen-3"]) store.put("org_a", record(id));
+    for (const id of ["gen-1", "gen-2", "gen-3"]) put(store, "org_a", id);
     expect(await store.get("org_a", "gen-1")).toBeNull();
     expect(await store.get("org_a", "gen-3")).not.toBeNull();
   });
@@ -90,7 +94,7 @@ describe("recent generations store", () => {
       const writer = createRecentGenerations({ log: silent, redis: a });
       const reader = createRecentGenerations({ log: silent, redis: b });
       const id = `gen-${Date.now()}-${Math.random().toString(16).slice(2)}`;
-      writer.put("org_a", record(id));
+      put(writer, "org_a", id);
       await expect(waitFor(() => reader.get("org_a", id))).resolves.toMatchObject({ id });
       expect(await reader.get("org_b", id)).toBeNull();
       expect(await b.pttl(`router:generation:${id}`)).toBeGreaterThan(0);
@@ -100,12 +104,25 @@ describe("recent generations store", () => {
     }
   });
 
+  it("reads an entry a gateway from before the events were kept wrote as JSON", async () => {
+    const redis = new Redis(TEST_REDIS_URL);
+    try {
+      const id = `gen-${Date.now()}-${Math.random().toString(16).slice(2)}`;
+      await redis.set(`router:generation:${id}`, JSON.stringify({ orgId: "org_a", record: { id, model: "old" } }), "PX", 60_000);
+      const store = createRecentGenerations({ log: silent, redis });
+      expect(await store.get("org_a", id)).toEqual({ id, model: "old" });
+      expect(await store.get("org_b", id)).toBeNull();
+    } finally {
+      redis.disconnect();
+    }
+  });
+
   it("with Redis, keeps a generation in memory only until Redis holds it", async () => {
     const redis = new Redis(TEST_REDIS_URL);
     try {
       const store = createRecentGenerations({ log: silent, redis });
       const id = `gen-${Date.now()}-${Math.random().toString(16).slice(2)}`;
-      store.put("org_a", record(id));
+      put(store, "org_a", id);
       // Answered at once, before the write could have reached Redis.
       expect(await store.get("org_a", id)).toMatchObject({ id });
 
