@@ -102,7 +102,8 @@ function build(name, why) {
   // The stamp records when the build began: a file saved while it ran makes the next start build again.
   const startedAt = Date.now();
   process.stderr.write(`router: building ${target.what}: ${why}\n`);
-  const result = spawnSync(cmd, args, { cwd, stdio: ["ignore", "inherit", "inherit"] });
+  // Everything the build prints goes to stderr: a CLI command's stdout is its own (scripts parse it).
+  const result = spawnSync(cmd, args, { cwd, stdio: ["ignore", 2, 2] });
   if (result.status !== 0) return false;
   mkdirSync(STAMP_DIR, { recursive: true });
   writeFileSync(stampPath(name), `${JSON.stringify({ startedAt, ms: Date.now() - startedAt })}\n`);
