@@ -31,9 +31,10 @@ export interface Stack {
   createOrg(name: string, opts?: { operator?: boolean }): Promise<{ orgId: string; managementKey: string }>;
   /**
    * Starts one more gateway replica on the same services (stopped with the stack); returns its URL.
-   * `ledger` points it at another ledger replica instead of the stack's first.
+   * `ledger` points it at another ledger replica instead of the stack's first; `grpcLedger` only its
+   * gRPC calls (Admit, leases), its management routes staying on the stack's first.
    */
-  startGatewayReplica(opts?: { ledger?: LedgerReplica }): Promise<string>;
+  startGatewayReplica(opts?: { ledger?: LedgerReplica; grpcLedger?: LedgerReplica }): Promise<string>;
   /** Starts one more ledger replica on the same database and bus (stopped with the stack). */
   startLedgerReplica(): Promise<LedgerReplica>;
   stop(): Promise<void>;
@@ -178,6 +179,8 @@ async function startStackWith(opts: {
       const port = await freePort();
       const name = `gateway-replica-${services.filter(isGateway).length}`;
       const ledger: Record<string, string> = replicaOpts.ledger ? { LEDGER_GRPC_ADDR: replicaOpts.ledger.grpcAddr, LEDGER_HTTP_URL: replicaOpts.ledger.httpUrl } : {};
+      // Admit and leases on another replica than the one that takes management writes, as a load balancer may send them.
+      if (replicaOpts.grpcLedger) ledger.LEDGER_GRPC_ADDR = replicaOpts.grpcLedger.grpcAddr;
       // Each replica keeps its own bus outbox, as each pod would on its own volume.
       const replicaEnv = { ...env, ...ledger, PORT: String(port), ROUTER_DATA_DIR: join(env.ROUTER_DATA_DIR ?? "", name) };
       services.push(await startNodeProcess(name, main("gateway"), replicaEnv, () => httpReady(`http://127.0.0.1:${port}/health`), 20_000, gatewayNodeArgs));

@@ -76,6 +76,7 @@ import { cachedRoutingPort } from "./routing/plan-cache";
 import { grpcRoutingPort } from "./routing/routing-port";
 import { HoldClosings } from "./spend/hold-closings";
 import { grpcLedgerPort } from "./spend/ledger-port";
+import { RecentBudgetWrites } from "./spend/recent-budget-writes";
 import { SpendLeases } from "./spend/spend-leases";
 
 export { createOrganisation, ensureOperatorOrganisation, operatorOrganisationExists, type CreatedOrganisation } from "./organisations/organisation-creation";
@@ -291,7 +292,8 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       draining: () => drain.isDraining,
     }),
   );
-  const ledgerPort = grpcLedgerPort(deps.ledger, { deadlineMs: grpcDeadlineMs });
+  const budgetWrites = new RecentBudgetWrites(deps.clock);
+  const ledgerPort = grpcLedgerPort(deps.ledger, { deadlineMs: grpcDeadlineMs, freshBudgets: (orgId) => budgetWrites.fresh(orgId) });
   const closings = new HoldClosings({
     send: (batch) => ledgerPort.closeHolds(batch),
     log: deps.log,
@@ -492,7 +494,11 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   app.use(
     proxyRoutes({
       db: deps.db,
-      onBudgetWrite: (orgId) => budgetSubjects.invalidate(orgId),
+      onBudgetWrite: (orgId) => {
+        budgetWrites.written(orgId);
+        budgetSubjects.invalidate(orgId);
+        leases?.forgetOrganisation(orgId);
+      },
       authenticate,
       manage,
       proxy,

@@ -3,10 +3,11 @@ import type { Logger } from "@router/logging";
 import type { Clock, Nanodollars } from "@router/money";
 import { ledger } from "@router/proto";
 import type { HoldClosings, RunningRequest } from "./hold-closings";
+import type { Asked } from "./ledger-port";
 
 export interface SpendLeasesOptions {
   /** The ledger's Lease call. */
-  lease(req: ledger.LeaseRequest): Promise<ledger.LeaseResponse>;
+  lease(req: Asked<ledger.LeaseRequest>): Promise<ledger.LeaseResponse>;
   /** Where lease covers, trims and releases wait for their batched CloseHolds call (which renews leases in use too). */
   closings: HoldClosings;
   clock: Clock;
@@ -174,6 +175,20 @@ export class SpendLeases {
       this.retire(book.current);
       book.current = null;
       book.quietUntilMs = now + this.retryMs;
+    }
+  }
+
+  /**
+   * Retires the organisation's leases at once: called after this gateway forwarded a change to its
+   * budgets, so its next request is admitted on the new ones (a new lease or Admit), not on
+   * headroom a lease took under the old.
+   */
+  forgetOrganisation(orgId: string): void {
+    const prefix = `${orgId}\u0000`;
+    for (const [key, book] of this.books) {
+      if (!book.current || !key.startsWith(prefix)) continue;
+      this.retire(book.current);
+      book.current = null;
     }
   }
 

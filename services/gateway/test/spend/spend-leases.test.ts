@@ -227,6 +227,22 @@ test("retires a lease the ledger recalls at its next CloseHolds answer, and leav
   expect(await leases.admit(scope(c), 1_000n, generationId())).toBeNull();
 });
 
+test("retires an organisation's leases once this gateway changed its budgets: the next request takes a new lease", async () => {
+  const c = freshCeiling(1_000_000n);
+  const first = await leases.admit(scope(c), 1_000n, generationId());
+  if (!first) throw new Error("not admitted from a lease");
+
+  leases.forgetOrganisation("org_other");
+  expect((await leases.admit(scope(c), 1_000n, generationId()))?.lease.holdId).toBe(first.lease.holdId);
+  leases.forgetOrganisation("org_a");
+  const next = await leases.admit(scope(c), 1_000n, generationId());
+
+  expect(next?.lease.holdId).toBeDefined();
+  expect(next?.lease.holdId).not.toBe(first.lease.holdId);
+  // The retired lease keeps only the worst case of its two running requests.
+  await waitFor(async () => (await leaseHold(first.lease.holdId))?.worst === "2000", { timeoutMs: 3_000, what: "the retired lease to be trimmed" });
+});
+
 test("a request that was not served spends nothing", async () => {
   const c = freshCeiling(1_000_000n);
   const t = await leases.admit(scope(c), 1_000n, generationId());

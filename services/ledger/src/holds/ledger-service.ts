@@ -58,6 +58,7 @@ export function ledgerService(deps: LedgerServiceDeps): ledger.LedgerServiceServ
       if (!req.dryRun) required(req.requestId, "request_id");
       required(req.orgId, "org_id");
       nonNegative(req.worstCaseNanodollars, "worst_case_nanodollars");
+      if (req.freshBudgets) deps.budgets.invalidate(req.orgId);
       const scope = requestScope(req);
       const admitted = deps.metrics?.startAdmit();
       const fees = deps.fees ?? NO_FEE;
@@ -214,6 +215,7 @@ export function ledgerService(deps: LedgerServiceDeps): ledger.LedgerServiceServ
     lease: unaryHandler(async (req: ledger.LeaseRequest): Promise<ledger.LeaseResponse> => {
       required(req.leaseId, "lease_id");
       required(req.orgId, "org_id");
+      if (req.freshBudgets) deps.budgets.invalidate(req.orgId);
       if (req.wantNanodollars <= 0n) invalidField("want_nanodollars", "must be positive");
       if (req.minNanodollars < 0n || req.minNanodollars > req.wantNanodollars) {
         invalidField("min_nanodollars", "must be between 0 and want_nanodollars");
@@ -257,6 +259,7 @@ export function ledgerService(deps: LedgerServiceDeps): ledger.LedgerServiceServ
 
     budgetSubjects: unaryHandler(async (req: ledger.BudgetSubjectsRequest): Promise<ledger.BudgetSubjectsResponse> => {
       required(req.orgId, "org_id");
+      if (req.freshBudgets) deps.budgets.invalidate(req.orgId);
       const { workspaceIds, agents } = (await deps.budgets.get(req.orgId)).subjects;
       return { workspaceIds, agents };
     }, deps.log),

@@ -155,6 +155,12 @@ export interface AdmitRequest {
    * reserved on the run alone; a lease that does not cover them is a 400 naming this field.
    */
   leaseHoldId: string;
+  /**
+   * This gateway forwarded a change to the organisation's budgets within the ledger's refresh period:
+   * the ledger reads them from its store, not from memory, so the change binds on the very next request
+   * whichever replica answers.
+   */
+  freshBudgets: boolean;
 }
 
 export interface Refusal {
@@ -342,6 +348,12 @@ export interface LeaseRequest {
    */
   workspaceId: string;
   agent: string;
+  /**
+   * This gateway forwarded a change to the organisation's budgets within the ledger's refresh period:
+   * the ledger reads them from its store, not from memory, so the change binds on the very next request
+   * whichever replica answers.
+   */
+  freshBudgets: boolean;
 }
 
 export interface LeaseResponse {
@@ -400,6 +412,12 @@ export interface WorkspaceSpendResponse {
 
 export interface BudgetSubjectsRequest {
   orgId: string;
+  /**
+   * This gateway forwarded a change to the organisation's budgets within the ledger's refresh period:
+   * the ledger reads them from its store, not from memory, so the change binds on the very next request
+   * whichever replica answers.
+   */
+  freshBudgets: boolean;
 }
 
 export interface BudgetSubjectsResponse {
@@ -634,6 +652,7 @@ function createBaseAdmitRequest(): AdmitRequest {
     agent: "",
     runId: "",
     leaseHoldId: "",
+    freshBudgets: false,
   };
 }
 
@@ -671,6 +690,9 @@ export const AdmitRequest: MessageFns<AdmitRequest> = {
     }
     if (message.leaseHoldId !== "") {
       writer.uint32(82).string(message.leaseHoldId);
+    }
+    if (message.freshBudgets !== false) {
+      writer.uint32(160).bool(message.freshBudgets);
     }
     return writer;
   },
@@ -768,6 +790,14 @@ export const AdmitRequest: MessageFns<AdmitRequest> = {
             message.leaseHoldId = reader.string();
             continue;
           }
+          case 20: {
+            if (tag !== 160) {
+              break;
+            }
+
+            message.freshBudgets = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -824,6 +854,11 @@ export const AdmitRequest: MessageFns<AdmitRequest> = {
         : isSet(object.lease_hold_id)
         ? globalThis.String(object.lease_hold_id)
         : "",
+      freshBudgets: isSet(object.freshBudgets)
+        ? globalThis.Boolean(object.freshBudgets)
+        : isSet(object.fresh_budgets)
+        ? globalThis.Boolean(object.fresh_budgets)
+        : false,
     };
   },
 
@@ -859,6 +894,9 @@ export const AdmitRequest: MessageFns<AdmitRequest> = {
     if (message.leaseHoldId !== "") {
       obj.leaseHoldId = message.leaseHoldId;
     }
+    if (message.freshBudgets !== false) {
+      obj.freshBudgets = message.freshBudgets;
+    }
     return obj;
   },
 
@@ -879,6 +917,7 @@ export const AdmitRequest: MessageFns<AdmitRequest> = {
     message.agent = object.agent ?? "";
     message.runId = object.runId ?? "";
     message.leaseHoldId = object.leaseHoldId ?? "";
+    message.freshBudgets = object.freshBudgets ?? false;
     return message;
   },
 };
@@ -2665,6 +2704,7 @@ function createBaseLeaseRequest(): LeaseRequest {
     minNanodollars: 0n,
     workspaceId: "",
     agent: "",
+    freshBudgets: false,
   };
 }
 
@@ -2699,6 +2739,9 @@ export const LeaseRequest: MessageFns<LeaseRequest> = {
     }
     if (message.agent !== "") {
       writer.uint32(66).string(message.agent);
+    }
+    if (message.freshBudgets !== false) {
+      writer.uint32(160).bool(message.freshBudgets);
     }
     return writer;
   },
@@ -2780,6 +2823,14 @@ export const LeaseRequest: MessageFns<LeaseRequest> = {
             message.agent = reader.string();
             continue;
           }
+          case 20: {
+            if (tag !== 160) {
+              break;
+            }
+
+            message.freshBudgets = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2826,6 +2877,11 @@ export const LeaseRequest: MessageFns<LeaseRequest> = {
         ? globalThis.String(object.workspace_id)
         : "",
       agent: isSet(object.agent) ? globalThis.String(object.agent) : "",
+      freshBudgets: isSet(object.freshBudgets)
+        ? globalThis.Boolean(object.freshBudgets)
+        : isSet(object.fresh_budgets)
+        ? globalThis.Boolean(object.fresh_budgets)
+        : false,
     };
   },
 
@@ -2855,6 +2911,9 @@ export const LeaseRequest: MessageFns<LeaseRequest> = {
     if (message.agent !== "") {
       obj.agent = message.agent;
     }
+    if (message.freshBudgets !== false) {
+      obj.freshBudgets = message.freshBudgets;
+    }
     return obj;
   },
 
@@ -2875,6 +2934,7 @@ export const LeaseRequest: MessageFns<LeaseRequest> = {
       : 0n;
     message.workspaceId = object.workspaceId ?? "";
     message.agent = object.agent ?? "";
+    message.freshBudgets = object.freshBudgets ?? false;
     return message;
   },
 };
@@ -3722,13 +3782,16 @@ export const WorkspaceSpendResponse: MessageFns<WorkspaceSpendResponse> = {
 };
 
 function createBaseBudgetSubjectsRequest(): BudgetSubjectsRequest {
-  return { orgId: "" };
+  return { orgId: "", freshBudgets: false };
 }
 
 export const BudgetSubjectsRequest: MessageFns<BudgetSubjectsRequest> = {
   encode(message: BudgetSubjectsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.orgId !== "") {
       writer.uint32(10).string(message.orgId);
+    }
+    if (message.freshBudgets !== false) {
+      writer.uint32(16).bool(message.freshBudgets);
     }
     return writer;
   },
@@ -3754,6 +3817,14 @@ export const BudgetSubjectsRequest: MessageFns<BudgetSubjectsRequest> = {
             message.orgId = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.freshBudgets = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3773,6 +3844,11 @@ export const BudgetSubjectsRequest: MessageFns<BudgetSubjectsRequest> = {
         : isSet(object.org_id)
         ? globalThis.String(object.org_id)
         : "",
+      freshBudgets: isSet(object.freshBudgets)
+        ? globalThis.Boolean(object.freshBudgets)
+        : isSet(object.fresh_budgets)
+        ? globalThis.Boolean(object.fresh_budgets)
+        : false,
     };
   },
 
@@ -3780,6 +3856,9 @@ export const BudgetSubjectsRequest: MessageFns<BudgetSubjectsRequest> = {
     const obj: any = {};
     if (message.orgId !== "") {
       obj.orgId = message.orgId;
+    }
+    if (message.freshBudgets !== false) {
+      obj.freshBudgets = message.freshBudgets;
     }
     return obj;
   },
@@ -3790,6 +3869,7 @@ export const BudgetSubjectsRequest: MessageFns<BudgetSubjectsRequest> = {
   fromPartial<I extends Exact<DeepPartial<BudgetSubjectsRequest>, I>>(object: I): BudgetSubjectsRequest {
     const message = createBaseBudgetSubjectsRequest();
     message.orgId = object.orgId ?? "";
+    message.freshBudgets = object.freshBudgets ?? false;
     return message;
   },
 };
