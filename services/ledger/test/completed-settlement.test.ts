@@ -75,6 +75,19 @@ describe("settlement from router.request.completed.v1", () => {
     expect(await recorded(id)).toBe(true);
   });
 
+  it("settles the hold the record names (hold_id) without looking it up, and takes an empty one for no hold", async () => {
+    const key = keyCeiling();
+    const named = await admit(key);
+    const unnamed = await admit(key);
+    await publish({ requestId: named.id, holdId: named.holdId, served: true, listCostNanodollars: 7_000n });
+    // The gateway said no hold counted this request: nothing is looked up, the request is recorded.
+    await publish({ requestId: unnamed.id, holdId: "", served: true, listCostNanodollars: 5_000n });
+
+    await waitFor(async () => (await holdState(named.holdId)) === "settled", { what: "the named hold settled" });
+    await waitFor(async () => recorded(unnamed.id), { what: "the request without a hold recorded" });
+    expect(await holdState(unnamed.holdId)).toBe("held");
+  });
+
   it("releases an unserved request's hold", async () => {
     const key = keyCeiling();
     const { holdId, id } = await admit(key);

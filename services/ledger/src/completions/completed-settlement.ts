@@ -21,9 +21,10 @@ export function completedSettlementHandler(deps: CompletedSettlementDeps): Batch
   return async (delivered) => {
     const completed = delivered.map((e) => decoded(e, deps.log)).filter((c): c is Settleable => c !== null);
     if (completed.length === 0) return;
+    // Gateways name the hold in the event; only an event of an older gateway needs it looked up.
     const holdIds = await holdsOf(
       deps.db,
-      completed.filter((c) => c.spendLeaseHoldId === "").map((c) => c.requestId),
+      completed.filter((c) => c.spendLeaseHoldId === "" && c.holdId === undefined).map((c) => c.requestId),
     );
     const spends: Spend[] = [];
     const settlements: Parameters<typeof closeHolds>[0]["settlements"] = [];
@@ -32,7 +33,7 @@ export function completedSettlementHandler(deps: CompletedSettlementDeps): Batch
       const request = finishedRequestOf(c);
       // The ledger's own record of a lost request: its hold was charged when it expired, and stays
       // expired so that a late record from the gateway can still replace the charge with the cost.
-      const holdId = c.spendLeaseHoldId === "" && !c.settledByLedger ? (holdIds.get(c.requestId) ?? "") : "";
+      const holdId = c.spendLeaseHoldId === "" && !c.settledByLedger ? (c.holdId ?? holdIds.get(c.requestId) ?? "") : "";
       if (c.served) {
         if (c.spendLeaseHoldId !== "") {
           spends.push({ holdId: c.spendLeaseHoldId, requestId: c.requestId, listCost: c.listCostNanodollars, billedCost: c.billedCostNanodollars });

@@ -115,6 +115,12 @@ export interface RequestCompleted {
    * served or the catalog has none (readers then show provider_slug).
    */
   providerName: string;
+  /**
+   * The hold Admit placed for the request ("" when none was: no ceiling or budget counted it, or a
+   * spend lease admitted it). Unset on events of gateways from before it was carried: the ledger then
+   * looks the hold up by request id.
+   */
+  holdId?: string | undefined;
 }
 
 export interface TokenUsage {
@@ -210,6 +216,7 @@ function createBaseRequestCompleted(): RequestCompleted {
     settledByLedger: false,
     droppedTools: [],
     providerName: "",
+    holdId: undefined,
   };
 }
 
@@ -380,6 +387,9 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
     }
     if (message.providerName !== "") {
       writer.uint32(402).string(message.providerName);
+    }
+    if (message.holdId !== undefined) {
+      writer.uint32(410).string(message.holdId);
     }
     return writer;
   },
@@ -807,6 +817,14 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
             message.providerName = reader.string();
             continue;
           }
+          case 51: {
+            if (tag !== 410) {
+              break;
+            }
+
+            message.holdId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1037,6 +1055,11 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
         : isSet(object.provider_name)
         ? globalThis.String(object.provider_name)
         : "",
+      holdId: isSet(object.holdId)
+        ? globalThis.String(object.holdId)
+        : isSet(object.hold_id)
+        ? globalThis.String(object.hold_id)
+        : undefined,
     };
   },
 
@@ -1192,6 +1215,9 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
     if (message.providerName !== "") {
       obj.providerName = message.providerName;
     }
+    if (message.holdId !== undefined) {
+      obj.holdId = message.holdId;
+    }
     return obj;
   },
 
@@ -1259,6 +1285,7 @@ export const RequestCompleted: MessageFns<RequestCompleted> = {
     message.settledByLedger = object.settledByLedger ?? false;
     message.droppedTools = object.droppedTools?.map((e) => e) || [];
     message.providerName = object.providerName ?? "";
+    message.holdId = object.holdId ?? undefined;
     return message;
   },
 };
