@@ -105,8 +105,13 @@ function build(name, why) {
   // Everything the build prints goes to stderr: a CLI command's stdout is its own (scripts parse it).
   const result = spawnSync(cmd, args, { cwd, stdio: ["ignore", 2, 2] });
   if (result.status !== 0) return false;
-  mkdirSync(STAMP_DIR, { recursive: true });
-  writeFileSync(stampPath(name), `${JSON.stringify({ startedAt, ms: Date.now() - startedAt })}\n`);
+  try {
+    mkdirSync(STAMP_DIR, { recursive: true });
+    writeFileSync(stampPath(name), `${JSON.stringify({ startedAt, ms: Date.now() - startedAt })}\n`);
+  } catch (err) {
+    // A checkout this user may not write to (built by another): it is built; the next start checks again.
+    process.stderr.write(`router: could not record the build (${err.code ?? err.message}); the next start builds again\n`);
+  }
   process.stderr.write(`router: built ${target.what} in ${((Date.now() - startedAt) / 1000).toFixed(1)} s\n`);
   return true;
 }
