@@ -23,7 +23,7 @@ import { subscribeCompletedSettlement } from "./completions/completed-settlement
 import { lostRequestPublisher } from "./completions/lost-requests";
 import { LedgerMetrics } from "./metrics";
 import { runRoutes } from "./runs/run-routes";
-import { expireTurn, settleTurns, type TurnQueue } from "./runs/run-settlement";
+import { expireTurn } from "./runs/run-settlement";
 import { expiredTurns } from "./runs/run-store";
 import { ThresholdPublisher } from "./thresholds/threshold-publisher";
 import { pruneRecordedRequests, recordRequests } from "./usage/usage-store";
@@ -131,19 +131,13 @@ export async function startLedger(deps: LedgerDeps): Promise<RunningLedger> {
     name: "closings",
   });
   const usage: UsageQueue = new GroupCommit({
-    // Each request's credit hold settles to Router's fee on its list cost as it is recorded.
+    // Each request's credit hold settles to Router's fee on its list cost as it is recorded, and
+    // each turn of a run on its run, in the same statement.
     apply: (batch) => recordRequests(deps.db, batch, (listCost) => requestFee(fees, listCost)),
     maxBatch: CLOSING_MAX_BATCH,
     intervalMs: deps.closingIntervalMs ?? DEFAULT_CLOSING_INTERVAL_MS,
     log: deps.log,
     name: "usage",
-  });
-  const turns: TurnQueue = new GroupCommit({
-    apply: (batch) => settleTurns(deps.db, batch),
-    maxBatch: CLOSING_MAX_BATCH,
-    intervalMs: deps.closingIntervalMs ?? DEFAULT_CLOSING_INTERVAL_MS,
-    log: deps.log,
-    name: "turns",
   });
   const budgets = new BudgetCache({ db: deps.db, clock: deps.clock, log: deps.log, refreshMs: deps.budgetRefreshMs });
   const holdTtlMs = deps.holdTtlMs ?? DEFAULT_HOLD_TTL_MS;
@@ -155,7 +149,6 @@ export async function startLedger(deps: LedgerDeps): Promise<RunningLedger> {
     admissions,
     closings,
     usage,
-    turns,
     budgets,
     clock: deps.clock,
     log: deps.log,
@@ -173,7 +166,7 @@ export async function startLedger(deps: LedgerDeps): Promise<RunningLedger> {
   );
   // Finished requests are settled from the gateway's durable record of them, once the bus has it.
   const settling = deps.bus
-    ? await subscribeCompletedSettlement(deps.bus, { db: deps.db, store, closings, usage, turns, clock: deps.clock, log: deps.log, holdTtlMs })
+    ? await subscribeCompletedSettlement(deps.bus, { db: deps.db, store, closings, usage, clock: deps.clock, log: deps.log, holdTtlMs })
     : undefined;
   const sweep = startExpirySweep({
     store,
@@ -236,7 +229,7 @@ export async function startLedger(deps: LedgerDeps): Promise<RunningLedger> {
       await settling?.close();
       // Calls in flight wait on the queues, so they keep applying until the server has shut down.
       await server.close();
-      await Promise.all([closings.drain(), usage.drain(), turns.drain()]);
+      await Promise.all([closings.drain(), usage.drain()]);
       await publisher?.stop();
       await budgets.close();
     },

@@ -16,7 +16,6 @@ import type { CeilingRule } from "./ceilings";
 import type { CounterAdmissions } from "./counter-admissions";
 import { grantLease } from "./leases";
 import { RUN_ID } from "../runs/run-rules";
-import type { TurnQueue } from "../runs/run-settlement";
 import {
   closeHolds,
   release,
@@ -35,7 +34,6 @@ export interface LedgerServiceDeps {
   admissions: CounterAdmissions;
   closings: ClosingQueue;
   usage: UsageQueue;
-  turns: TurnQueue;
   budgets: BudgetCache;
   clock: Clock;
   log: Logger;

@@ -1,8 +1,7 @@
 import { notFound } from "@router/errors";
 import type { Logger } from "@router/logging";
 import type { Clock, Nanodollars } from "@router/money";
-import type { TurnOutcome, TurnQueue, TurnReport } from "../runs/run-settlement";
-import type { RecordingOutcome, RequestUsage } from "../usage/usage-store";
+import type { RecordingOutcome, RequestUsage, TurnSettlement } from "../usage/usage-store";
 import type { GroupCommit } from "./group-commit";
 import type { Closing, ClosingOutcome, ExpiredHold, HoldClosing, HoldStore } from "./store";
 
@@ -23,16 +22,14 @@ export interface FinishedRequest {
   runTurn?: RunTurnFacts;
 }
 
-/** What a turn did, beyond its cost (which its Settle carries). */
-export type RunTurnFacts = Omit<TurnReport, "orgId" | "requestId" | "served" | "cost" | "at">;
+/** What a turn did, beyond its cost (which its Settle carries) and whether it was served (Settle or Release). */
+export type RunTurnFacts = Omit<TurnSettlement, "served">;
 
 export interface SettlementDeps {
   store: HoldStore;
   /** Closings go through the queue, which answers once the batch has committed. */
   closings: ClosingQueue;
-  /** So do turns of runs. */
-  turns: TurnQueue;
-  /** So do finished requests. */
+  /** So do finished requests, and with them the turns of runs among them (in the same statement). */
   usage: UsageQueue;
   clock: Clock;
 }
@@ -52,7 +49,6 @@ export async function settle(
   const [outcome] = await Promise.all([
     holdId === "" ? undefined : closeHold(holdId, { to: "settled", ...cost }, deps),
     request && recordRequest(request, cost.listCost, deps),
-    request && settleRunTurn(request, cost.listCost, deps),
   ]);
   if (outcome === "not_found") throw notFound(`hold ${holdId}`);
 }
@@ -69,8 +65,7 @@ export interface ReleaseDeps extends SettlementDeps {
 export async function release(holdId: string, keep: Nanodollars, request: FinishedRequest | null, deps: ReleaseDeps): Promise<void> {
   const [outcome] = await Promise.all([
     holdId === "" ? undefined : closeHold(holdId, releasing(keep, deps), deps),
-    request && recordRequest(request, 0n, deps),
-    request && settleRunTurn(request, null, deps),
+    request && recordRequest(request, null, deps),
   ]);
   if (outcome === "not_found") throw notFound(`hold ${holdId}`);
 }
@@ -102,15 +97,12 @@ export async function closeHolds(
     ...batch.settlements.map(({ holdId, listCost, billedCost }): [string, Closing] => [holdId, { to: "settled", listCost, billedCost }]),
     ...batch.releases.map(({ holdId, keep, spent }): [string, Closing] => [holdId, releasing(keep, deps, spent)]),
   ].filter(([holdId]) => holdId !== "");
-  const finished: Array<Promise<RecordingOutcome | TurnOutcome>> = [];
+  const finished: Array<Promise<RecordingOutcome>> = [];
   for (const [request, cost] of [
     ...batch.settlements.map((s): [FinishedRequest | null, Nanodollars | null] => [s.request, s.listCost]),
     ...batch.releases.map((r): [FinishedRequest | null, Nanodollars | null] => [r.request, null]),
   ]) {
-    if (!request) continue;
-    finished.push(recordRequest(request, cost ?? 0n, deps));
-    const turn = settleRunTurn(request, cost, deps);
-    if (turn) finished.push(turn);
+    if (request) finished.push(recordRequest(request, cost, deps));
   }
   // Pushed in this order, so the queue applies them in this order.
   const [outcomes] = await Promise.all([
@@ -120,25 +112,16 @@ export async function closeHolds(
   return closings.filter((_, i) => outcomes[i] === "not_found").map(([holdId]) => holdId);
 }
 
-function recordRequest(request: FinishedRequest, listCost: Nanodollars, deps: SettlementDeps): Promise<RecordingOutcome> {
-  return deps.usage.push({ ...request, listCost, at: deps.clock.now() });
-}
-
 /**
- * A turn's report to its run: `cost` for a served turn, null for a failed one (its money comes
- * back, its turn does not). Nothing for a request that was no turn.
+ * A finished request's record: `cost` for a served one, null for one that served nothing. A turn of
+ * a run is settled with it, in the same statement: a served turn's cost is spent, a failed turn's
+ * money comes back (its turn does not).
  */
-function settleRunTurn(request: FinishedRequest, cost: Nanodollars | null, deps: SettlementDeps): Promise<TurnOutcome> | undefined {
-  // Most requests are no turn: they pay nothing here, not even a promise.
-  if (!request.runTurn) return undefined;
-  return deps.turns.push({
-    ...request.runTurn,
-    orgId: request.orgId,
-    requestId: request.requestId,
-    served: cost !== null,
-    cost: cost ?? 0n,
-    at: deps.clock.now(),
-  });
+function recordRequest(request: FinishedRequest, cost: Nanodollars | null, deps: SettlementDeps): Promise<RecordingOutcome> {
+  const { runTurn, ...finished } = request;
+  const usage: RequestUsage = { ...finished, listCost: cost ?? 0n, at: deps.clock.now() };
+  if (runTurn) usage.turn = { ...runTurn, served: cost !== null };
+  return deps.usage.push(usage);
 }
 
 function releasing(keep: Nanodollars, deps: ReleaseDeps, spent?: Nanodollars): Closing {

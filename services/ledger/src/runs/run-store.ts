@@ -251,45 +251,6 @@ export async function saveRun(q: Queryable, run: Run, now: Date, closedAt: Date 
   );
 }
 
-/** Runs by id, their rows locked in id order (in the caller's transaction); another organisation's are left out. */
-export async function lockRuns(q: Queryable, runIds: string[]): Promise<Map<string, Run>> {
-  const r = await q.query<RunRecord>(`SELECT * FROM runs WHERE run_id = ANY ($1::text[]) ORDER BY run_id FOR UPDATE`, [runIds], { prepare: true });
-  return new Map(r.rows.map((row) => [row.run_id, runOf(row)]));
-}
-
-/** Writes several runs' status and counters in one statement (rows locked by the caller), as `saveRun` does one. */
-export async function saveRuns(q: Queryable, runs: Array<{ run: Run; now: Date }>): Promise<void> {
-  if (runs.length === 0) return;
-  const col = <T>(f: (x: { run: Run; now: Date }) => T) => runs.map(f);
-  await q.query(
-    `UPDATE runs SET status = u.status, spent_nanodollars = u.spent, reserved_nanodollars = u.reserved, turns_used = u.turns_used,
-       tool_calls_used = u.tool_calls_used, tool_calls_without_progress = u.without_progress, minute_start = u.minute_start,
-       minute_spent_nanodollars = u.minute_spent, pause_reason = u.pause_reason, paused_at = u.paused_at,
-       closed_at = u.closed_at, updated_at = u.updated_at
-     FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::int[], $6::int[], $7::int[], $8::timestamptz[],
-                 $9::bigint[], $10::text[], $11::timestamptz[], $12::timestamptz[], $13::timestamptz[])
-       AS u (run_id, status, spent, reserved, turns_used, tool_calls_used, without_progress, minute_start,
-             minute_spent, pause_reason, paused_at, closed_at, updated_at)
-     WHERE runs.run_id = u.run_id`,
-    [
-      col((x) => x.run.id),
-      col((x) => x.run.status),
-      col((x) => x.run.spent.toString()),
-      col((x) => x.run.reserved.toString()),
-      col((x) => x.run.turnsUsed),
-      col((x) => x.run.toolCallsUsed),
-      col((x) => x.run.toolCallsWithoutProgress),
-      col((x) => x.run.minuteStart?.toISOString() ?? null),
-      col((x) => x.run.minuteSpent.toString()),
-      col((x) => x.run.pauseReason),
-      col((x) => x.run.pausedAt?.toISOString() ?? null),
-      col((x) => x.run.closedAt?.toISOString() ?? null),
-      col((x) => x.now.toISOString()),
-    ],
-    { prepare: true },
-  );
-}
-
 export async function insertTurn(
   q: Queryable,
   t: { runId: string; requestId: string; turn: number; reserved: bigint; admittedAt: Date; expiresAt: Date },
@@ -341,38 +302,6 @@ export async function findTurn(q: Queryable, requestId: string): Promise<(RunTur
   const r = await q.query<TurnRecord>(`SELECT * FROM run_turns WHERE request_id = $1`, [requestId]);
   const row = r.rows[0];
   return row && { ...turnOf(row), runId: row.run_id };
-}
-
-/** Turns by request id. */
-export async function findTurns(q: Queryable, requestIds: string[]): Promise<Map<string, RunTurnRow & { runId: string }>> {
-  const r = await q.query<TurnRecord>(`SELECT * FROM run_turns WHERE request_id = ANY ($1::text[])`, [requestIds], { prepare: true });
-  return new Map(r.rows.map((row) => [row.request_id, { ...turnOf(row), runId: row.run_id }]));
-}
-
-/** Closes several turns with what they did, in one statement. */
-export async function saveTurns(q: Queryable, turns: Array<{ requestId: string } & Omit<RunTurnRow, "requestId" | "turn" | "reserved" | "admittedAt">>): Promise<void> {
-  if (turns.length === 0) return;
-  await q.query(
-    `UPDATE run_turns SET state = u.state, cost_nanodollars = u.cost, model = u.model, finish_reason = u.finish_reason,
-       tool_calls = u.tool_calls, failed_tool_calls = u.failed_tool_calls, prompt_tokens = u.prompt_tokens,
-       cached_tokens = u.cached_tokens, settled_at = u.settled_at
-     FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::int[], $7::int[], $8::bigint[], $9::bigint[], $10::timestamptz[])
-       AS u (request_id, state, cost, model, finish_reason, tool_calls, failed_tool_calls, prompt_tokens, cached_tokens, settled_at)
-     WHERE run_turns.request_id = u.request_id`,
-    [
-      turns.map((t) => t.requestId),
-      turns.map((t) => t.state),
-      turns.map((t) => t.cost.toString()),
-      turns.map((t) => t.model),
-      turns.map((t) => t.finishReason),
-      turns.map((t) => t.toolCalls),
-      turns.map((t) => t.failedToolCalls),
-      turns.map((t) => t.promptTokens),
-      turns.map((t) => t.cachedTokens),
-      turns.map((t) => t.settledAt?.toISOString() ?? null),
-    ],
-    { prepare: true },
-  );
 }
 
 /** A run's turns in order. */

@@ -1,5 +1,5 @@
 import { formatUsd } from "../holds/sentences";
-import { nextStatus, type RunEvent, type RunStatus } from "./run-states";
+import type { RunStatus } from "./run-states";
 
 /** A run's limits and counters: what admission and settlement decide on. */
 export interface RunState {
@@ -51,54 +51,11 @@ export function turnRefusal(run: RunState): RunRefusal | null {
   return null;
 }
 
-/** How one turn ended, as the gateway reports it with the request's Settle or Release. */
-export interface TurnOutcome {
-  /** False for a failed turn: its money comes back, its turn does not. */
-  served: boolean;
-  cost: bigint;
-  finishReason: string;
-  toolCalls: number;
-}
-
-/**
- * A turn's settlement on its run: the turn's reservation comes off; a served turn's cost is spent
- * and counted in the current one-minute window, and its tool calls are counted (consecutive ones
- * without an answering turn too, reset by any turn finishing other than with `tool_calls`). Then
- * the run is exhausted when its spend reached the budget, else paused when a detector passed its
- * limit, when the state table allows it (only an open run moves).
+/*
+ * A turn's settlement on its run (the reservation off, a served turn's cost and tool calls counted,
+ * the run exhausted or paused by its detectors) is settle_run_turns in migrations/repeatable, run in
+ * the statement that records the turn's request.
  */
-export function settleTurn(run: RunState, turnReserved: bigint, outcome: TurnOutcome, now: Date): RunState {
-  const next: RunState = { ...run, reserved: maxBig(run.reserved - turnReserved, 0n) };
-  if (!outcome.served) return next;
-  next.spent += outcome.cost;
-  next.toolCallsUsed += outcome.toolCalls;
-  const minute = minuteOf(now);
-  if (next.minuteStart?.getTime() !== minute.getTime()) {
-    next.minuteStart = minute;
-    next.minuteSpent = 0n;
-  }
-  next.minuteSpent += outcome.cost;
-  next.toolCallsWithoutProgress = outcome.finishReason === "tool_calls" ? next.toolCallsWithoutProgress + outcome.toolCalls : 0;
-
-  const [event, reason] = settlementEvent(next);
-  const to = event ? nextStatus(next.status, event) : null;
-  if (!to) return next;
-  next.status = to;
-  if (to === "paused") {
-    next.pauseReason = reason;
-    next.pausedAt = now;
-  }
-  return next;
-}
-
-function settlementEvent(run: RunState): [RunEvent | null, PauseReason | null] {
-  if (run.spent >= run.budget) return ["exhaust", null];
-  if (run.maxCostPerMinute !== null && run.minuteSpent > run.maxCostPerMinute) return ["pause", "cost_velocity"];
-  if (run.maxToolCallsWithoutProgress !== null && run.toolCallsWithoutProgress > run.maxToolCallsWithoutProgress) {
-    return ["pause", "no_progress"];
-  }
-  return [null, null];
-}
 
 /** Resuming clears only what the detectors count; budget, turn and tool-call counts stay. */
 export function resumed(run: RunState): RunState {
@@ -106,11 +63,3 @@ export function resumed(run: RunState): RunState {
 }
 
 
-/** The start of the UTC minute containing `t`: the cost-velocity window is tumbling, not sliding. */
-export function minuteOf(t: Date): Date {
-  return new Date(Math.floor(t.getTime() / 60_000) * 60_000);
-}
-
-function maxBig(a: bigint, b: bigint): bigint {
-  return a > b ? a : b;
-}

@@ -13,6 +13,21 @@ export interface RequestUsage {
   isByok: boolean;
   /** When the ledger heard of it: the UTC day it counts in. */
   at: Date;
+  /** Set when the request was a turn of a run: settled on its run in the same statement. */
+  turn?: TurnSettlement;
+}
+
+/** How a turn ended, as its request's record tells it; its cost is the request's `listCost`. */
+export interface TurnSettlement {
+  runId: string;
+  /** False for a failed turn: its money comes back, its turn does not. */
+  served: boolean;
+  model: string;
+  finishReason: string;
+  toolCalls: number;
+  failedToolCalls: number;
+  promptTokens: number;
+  cachedTokens: number;
 }
 
 export type RecordingOutcome = "recorded" | "already_recorded";
@@ -38,6 +53,9 @@ export interface AgentActivity {
  * actual list cost (`feeOf`, Router's fee, 0 while none is charged): the hold leaves `held`, the fee
  * leaves `total` (which may go negative: usage can exceed the worst case held). A hold the sweep
  * already charged (expired) has its charge given back and replaced by the fee.
+ *
+ * A batch with turns of runs among its requests settles them in the same statement too
+ * (`settle_run_turns`, first, with the runs locked in id order): no statement or commit of their own.
  */
 export async function recordRequests(
   db: Db,
@@ -45,11 +63,13 @@ export async function recordRequests(
   feeOf: (listCost: Nanodollars) => Nanodollars = () => 0n,
 ): Promise<RecordingOutcome[]> {
   if (items.length === 0) return [];
+  const turns = items.some((i) => i.turn !== undefined);
+  // With turns, `input` reads the settlement's one row, so it runs before any write of the statement.
   const r = await db.query<{ request_id: string }>(
-    `WITH input AS (
+    `WITH ${turns ? `${SETTLE_TURNS},` : ""} input AS (
        SELECT DISTINCT ON (t.request_id) t.*
        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::boolean[], $7::timestamptz[], $8::bigint[])
-         AS t (request_id, org_id, workspace_id, agent, list_cost, is_byok, at, fee)
+         AS t (request_id, org_id, workspace_id, agent, list_cost, is_byok, at, fee)${turns ? ", settled_turns" : ""}
      ),
      fresh AS (
        INSERT INTO recorded_requests (request_id, recorded_at)
@@ -103,6 +123,7 @@ export async function recordRequests(
       items.map((i) => i.isByok),
       items.map((i) => i.at.toISOString()),
       items.map((i) => feeOf(i.listCost).toString()),
+      ...(turns ? turnParams(items) : []),
     ],
     { prepare: true },
   );
@@ -114,6 +135,30 @@ export async function recordRequests(
     seen.add(i.requestId);
     return first && fresh.has(i.requestId) ? "recorded" : "already_recorded";
   });
+}
+
+/**
+ * The turns' settlement as a CTE of recordRequests' statement: the requests' ids, organisations,
+ * list costs and times are its $1, $2, $5 and $7; what only turns have is $9 on (`turnParams`).
+ */
+const SETTLE_TURNS = `settled_turns AS (
+       SELECT settle_run_turns($1::text[], $2::text[], $9::text[], $10::boolean[], $5::bigint[], $11::text[], $12::text[],
+         $13::int[], $14::int[], $15::bigint[], $16::bigint[], $7::timestamptz[]) AS settled
+     )`;
+
+/** One entry per item, NULL run id for a request that is no turn (the function skips it). */
+function turnParams(items: RequestUsage[]): unknown[] {
+  const turn = <T>(f: (t: TurnSettlement) => T) => items.map((i) => (i.turn ? f(i.turn) : null));
+  return [
+    turn((t) => t.runId),
+    turn((t) => t.served),
+    turn((t) => t.model),
+    turn((t) => t.finishReason),
+    turn((t) => t.toolCalls),
+    turn((t) => t.failedToolCalls),
+    turn((t) => t.promptTokens),
+    turn((t) => t.cachedTokens),
+  ];
 }
 
 /** Forgets which requests were recorded before `before` (a resend comes within minutes). */
