@@ -1,3 +1,4 @@
 export * from "./server";
 export * from "./client";
 export * from "./errors";
+export * from "./in-process";

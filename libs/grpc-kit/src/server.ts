@@ -34,26 +34,7 @@ export async function startGrpcServer(
     "grpc.max_connection_age_ms": 5 * 60_000,
     "grpc.max_connection_age_grace_ms": 60_000,
   });
-  const serving = new Set<string>([""]);
-  for (const s of services) {
-    server.addService(s.definition, s.implementation);
-    const first = Object.values(s.definition)[0];
-    if (first) serving.add(first.path.split("/")[1] ?? "");
-  }
-  const { SERVING, NOT_SERVING, SERVICE_UNKNOWN } = health.HealthCheckResponse_ServingStatus;
-  const ready = opts.ready;
-  const healthImpl: health.HealthServer = {
-    check(call, callback) {
-      const service = call.request.service;
-      if (!serving.has(service)) return callback(null, { status: SERVICE_UNKNOWN });
-      if (service === "" || !ready) return callback(null, { status: SERVING });
-      ready().then(
-        (ok) => callback(null, { status: ok ? SERVING : NOT_SERVING }),
-        () => callback(null, { status: NOT_SERVING }),
-      );
-    },
-  };
-  server.addService(health.HealthService, healthImpl);
+  for (const s of [...services, healthService(services, opts.ready)]) server.addService(s.definition, s.implementation);
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(`${opts.host ?? "127.0.0.1"}:${opts.port}`, grpc.ServerCredentials.createInsecure(), (err, p) =>
       err ? reject(err) : resolve(p),
@@ -69,6 +50,31 @@ export async function startGrpcServer(
         setTimeout(() => server.forceShutdown(), 2000).unref();
       }),
   };
+}
+
+/**
+ * `grpc.health.v1` for `services`: SERVING for the empty name and each service's full name (with
+ * `ready`, the full names follow it), SERVICE_UNKNOWN for any other name.
+ */
+export function healthService(services: GrpcService[], ready?: () => Promise<boolean>): GrpcService {
+  const serving = new Set<string>([""]);
+  for (const s of services) {
+    const first = Object.values(s.definition)[0];
+    if (first) serving.add(first.path.split("/")[1] ?? "");
+  }
+  const { SERVING, NOT_SERVING, SERVICE_UNKNOWN } = health.HealthCheckResponse_ServingStatus;
+  const implementation: health.HealthServer = {
+    check(call, callback) {
+      const service = call.request.service;
+      if (!serving.has(service)) return callback(null, { status: SERVICE_UNKNOWN });
+      if (service === "" || !ready) return callback(null, { status: SERVING });
+      ready().then(
+        (ok) => callback(null, { status: ok ? SERVING : NOT_SERVING }),
+        () => callback(null, { status: NOT_SERVING }),
+      );
+    },
+  };
+  return { definition: health.HealthService, implementation };
 }
 
 /** Wraps an async handler as a grpc-js unary handler, mapping thrown errors through one table. */
