@@ -1,5 +1,5 @@
 import { execFile, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { promisify } from "node:util";
 import { tmpdir } from "node:os";
@@ -16,6 +16,8 @@ import {
   type FakeUpstream,
   type HttpsReceiver,
 } from "@router/testkit";
+import { callUnary, CLIENT_OPTIONS, insecure } from "@router/grpc-kit";
+import { health } from "@router/proto";
 import { describeRun, runClaude } from "./claude-code-cli";
 
 const MAIN = join(__dirname, "..", "services", "embedded", "dist", "main.js");
@@ -170,6 +172,24 @@ describe("the one-process default (npm start)", () => {
     );
     expect(info.limit).toBe(body.limit);
     expect(info.limit_remaining).toBeCloseTo(info.limit - info.usage, 9);
+  }, 60_000);
+
+  it("calls routing and the ledger in process: no port of the process answers gRPC", async () => {
+    const pid = proc?.child.pid ?? 0;
+    const ports = listeningPorts(pid);
+    // The gateway's own port is among them: the scan sees what the process listens on.
+    expect(ports).toContain(port);
+    const answering: number[] = [];
+    for (const p of ports) {
+      const client = new health.HealthClient(`127.0.0.1:${p}`, insecure(), CLIENT_OPTIONS);
+      const served = await callUnary(client, client.check.bind(client), { service: "" }, { deadlineMs: 1_000, service: "probe" }).then(
+        () => true,
+        () => false,
+      );
+      client.close();
+      if (served) answering.push(p);
+    }
+    expect(answering).toEqual([]);
   }, 60_000);
 
   it("serves Claude Code with its own defaults, pointed at it with a Router key", async () => {
@@ -359,3 +379,26 @@ describe("the one-process default (npm start)", () => {
     expect((keys.json.data as Array<{ name: string }>).map((k) => k.name)).toContain("recovery management key");
   }, 90_000);
 });
+
+/** The TCP ports process `pid` listens on: its sockets (/proc/<pid>/fd) that /proc/net/tcp{,6} lists as LISTEN. */
+function listeningPorts(pid: number): number[] {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const socket = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (socket?.[1]) inodes.add(socket[1]);
+    } catch {
+      // Closed between the listing and the read.
+    }
+  }
+  const ports = new Set<number>();
+  for (const table of ["tcp", "tcp6"]) {
+    for (const line of readFileSync(`/proc/${pid}/net/${table}`, "utf8").split("\n").slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      // local_address is HEXIP:HEXPORT, st 0A is LISTEN, the inode is the tenth field.
+      const [, local, , state] = fields;
+      if (state === "0A" && local && inodes.has(fields[9] ?? "")) ports.add(parseInt(local.split(":")[1] ?? "", 16));
+    }
+  }
+  return [...ports].sort((a, b) => a - b);
+}

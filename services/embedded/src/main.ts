@@ -8,12 +8,10 @@ import { busConfigOf, createBus, type EventBus } from "@router/bus";
 import { providerBaseUrls, resolveSecrets } from "@router/config";
 import { createPostgresDb, EmbeddedPostgres, isNewEmbeddedStore, type Db } from "@router/db";
 import { ensureOperatorOrganisation, pkceOptionsOf, storedResponseOptionsOf, rateLimitOptionsOf, incompleteSignInProviders, regionOptionsOf, signInOptionsOf, startGateway, upstreamOptionsOf } from "@router/gateway";
-import { CLIENT_OPTIONS, insecure } from "@router/grpc-kit";
 import { feeScheduleOf, startLedger, stripeSettingsOf } from "@router/ledger";
 import { createLogger, exitOnStartFailure, installProcessHandlers, stopOnSignals, type Logger } from "@router/logging";
 import { systemClock } from "@router/money";
 import { outboundOptionsOf } from "@router/outbound";
-import { ledger, routing } from "@router/proto";
 import { startReports } from "@router/reports";
 import { startRouting } from "@router/routing";
 import { startRunaway } from "@router/runaway";
@@ -74,7 +72,9 @@ async function main(): Promise<void> {
     log: root.child({ service: "routing" }),
     clock,
     httpPort: 0,
-    grpcPort: 0,
+    // The gateway calls Plan and the ledger in this process: the same handlers and messages as over
+    // gRPC, without HTTP/2 framing and socket writes on every call (and no gRPC port).
+    grpcPort: "in-process",
     internalSecret: secrets.ROUTER_INTERNAL_SECRET,
     redisUrl: config.REDIS_URL,
   });
@@ -84,7 +84,7 @@ async function main(): Promise<void> {
     bus,
     log: root.child({ service: "ledger" }),
     clock,
-    grpcPort: 0,
+    grpcPort: "in-process",
     httpPort: 0,
     internalSecret: secrets.ROUTER_INTERNAL_SECRET,
     stripe: stripeSettingsOf(config),
@@ -153,8 +153,8 @@ async function main(): Promise<void> {
     publicUrl: config.ROUTER_PUBLIC_URL,
     host: config.HOST,
     secrets,
-    routing: new routing.RoutingServiceClient(`127.0.0.1:${routingSvc.grpcPort}`, insecure(), CLIENT_OPTIONS),
-    ledger: new ledger.LedgerServiceClient(`127.0.0.1:${ledgerSvc.grpcPort}`, insecure(), CLIENT_OPTIONS),
+    routing: routingSvc.inProcess,
+    ledger: ledgerSvc.inProcess,
     activityUrl: `http://127.0.0.1:${activitySvc.httpPort}`,
     alertsUrl: `http://127.0.0.1:${alertsSvc.httpPort}`,
     runawayUrl: `http://127.0.0.1:${runawaySvc.httpPort}`,

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import type { EventBus } from "@router/bus";
 import { DatabaseReadiness, migrate, type Db } from "@router/db";
-import { startGrpcServer } from "@router/grpc-kit";
+import { InProcessServer, startGrpcServer, type GrpcService } from "@router/grpc-kit";
 import { startInternalHttp, startMetricsServer, type RunningHttpServer } from "@router/http-kit";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
@@ -36,8 +36,11 @@ export interface LedgerDeps {
   db: Db;
   log: Logger;
   clock: Clock;
-  /** 0 picks a free port. */
-  grpcPort: number;
+  /**
+   * The LedgerService's port (0 picks a free one), or "in-process": no gRPC listener, the service is
+   * called only through `RunningLedger.inProcess` (the one-process runner).
+   */
+  grpcPort: number | "in-process";
   host?: string;
   /**
    * How long a hold lasts unless its gateway renews it (every request still running, every lease
@@ -88,7 +91,13 @@ export interface LedgerDeps {
 }
 
 export interface RunningLedger {
-  grpcPort: number;
+  /** Set unless `grpcPort` was "in-process". */
+  grpcPort?: number;
+  /**
+   * A LedgerService client for callers in this process: the same handlers and message encoding as
+   * the gRPC server, without a socket (see InProcessServer).
+   */
+  inProcess: ledger.LedgerServiceClient;
   /** Set when `httpPort` and `internalSecret` were given. */
   httpPort?: number;
   /** Set when `metricsPort` was given and could be bound. */
@@ -112,6 +121,8 @@ const RECORDED_REQUESTS_KEPT_MS = 2 * 86_400_000;
  * runs the hold expiry sweep and publishes threshold crossings. The caller owns `db` and `bus` and
  * closes them after `close()`.
  */
+export function startLedger(deps: LedgerDeps & { grpcPort: number }): Promise<RunningLedger & { grpcPort: number }>;
+export function startLedger(deps: LedgerDeps): Promise<RunningLedger>;
 export async function startLedger(deps: LedgerDeps): Promise<RunningLedger> {
   const leaseShare = deps.leaseShare ?? DEFAULT_LEASE_SHARE;
   if (!Number.isInteger(leaseShare) || leaseShare < 1) {
@@ -159,11 +170,14 @@ export async function startLedger(deps: LedgerDeps): Promise<RunningLedger> {
     metrics,
     fees,
   });
-  const server = await startGrpcServer(
-    [{ definition: ledger.LedgerServiceService, implementation }],
-    // Readiness (the service's name in grpc.health.v1) follows the database; liveness does not.
-    { port: deps.grpcPort, host: deps.host, log: deps.log, ready: ledgerReadiness(deps.db, deps.log) },
-  );
+  const services: GrpcService[] = [{ definition: ledger.LedgerServiceService, implementation }];
+  // Readiness (the service's name in grpc.health.v1) follows the database; liveness does not.
+  const ready = ledgerReadiness(deps.db, deps.log);
+  const inProcess = new InProcessServer(services, { ready });
+  const grpcServer =
+    deps.grpcPort === "in-process" ? undefined : await startGrpcServer(services, { port: deps.grpcPort, host: deps.host, log: deps.log, ready });
+  // Both let the calls in flight finish and refuse new ones.
+  const closeServers = async () => void (await Promise.all([grpcServer?.close(), inProcess.close()]));
   // Finished requests are settled from the gateway's durable record of them, once the bus has it.
   const settling = deps.bus
     ? await subscribeCompletedSettlement(deps.bus, { db: deps.db, store, closings, usage, clock: deps.clock, log: deps.log, holdTtlMs })
@@ -215,12 +229,13 @@ export async function startLedger(deps: LedgerDeps): Promise<RunningLedger> {
       port: deps.httpPort,
       host: deps.host,
     }).catch(async (err: unknown) => {
-      await Promise.all([metricsServer?.close(), sweep.stop(), publisher?.stop(), server.close(), settling?.close()]);
+      await Promise.all([metricsServer?.close(), sweep.stop(), publisher?.stop(), closeServers(), settling?.close()]);
       throw err;
     });
   }
   return {
-    grpcPort: server.port,
+    grpcPort: grpcServer?.port,
+    inProcess: inProcess.client(ledger.LedgerServiceClient),
     httpPort: http?.port,
     metricsPort: metricsServer?.port,
     async close() {
@@ -228,7 +243,7 @@ export async function startLedger(deps: LedgerDeps): Promise<RunningLedger> {
       await sweep.stop();
       await settling?.close();
       // Calls in flight wait on the queues, so they keep applying until the server has shut down.
-      await server.close();
+      await closeServers();
       await Promise.all([closings.drain(), usage.drain()]);
       await publisher?.stop();
       await budgets.close();

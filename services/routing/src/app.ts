@@ -2,10 +2,11 @@ import { join } from "node:path";
 import Redis from "ioredis";
 import type { EventBus, Subscription } from "@router/bus";
 import { migrate, type Db } from "@router/db";
-import { startGrpcServer } from "@router/grpc-kit";
+import { InProcessServer, startGrpcServer } from "@router/grpc-kit";
 import { createHttpApp, finishApp, listen, metricsRoute } from "@router/http-kit";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
+import { routing } from "@router/proto";
 import { CatalogCache } from "./catalog/catalog-cache";
 import { BUNDLED_CATALOG_FILE, readCatalogFile } from "./catalog/catalog-file";
 import { catalogRoutes } from "./catalog/catalog-routes";
@@ -49,7 +50,11 @@ export interface RoutingDeps {
   log: Logger;
   clock: Clock;
   httpPort: number;
-  grpcPort: number;
+  /**
+   * The RoutingService's port (0 picks a free one), or "in-process": no gRPC listener, the service is
+   * called only through `RunningRouting.inProcess` (the one-process runner).
+   */
+  grpcPort: number | "in-process";
   host?: string;
   /** Catalog imported on first start when the catalog is empty; defaults to the bundled file. */
   catalogFile?: string;
@@ -89,7 +94,13 @@ export interface RoutingDeps {
 
 export interface RunningRouting {
   httpPort: number;
-  grpcPort: number;
+  /** Set unless `grpcPort` was "in-process". */
+  grpcPort?: number;
+  /**
+   * A RoutingService client for callers in this process: the same handlers and message encoding as
+   * the gRPC server, without a socket (see InProcessServer).
+   */
+  inProcess: routing.RoutingServiceClient;
   close(): Promise<void>;
 }
 
@@ -103,6 +114,8 @@ export async function migrateRouting(db: Db): Promise<string[]> {
  * starts the HTTP routes (catalog; routing defaults and presets when given the internal secret) and the gRPC
  * RoutingService.
  */
+export function startRouting(deps: RoutingDeps & { grpcPort: number }): Promise<RunningRouting & { grpcPort: number }>;
+export function startRouting(deps: RoutingDeps): Promise<RunningRouting>;
 export async function startRouting(deps: RoutingDeps): Promise<RunningRouting> {
   const { db, log, clock } = deps;
   await migrateRouting(db);
@@ -158,10 +171,11 @@ export async function startRouting(deps: RoutingDeps): Promise<RunningRouting> {
 
   let http: Awaited<ReturnType<typeof listen>> | undefined;
   let grpc: Awaited<ReturnType<typeof startGrpcServer>> | undefined;
+  let inProcess: InProcessServer | undefined;
   let subscription: Subscription | undefined;
   const close = async () => {
     await subscription?.close();
-    await Promise.all([http?.close(), grpc?.close()]);
+    await Promise.all([http?.close(), grpc?.close(), inProcess?.close()]);
     cache.close();
     await health.close();
     await defaults.close();
@@ -173,12 +187,14 @@ export async function startRouting(deps: RoutingDeps): Promise<RunningRouting> {
   try {
     http = await listen(app, deps.httpPort, deps.host);
     const sources = { catalog: cache, health, defaults, presets, guardrails, privacy, pins, log };
-    grpc = await startGrpcServer([routingGrpcService(sources, log, metrics)], { port: deps.grpcPort, host: deps.host, log });
+    const services = [routingGrpcService(sources, log, metrics)];
+    inProcess = new InProcessServer(services);
+    if (deps.grpcPort !== "in-process") grpc = await startGrpcServer(services, { port: deps.grpcPort, host: deps.host, log });
     if (deps.bus) subscription = await subscribeEndpointHealth(deps.bus, { db, log, clock, metrics, pins });
   } catch (err) {
     await close();
     throw err;
   }
-  log.info({ httpPort: http.port, grpcPort: grpc.port, consuming: subscription !== undefined }, "routing.started");
-  return { httpPort: http.port, grpcPort: grpc.port, close };
+  log.info({ httpPort: http.port, grpcPort: grpc?.port ?? "in-process", consuming: subscription !== undefined }, "routing.started");
+  return { httpPort: http.port, grpcPort: grpc?.port, inProcess: inProcess.client(routing.RoutingServiceClient), close };
 }
