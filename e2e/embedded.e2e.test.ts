@@ -50,11 +50,13 @@ describe("the one-process default (npm start)", () => {
   const start = async () => startNodeProcess("router", MAIN, settings(), () => httpReady(`http://127.0.0.1:${port}/health`), 60_000);
 
   /**
-   * Runs it under npm in a process group of its own, as `npm start` in a terminal does, where Ctrl-C
-   * signals the whole group (npm, its shell and node); resolves once it serves.
+   * Runs `npm start` in a process group of its own, as a terminal does, where Ctrl-C signals the
+   * whole group (npm and node, which npm also forwards it to); resolves once it serves. The build is
+   * current (the suite runs after one), so it starts at once.
    */
   const startUnderNpm = async () => {
-    const group = spawn("npm", ["exec", "--", "node", "--v8-pool-size=1", MAIN], {
+    const group = spawn("npm", ["start"], {
+      cwd: join(__dirname, ".."),
       // Consumers let events gather for 1.5 s before writing them, as a busy process lags behind: what
       // the last streams published is still waiting when the gateway has stopped.
       env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? tmpdir(), ...settings(), ROUTER_BUS_BATCH_WAIT_MS: "1500" },
@@ -65,7 +67,8 @@ describe("the one-process default (npm start)", () => {
     group.stdout.on("data", (d: Buffer) => (out += d.toString()));
     group.stderr.on("data", (d: Buffer) => (out += d.toString()));
     const exited = new Promise<void>((resolve) => group.once("exit", () => resolve()));
-    await waitFor(() => httpReady(`http://127.0.0.1:${port}/health`), { timeoutMs: 60_000, what: "npm exec router to serve" });
+    // Longer when a source changed since the last build: `npm start` builds it first.
+    await waitFor(() => httpReady(`http://127.0.0.1:${port}/health`), { timeoutMs: 120_000, what: "npm start to serve" });
     return { group, output: () => out, exited };
   };
 
