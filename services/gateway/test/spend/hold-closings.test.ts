@@ -47,6 +47,7 @@ async function admit(subjectId: string): Promise<string> {
     dryRun: false,
     runId: "",
     leaseHoldId: "",
+    freshBudgets: false,
   }, call);
   return res.holdId;
 }

@@ -3,7 +3,7 @@ import { createLogger } from "@router/logging";
 import { ledger, type routing } from "@router/proto";
 import type { CallerKey } from "../../src/auth/caller";
 import { BUDGET_SUBJECTS_TTL_MS, BudgetSubjects } from "../../src/spend/budget-subjects";
-import type { LedgerPort } from "../../src/spend/ledger-port";
+import type { Asked, LedgerPort } from "../../src/spend/ledger-port";
 import { SpendAdmission } from "../../src/spend/spend-admission";
 import type { SpendLeases } from "../../src/spend/spend-leases";
 
@@ -87,7 +87,7 @@ describe("spend admission without a limit that counts", () => {
 
   it("asks Admit for a turn of a run that nothing else counts, naming the run", async () => {
     const { port, asked } = fakeLedger({ workspaceIds: [], agents: [] });
-    const admits: ledger.AdmitRequest[] = [];
+    const admits: Asked<ledger.AdmitRequest>[] = [];
     const admit = port.admit;
     port.admit = (req) => {
       admits.push(req);
@@ -125,7 +125,7 @@ describe("spend admission without a limit that counts", () => {
 
   it("admits a turn from a spend lease, then asks Admit for the run alone, naming the lease", async () => {
     const { port, asked } = fakeLedger({ workspaceIds: [], agents: [] });
-    const admits: ledger.AdmitRequest[] = [];
+    const admits: Asked<ledger.AdmitRequest>[] = [];
     const admit = port.admit;
     port.admit = (req) => {
       admits.push(req);
@@ -188,7 +188,7 @@ describe("spend admission with guardrail budgets", () => {
   });
   const recording = () => {
     const { port, asked } = fakeLedger({ workspaceIds: [], agents: [] });
-    const admits: ledger.AdmitRequest[] = [];
+    const admits: Asked<ledger.AdmitRequest>[] = [];
     const admit = port.admit;
     port.admit = (req) => {
       admits.push(req);
