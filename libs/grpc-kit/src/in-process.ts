@@ -71,6 +71,8 @@ export class InProcessServer {
     };
     for (const [name, method] of Object.entries(clientClass.service)) {
       const unary = (request: unknown, ...rest: unknown[]) => this.call(method, request, rest);
+      // Named after the method: callUnary names its client span by the function's name.
+      Object.defineProperty(unary, "name", { value: name });
       methods[name] = unary;
       if (method.originalName) methods[method.originalName] = unary;
     }

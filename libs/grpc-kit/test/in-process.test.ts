@@ -267,6 +267,11 @@ describe("InProcessServer", () => {
     expect(closed).toBe(true);
   });
 
+  it("names each client method after its method, which callUnary's client span is named by", () => {
+    const c = clients["in process"] as ledger.LedgerServiceClient;
+    expect([c.admit.name, c.closeHolds.name, c.admit.bind(c).name]).toEqual(["admit", "closeHolds", "bound admit"]);
+  });
+
   it("never answers a caller inside its own call", async () => {
     const server = new InProcessServer(services);
     const c = server.client(ledger.LedgerServiceClient);
