@@ -16,10 +16,16 @@ import { median, ROUNDS, showRounds } from "./rounds";
  * per request, and resident memory at first start, after a restart and after the load. Every row
  * BENCH_ROUNDS times (default 1), interleaved. BENCH_PEER=portkey measures Portkey's gateway the same
  * way in the same run, each of its rows right after npm start's (see peer-gateway.ts).
+ * BENCH_KEY_CEILING=soft gives the bench key a soft ceiling (the gateway asks the ledger's Admit on
+ * every request), =hard a hard one (spend leases from the ledger); unset, no ceiling (no ledger call).
  */
 const RATES = (process.env.BENCH_RATES ?? "300,800").split(",").map(Number);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? "10");
 const PEER = process.env.BENCH_PEER;
+const KEY_CEILING = process.env.BENCH_KEY_CEILING;
+if (KEY_CEILING !== undefined && KEY_CEILING !== "soft" && KEY_CEILING !== "hard") {
+  throw new Error(`BENCH_KEY_CEILING is soft, hard or unset, not ${KEY_CEILING}`);
+}
 const MAIN = join(__dirname, "..", "..", "services", "embedded", "dist", "main.js");
 /**
  * The Node flags `npm start` runs the process with, read from the root package.json's start script
@@ -88,7 +94,8 @@ async function main(): Promise<void> {
     const origin = `http://127.0.0.1:${port}`;
     const mgmt = gatewayClient(origin, key);
     await mgmt.post("/v1/provider-keys", { provider: "openai", api_key: FAKE_PROVIDER_KEY });
-    const created: JsonResponse = await mgmt.post("/v1/keys", { name: "bench" });
+    const ceiling = KEY_CEILING ? { limit: 1_000_000, limit_mode: KEY_CEILING, limit_reset: "monthly", include_byok_in_limit: true } : {};
+    const created: JsonResponse = await mgmt.post("/v1/keys", { name: "bench", ...ceiling });
     const inference = (created.json as { data: { key: string } }).data.key;
     const embedded = (stream: boolean): LoadTarget => ({
       origin,
