@@ -42,6 +42,8 @@ describe("RoutingService.Plan over the fixture catalog", () => {
     expect(alpha).toEqual({
       modelId: "acme/one",
       providerSlug: "alpha",
+      // The catalog's display name: the gateway carries it to the request's record.
+      providerName: "Alpha",
       endpointId: "ep_alpha_one",
       apiFamily: "openai",
       baseUrl: "https://api.alpha.example/v1",
