@@ -41,8 +41,7 @@ export class InProcessServer {
   private readonly inFlight = new Set<InProcessCall>();
   private closing: Promise<void> | undefined;
   private whenIdle: (() => void) | undefined;
-  /** Calls answered (or failed) so far: what shows the transport in use. */
-  calls = 0;
+  private answered = 0;
 
   /** `services` plus `grpc.health.v1` for them, as `startGrpcServer` serves them. */
   constructor(services: GrpcService[], opts: { ready?: () => Promise<boolean> } = {}) {
@@ -54,11 +53,16 @@ export class InProcessServer {
     }
   }
 
+  /** Calls answered (or failed) so far: what shows the transport in use. */
+  get calls(): number {
+    return this.answered;
+  }
+
   /**
    * A client of one served service, shaped as the generated client `Client` builds: each unary method
    * takes `(request, [metadata], [options], callback)` and returns a call the caller can cancel,
    * so `callUnary` and the code holding a generated client use it unchanged. Nothing is connected,
-   * so `close` does nothing and `waitForReady` answers at once (or UNAVAILABLE once closed).
+   * so `close` does nothing and `waitForReady` answers at once (with an error once the server is closed).
    */
   client<C extends grpc.Client>(clientClass: GeneratedClientClass<C>): C {
     const methods: Record<string, unknown> = {
@@ -123,7 +127,7 @@ export class InProcessServer {
   }
 
   private ended(call: InProcessCall): void {
-    this.calls += 1;
+    this.answered += 1;
     this.inFlight.delete(call);
     if (this.inFlight.size === 0) this.whenIdle?.();
   }
