@@ -1,32 +1,17 @@
 import { ManualClock } from "@router/money";
 import { createLogger } from "@router/logging";
 import type { ledger } from "@router/proto";
-import type { CallerKey } from "../../src/auth/caller";
 import { BudgetSubjects } from "../../src/spend/budget-subjects";
 import { CreditStanding, PURCHASE_TTL_MS } from "../../src/spend/credit-standing";
 import type { LedgerPort } from "../../src/spend/ledger-port";
 import { SpendAdmission } from "../../src/spend/spend-admission";
 import type { SpendLeases } from "../../src/spend/spend-leases";
+import type { CallerKey } from "../../src/auth/caller";
+import { callerKey } from "./caller-key";
 
 const silent = createLogger({ level: "silent" });
 
-const key = (o: Partial<CallerKey> = {}): CallerKey => ({
-  hash: "h1",
-  prefix: "rt-v1-ab",
-  name: null,
-  label: null,
-  class: "inference",
-  workspaceId: "ws_a",
-  workspaceName: "A",
-  limitNanos: null,
-  limitReset: null,
-  limitMode: "hard",
-  includeByokInLimit: false,
-  paused: false,
-  pausedReason: null,
-  expiresAt: null,
-  ...o,
-});
+const key = callerKey;
 
 const request = (k: CallerKey, worstCase = 100n) => ({
   requestId: "gen-1",

@@ -6,28 +6,11 @@ import { BUDGET_SUBJECTS_TTL_MS, BudgetSubjects } from "../../src/spend/budget-s
 import type { Asked, LedgerPort } from "../../src/spend/ledger-port";
 import { SpendAdmission } from "../../src/spend/spend-admission";
 import type { SpendLeases } from "../../src/spend/spend-leases";
+import { callerKey } from "./caller-key";
 
 const silent = createLogger({ level: "silent" });
 
-function key(o: Partial<CallerKey> = {}): CallerKey {
-  return {
-    hash: "h1",
-    prefix: "rt-v1-ab",
-    name: null,
-    label: null,
-    class: "inference",
-    workspaceId: "ws_a",
-    workspaceName: "A",
-    limitNanos: null,
-    limitReset: null,
-    limitMode: "hard",
-    includeByokInLimit: false,
-    paused: false,
-    pausedReason: null,
-    expiresAt: null,
-    ...o,
-  };
-}
+const key = callerKey;
 
 /** A ledger that counts what it is asked and answers from a table of budget subjects. */
 function fakeLedger(subjects: { workspaceIds: string[]; agents: string[] } | "down") {

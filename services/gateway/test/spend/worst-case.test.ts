@@ -5,6 +5,7 @@ import { keyCeilings } from "../../src/spend/key-ceilings";
 import { parseChatRequest } from "../../src/chat/request-schema";
 import { completionTokenBound, promptTokenBound, worstCaseCost } from "../../src/spend/worst-case";
 import { usageLines, totalCost } from "../../src/chat/usage-cost";
+import { callerKey } from "./caller-key";
 
 const candidate = (o: Partial<routing.Candidate>): routing.Candidate =>
   routing.Candidate.fromPartial({
@@ -123,23 +124,7 @@ describe("usage lines", () => {
 });
 
 describe("key ceilings", () => {
-  const key = (o: Partial<CallerKey>): CallerKey => ({
-    hash: "h1",
-    prefix: "rt-v1-ab",
-    name: null,
-    label: null,
-    class: "inference",
-    workspaceId: null,
-    workspaceName: null,
-    limitNanos: null,
-    limitReset: null,
-    limitMode: "hard",
-    includeByokInLimit: false,
-    paused: false,
-    pausedReason: null,
-    expiresAt: null,
-    ...o,
-  });
+  const key = (o: Partial<CallerKey>): CallerKey => callerKey({ workspaceId: null, workspaceName: null, ...o });
 
   it("sends nothing for a key without a limit", () => {
     expect(keyCeilings(key({}))).toEqual([]);
