@@ -72,6 +72,7 @@ export class ChatAdmission {
       runId: request.run_id ?? null,
       guardrailBudgets: plan.guardrailBudgets,
     });
+    ctx.holdKnown = true;
     if (!decision.admitted) {
       throw new Refused(decision.code as DomainError["code"], decision.message, {
         status: decision.httpStatus,

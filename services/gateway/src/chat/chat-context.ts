@@ -37,6 +37,11 @@ export interface ChatContext<I extends IngressBase = IngressBase> {
   plan: routing.PlanResponse | null;
   /** The ledger hold reserving this request's worst case; empty when none was placed. */
   holdId: string;
+  /**
+   * Whether the spend admission answered, so `holdId` is known: false when it was never asked or
+   * failed (an Admit that timed out may still have placed a hold, which the ledger then looks up).
+   */
+  holdKnown: boolean;
   /** Set instead of `holdId` when a spend lease admitted the request. */
   lease: LeaseTicket | null;
   /** Labels of the content-filter detectors that matched the messages (never the matched text). */
@@ -81,6 +86,7 @@ export function newChatContext<I extends IngressBase>(
     promptTokens: promptTokenBound(request),
     plan: null,
     holdId: "",
+    holdKnown: false,
     lease: null,
     contentFilterLabels: [],
     feeBps: 0,

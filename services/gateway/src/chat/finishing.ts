@@ -39,8 +39,8 @@ export class Finishing {
     // lease that admitted it, if one did.
     event.served = served !== null;
     event.spendLeaseHoldId = ctx.lease?.lease.holdId ?? "";
-    // The ledger settles this hold without looking it up.
-    event.holdId = ctx.holdId;
+    // The ledger settles this hold without looking it up; when admission never answered, it looks.
+    if (ctx.holdKnown) event.holdId = ctx.holdId;
     // Encoded once: the bus carries these bytes, and the recent generations keep them.
     const payload = events.RequestCompleted.encode(event).finish();
     this.deps.recent.put(ctx.caller.orgId, ctx.id, payload);

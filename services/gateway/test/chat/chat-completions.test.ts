@@ -120,12 +120,34 @@ describe("non-stream chat completions", () => {
     ]);
     expect(event.attempts).toHaveLength(1);
     expect(event.attempts[0]).toMatchObject({ attempt: 1, status: "ok", httpStatus: 200, providerSlug: "openai", errorCode: "" });
+    // The hold Admit placed is named, so the ledger settles it without a lookup.
+    expect(event.holdId).toMatch(/^hold_/);
     // A timer may fire up to a millisecond early against the monotonic clock, and both are rounded.
     const slack = 1;
     expect(event.ttftMs).toBeGreaterThanOrEqual(providerMs - slack);
     expect(event.routingOverheadMs).toBeGreaterThanOrEqual(0);
     expect(event.routingOverheadMs).toBeLessThanOrEqual(event.ttftMs! - providerMs + slack);
     await waitFor(async () => (await h.keyUsage(caller)) === expected, { what: "settlement" });
+  });
+
+  it("names no hold on the record of a request that no ceiling counted, nor of one routing refused", async () => {
+    const served = await h.post({ model: "test/gpt", messages: userMessage() });
+    expect(served.status).toBe(200);
+    expect((await h.eventFor(served.body.id)).holdId).toBe("");
+
+    // Admission answered (checked only, nothing held): the record says so, and the ledger looks nothing up.
+    const refused = await h.post({ model: "nobody/none", messages: userMessage() });
+    expect(refused.status).toBeGreaterThanOrEqual(400);
+    const id = refused.headers.get("x-request-id") ?? "";
+    expect((await h.eventFor(id)).holdId).toBe("");
+  });
+
+  it("leaves the hold unnamed when the ledger's admission failed, so the ledger looks it up", async () => {
+    // Admit answers an error for a run that does not exist: whether a hold exists is not known here.
+    const failed = await h.post({ model: "test/gpt", messages: userMessage(), run_id: "run_missing" });
+    expect(failed.status).toBeGreaterThanOrEqual(400);
+    const event = await h.eventFor(failed.headers.get("x-request-id") ?? "");
+    expect(event.holdId).toBeUndefined();
   });
 
   it("aborts the upstream call when the client goes away while waiting, and records cancelled", async () => {
