@@ -117,8 +117,9 @@ export interface RequestCompleted {
   providerName: string;
   /**
    * The hold Admit placed for the request ("" when none was: no ceiling or budget counted it, or a
-   * spend lease admitted it). Unset on events of gateways from before it was carried: the ledger then
-   * looks the hold up by request id.
+   * spend lease admitted it). Unset when the gateway does not know (its Admit failed, and may still have
+   * placed one) and on events of gateways from before it was carried: the ledger then looks the hold
+   * up by request id.
    */
   holdId?: string | undefined;
 }
