@@ -1,4 +1,4 @@
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { api, call, query } from "../api/client";
 import type { KeyRow, RequestDetail, RequestRecord, Summary } from "../api/types";
 import { ErrorNotice, Loading, Show, useAction, useLoad } from "../ui/async";
@@ -232,8 +232,15 @@ const keyName = (r: RequestRecord): string => (r.key ? (r.key.name ?? `${r.key.h
 
 function RecentRequests({ days, filters, setFilters }: { days: number; filters: Filters; setFilters: (f: Filters) => void }) {
   const [draft, setDraft] = useState<Filters>(filters);
-  // A breakdown line picked above sets the filters: the form shows them.
-  useEffect(() => setDraft(filters), [filters]);
+  // A breakdown line picked above sets the filters: the form shows them. Only a change does: on the
+  // first render the draft already holds them, and resetting it then would throw away what someone
+  // typed before the effect ran.
+  const shown = useRef(filters);
+  useEffect(() => {
+    if (shown.current === filters) return;
+    shown.current = filters;
+    setDraft(filters);
+  }, [filters]);
   const [extra, setExtra] = useState<Array<RequestRecord & CostFields>>([]);
   const [cursor, setCursor] = useState<string | null>(null);
   const more = useAction();
