@@ -28,6 +28,7 @@ function catalog(): CatalogSnapshot {
     zdr: true,
     noTraining: true,
     deploymentRegion: "us",
+    apiFamily: null,
     // Prices spread from $0.10 to about $5 per million, prompt plus completion.
     price: { promptPerMillion: BigInt(50_000_000 + i * 47_000_000), completionPerMillion: BigInt(50_000_000 + i * 53_000_000), cachedPromptPerMillion: null, cacheWrite5mPerMillion: null, cacheWrite1hPerMillion: null, priceVersionId: BigInt(i + 1) },
   });

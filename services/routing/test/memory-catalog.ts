@@ -65,6 +65,7 @@ export function memoryCatalog(
     zdr: s.zdr ?? false,
     noTraining: s.noTraining ?? false,
     deploymentRegion: s.deploymentRegion ?? null,
+    apiFamily: null,
     price: { promptPerMillion: usd(s.prompt), completionPerMillion: usd(s.completion), cachedPromptPerMillion: null, cacheWrite5mPerMillion: null, cacheWrite1hPerMillion: null, priceVersionId: BigInt(i + 1) },
   }));
   return new CatalogSnapshot({ revision: 1n, providers, models, endpoints });

@@ -62,6 +62,8 @@ describe("RoutingService.Plan over the fixture catalog", () => {
       modelRank: 1,
       supportedParameters: ["max_tokens", "temperature"],
       pinned: false,
+      // The fixture declares no region.
+      deploymentRegion: "",
     });
     expect(alpha!.price!.priceVersionId).toBeGreaterThan(0n);
     expect(beta).toMatchObject({ apiFamily: "anthropic", price: { cachedPromptPerMillion: 0n } });

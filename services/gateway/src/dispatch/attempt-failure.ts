@@ -20,6 +20,8 @@ export type FailureKind =
   | "unsupported"
   /** Router could not build or send the request: the provider never saw it, so it says nothing of the endpoint. */
   | "not_sent"
+  /** The credential could not prove who is calling (a cloud's token or role was refused). */
+  | "auth"
   /** The client went away. */
   | "cancelled";
 
@@ -31,6 +33,7 @@ const ROUTER_CODES: Record<Exclude<FailureKind, "http" | "stream_error" | "error
   bad_response: "router.upstream_bad_response",
   unsupported: "router.unsupported_request",
   not_sent: "router.request_not_sent",
+  auth: "router.upstream_auth_failed",
   cancelled: "router.client_cancelled",
 };
 
@@ -98,13 +101,13 @@ export class AttemptFailure extends Error {
    * rate-limited key): the same endpoint may still serve with the organisation's next credential.
    */
   get credentialSpecific(): boolean {
-    return this.kind === "http" && CREDENTIAL_STATUSES.has(this.httpStatus ?? 0);
+    return this.kind === "auth" || (this.kind === "http" && CREDENTIAL_STATUSES.has(this.httpStatus ?? 0));
   }
 
   /** Whether the failure says the endpoint is unhealthy (feeds its circuit breaker). */
   get countsAgainstEndpoint(): boolean {
     if (this.kind === "http") return (this.httpStatus ?? 0) >= 500;
-    return this.kind !== "unsupported" && this.kind !== "not_sent" && this.kind !== "cancelled";
+    return this.kind !== "unsupported" && this.kind !== "not_sent" && this.kind !== "auth" && this.kind !== "cancelled";
   }
 
   /** For records: names the provider, its status and code, never the provider's own text. */
@@ -132,6 +135,8 @@ export class AttemptFailure extends Error {
         return `the request cannot be expressed for ${p}${d ? `: ${d}` : ""}`;
       case "not_sent":
         return `the router could not send the request to ${p}${d ? ` (${d})` : ""}`;
+      case "auth":
+        return `${p} credential could not be used${d ? ` (${d})` : ""}`;
       case "cancelled":
         return `the client closed the connection while ${p} was answering`;
     }

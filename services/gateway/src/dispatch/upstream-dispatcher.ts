@@ -6,6 +6,7 @@ import { fitToEndpoint } from "../providers/supported-parameters";
 import {
   ProviderBodyError,
   UnsupportedRequest,
+  UpstreamAuthError,
   type ChunkChoice,
   type Completion,
   type EmbeddingsAdapter,
@@ -21,7 +22,7 @@ import { BreakerOpen, EndpointBreakers, type BreakerOptions, type CircuitListene
 import { StreamEventReader } from "./stream-reader";
 import type { Attempt, CascadeInput, CascadeResult, CompletionResult, EmbeddingsResult, Skip, StreamResult, StreamSink } from "./types";
 import { UpstreamClient, type UpstreamTimeouts } from "./upstream-client";
-import { upstreamTarget } from "./upstream-target";
+import { credentialServes, upstreamTarget } from "./upstream-target";
 
 export interface UpstreamDispatcherOptions {
   timeouts?: Partial<UpstreamTimeouts>;
@@ -76,7 +77,7 @@ export class UpstreamDispatcher {
         continue;
       }
       const usable = input.credentials.filter(
-        (c) => c.providerSlug === candidate.providerSlug && input.allows(c, candidate.modelId),
+        (c) => c.providerSlug === candidate.providerSlug && credentialServes(c, candidate) && input.allows(c, candidate.modelId),
       );
       if (usable.length === 0) skipped.push({ candidate, reason: "no_credential" });
       for (const credential of usable) out.push({ index: out.length + 1, candidate, credential, adapter });
@@ -111,6 +112,19 @@ export class UpstreamDispatcher {
     }
   }
 
+  /** The built request with what proves who is calling, for adapters that add it last (a signature, a token). */
+  private async authorized(p: PlannedAttempt, input: CascadeInput, req: UpstreamHttpRequest): Promise<UpstreamHttpRequest> {
+    if (!p.adapter.authorize) return req;
+    try {
+      return await p.adapter.authorize(req, this.target(p, input), input.signal);
+    } catch (err) {
+      if (err instanceof UpstreamAuthError) {
+        throw new AttemptFailure("auth", p.candidate.providerSlug, { detail: err.reason });
+      }
+      throw failureFromError(err, p.candidate.providerSlug, input.signal.aborted, false);
+    }
+  }
+
   private async httpFailure(res: Dispatcher.ResponseData, p: PlannedAttempt): Promise<AttemptFailure> {
     let text = "";
     try {
@@ -119,7 +133,9 @@ export class UpstreamDispatcher {
       // the status alone is enough to go on
     }
     const err = p.adapter.parseError(text);
-    const retry = res.headers["retry-after"];
+    // Azure OpenAI says how long in milliseconds; the record keeps seconds, as Retry-After does.
+    const retryMs = Number(res.headers["retry-after-ms"]);
+    const retry = Number.isFinite(retryMs) && retryMs > 0 ? String(Math.ceil(retryMs / 1000)) : res.headers["retry-after"];
     return new AttemptFailure("http", p.candidate.providerSlug, {
       httpStatus: res.statusCode,
       providerCode: err.code,
@@ -175,7 +191,7 @@ export class UpstreamDispatcher {
       let status: number | null = null;
       try {
         const answer = await this.breakers.run(p.candidate.endpointId, async () => {
-          const req = ops.build(p);
+          const req = await this.authorized(p, input, ops.build(p));
           let res: Dispatcher.ResponseData;
           let text: string;
           try {
@@ -315,7 +331,7 @@ export class UpstreamDispatcher {
 
   private async untilFirstContent(p: PlannedAttempt, input: CascadeInput, reached: { status: number | null }, keepNative: boolean): Promise<FirstContent> {
     const slug = p.candidate.providerSlug;
-    const req = this.build(p, input, true);
+    const req = await this.authorized(p, input, this.build(p, input, true));
     let res: Dispatcher.ResponseData;
     try {
       res = await this.client.send(req, true, input.signal);
@@ -324,7 +340,7 @@ export class UpstreamDispatcher {
       throw failureFromError(err, slug, input.signal.aborted, false);
     }
     if (res.statusCode >= 300) throw await this.httpFailure(res, p);
-    const reader = new StreamEventReader(res.body[Symbol.asyncIterator](), p.adapter.createStreamDecoder(keepNative));
+    const reader = new StreamEventReader(res.body[Symbol.asyncIterator](), p.adapter.createStreamDecoder(keepNative), p.adapter.createFramer);
     const pre: StreamEvent[] = [];
     try {
       for (;;) {

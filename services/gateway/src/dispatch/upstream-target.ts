@@ -3,6 +3,17 @@ import type { UpstreamTarget } from "../providers/types";
 import type { Candidate } from "./types";
 
 /**
+ * Whether a credential can serve the endpoint at all: a cloud credential only in its own region (an
+ * endpoint that declares none, any), and an Azure resource only the models it has a deployment for.
+ */
+export function credentialServes(credential: DispatchCredential, candidate: Candidate): boolean {
+  const cloud = credential.cloud;
+  if (!cloud) return true;
+  if (candidate.deploymentRegion && cloud.region !== candidate.deploymentRegion) return false;
+  return cloud.provider !== "azure" || Object.hasOwn(cloud.deployments, candidate.modelId);
+}
+
+/**
  * Where and as whom a request for `candidate` goes: the operator's base URL for its provider (a
  * self-hosted server, a test's fake) over the catalog's, and the endpoint's own model name. Every
  * call to a provider (a completion, embeddings, a token count) is addressed by this.
@@ -16,8 +27,11 @@ export function upstreamTarget(
   return {
     providerSlug: candidate.providerSlug,
     baseUrl: providerBaseUrls?.[candidate.providerSlug] ?? candidate.baseUrl,
+    modelId: candidate.modelId,
     upstreamModel: candidate.upstreamModel || candidate.modelId,
     apiKey: credential.apiKey,
+    cloud: credential.cloud ?? null,
+    region: candidate.deploymentRegion || credential.cloud?.region || null,
     maxOutputTokens: candidate.maxOutputTokens,
     vendorBeta,
   };

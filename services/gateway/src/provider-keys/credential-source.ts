@@ -2,6 +2,7 @@ import type { Db } from "@router/db";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
 import { LoadingCache, type LoadingCacheStats } from "@router/loading-cache";
+import { isCloudProvider, openedCloudCredential, type CloudCredential } from "./cloud-credentials";
 import { enabledSealedCredentials, recordCredentialUse } from "./credential-store";
 import type { CredentialSource, DispatchCredential } from "./dispatch-credential";
 import { filterAllows } from "./model-filter";
@@ -91,8 +92,13 @@ export class StoredCredentialSource implements CredentialSource {
     const out: DispatchCredential[] = [];
     for (const row of rows) {
       let apiKey: string;
+      let cloud: CloudCredential | null = null;
       try {
         apiKey = this.deps.sealer.open(row.sealed, sealingContext(orgId, row.id));
+        if (isCloudProvider(row.providerSlug)) {
+          cloud = openedCloudCredential(row.providerSlug, apiKey);
+          apiKey = "";
+        }
       } catch (err) {
         // A row sealed under another master key (or altered) cannot serve; the others still can.
         this.deps.log.error({ err, credentialId: row.id, orgId }, "gateway.provider_credential.open_failed");
@@ -102,6 +108,7 @@ export class StoredCredentialSource implements CredentialSource {
         id: row.id,
         providerSlug: row.providerSlug,
         apiKey,
+        cloud,
         tier: row.tier,
         priority: row.priority,
         fallbackPolicy: row.fallbackPolicy,

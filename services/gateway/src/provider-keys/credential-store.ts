@@ -16,6 +16,8 @@ export interface CredentialRecord {
   priority: number;
   fallbackPolicy: FallbackPolicy;
   modelFilter: Record<string, unknown>;
+  /** A cloud credential's showable part (endpoint, region, project); empty for an API key. */
+  settings: Record<string, unknown>;
   disabled: boolean;
   createdAt: Date;
   lastUsedAt: Date | null;
@@ -36,6 +38,7 @@ export interface NewCredential {
   priority: number;
   fallbackPolicy: FallbackPolicy;
   modelFilter: Record<string, unknown>;
+  settings: Record<string, unknown>;
   createdAt: Date;
 }
 
@@ -49,6 +52,7 @@ interface CredentialRow {
   priority: number;
   fallback_policy: FallbackPolicy;
   model_filter: Record<string, unknown> | string;
+  settings: Record<string, unknown> | string;
   disabled: boolean;
   created_at: Date;
   last_used_at: Date | null;
@@ -64,8 +68,8 @@ interface SealedRow extends CredentialRow {
   kek_version: number;
 }
 
-const COLUMNS = `id, org_id, provider_slug, name, key_hint, tier, priority, fallback_policy, model_filter, disabled,
-  created_at, last_used_at`;
+const COLUMNS = `id, org_id, provider_slug, name, key_hint, tier, priority, fallback_policy, model_filter, settings,
+  disabled, created_at, last_used_at`;
 const SEALED_COLUMNS = `${COLUMNS}, key_ciphertext, key_iv, key_tag, dek_ciphertext, dek_iv, dek_tag, kek_version`;
 // The dispatch order: prioritized before fallback, then priority ascending, then oldest first.
 const DISPATCH_ORDER = `CASE tier WHEN 'prioritized' THEN 0 ELSE 1 END, priority, created_at, id`;
@@ -80,12 +84,16 @@ function fromRow(r: CredentialRow): CredentialRecord {
     tier: r.tier,
     priority: Number(r.priority),
     fallbackPolicy: r.fallback_policy,
-    modelFilter: typeof r.model_filter === "string" ? (JSON.parse(r.model_filter) as Record<string, unknown>) : r.model_filter,
+    modelFilter: jsonObject(r.model_filter),
+    settings: jsonObject(r.settings),
     disabled: r.disabled,
     createdAt: r.created_at,
     lastUsedAt: r.last_used_at,
   };
 }
+
+const jsonObject = (v: Record<string, unknown> | string): Record<string, unknown> =>
+  typeof v === "string" ? (JSON.parse(v) as Record<string, unknown>) : v;
 
 // pg returns bytea as Buffer, PGlite as Uint8Array.
 const bytes = (v: Uint8Array): Buffer => (Buffer.isBuffer(v) ? v : Buffer.from(v));
@@ -108,8 +116,8 @@ function fromSealedRow(r: SealedRow): SealedCredential {
 export async function insertCredential(q: Queryable, c: NewCredential): Promise<CredentialRecord> {
   const r = await q.query<CredentialRow>(
     `INSERT INTO provider_credentials (id, org_id, provider_slug, name, key_hint, key_ciphertext, key_iv, key_tag,
-       dek_ciphertext, dek_iv, dek_tag, kek_version, tier, priority, fallback_policy, model_filter, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16::jsonb, $17)
+       dek_ciphertext, dek_iv, dek_tag, kek_version, tier, priority, fallback_policy, model_filter, created_at, settings)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16::jsonb, $17, $18::jsonb)
      RETURNING ${COLUMNS}`,
     [
       c.id,
@@ -129,6 +137,7 @@ export async function insertCredential(q: Queryable, c: NewCredential): Promise<
       c.fallbackPolicy,
       JSON.stringify(c.modelFilter),
       c.createdAt,
+      JSON.stringify(c.settings),
     ],
   );
   const row = r.rows[0];

@@ -1,3 +1,5 @@
+import type { CloudCredential } from "./cloud-credentials";
+
 /**
  * A provider credential opened for dispatch: the decrypted key never leaves the gateway process and
  * is never logged or returned by a route.
@@ -5,7 +7,10 @@
 export interface DispatchCredential {
   id: string;
   providerSlug: string;
+  /** The provider's API key; empty for a cloud credential, which is `cloud` instead. */
   apiKey: string;
+  /** A cloud's credential document (Azure OpenAI, Bedrock, Vertex AI); null for an API key. */
+  cloud?: CloudCredential | null;
   tier: "prioritized" | "fallback";
   priority: number;
   fallbackPolicy: "platform" | "none_for_models" | "none_for_provider";

@@ -16,6 +16,7 @@ import {
   setCredentialDisabled,
   type CredentialRecord,
 } from "./credential-store";
+import { CLOUD_PROVIDERS, CLOUD_SCHEMAS, cloudKeyHint, isCloudProvider, settingsOf, type CloudCredential } from "./cloud-credentials";
 import { modelFilterSchema } from "./model-filter";
 import { isProviderSlug, PROVIDER_SLUGS } from "./provider-slugs";
 import type { SecretSealer } from "./sealing";
@@ -28,20 +29,56 @@ export interface ProviderKeyRoutesDeps {
   clock: Clock;
 }
 
-const CREATE_FIELDS = ["provider", "api_key", "name", "tier", "priority", "fallback_policy", "model_filter"];
-export const createBody = z.object({
-  provider: z.string().refine(isProviderSlug, { message: `expected one of ${PROVIDER_SLUGS.join(", ")}` }),
-  api_key: z
-    .string()
-    .min(1)
-    .max(8192)
-    .refine((k) => k.trim() === k && !/[\r\n\0]/.test(k), { message: "must not contain surrounding spaces or line breaks" }),
-  name: z.string().trim().min(1).max(200).nullable().optional(),
-  tier: z.enum(["prioritized", "fallback"]).default("prioritized"),
-  priority: z.number().int().min(-1_000_000).max(1_000_000).default(0),
-  fallback_policy: z.enum(["platform", "none_for_models", "none_for_provider"]).default("platform"),
-  model_filter: modelFilterSchema.default({}),
-});
+const CREATE_FIELDS = ["provider", "api_key", ...CLOUD_PROVIDERS, "name", "tier", "priority", "fallback_policy", "model_filter"];
+export const createBody = z
+  .object({
+    provider: z.string().refine(isProviderSlug, { message: `expected one of ${PROVIDER_SLUGS.join(", ")}` }),
+    api_key: z
+      .string()
+      .min(1)
+      .max(8192)
+      .refine((k) => k.trim() === k && !/[\r\n\0]/.test(k), { message: "must not contain surrounding spaces or line breaks" })
+      .optional(),
+    // A cloud's credential document, under the cloud's own name (`"bedrock": {...}`).
+    azure: CLOUD_SCHEMAS.azure.optional(),
+    bedrock: CLOUD_SCHEMAS.bedrock.optional(),
+    vertex: CLOUD_SCHEMAS.vertex.optional(),
+    name: z.string().trim().min(1).max(200).nullable().optional(),
+    tier: z.enum(["prioritized", "fallback"]).default("prioritized"),
+    priority: z.number().int().min(-1_000_000).max(1_000_000).default(0),
+    fallback_policy: z.enum(["platform", "none_for_models", "none_for_provider"]).default("platform"),
+    model_filter: modelFilterSchema.default({}),
+  })
+  .superRefine((b, ctx) => {
+    const provider: string = b.provider;
+    const cloud = isCloudProvider(provider) ? provider : null;
+    for (const other of CLOUD_PROVIDERS) {
+      if (other !== cloud && b[other] !== undefined) {
+        ctx.addIssue({ code: "custom", path: [other], message: `only for provider ${other}` });
+      }
+    }
+    if (cloud && b[cloud] === undefined) {
+      ctx.addIssue({ code: "custom", path: [cloud], message: `required for provider ${cloud}: the ${cloud} credential document` });
+    }
+    if (cloud && b.api_key !== undefined) {
+      ctx.addIssue({ code: "custom", path: ["api_key"], message: `not used for provider ${cloud}; put its key inside "${cloud}"` });
+    }
+    if (!cloud && b.api_key === undefined) ctx.addIssue({ code: "custom", path: ["api_key"], message: "required" });
+  });
+
+type CreateBody = z.infer<typeof createBody>;
+
+/** What is sealed, the hint shown, and the settings shown: the key, or the cloud's document. */
+function secretOf(body: CreateBody): { text: string; hint: string; settings: Record<string, unknown> } {
+  const provider: string = body.provider;
+  if (isCloudProvider(provider)) {
+    const document = (body as Record<string, unknown>)[provider] as Record<string, unknown>;
+    const cloud = { provider, ...document } as unknown as CloudCredential;
+    return { text: JSON.stringify(document), hint: cloudKeyHint(cloud), settings: settingsOf(cloud) };
+  }
+  const key = body.api_key as string;
+  return { text: key, hint: hintOf(key), settings: {} };
+}
 
 // Only `disabled` changes (product rule: to change the key, add a new credential and delete the old).
 const PATCH_FIXED: Record<string, string> = Object.fromEntries(
@@ -66,6 +103,7 @@ function view(c: CredentialRecord) {
     priority: c.priority,
     fallback_policy: c.fallbackPolicy,
     model_filter: c.modelFilter,
+    ...(isCloudProvider(c.providerSlug) ? { settings: c.settings } : {}),
     disabled: c.disabled,
     created_at: c.createdAt.toISOString(),
     last_used_at: c.lastUsedAt ? c.lastUsedAt.toISOString() : null,
@@ -91,13 +129,15 @@ export function providerKeyRoutes(deps: ProviderKeyRoutesDeps): Router {
     const { orgId } = requirePrincipal(res);
     const body = parseInput(createBody, objectBody(req, CREATE_FIELDS));
     const id = newId("pk_");
+    const secret = secretOf(body);
     const created = await insertCredential(deps.db, {
       id,
       orgId,
       providerSlug: body.provider,
       name: body.name ?? null,
-      keyHint: hintOf(body.api_key),
-      sealed: deps.sealer.seal(body.api_key, sealingContext(orgId, id)),
+      keyHint: secret.hint,
+      sealed: deps.sealer.seal(secret.text, sealingContext(orgId, id)),
+      settings: secret.settings,
       tier: body.tier,
       priority: body.priority,
       fallbackPolicy: body.fallback_policy,

@@ -1,11 +1,13 @@
 import type { ChatRequest, ReasoningDetail } from "../chat/request-schema";
+import type { CloudCredential } from "../provider-keys/cloud-credentials";
 
 /**
  * The provider adapter contract. An adapter is data plus pure transforms between the router's
  * OpenAI-compatible shapes and one provider family's wire format; it does no I/O.
  */
 
-export type ApiFamily = "openai" | "anthropic" | "google";
+/** Wire formats; "bedrock" is Amazon Bedrock's Converse API. */
+export type ApiFamily = "openai" | "anthropic" | "google" | "bedrock";
 
 /** Normalized finish reasons; the provider's own value travels beside as `native_finish_reason`. */
 export type FinishReason = "stop" | "length" | "tool_calls" | "content_filter" | "error";
@@ -15,9 +17,16 @@ export interface UpstreamTarget {
   providerSlug: string;
   /** The API root including its version segment, e.g. `https://api.openai.com/v1`. */
   baseUrl: string;
+  /** The catalog's model id (`anthropic/claude-sonnet-4.5`). */
+  modelId: string;
   /** The provider's own name for the model. */
   upstreamModel: string;
+  /** The provider's API key; empty for a cloud, whose credential is `cloud`. */
   apiKey: string;
+  /** A cloud's credential document (Azure OpenAI, Bedrock, Vertex AI); null for an API key. */
+  cloud: CloudCredential | null;
+  /** Where the endpoint serves from: the catalog's region, else the cloud credential's; null when neither says. */
+  region: string | null;
   /** The endpoint's max output tokens; 0 when unknown. */
   maxOutputTokens: number;
   /** `X-Vendor-Beta` from the client, forwarded only by the adapter whose provider it concerns. */
@@ -137,8 +146,39 @@ export interface ProviderError {
   message: string | null;
 }
 
+/**
+ * Splits a provider's stream body into messages. Server-sent events unless the adapter says
+ * otherwise (Bedrock streams AWS event-stream binary frames).
+ */
+export interface StreamFramer {
+  feed(bytes: Uint8Array): void;
+  /** The body ended: hands on a last message that was complete but not terminated. */
+  end(): void;
+}
+
+export type StreamFramerFactory = (onMessage: (message: SseMessage) => void) => StreamFramer;
+
+/**
+ * Thrown by `authorize` when the credential could not prove who is calling (a token endpoint
+ * refused, a role could not be assumed). `reason` is a short code, never the provider's text.
+ */
+export class UpstreamAuthError extends Error {
+  constructor(readonly reason: string, options?: { cause?: unknown }) {
+    super(`upstream authorization failed: ${reason}`, options);
+    this.name = "UpstreamAuthError";
+  }
+}
+
 export interface ProviderAdapter {
   family: ApiFamily;
+  /**
+   * Adds what proves who is calling once the request is final: a SigV4 signature over the body, or
+   * a bearer token minted (and cached) from the credential. Absent: `buildRequest` already did.
+   * Rejects with `UpstreamAuthError` when the credential cannot be used.
+   */
+  authorize?(req: UpstreamHttpRequest, target: UpstreamTarget, signal: AbortSignal): Promise<UpstreamHttpRequest>;
+  /** How the stream body is framed; absent: server-sent events. */
+  createFramer?: StreamFramerFactory;
   buildRequest(req: ChatRequest, target: UpstreamTarget, stream: boolean): UpstreamHttpRequest;
   /**
    * The request from the client's own body when it is written in this adapter's wire format

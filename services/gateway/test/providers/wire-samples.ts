@@ -55,8 +55,11 @@ export function target(overrides: Partial<UpstreamTarget> = {}): UpstreamTarget 
   return {
     providerSlug: "openai",
     baseUrl: "https://api.example.test/v1",
+    modelId: "x/y",
     upstreamModel: "model-upstream",
     apiKey: "sk-test-123",
+    cloud: null,
+    region: null,
     maxOutputTokens: 8192,
     vendorBeta: null,
     ...overrides,

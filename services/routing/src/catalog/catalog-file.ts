@@ -21,6 +21,9 @@ const params = z.array(z.string().min(1));
 // USD per million tokens in the file; a million dollars per million tokens is surely a typo.
 const usdPerMillion = z.number().nonnegative().max(1_000_000);
 
+// "bedrock" is Amazon Bedrock's Converse API; the others are the model makers' own formats.
+const apiFamily = z.enum(["openai", "anthropic", "google", "bedrock"]);
+
 const ProviderEntry = z.strictObject({
   slug: z.string().regex(PROVIDER_SLUG, "lowercase letters, digits and '-'"),
   name: z.string().min(1),
@@ -29,7 +32,7 @@ const ProviderEntry = z.strictObject({
   privacy_policy_url: httpUrl.nullable(),
   tos_url: httpUrl.nullable(),
   status_page_url: httpUrl.nullable(),
-  api_family: z.enum(["openai", "anthropic", "google"]),
+  api_family: apiFamily,
   base_url: httpUrl,
   self_hosted: z.boolean().default(false),
 });
@@ -88,6 +91,9 @@ const EndpointEntry = z.strictObject({
     .transform((r) => r.toLowerCase())
     .nullable()
     .default(null),
+  // The endpoint's wire format where it differs from its provider's (Claude on Bedrock or Vertex AI
+  // speaks Anthropic's Messages body); null: the provider's.
+  api_family: apiFamily.nullable().default(null),
 });
 
 const CatalogFileSchema = z.strictObject({

@@ -1,7 +1,7 @@
 import type { Db } from "@router/db";
 import { toNanos, type Nanodollars } from "@router/money";
 
-export type ApiFamily = "openai" | "anthropic" | "google";
+export type ApiFamily = "openai" | "anthropic" | "google" | "bedrock";
 
 export interface Provider {
   slug: string;
@@ -70,6 +70,8 @@ export interface Endpoint {
   noTraining: boolean;
   /** Where it serves from, lower case; null when undeclared. */
   deploymentRegion: string | null;
+  /** Its wire format where it differs from its provider's; null: the provider's. */
+  apiFamily: ApiFamily | null;
 }
 
 /** The active catalog as stored, at one revision. */
@@ -130,6 +132,7 @@ interface EndpointRecord {
   zdr: boolean;
   no_training: boolean;
   deployment_region: string | null;
+  api_family: ApiFamily | null;
   price_version_id: Int8;
   prompt_per_million: Int8;
   completion_per_million: Int8;
@@ -161,7 +164,8 @@ export async function loadCatalog(db: Db): Promise<CatalogRows> {
     );
     const endpoints = await q.query<EndpointRecord>(
       `SELECT e.id, e.model_id, e.provider_slug, e.upstream_model, e.context_length, e.max_output_tokens,
-              e.quantization, e.supported_parameters, e.zdr, e.no_training, e.deployment_region, e.price_version_id, pv.prompt_per_million,
+              e.quantization, e.supported_parameters, e.zdr, e.no_training, e.deployment_region, e.api_family, e.price_version_id,
+              pv.prompt_per_million,
               pv.completion_per_million, pv.cached_prompt_per_million, pv.cache_write_5m_per_million,
               pv.cache_write_1h_per_million
          FROM endpoints e
@@ -227,6 +231,7 @@ function toEndpoint(r: EndpointRecord): Endpoint {
     zdr: r.zdr,
     noTraining: r.no_training,
     deploymentRegion: r.deployment_region,
+    apiFamily: r.api_family,
     price: {
       promptPerMillion: toNanos(r.prompt_per_million),
       completionPerMillion: toNanos(r.completion_per_million),

@@ -150,20 +150,20 @@ async function upsertModel(q: Queryable, m: ModelEntry, now: Date): Promise<bool
 async function upsertEndpoint(q: Queryable, e: EndpointEntry, now: Date): Promise<boolean> {
   const r = await q.query(
     `INSERT INTO endpoints AS t (id, model_id, provider_slug, upstream_model, context_length, max_output_tokens,
-                                 quantization, supported_parameters, zdr, no_training, deployment_region, active,
-                                 updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $10, $11, $12, true, $9)
+                                 quantization, supported_parameters, zdr, no_training, deployment_region, api_family,
+                                 active, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $10, $11, $12, $13, true, $9)
      ON CONFLICT (id) DO UPDATE SET
        model_id = EXCLUDED.model_id, provider_slug = EXCLUDED.provider_slug, upstream_model = EXCLUDED.upstream_model,
        context_length = EXCLUDED.context_length, max_output_tokens = EXCLUDED.max_output_tokens,
        quantization = EXCLUDED.quantization, supported_parameters = EXCLUDED.supported_parameters,
        zdr = EXCLUDED.zdr, no_training = EXCLUDED.no_training, deployment_region = EXCLUDED.deployment_region,
-       active = true, updated_at = EXCLUDED.updated_at
+       api_family = EXCLUDED.api_family, active = true, updated_at = EXCLUDED.updated_at
      WHERE (t.model_id, t.provider_slug, t.upstream_model, t.context_length, t.max_output_tokens, t.quantization,
-            t.supported_parameters, t.zdr, t.no_training, t.deployment_region, t.active)
+            t.supported_parameters, t.zdr, t.no_training, t.deployment_region, t.api_family, t.active)
        IS DISTINCT FROM (EXCLUDED.model_id, EXCLUDED.provider_slug, EXCLUDED.upstream_model, EXCLUDED.context_length,
             EXCLUDED.max_output_tokens, EXCLUDED.quantization, EXCLUDED.supported_parameters, EXCLUDED.zdr,
-            EXCLUDED.no_training, EXCLUDED.deployment_region, true)`,
+            EXCLUDED.no_training, EXCLUDED.deployment_region, EXCLUDED.api_family, true)`,
     [
       e.id,
       e.model,
@@ -177,6 +177,7 @@ async function upsertEndpoint(q: Queryable, e: EndpointEntry, now: Date): Promis
       e.zdr,
       e.no_training,
       e.deployment_region,
+      e.api_family,
     ],
   );
   return r.rowCount > 0;

@@ -256,7 +256,7 @@ function candidate(r: RankedEndpoint, modelRank: number, pinned: boolean): routi
     providerSlug: provider.slug,
     providerName: provider.name,
     endpointId: endpoint.id,
-    apiFamily: provider.apiFamily,
+    apiFamily: endpoint.apiFamily ?? provider.apiFamily,
     baseUrl: r.baseUrl,
     upstreamModel: endpoint.upstreamModel,
     price: {
@@ -274,6 +274,7 @@ function candidate(r: RankedEndpoint, modelRank: number, pinned: boolean): routi
     // The snapshot's own array, not a copy: read-only by contract and shared per catalog revision.
     supportedParameters: endpoint.supportedParameters,
     pinned,
+    deploymentRegion: endpoint.deploymentRegion ?? "",
   };
 }
 

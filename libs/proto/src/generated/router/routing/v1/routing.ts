@@ -113,7 +113,10 @@ export interface Candidate {
   modelId: string;
   providerSlug: string;
   endpointId: string;
-  /** Wire format family of the provider: "openai", "anthropic" or "google". */
+  /**
+   * Wire format family of the endpoint: "openai", "anthropic", "google" or "bedrock" (Amazon
+   * Bedrock's Converse API); the endpoint's own where the catalog sets one, else its provider's.
+   */
   apiFamily: string;
   baseUrl: string;
   /** The provider's own name for the model. */
@@ -137,6 +140,11 @@ export interface Candidate {
   pinned: boolean;
   /** The provider's display name from the catalog (e.g. "OpenAI"); empty when the catalog has none. */
   providerName: string;
+  /**
+   * Where the endpoint serves from (the catalog's deployment_region, lower case); empty when
+   * undeclared. A cloud credential serves only endpoints in its own region.
+   */
+  deploymentRegion: string;
 }
 
 export interface Refusal {
@@ -1173,6 +1181,7 @@ function createBaseCandidate(): Candidate {
     supportedParameters: [],
     pinned: false,
     providerName: "",
+    deploymentRegion: "",
   };
 }
 
@@ -1219,6 +1228,9 @@ export const Candidate: MessageFns<Candidate> = {
     }
     if (message.providerName !== "") {
       writer.uint32(114).string(message.providerName);
+    }
+    if (message.deploymentRegion !== "") {
+      writer.uint32(122).string(message.deploymentRegion);
     }
     return writer;
   },
@@ -1348,6 +1360,14 @@ export const Candidate: MessageFns<Candidate> = {
             message.providerName = reader.string();
             continue;
           }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.deploymentRegion = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1420,6 +1440,11 @@ export const Candidate: MessageFns<Candidate> = {
         : isSet(object.provider_name)
         ? globalThis.String(object.provider_name)
         : "",
+      deploymentRegion: isSet(object.deploymentRegion)
+        ? globalThis.String(object.deploymentRegion)
+        : isSet(object.deployment_region)
+        ? globalThis.String(object.deployment_region)
+        : "",
     };
   },
 
@@ -1467,6 +1492,9 @@ export const Candidate: MessageFns<Candidate> = {
     if (message.providerName !== "") {
       obj.providerName = message.providerName;
     }
+    if (message.deploymentRegion !== "") {
+      obj.deploymentRegion = message.deploymentRegion;
+    }
     return obj;
   },
 
@@ -1489,6 +1517,7 @@ export const Candidate: MessageFns<Candidate> = {
     message.supportedParameters = object.supportedParameters?.map((e) => e) || [];
     message.pinned = object.pinned ?? false;
     message.providerName = object.providerName ?? "";
+    message.deploymentRegion = object.deploymentRegion ?? "";
     return message;
   },
 };
