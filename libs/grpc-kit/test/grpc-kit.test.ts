@@ -38,8 +38,6 @@ const implementation: ledger.LedgerServiceServer = {
     if (req.orgId === "org_crash") throw new Error("postgres password=hunter2 rejected");
     return admitResponse(`hold_${req.requestId}`);
   }, log),
-  settle: unaryHandler(async () => ledger.SettleResponse.fromPartial({}), log),
-  release: unaryHandler(async () => ledger.ReleaseResponse.fromPartial({}), log),
   closeHolds: unaryHandler(async () => ledger.CloseHoldsResponse.fromPartial({}), log),
   lease: unaryHandler(async () => ledger.LeaseResponse.fromPartial({}), log),
   workspaceSpend: unaryHandler(async () => ledger.WorkspaceSpendResponse.fromPartial({}), log),

@@ -57,8 +57,6 @@ const implementation: ledger.LedgerServiceServer = {
     seen.held.push(call);
     held.push(() => callback(null, ledger.UsageResponse.fromPartial({})));
   },
-  settle: unaryHandler(async () => ledger.SettleResponse.fromPartial({}), log),
-  release: unaryHandler(async () => ledger.ReleaseResponse.fromPartial({}), log),
   closeHolds: unaryHandler(async () => ledger.CloseHoldsResponse.fromPartial({}), log),
   lease: unaryHandler(async () => ledger.LeaseResponse.fromPartial({}), log),
   workspaceSpend: unaryHandler(async () => ledger.WorkspaceSpendResponse.fromPartial({}), log),

@@ -11,8 +11,8 @@ import { timedDb } from "./timed-db";
 
 /**
  * Load on one hot counter row: Admit at a fixed rate (open loop) on one key whose hard ceiling
- * counts BYOK spend, each admitted request settled a little later, as the gateway does after the
- * response. The ledger (`startLedger`, with the pool size main.ts uses) runs on a fresh database,
+ * counts BYOK spend, each admitted request settled a little later (a CloseHolds call with one
+ * settlement: the ledger's closing path, which a served request's record on the bus also takes). The ledger (`startLedger`, with the pool size main.ts uses) runs on a fresh database,
  * in a child process as in deployment (LOAD_LEDGER=inline runs it in this process), reached over
  * real gRPC. Prints Admit and Settle round trips, Admit as the ledger itself times it (its
  * `ledger_admit_duration_seconds` histogram, so bucket bounds), the ledger's time in Postgres per
@@ -254,7 +254,7 @@ async function drive(target: LedgerUnderTest): Promise<{ warm: Run; run: Run; co
         ...scope,
         isByok: true,
       });
-      await callUnary(client, client.settle, cost, call);
+      await callUnary(client, client.closeHolds, ledger.CloseHoldsRequest.fromPartial({ settlements: [cost] }), call);
       run.settleMs.push(elapsedMs(s));
       run.settled++;
     };

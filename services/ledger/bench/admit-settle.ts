@@ -10,13 +10,14 @@ import { createTestDatabase, metricSample } from "@router/testkit";
 import { timedDb } from "./timed-db";
 
 /**
- * Admit + Settle of one request at a time, as the ledger itself times them, for three kinds of
+ * Admit + settlement of one request at a time (the settlement a CloseHolds call with one item, the
+ * ledger's closing path, which a served request's record on the bus also takes), as the ledger itself times them, for three kinds of
  * request: one that nothing counts (a key without a ceiling, a workspace and an agent without
  * budgets: the budgets are read from memory and nothing is written), one that only its key's
  * ceiling counts, and one that its key's ceiling, its workspace's budget and its agent's budgets
  * (organisation-wide and workspace-scoped) all count: four counter rows; and a turn of a run with
  * the same four rows, admitted from a spend lease on them as the gateway does, so Admit reserves
- * on the run alone (`lease_hold_id`) and Settle settles the turn. The ledger runs in this
+ * on the run alone (`lease_hold_id`) and its settlement settles the turn. The ledger runs in this
  * process on a fresh database (real Postgres, real gRPC on loopback). Prints the round trips, the
  * in-service time from the ledger's own histograms (bucket bounds), and Postgres time per call.
  * Not a test: it asserts nothing.
@@ -24,7 +25,7 @@ import { timedDb } from "./timed-db";
  *   npx tsc -b services/ledger/bench && node services/ledger/bench/dist/admit-settle.js
  *
  * BENCH_REQUESTS (1000 per kind, after 200 to warm up), BENCH_CONCURRENCY (1: one request at a
- * time), BENCH_CLOSING_INTERVAL_MS (the ledger's default, 20 ms: a Settle waits for its batch; 0
+ * time), BENCH_CLOSING_INTERVAL_MS (the ledger's default, 20 ms: a settlement waits for its batch; 0
  * starts a batch as soon as the previous one committed).
  */
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? "1000");
@@ -187,21 +188,17 @@ async function main(): Promise<void> {
         admitMs.push(elapsedMs(a));
         if (!admitted.admitted) throw new Error(`refused: ${admitted.refusal?.message}`);
         const s = process.hrtime.bigint();
-        await callUnary(
-          client,
-          client.settle,
-          ledger.SettleRequest.fromPartial({
-            holdId: admitted.holdId,
-            listCostNanodollars: LIST_COST,
-            orgId: ORG,
-            requestId,
-            workspaceId: kind.workspaceId,
-            agent: kind.agent,
-            isByok: true,
-            ...(kind.turn ? { runTurn: { runId, model: "openai/gpt-4o-mini", finishReason: "stop" } } : {}),
-          }),
-          call,
-        );
+        const settlement = ledger.SettleRequest.fromPartial({
+          holdId: admitted.holdId,
+          listCostNanodollars: LIST_COST,
+          orgId: ORG,
+          requestId,
+          workspaceId: kind.workspaceId,
+          agent: kind.agent,
+          isByok: true,
+          ...(kind.turn ? { runTurn: { runId, model: "openai/gpt-4o-mini", finishReason: "stop" } } : {}),
+        });
+        await callUnary(client, client.closeHolds, ledger.CloseHoldsRequest.fromPartial({ settlements: [settlement] }), call);
         settleMs.push(elapsedMs(s));
       };
       const run = async (n: number) => {

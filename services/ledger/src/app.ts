@@ -59,7 +59,7 @@ export interface LedgerDeps {
    * after about a second of use; the gateway's Admit deadline is 2 seconds). 0 never waits.
    */
   leaseWaitMs?: number;
-  /** Settle, Release and expiry are applied in batches started at most this often; default 20 ms. */
+  /** Settlements, releases and expiry are applied in batches started at most this often; default 20 ms. */
   closingIntervalMs?: number;
   /** Port of a listener serving only `GET /metrics` (0 picks one). Unset: no metrics listener. */
   metricsPort?: number;

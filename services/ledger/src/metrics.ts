@@ -45,7 +45,7 @@ export class LedgerMetrics {
     });
     this.closingDuration = new Histogram({
       name: "ledger_closing_duration_seconds",
-      help: "Time to answer one Settle, Release or CloseHolds call: until its group-commit batch has committed.",
+      help: "Time to answer one CloseHolds call: until its group-commit batch has committed.",
       buckets: CLOSING_BUCKETS,
       registers,
     });
@@ -66,7 +66,7 @@ export class LedgerMetrics {
     };
   }
 
-  /** Starts timing one Settle, Release or CloseHolds call; call the result once it is answered. */
+  /** Starts timing one CloseHolds call; call the result once it is answered. */
   startClosing(): () => void {
     const done = this.closingDuration.startTimer();
     return () => void done();

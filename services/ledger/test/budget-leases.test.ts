@@ -97,7 +97,7 @@ describe("Admit beside leases on a shared budget", () => {
     // Another key takes the rest through Admit.
     expect((await admit(org, { workspaceId: ws, worstCaseNanodollars: 3n * USD })).admitted).toBe(true);
 
-    setTimeout(() => void l.release(held.holdId), 200);
+    setTimeout(() => void l.trim(held.holdId), 200);
     const started = performance.now();
     const res = await admit(org, { workspaceId: ws });
 
@@ -125,7 +125,7 @@ describe("Admit beside leases on a shared budget", () => {
       { timeoutMs: 500, intervalMs: 20, what: "the lease to be recalled" },
     );
     expect(recalled).toEqual([held.holdId]);
-    await l.release(held.holdId);
+    await l.trim(held.holdId);
 
     expect((await waiting).admitted).toBe(true);
   });
@@ -237,7 +237,7 @@ describe("a turn admitted from a lease", () => {
     expect(await onOpen(requestId())).toMatchObject({ admitted: false, refusal: { scope: "run", httpStatus: 409, runStatus: "cancelled" } });
 
     const fresh = (await l.http("POST", "/v1/runs", agent, { budget_usd: 1 })).json.data.id as string;
-    await l.release(held.holdId);
+    await l.trim(held.holdId);
     await expect(admit(org, { workspaceId: ws, runId: fresh, leaseHoldId: held.holdId })).rejects.toMatchObject({ details: { field: "lease_hold_id" } });
     expect((await l.http("GET", `/v1/runs/${fresh}`, agent)).json.data).toMatchObject({ turns_used: 0, reserved: 0 });
   });

@@ -180,7 +180,7 @@ describe("Lease", () => {
     const req = leaseRequest([key], { wantNanodollars: W });
     const first = await l.lease(req);
 
-    await l.release(first.holdId, W / 2n);
+    await l.trim(first.holdId, W / 2n);
 
     expect(await l.lease(req)).toMatchObject({ holdId: first.holdId, amountNanodollars: W / 2n });
     expect(await l.used(key)).toBe(W / 2n);
@@ -266,7 +266,7 @@ describe("spends from a lease", () => {
     const key = keyCeiling();
     await hold(key, W);
     const { holdId } = await lease(key, 100_000n);
-    await l.release(holdId);
+    await l.trim(holdId);
 
     await spend(holdId, 40_000n);
 
@@ -305,7 +305,7 @@ describe("trimming a lease", () => {
     await spend(holdId, 20_000n);
     l.clock.advance(10_000);
 
-    await l.release(holdId, 30_000n);
+    await l.trim(holdId, 30_000n);
 
     expect(await counter(key)).toEqual({ settled: 20_000n, reserved: W + 30_000n });
     expect(await holdRow(holdId)).toMatchObject({
@@ -314,7 +314,7 @@ describe("trimming a lease", () => {
     });
 
     await spend(holdId, 25_000n);
-    await l.release(holdId);
+    await l.trim(holdId);
     await l.release(other);
 
     expect(await counter(key)).toEqual({ settled: 45_000n, reserved: 0n });
@@ -339,7 +339,7 @@ describe("trimming a lease", () => {
     const { holdId } = await lease(key, 100_000n);
     await spend(holdId, 90_000n);
 
-    await l.release(holdId, 50_000n);
+    await l.trim(holdId, 50_000n);
 
     expect(await counter(key)).toEqual({ settled: 90_000n, reserved: 10_000n });
     expect((await holdRow(holdId))?.state).toBe("held");
@@ -375,7 +375,7 @@ describe("lease expiry", () => {
     const untrimmed = await lease(keyCeiling(), 100_000n, e);
     const key = keyCeiling();
     const trimmed = await lease(key, 100_000n, e);
-    await e.release(trimmed.holdId, 40_000n);
+    await e.trim(trimmed.holdId, 40_000n);
 
     e.clock.advance(LEASE_TTL_MS);
 
@@ -390,7 +390,7 @@ describe("lease expiry", () => {
   it("leaves a lease alone when a trim moved its expiry after the sweep listed it", async () => {
     const key = keyCeiling();
     const { holdId } = await lease(key, 100_000n, e);
-    await e.release(holdId, 40_000n);
+    await e.trim(holdId, 40_000n);
 
     // What a sweep that listed the lease before the trim then asks for.
     const outcomes = await new HoldStore(e.db).closeMany([{ holdId, closing: { to: "expired" }, now: e.clock.now() }]);
@@ -444,13 +444,5 @@ describe("CloseHolds with spends and trims", () => {
     });
 
     expect(await counter(key)).toEqual({ settled: 0n, reserved: 100_000n });
-  });
-
-  it("rejects a negative keep on Release, naming keep_nanodollars", async () => {
-    const { holdId } = await lease(keyCeiling(), 100_000n);
-    await expect(l.release(holdId, -1n)).rejects.toMatchObject({
-      code: "invalid_request",
-      message: "keep_nanodollars: must not be negative",
-    });
   });
 });

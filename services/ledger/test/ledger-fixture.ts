@@ -6,7 +6,7 @@ import { callUnary, CLIENT_OPTIONS, insecure } from "@router/grpc-kit";
 import { signIdentity, type Identity } from "@router/http-kit";
 import { createLogger } from "@router/logging";
 import { ManualClock } from "@router/money";
-import { ledger } from "@router/proto";
+import { events, ledger, TOPICS } from "@router/proto";
 import { createTestDatabase } from "@router/testkit";
 import { startLedger, type LedgerDeps } from "../src/app";
 import type { StripeSettings } from "../src/credits/payment-processor";
@@ -24,9 +24,15 @@ export interface TestLedger {
   /** The management routes, as the gateway forwards them (`identity` signs the caller). */
   http(method: string, path: string, caller: Caller, body?: unknown): Promise<{ status: number; json: Record<string, any> }>;
   admit(req: Partial<ledger.AdmitRequest>): Promise<ledger.AdmitResponse>;
-  settle(req: Partial<ledger.SettleRequest>): Promise<ledger.SettleResponse>;
-  /** A `keep` above zero trims a lease instead of releasing it. */
-  release(holdId: string, keep?: bigint): Promise<ledger.ReleaseResponse>;
+  /**
+   * Settles a served request as the gateway has the ledger do it: publishes the request's record
+   * (router.request.completed.v1, served) on the bus and waits until the ledger has handled it.
+   */
+  settle(served: ServedRequest): Promise<void>;
+  /** Releases the hold of a request that served nothing, the same way (its record, not served). */
+  release(holdId: string): Promise<void>;
+  /** Trims a lease to `keep` (0, the default, releases it) with CloseHolds, as its gateway does. */
+  trim(leaseHoldId: string, keep?: bigint): Promise<ledger.CloseHoldsResponse>;
   closeHolds(req: CloseHoldsInput): Promise<ledger.CloseHoldsResponse>;
   lease(req: Partial<ledger.LeaseRequest>): Promise<ledger.LeaseResponse>;
   usage(ceilings: ledger.Ceiling[]): Promise<ledger.SubjectUsage[]>;
@@ -36,6 +42,24 @@ export interface TestLedger {
   /** Settled + reserved of one ceiling in its current window, less leases' unspent headroom, through Usage. */
   used(ceiling: ledger.Ceiling): Promise<bigint>;
   close(): Promise<void>;
+}
+
+/**
+ * A served request's record, as far as the ledger reads it. The request (id, organisation, workspace,
+ * agent, BYOK) is the hold's own unless named; a hold id of '' or one the ledger does not know needs
+ * `requestId` and `orgId`.
+ */
+export interface ServedRequest {
+  holdId: string;
+  listCostNanodollars: bigint;
+  billedCostNanodollars?: bigint;
+  requestId?: string;
+  orgId?: string;
+  workspaceId?: string;
+  agent?: string;
+  isByok?: boolean;
+  /** Set when the request was a turn of a run: what the turn did. */
+  runTurn?: ledger.RunTurn;
 }
 
 /** A CloseHolds request whose items may leave fields unset (a release's `keep_nanodollars`, say). */
@@ -113,9 +137,33 @@ export async function startTestLedger(
       return { status: res.status, json: (await res.json()) as Record<string, any> };
     },
     admit: (req) => callUnary(client, client.admit, ledger.AdmitRequest.fromPartial(req), call),
-    settle: (req) => callUnary(client, client.settle, ledger.SettleRequest.fromPartial(req), call),
-    release: (holdId, keep) =>
-      callUnary(client, client.release, ledger.ReleaseRequest.fromPartial({ holdId, keepNanodollars: keep }), call),
+    async settle(served) {
+      const request = await requestOfHold(db, served.holdId, served);
+      const turn = served.runTurn;
+      await publishCompleted(bus, events.RequestCompleted.fromPartial({
+        ...request,
+        holdId: served.holdId,
+        served: true,
+        listCostNanodollars: served.listCostNanodollars,
+        billedCostNanodollars: served.billedCostNanodollars ?? 0n,
+        ...(turn
+          ? {
+              runId: turn.runId,
+              servedModel: turn.model,
+              finishReason: turn.finishReason,
+              toolCalls: turn.toolCalls,
+              invalidToolCalls: turn.failedToolCalls,
+              usage: { promptTokens: Number(turn.promptTokens), cachedTokens: Number(turn.cachedTokens) },
+            }
+          : {}),
+      }));
+    },
+    async release(holdId) {
+      const request = await requestOfHold(db, holdId, {});
+      await publishCompleted(bus, events.RequestCompleted.fromPartial({ ...request, holdId, served: false, status: "error" }));
+    },
+    trim: (leaseHoldId, keep = 0n) =>
+      callUnary(client, client.closeHolds, ledger.CloseHoldsRequest.fromPartial({ releases: [{ holdId: leaseHoldId, keepNanodollars: keep }] }), call),
     closeHolds: (req) => callUnary(client, client.closeHolds, ledger.CloseHoldsRequest.fromPartial(req), call),
     lease: (req) => callUnary(client, client.lease, ledger.LeaseRequest.fromPartial(req), call),
     usage,
@@ -135,6 +183,39 @@ export async function startTestLedger(
       await database.drop();
     },
   };
+}
+
+type RecordedRequest = Pick<events.RequestCompleted, "requestId" | "orgId" | "workspaceId" | "agent" | "isByok">;
+
+/** The request a hold was admitted for, overridden by what `named` names; a request hold only (a lease has `trim`). */
+async function requestOfHold(db: Db, holdId: string, named: Partial<RecordedRequest>): Promise<RecordedRequest> {
+  const r = await db.query<{ request_id: string; org_id: string; workspace_id: string; agent: string; is_byok: boolean; is_lease: boolean }>(
+    "SELECT request_id, org_id, workspace_id, agent, is_byok, is_lease FROM holds WHERE hold_id = $1",
+    [holdId],
+  );
+  const row = r.rows[0];
+  if (row?.is_lease) throw new Error(`${holdId} is a lease: its gateway trims or releases it with CloseHolds (trim)`);
+  const request = {
+    requestId: named.requestId ?? row?.request_id ?? "",
+    orgId: named.orgId ?? row?.org_id ?? "",
+    workspaceId: named.workspaceId ?? row?.workspace_id ?? "",
+    agent: named.agent ?? row?.agent ?? "",
+    isByok: named.isByok ?? row?.is_byok ?? false,
+  };
+  if (request.requestId === "" || request.orgId === "") throw new Error(`no hold ${holdId}: name the request (requestId, orgId)`);
+  return request;
+}
+
+/** Publishes a request's record as the gateway does and waits until every consumer on the bus has handled it. */
+async function publishCompleted(bus: EventBus, record: events.RequestCompleted): Promise<void> {
+  await bus.publish({
+    topic: TOPICS.requestCompleted,
+    key: record.orgId,
+    type: TOPICS.requestCompleted,
+    id: record.requestId,
+    payload: events.RequestCompleted.encode(record).finish(),
+  });
+  if (!(await bus.drain(10_000))) throw new Error(`the record of ${record.requestId} was not handled within 10 s`);
 }
 
 export const USD = 1_000_000_000n;

@@ -91,14 +91,14 @@ test("counts each Lease by result", async () => {
   expect(metricSample(text, "ledger_lease_total", { result: "refused" })).toBe(1);
 });
 
-test("times each Settle, Release and CloseHolds call until its batch committed", async () => {
+test("times each CloseHolds call until its batch committed", async () => {
   const call = { deadlineMs: 10_000, service: "ledger" };
   const before = metricSample(await scrape(), "ledger_closing_duration_seconds_count");
   const a = await admit(keyCeiling({ limitNanodollars: USD }));
   const b = await admit(keyCeiling({ limitNanodollars: USD }));
 
-  await callUnary(client, client.settle, ledger.SettleRequest.fromPartial({ holdId: a.holdId, listCostNanodollars: 1n }), call);
-  await callUnary(client, client.release, ledger.ReleaseRequest.fromPartial({ holdId: b.holdId }), call);
+  await callUnary(client, client.closeHolds, ledger.CloseHoldsRequest.fromPartial({ settlements: [{ holdId: a.holdId, listCostNanodollars: 1n }] }), call);
+  await callUnary(client, client.closeHolds, ledger.CloseHoldsRequest.fromPartial({ releases: [{ holdId: b.holdId }] }), call);
   await callUnary(client, client.closeHolds, ledger.CloseHoldsRequest.fromPartial({}), call);
 
   expect(metricSample(await scrape(), "ledger_closing_duration_seconds_count") - before).toBe(3);

@@ -18,8 +18,6 @@ import { grantLease } from "./leases";
 import { RUN_ID } from "../runs/run-rules";
 import {
   closeHolds,
-  release,
-  settle,
   type ClosingQueue,
   type FinishedRequest,
   type RunTurnFacts,
@@ -120,24 +118,6 @@ export function ledgerService(deps: LedgerServiceDeps): ledger.LedgerServiceServ
         };
       }
       return { admitted: true, holdId: result.holdId, limitWarning: result.warning, refusal: undefined, purchasedNanodollars };
-    }, deps.log),
-
-    settle: unaryHandler(async (req: ledger.SettleRequest): Promise<ledger.SettleResponse> => {
-      nonNegative(req.listCostNanodollars, "list_cost_nanodollars");
-      nonNegative(req.billedCostNanodollars, "billed_cost_nanodollars");
-      const cost = { listCost: req.listCostNanodollars, billedCost: req.billedCostNanodollars };
-      const answered = deps.metrics?.startClosing();
-      await settle(req.holdId, cost, finishedRequest(req, ""), deps);
-      answered?.();
-      return {};
-    }, deps.log),
-
-    release: unaryHandler(async (req: ledger.ReleaseRequest): Promise<ledger.ReleaseResponse> => {
-      nonNegative(req.keepNanodollars, "keep_nanodollars");
-      const answered = deps.metrics?.startClosing();
-      await release(req.holdId, req.keepNanodollars, finishedRequest({ ...req, isByok: false }, ""), deps);
-      answered?.();
-      return {};
     }, deps.log),
 
     closeHolds: unaryHandler(async (req: ledger.CloseHoldsRequest): Promise<ledger.CloseHoldsResponse> => {
@@ -306,9 +286,9 @@ function requestScope(req: { workspaceId: string; agent: string }, prefix = ""):
 }
 
 /**
- * The request a Settle or Release names, for the record of spend per workspace and agent; null when
- * it names none (a lease's trim). In a CloseHolds item (`prefix` set), one without a hold id must
- * name one: then only that is recorded.
+ * The request a CloseHolds settlement or release names, for the record of spend per workspace and
+ * agent; null when it names none (a lease's trim). An item without a hold id must name one: then
+ * only that is recorded.
  */
 function finishedRequest(
   r: {
@@ -323,7 +303,7 @@ function finishedRequest(
   prefix: string,
 ): FinishedRequest | null {
   if (r.orgId === "" || r.requestId === "") {
-    if (prefix) required(r.holdId, `${prefix}hold_id`);
+    required(r.holdId, `${prefix}hold_id`);
     if (r.runTurn) invalidField(`${prefix}run_turn`, "needs org_id and request_id");
     return null;
   }

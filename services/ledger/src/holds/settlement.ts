@@ -1,17 +1,16 @@
-import { notFound } from "@router/errors";
 import type { Logger } from "@router/logging";
 import type { Clock, Nanodollars } from "@router/money";
 import type { RecordingOutcome, RequestUsage, TurnSettlement } from "../usage/usage-store";
 import type { GroupCommit } from "./group-commit";
 import type { Closing, ClosingOutcome, ExpiredHold, HoldClosing, HoldStore } from "./store";
 
-/** Settle, Release, lease spends and expiry, applied in batches (group commit) by `HoldStore.closeMany`. */
+/** Settlements, releases, lease spends and expiry, applied in batches (group commit) by `HoldStore.closeMany`. */
 export type ClosingQueue = GroupCommit<HoldClosing, ClosingOutcome>;
 
 /** Finished requests, added to usage_days in batches (group commit) by `recordRequests`. */
 export type UsageQueue = GroupCommit<RequestUsage, RecordingOutcome>;
 
-/** The request a Settle or Release is about, for the record of spend per workspace and agent. */
+/** The request a settlement or release is about, for the record of spend per workspace and agent. */
 export interface FinishedRequest {
   requestId: string;
   orgId: string;
@@ -22,7 +21,7 @@ export interface FinishedRequest {
   runTurn?: RunTurnFacts;
 }
 
-/** What a turn did, beyond its cost (which its Settle carries) and whether it was served (Settle or Release). */
+/** What a turn did, beyond its cost (which its settlement carries) and whether it was served (settled or released). */
 export type RunTurnFacts = Omit<TurnSettlement, "served">;
 
 export interface SettlementDeps {
@@ -34,40 +33,9 @@ export interface SettlementDeps {
   clock: Clock;
 }
 
-/**
- * Replaces a hold's reservation with the actual list cost. Settling twice changes nothing; the
- * actual may exceed the reservation (the provider reports usage after the fact). The request, when
- * named, is recorded with its cost (once). An empty hold id means Admit reserved nothing (no ceiling
- * counted the request): only the request is recorded.
- */
-export async function settle(
-  holdId: string,
-  cost: { listCost: Nanodollars; billedCost: Nanodollars },
-  request: FinishedRequest | null,
-  deps: SettlementDeps,
-): Promise<void> {
-  const [outcome] = await Promise.all([
-    holdId === "" ? undefined : closeHold(holdId, { to: "settled", ...cost }, deps),
-    request && recordRequest(request, cost.listCost, deps),
-  ]);
-  if (outcome === "not_found") throw notFound(`hold ${holdId}`);
-}
-
-/** Release and CloseHolds: a release that keeps part of a lease's reservation extends its expiry. */
+/** Closing holds: a release that keeps part of a lease's reservation extends its expiry. */
 export interface ReleaseDeps extends SettlementDeps {
   holdTtlMs: number;
-}
-
-/**
- * Takes a hold's reservation off its ceilings when nothing was served. Releasing twice changes
- * nothing. A `keep` above zero trims a held hold instead: it goes on reserving that much and stays open.
- */
-export async function release(holdId: string, keep: Nanodollars, request: FinishedRequest | null, deps: ReleaseDeps): Promise<void> {
-  const [outcome] = await Promise.all([
-    holdId === "" ? undefined : closeHold(holdId, releasing(keep, deps), deps),
-    request && recordRequest(request, null, deps),
-  ]);
-  if (outcome === "not_found") throw notFound(`hold ${holdId}`);
 }
 
 export interface Spend {
@@ -150,7 +118,7 @@ export async function expireHolds(deps: SweepDeps): Promise<number> {
   for (;;) {
     const holds = await deps.store.expiredHolds(deps.clock.now(), SWEEP_BATCH);
     const now = deps.clock.now();
-    // Another replica or a late Settle may close one first, or a renewal or trim extend it; then
+    // Another replica or a late settlement may close one first, or a renewal or trim extend it; then
     // expiring it changes nothing.
     const outcomes = await Promise.all(holds.map(({ holdId }) => deps.closings.push({ holdId, closing: { to: "expired" }, now })));
     const lost = holds.filter((h, i) => outcomes[i] === "closed");

@@ -1,7 +1,7 @@
 import type { Db } from "@router/db";
 import { toNanos, windowAt, type Nanodollars } from "@router/money";
 
-/** A finished request (served or not) as the gateway reports it with its Settle or Release. */
+/** A finished request (served or not) as its record (router.request.completed.v1) or a CloseHolds item reports it. */
 export interface RequestUsage {
   requestId: string;
   orgId: string;

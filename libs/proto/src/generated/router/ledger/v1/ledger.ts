@@ -190,6 +190,7 @@ export interface AdmitResponse {
   purchasedNanodollars?: bigint | undefined;
 }
 
+/** One item of CloseHoldsRequest.settlements: a served request's hold and its actual cost. */
 export interface SettleRequest {
   holdId: string;
   /** Actual list-price cost (what ceilings measure). */
@@ -210,7 +211,7 @@ export interface SettleRequest {
   runTurn?: RunTurn | undefined;
 }
 
-/** How one turn of a run ended. Sent with the Settle (served) or Release (failed) of its request. */
+/** How one turn of a run ended. Sent with the settlement (served) or release (failed) of its request. */
 export interface RunTurn {
   runId: string;
   /** The model that served; empty when nothing was served. */
@@ -224,9 +225,10 @@ export interface RunTurn {
   cachedTokens: bigint;
 }
 
-export interface SettleResponse {
-}
-
+/**
+ * One item of CloseHoldsRequest.releases: a lease's trim or release, or (from an older gateway) the
+ * hold of a request that served nothing.
+ */
 export interface ReleaseRequest {
   holdId: string;
   /**
@@ -267,9 +269,6 @@ export interface SpendRequest {
   requestId: string;
   listCostNanodollars: bigint;
   billedCostNanodollars: bigint;
-}
-
-export interface ReleaseResponse {
 }
 
 /** Applied in this order: spends, settlements, releases; each list in the order given. */
@@ -1694,58 +1693,6 @@ export const RunTurn: MessageFns<RunTurn> = {
   },
 };
 
-function createBaseSettleResponse(): SettleResponse {
-  return {};
-}
-
-export const SettleResponse: MessageFns<SettleResponse> = {
-  encode(_: SettleResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    return writer;
-  },
-
-  decode(input: BinaryReader | Uint8Array, length?: number): SettleResponse {
-    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
-    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
-    if (previousRecursionDepth >= 100) {
-      throw new globalThis.Error("protobuf decode recursion limit exceeded");
-    }
-    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
-    try {
-      const end = length === undefined ? reader.len : reader.pos + length;
-      const message = createBaseSettleResponse();
-      while (reader.pos < end) {
-        const tag = reader.uint32();
-        switch (tag >>> 3) {
-        }
-        if ((tag & 7) === 4 || tag === 0) {
-          break;
-        }
-        reader.skip(tag & 7);
-      }
-      return message;
-    } finally {
-      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
-    }
-  },
-
-  fromJSON(_: any): SettleResponse {
-    return {};
-  },
-
-  toJSON(_: SettleResponse): unknown {
-    const obj: any = {};
-    return obj;
-  },
-
-  create<I extends Exact<DeepPartial<SettleResponse>, I>>(base?: I): SettleResponse {
-    return SettleResponse.fromPartial(base ?? ({} as any));
-  },
-  fromPartial<I extends Exact<DeepPartial<SettleResponse>, I>>(_: I): SettleResponse {
-    const message = createBaseSettleResponse();
-    return message;
-  },
-};
-
 function createBaseReleaseRequest(): ReleaseRequest {
   return {
     holdId: "",
@@ -2116,58 +2063,6 @@ export const SpendRequest: MessageFns<SpendRequest> = {
       (object.billedCostNanodollars !== undefined && object.billedCostNanodollars !== null)
         ? BigInt(object.billedCostNanodollars)
         : 0n;
-    return message;
-  },
-};
-
-function createBaseReleaseResponse(): ReleaseResponse {
-  return {};
-}
-
-export const ReleaseResponse: MessageFns<ReleaseResponse> = {
-  encode(_: ReleaseResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    return writer;
-  },
-
-  decode(input: BinaryReader | Uint8Array, length?: number): ReleaseResponse {
-    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
-    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
-    if (previousRecursionDepth >= 100) {
-      throw new globalThis.Error("protobuf decode recursion limit exceeded");
-    }
-    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
-    try {
-      const end = length === undefined ? reader.len : reader.pos + length;
-      const message = createBaseReleaseResponse();
-      while (reader.pos < end) {
-        const tag = reader.uint32();
-        switch (tag >>> 3) {
-        }
-        if ((tag & 7) === 4 || tag === 0) {
-          break;
-        }
-        reader.skip(tag & 7);
-      }
-      return message;
-    } finally {
-      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
-    }
-  },
-
-  fromJSON(_: any): ReleaseResponse {
-    return {};
-  },
-
-  toJSON(_: ReleaseResponse): unknown {
-    const obj: any = {};
-    return obj;
-  },
-
-  create<I extends Exact<DeepPartial<ReleaseResponse>, I>>(base?: I): ReleaseResponse {
-    return ReleaseResponse.fromPartial(base ?? ({} as any));
-  },
-  fromPartial<I extends Exact<DeepPartial<ReleaseResponse>, I>>(_: I): ReleaseResponse {
-    const message = createBaseReleaseResponse();
     return message;
   },
 };
@@ -4150,27 +4045,10 @@ export const LedgerServiceService = {
     responseSerialize: (value: AdmitResponse): Buffer => Buffer.from(AdmitResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): AdmitResponse => AdmitResponse.decode(value),
   },
-  settle: {
-    path: "/router.ledger.v1.LedgerService/Settle" as const,
-    requestStream: false as const,
-    responseStream: false as const,
-    requestSerialize: (value: SettleRequest): Buffer => Buffer.from(SettleRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): SettleRequest => SettleRequest.decode(value),
-    responseSerialize: (value: SettleResponse): Buffer => Buffer.from(SettleResponse.encode(value).finish()),
-    responseDeserialize: (value: Buffer): SettleResponse => SettleResponse.decode(value),
-  },
-  release: {
-    path: "/router.ledger.v1.LedgerService/Release" as const,
-    requestStream: false as const,
-    responseStream: false as const,
-    requestSerialize: (value: ReleaseRequest): Buffer => Buffer.from(ReleaseRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): ReleaseRequest => ReleaseRequest.decode(value),
-    responseSerialize: (value: ReleaseResponse): Buffer => Buffer.from(ReleaseResponse.encode(value).finish()),
-    responseDeserialize: (value: Buffer): ReleaseResponse => ReleaseResponse.decode(value),
-  },
   /**
-   * Settles and releases many holds in one call: the gateway sends what finished within a few
-   * milliseconds together, so a busy gateway makes one call per batch rather than one per request.
+   * Renews the holds of running requests, trims and releases spend leases, and reports what leases
+   * cover, in one call per batch. A finished request is settled (or released) from its record on
+   * router.request.completed.v1; `settlements` and request `releases` are for gateways older than that.
    */
   closeHolds: {
     path: "/router.ledger.v1.LedgerService/CloseHolds" as const,
@@ -4252,11 +4130,10 @@ export const LedgerServiceService = {
 
 export interface LedgerServiceServer extends UntypedServiceImplementation {
   admit: handleUnaryCall<AdmitRequest, AdmitResponse>;
-  settle: handleUnaryCall<SettleRequest, SettleResponse>;
-  release: handleUnaryCall<ReleaseRequest, ReleaseResponse>;
   /**
-   * Settles and releases many holds in one call: the gateway sends what finished within a few
-   * milliseconds together, so a busy gateway makes one call per batch rather than one per request.
+   * Renews the holds of running requests, trims and releases spend leases, and reports what leases
+   * cover, in one call per batch. A finished request is settled (or released) from its record on
+   * router.request.completed.v1; `settlements` and request `releases` are for gateways older than that.
    */
   closeHolds: handleUnaryCall<CloseHoldsRequest, CloseHoldsResponse>;
   /**
@@ -4300,39 +4177,10 @@ export interface LedgerServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: AdmitResponse) => void,
   ): ClientUnaryCall;
-  settle(
-    request: SettleRequest,
-    callback: (error: ServiceError | null, response: SettleResponse) => void,
-  ): ClientUnaryCall;
-  settle(
-    request: SettleRequest,
-    metadata: Metadata,
-    callback: (error: ServiceError | null, response: SettleResponse) => void,
-  ): ClientUnaryCall;
-  settle(
-    request: SettleRequest,
-    metadata: Metadata,
-    options: Partial<CallOptions>,
-    callback: (error: ServiceError | null, response: SettleResponse) => void,
-  ): ClientUnaryCall;
-  release(
-    request: ReleaseRequest,
-    callback: (error: ServiceError | null, response: ReleaseResponse) => void,
-  ): ClientUnaryCall;
-  release(
-    request: ReleaseRequest,
-    metadata: Metadata,
-    callback: (error: ServiceError | null, response: ReleaseResponse) => void,
-  ): ClientUnaryCall;
-  release(
-    request: ReleaseRequest,
-    metadata: Metadata,
-    options: Partial<CallOptions>,
-    callback: (error: ServiceError | null, response: ReleaseResponse) => void,
-  ): ClientUnaryCall;
   /**
-   * Settles and releases many holds in one call: the gateway sends what finished within a few
-   * milliseconds together, so a busy gateway makes one call per batch rather than one per request.
+   * Renews the holds of running requests, trims and releases spend leases, and reports what leases
+   * cover, in one call per batch. A finished request is settled (or released) from its record on
+   * router.request.completed.v1; `settlements` and request `releases` are for gateways older than that.
    */
   closeHolds(
     request: CloseHoldsRequest,
