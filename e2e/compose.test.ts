@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { parse, parseAllDocuments } from "yaml";
+import { parseIdentityPublicKeys, parseIdentitySigningKey } from "@router/config";
 import { GATEWAY_NODE_ARGS } from "@router/testkit";
 
 interface ComposeService {
@@ -44,6 +45,15 @@ describe("docker-compose.yml", () => {
 
   it("runs each service with the same command as its Kubernetes Deployment and the test stack", () => {
     for (const name of deployable) expect(k8sCommand(name)).toEqual(expectedCommand(name));
+  });
+
+  it("gives the edge's signing key to the gateway alone, and its public half to every service", () => {
+    const signing = parseIdentitySigningKey(compose.services.gateway?.environment?.ROUTER_IDENTITY_SIGNING_KEY ?? "");
+    for (const name of deployable.filter((n) => n !== "gateway")) {
+      const env = compose.services[name]?.environment ?? {};
+      expect({ name, signingKey: env.ROUTER_IDENTITY_SIGNING_KEY, cookieKey: env.ROUTER_INTERNAL_SECRET }).toEqual({ name, signingKey: undefined, cookieKey: undefined });
+      expect(parseIdentityPublicKeys(env.ROUTER_IDENTITY_PUBLIC_KEYS ?? "").keys).toEqual([{ kty: "OKP", crv: "Ed25519", x: signing.x, kid: signing.kid }]);
+    }
   });
 
   it("runs Kafka in KRaft mode, Postgres and Redis", () => {

@@ -16,7 +16,8 @@ interface Container {
   name: string;
   image: string;
   command?: string[];
-  env?: Array<{ name: string; value?: string }>;
+  env?: Array<{ name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } }>;
+  envFrom?: Array<{ secretRef?: { name: string }; configMapRef?: { name: string } }>;
   startupProbe?: Record<string, unknown>;
   readinessProbe?: Record<string, unknown>;
   livenessProbe?: Record<string, unknown>;
@@ -73,6 +74,29 @@ describe.each(overlays)("deploy/k8s/overlays/%s", (overlay) => {
     expect(byKind(objects, "Secret")).toEqual([]);
     for (const d of [...byKind(objects, "Deployment"), ...byKind(objects, "Job")]) {
       expect(JSON.stringify(podSpec(d))).toContain('"secretRef":{"name":"router-secrets"}');
+    }
+  });
+
+  it("gives each pod only the secrets it uses: the edge's signing key to the gateway alone", () => {
+    const workloads = [...byKind(objects, "Deployment"), ...byKind(objects, "Job")];
+    /** Every Secret and ConfigMap a pod's containers read, as `Secret/<name>` or `Secret/<name>:<key>`. */
+    const sourcesOf = (o: K8sObject): string[] =>
+      podSpec(o).containers.flatMap((c) => [
+        ...(c.envFrom ?? []).flatMap((f) => [f.secretRef ? `Secret/${f.secretRef.name}` : null, f.configMapRef ? `ConfigMap/${f.configMapRef.name}` : null]),
+        ...(c.env ?? []).map((e) => (e.valueFrom?.secretKeyRef ? `Secret/${e.valueFrom.secretKeyRef.name}:${e.valueFrom.secretKeyRef.key}` : null)),
+      ]).filter((x): x is string => x !== null);
+    const readers = (source: string) => workloads.filter((o) => sourcesOf(o).includes(source)).map((o) => `${o.kind}/${o.metadata.name}`).sort();
+    expect(readers("Secret/router-edge-secrets")).toEqual(["Deployment/gateway"]);
+    expect(readers("Secret/router-master-key")).toEqual(["Deployment/alerts", "Deployment/broadcast", "Deployment/gateway"]);
+    const verifiers = ["activity", "alerts", "broadcast", "ledger", "reports", "routing", "runaway"];
+    expect(readers("ConfigMap/router-identity-public-keys")).toEqual(verifiers.map((n) => `Deployment/${n}`));
+    // No variable of any pod names the signing key, apart from the gateway's Secret.
+    for (const o of workloads) {
+      const named = JSON.stringify(podSpec(o));
+      expect({ pod: o.metadata.name, signingKey: named.includes("ROUTER_IDENTITY_SIGNING_KEY") }).toEqual({ pod: o.metadata.name, signingKey: false });
+    }
+    if (overlay === "production") {
+      expect(sourcesOf(find(objects, "Job", "router-bootstrap")!)).toContain("Secret/router-edge-secrets:ROUTER_KEY_PEPPER");
     }
   });
 

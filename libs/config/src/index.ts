@@ -36,3 +36,4 @@ export const env = {
 export { z };
 export * from "./secrets";
 export * from "./provider-base-urls";
+export * from "./identity-keys";

@@ -2,32 +2,66 @@ import { randomBytes } from "node:crypto";
 import { ConfigError } from "./config-error";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { generateIdentityKeyPair } from "./identity-keys";
 
-export const SECRET_NAMES = ["ROUTER_KEY_PEPPER", "ROUTER_INTERNAL_SECRET", "ROUTER_MASTER_KEY"] as const;
+export const SECRET_NAMES = [
+  "ROUTER_KEY_PEPPER",
+  // The gateway's own: it keys the CSRF tokens and the OAuth state cookie; no other service reads it.
+  "ROUTER_INTERNAL_SECRET",
+  "ROUTER_MASTER_KEY",
+  // The edge's private Ed25519 JWK: only the gateway signs identities.
+  "ROUTER_IDENTITY_SIGNING_KEY",
+  // Its public JWKS: what the internal services verify identities with. Not secret, kept beside the rest.
+  "ROUTER_IDENTITY_PUBLIC_KEYS",
+] as const;
 export type SecretName = (typeof SECRET_NAMES)[number];
 export type Secrets = Record<SecretName, string>;
 
+/** What a missing one is, in the line that stops a start with a database. */
+const REQUIRED_HINT: Record<SecretName, string> = {
+  ROUTER_KEY_PEPPER: "set the same value on the gateway and the CLI",
+  ROUTER_INTERNAL_SECRET: "the gateway's own cookie and CSRF key",
+  ROUTER_MASTER_KEY: "set the same value on every service that seals secrets",
+  ROUTER_IDENTITY_SIGNING_KEY: "the edge's private Ed25519 JWK; `router keys identity` makes one",
+  ROUTER_IDENTITY_PUBLIC_KEYS: "a JWKS of the edge's public Ed25519 keys; `router keys identity` makes one",
+};
+
+/** A generated value: symmetric secrets are 32 random bytes; the identity pair is made once, both halves together. */
+function generate(name: SecretName, stored: Partial<Secrets>): string {
+  if (name !== "ROUTER_IDENTITY_SIGNING_KEY" && name !== "ROUTER_IDENTITY_PUBLIC_KEYS") return randomBytes(32).toString("base64url");
+  if (!stored.ROUTER_IDENTITY_SIGNING_KEY || !stored.ROUTER_IDENTITY_PUBLIC_KEYS) {
+    const pair = generateIdentityKeyPair();
+    stored.ROUTER_IDENTITY_SIGNING_KEY = JSON.stringify(pair.signingKey);
+    stored.ROUTER_IDENTITY_PUBLIC_KEYS = JSON.stringify(pair.publicKeys);
+  }
+  return stored[name] as string;
+}
+
 /**
- * The three process secrets. Taken from the environment when set (production must set them);
- * otherwise, for the embedded default, generated once and kept in `<dataDir>/secrets.json` (mode
- * 0600) so the CLI and the server agree. Returns which ones were generated.
+ * The process secrets (`names`, every one by default). Taken from the environment when set
+ * (production must set them); otherwise, for the embedded default, generated once and kept in
+ * `<dataDir>/secrets.json` (mode 0600) so the CLI and the server agree. Returns which ones were
+ * generated.
  */
-export function resolveSecrets(
+export function resolveSecrets<N extends SecretName = SecretName>(
   env: NodeJS.ProcessEnv,
   dataDir: string,
-  opts: { allowGenerated: boolean },
-): { secrets: Secrets; generated: SecretName[] } {
+  opts: { allowGenerated: boolean; names?: readonly N[] },
+): { secrets: Pick<Secrets, N>; generated: N[] } {
+  const names = opts.names ?? (SECRET_NAMES as readonly SecretName[] as readonly N[]);
   const file = join(dataDir, "secrets.json");
   let stored: Partial<Secrets> = {};
   if (existsSync(file)) stored = JSON.parse(readFileSync(file, "utf8")) as Partial<Secrets>;
   const out: Partial<Secrets> = {};
-  const generated: SecretName[] = [];
-  for (const name of SECRET_NAMES) {
+  const generated: N[] = [];
+  // What was kept before this call: a pair half generated just now still counts as generated.
+  const kept: Partial<Secrets> = { ...stored };
+  for (const name of names) {
     const fromEnv = env[name];
     if (fromEnv) out[name] = fromEnv;
-    else if (stored[name]) out[name] = stored[name];
+    else if (kept[name]) out[name] = kept[name];
     else if (opts.allowGenerated) {
-      out[name] = randomBytes(32).toString("base64url");
+      out[name] = generate(name, stored);
       stored[name] = out[name];
       generated.push(name);
     } else throw new Error(`${name} must be set`);
@@ -36,7 +70,7 @@ export function resolveSecrets(
     mkdirSync(dataDir, { recursive: true });
     writeFileSync(file, JSON.stringify(stored, null, 2), { mode: 0o600 });
   }
-  return { secrets: out as Secrets, generated };
+  return { secrets: out as Pick<Secrets, N>, generated };
 }
 
 /**
@@ -52,8 +86,7 @@ export function serviceSecrets<N extends SecretName>(
   const missing = names.filter((name) => !env[name]);
   if (missing.length === 0) return Object.fromEntries(names.map((name) => [name, env[name]])) as Pick<Secrets, N>;
   if (!opts.embedded) {
-    throw new ConfigError(missing.map((name) => `${name}: required with DATABASE_URL (set the same value on every service)`));
+    throw new ConfigError(missing.map((name) => `${name}: required with DATABASE_URL (${REQUIRED_HINT[name]})`));
   }
-  const { secrets } = resolveSecrets(env, opts.dataDir, { allowGenerated: true });
-  return Object.fromEntries(names.map((name) => [name, secrets[name]])) as Pick<Secrets, N>;
+  return resolveSecrets(env, opts.dataDir, { allowGenerated: true, names }).secrets;
 }

@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, statSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { resolveSecrets, SECRET_NAMES } from "@router/config";
+import { parseIdentityPublicKeys, parseIdentitySigningKey, resolveSecrets, SECRET_NAMES } from "@router/config";
 
 let dataDir: string;
 
@@ -21,7 +21,27 @@ describe("resolveSecrets", () => {
     const { secrets, generated } = resolveSecrets({}, dataDir, { allowGenerated: true });
     expect(generated).toEqual([...SECRET_NAMES]);
     expect(stored()).toEqual(secrets);
-    for (const name of SECRET_NAMES) expect(secrets[name]).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    for (const name of ["ROUTER_KEY_PEPPER", "ROUTER_INTERNAL_SECRET", "ROUTER_MASTER_KEY"] as const) {
+      expect(secrets[name]).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    }
+  });
+
+  it("generates the identity pair together: the public set holds the signing key's public half, under its kid", () => {
+    const { secrets } = resolveSecrets({}, dataDir, { allowGenerated: true });
+    const signing = parseIdentitySigningKey(secrets.ROUTER_IDENTITY_SIGNING_KEY);
+    const publicKeys = parseIdentityPublicKeys(secrets.ROUTER_IDENTITY_PUBLIC_KEYS);
+    expect(publicKeys.keys).toEqual([{ kty: "OKP", crv: "Ed25519", x: signing.x, kid: signing.kid }]);
+    expect(secrets.ROUTER_IDENTITY_PUBLIC_KEYS).not.toContain(signing.d);
+  });
+
+  it("resolves only the names asked for, and a later process gets the other half of the same pair", () => {
+    const edge = resolveSecrets({}, dataDir, { allowGenerated: true, names: ["ROUTER_IDENTITY_SIGNING_KEY"] });
+    expect(edge.generated).toEqual(["ROUTER_IDENTITY_SIGNING_KEY"]);
+    expect(Object.keys(edge.secrets)).toEqual(["ROUTER_IDENTITY_SIGNING_KEY"]);
+    const service = resolveSecrets({}, dataDir, { allowGenerated: false, names: ["ROUTER_IDENTITY_PUBLIC_KEYS"] });
+    expect(parseIdentityPublicKeys(service.secrets.ROUTER_IDENTITY_PUBLIC_KEYS).keys[0]!.x).toBe(
+      parseIdentitySigningKey(edge.secrets.ROUTER_IDENTITY_SIGNING_KEY).x,
+    );
   });
 
   it("generates distinct secrets", () => {
@@ -55,15 +75,15 @@ describe("resolveSecrets", () => {
   it("generates only what the environment lacks and never writes environment secrets to disk", () => {
     const env = { ROUTER_KEY_PEPPER: "pepper-from-env", ROUTER_INTERNAL_SECRET: "internal-from-env" };
     const { secrets, generated } = resolveSecrets(env, dataDir, { allowGenerated: true });
-    expect(generated).toEqual(["ROUTER_MASTER_KEY"]);
+    expect(generated).toEqual(["ROUTER_MASTER_KEY", "ROUTER_IDENTITY_SIGNING_KEY", "ROUTER_IDENTITY_PUBLIC_KEYS"]);
     expect(secrets.ROUTER_KEY_PEPPER).toBe("pepper-from-env");
     expect(secrets.ROUTER_INTERNAL_SECRET).toBe("internal-from-env");
-    expect(Object.keys(stored())).toEqual(["ROUTER_MASTER_KEY"]);
+    expect(Object.keys(stored()).sort()).toEqual(["ROUTER_IDENTITY_PUBLIC_KEYS", "ROUTER_IDENTITY_SIGNING_KEY", "ROUTER_MASTER_KEY"]);
     expect(readFileSync(secretsFile(), "utf8")).not.toContain("from-env");
   });
 
   it("writes no file when the environment sets every secret", () => {
-    const env = { ROUTER_KEY_PEPPER: "a", ROUTER_INTERNAL_SECRET: "b", ROUTER_MASTER_KEY: "c" };
+    const env = { ROUTER_KEY_PEPPER: "a", ROUTER_INTERNAL_SECRET: "b", ROUTER_MASTER_KEY: "c", ROUTER_IDENTITY_SIGNING_KEY: "d", ROUTER_IDENTITY_PUBLIC_KEYS: "e" };
     const { secrets, generated } = resolveSecrets(env, dataDir, { allowGenerated: false });
     expect(secrets).toEqual(env);
     expect(generated).toEqual([]);

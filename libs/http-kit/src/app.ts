@@ -4,7 +4,7 @@ import express, { type ErrorRequestHandler, type Express, type NextFunction, typ
 import { DomainError } from "@router/errors";
 import type { Logger } from "@router/logging";
 import { errorBody, type ErrorBody } from "./envelope";
-import { IDENTITY_HEADER, verifyIdentity, type Identity } from "./identity";
+import { IDENTITY_HEADER, verifyIdentity, type Identity, type IdentityPublicKeys } from "./identity";
 import { jsonDepthError } from "./json-depth";
 
 export interface HttpAppOptions {
@@ -203,10 +203,13 @@ declare module "express-serve-static-core" {
   }
 }
 
-/** For internal services: requires the gateway-signed identity header and exposes it as `req.identity`. */
-export function requireIdentity(secret: string) {
+/**
+ * For internal services: requires the identity header the gateway signed, verified with the edge's
+ * public keys, and exposes it as `req.identity`.
+ */
+export function requireIdentity(publicKeys: IdentityPublicKeys) {
   return (req: Request, _res: Response, next: NextFunction): void => {
-    verifyIdentity(req.header(IDENTITY_HEADER), secret).then((identity) => {
+    verifyIdentity(req.header(IDENTITY_HEADER), publicKeys).then((identity) => {
       req.identity = identity;
       next();
     }, next);

@@ -2,14 +2,15 @@ import type { RequestHandler } from "express";
 import type { Registry } from "prom-client";
 import type { Logger } from "@router/logging";
 import { createHttpApp, finishApp, listen, requireIdentity, type RunningHttpServer } from "./app";
+import type { IdentityPublicKeys } from "./identity";
 import { metricsRoute } from "./metrics";
 
 export interface InternalHttpOptions {
   log: Logger;
   /** The service's own metrics, served at `GET /metrics`. */
   registry: Registry;
-  /** Verifies the identity the gateway signs and forwards. */
-  internalSecret: string;
+  /** The edge's public keys: verify the identity the gateway signs and forwards. */
+  identityKeys: IdentityPublicKeys;
   /** The service's routes; each request reaching them carries a verified `req.identity`. */
   routes: RequestHandler[];
   /**
@@ -43,7 +44,7 @@ export function startInternalHttp(opts: InternalHttpOptions): Promise<RunningHtt
   });
   app.get("/metrics", metricsRoute(opts.registry));
   for (const route of opts.openRoutes ?? []) app.use(route);
-  app.use(requireIdentity(opts.internalSecret));
+  app.use(requireIdentity(opts.identityKeys));
   for (const route of opts.routes) app.use(route);
   finishApp(app, opts.log);
   return listen(app, opts.port, opts.host ?? "127.0.0.1");

@@ -5,6 +5,8 @@ import {
   finishApp,
   IDENTITY_HEADER,
   identityOf,
+  identityPublicKeys,
+  identitySigningKey,
   listen,
   MAX_JSON_DEPTH,
   parseInput,
@@ -18,10 +20,13 @@ import {
   type Identity,
   type RunningHttpServer,
 } from "@router/http-kit";
+import { generateIdentityKeyPair } from "@router/config";
 import { createLogger } from "@router/logging";
 import { z } from "zod";
 
-const SECRET = "internal-secret-for-tests";
+const edge = generateIdentityKeyPair();
+const SIGNER = identitySigningKey(edge.signingKey);
+const KEYS = identityPublicKeys(edge.publicKeys);
 const logLines: string[] = [];
 const log = createLogger({ level: "error", destination: { write: (s: string) => void logLines.push(s) } });
 
@@ -73,7 +78,7 @@ function buildApp(): Express {
   app.get("/sync-failure", () => {
     throw new Error("connection string postgres://u:hunter2@db leaked");
   });
-  app.get("/internal", requireIdentity(SECRET), (req, res) => {
+  app.get("/internal", requireIdentity(KEYS), (req, res) => {
     res.json(identityOf(req));
   });
   app.get("/unguarded", (req, res) => {
@@ -381,7 +386,7 @@ describe("parseInput", () => {
 
 describe("requireIdentity", () => {
   it("exposes the signed identity to the handler", async () => {
-    const res = await call("/internal", { headers: { [IDENTITY_HEADER]: await signIdentity(identity, SECRET) } });
+    const res = await call("/internal", { headers: { [IDENTITY_HEADER]: await signIdentity(identity, SIGNER) } });
     expect(res.status).toBe(200);
     expect(res.body).toEqual(identity);
   });
@@ -392,8 +397,9 @@ describe("requireIdentity", () => {
     expect(res.body.error).toMatchObject({ status: 401, code: "unauthorized" });
   });
 
-  it("refuses an identity signed with another secret", async () => {
-    const res = await call("/internal", { headers: { [IDENTITY_HEADER]: await signIdentity(identity, "other") } });
+  it("refuses an identity signed by another Ed25519 key", async () => {
+    const other = identitySigningKey(generateIdentityKeyPair().signingKey);
+    const res = await call("/internal", { headers: { [IDENTITY_HEADER]: await signIdentity(identity, other) } });
     expect(res.status).toBe(401);
   });
 
@@ -405,7 +411,7 @@ describe("requireIdentity", () => {
   });
 
   it("makes identityOf refuse a route that has no identity", async () => {
-    const res = await call("/unguarded", { headers: { [IDENTITY_HEADER]: await signIdentity(identity, SECRET) } });
+    const res = await call("/unguarded", { headers: { [IDENTITY_HEADER]: await signIdentity(identity, SIGNER) } });
     expect(res.status).toBe(401);
   });
 });

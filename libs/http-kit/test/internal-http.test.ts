@@ -1,4 +1,5 @@
-import { createMetricsRegistry, startInternalHttp, type RunningHttpServer } from "@router/http-kit";
+import { generateIdentityKeyPair } from "@router/config";
+import { createMetricsRegistry, identityPublicKeys, startInternalHttp, type RunningHttpServer } from "@router/http-kit";
 import { createLogger } from "@router/logging";
 
 const log = createLogger({ level: "silent" });
@@ -11,7 +12,7 @@ describe("an internal service's /health", () => {
   });
 
   const start = (ready?: () => Promise<boolean>) =>
-    startInternalHttp({ log, registry: createMetricsRegistry("demo", { defaultMetrics: false }), internalSecret: "s", routes: [], ready, port: 0 });
+    startInternalHttp({ log, registry: createMetricsRegistry("demo", { defaultMetrics: false }), identityKeys: identityPublicKeys(generateIdentityKeyPair().publicKeys), routes: [], ready, port: 0 });
   const health = async () => {
     const res = await fetch(`http://127.0.0.1:${server!.port}/health`);
     return { status: res.status, body: (await res.json()) as unknown };

@@ -13,3 +13,4 @@ export * from "./https-receiver";
 export * from "./fake-stripe";
 export * from "./chromium";
 export * from "./tcp-proxy";
+export * from "./identity-keys";

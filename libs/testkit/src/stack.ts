@@ -5,6 +5,7 @@ import { promisify } from "node:util";
 import { createTestDatabase, type TestDatabase } from "./database";
 import { parseEventStream, type ParsedEventStream } from "./event-stream";
 import { freePort, httpReady, startNodeProcess, tcpReady, type ChildService } from "./processes";
+import { newIdentityKeys } from "./identity-keys";
 import { dropStackBus, prepareStackBus, stackBusEnv, stackBusOf, type StackBus } from "./stack-bus";
 
 /** The gateway and its replicas (`gateway-replica-<n>`). */
@@ -23,7 +24,10 @@ export const GATEWAY_NODE_ARGS = ["--initial-old-space-size=128"];
 
 export interface Stack {
   gatewayUrl: string;
+  /** The internal services' environment: the edge's public identity keys, not its signing key. */
   env: Record<string, string>;
+  /** The gateway's: `env` and the edge's private identity key, which only the gateway holds. */
+  gatewayEnv: Record<string, string>;
   /** The stack's bus: `createBus({ ...stack.bus, clientId, log })` makes a client of it. */
   bus: StackBus;
   services: ChildService[];
@@ -91,14 +95,15 @@ async function startStackWith(opts: {
   const alertsHttp = await freePort();
   const broadcastHttp = await freePort();
   const runawayHttp = await freePort();
+  const identity = newIdentityKeys();
   const env: Record<string, string> = {
     DATABASE_URL: db.url,
     ...stackBusEnv(bus),
     // Rate-limit counts of this stack's gateways only (parallel stacks share one Redis).
     GATEWAY_RATE_LIMIT_PREFIX: `e2e:rl:${randomBytes(4).toString("hex")}`,
     ROUTER_KEY_PEPPER: randomBytes(32).toString("hex"),
-    ROUTER_INTERNAL_SECRET: randomBytes(32).toString("hex"),
     ROUTER_MASTER_KEY: randomBytes(32).toString("hex"),
+    ROUTER_IDENTITY_PUBLIC_KEYS: identity.env.ROUTER_IDENTITY_PUBLIC_KEYS,
     ROUTER_DATA_DIR: join(root, ".data", `e2e-${randomBytes(4).toString("hex")}`),
     LOG_LEVEL: "warn",
     PORT: String(gatewayPort),
@@ -128,6 +133,13 @@ async function startStackWith(opts: {
   for (const [slug, url] of Object.entries(opts.providerBaseUrls)) {
     env[`ROUTER_PROVIDER_${slug.toUpperCase().replace(/-/g, "_")}_BASE_URL`] = url;
   }
+  // As deployed: only the edge holds the private key it signs identities with, and its cookie key.
+  const gatewayEnv: Record<string, string> = {
+    ...env,
+    ROUTER_IDENTITY_SIGNING_KEY: identity.env.ROUTER_IDENTITY_SIGNING_KEY,
+    ROUTER_INTERNAL_SECRET: randomBytes(32).toString("hex"),
+    ...opts.extraEnv,
+  };
   const gatewayNodeArgs = [...GATEWAY_NODE_ARGS, ...(opts.nodeArgs ?? [])];
   const startTimeoutMs = opts.startTimeoutMs ?? 20_000;
   const services: ChildService[] = [];
@@ -152,7 +164,7 @@ async function startStackWith(opts: {
     for (const s of started) if (s.status === "fulfilled") services.push(s.value);
     const failed = started.find((s) => s.status === "rejected");
     if (failed) throw failed.reason;
-    services.push(await startNodeProcess("gateway", main("gateway"), env, () => httpReady(`http://127.0.0.1:${gatewayPort}/health`), startTimeoutMs, gatewayNodeArgs));
+    services.push(await startNodeProcess("gateway", main("gateway"), gatewayEnv, () => httpReady(`http://127.0.0.1:${gatewayPort}/health`), startTimeoutMs, gatewayNodeArgs));
   } catch (err) {
     await stopAll();
     await db.drop();
@@ -163,6 +175,7 @@ async function startStackWith(opts: {
   return {
     gatewayUrl,
     env,
+    gatewayEnv,
     bus,
     services,
     async createOrg(name, opts = {}) {
@@ -182,7 +195,7 @@ async function startStackWith(opts: {
       // Admit and leases on another replica than the one that takes management writes, as a load balancer may send them.
       if (replicaOpts.grpcLedger) ledger.LEDGER_GRPC_ADDR = replicaOpts.grpcLedger.grpcAddr;
       // Each replica keeps its own bus outbox, as each pod would on its own volume.
-      const replicaEnv = { ...env, ...ledger, PORT: String(port), ROUTER_DATA_DIR: join(env.ROUTER_DATA_DIR ?? "", name) };
+      const replicaEnv = { ...gatewayEnv, ...ledger, PORT: String(port), ROUTER_DATA_DIR: join(env.ROUTER_DATA_DIR ?? "", name) };
       services.push(await startNodeProcess(name, main("gateway"), replicaEnv, () => httpReady(`http://127.0.0.1:${port}/health`), 20_000, gatewayNodeArgs));
       return `http://127.0.0.1:${port}`;
     },

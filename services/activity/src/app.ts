@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import type { EventBus } from "@router/bus";
 import { DatabaseReadiness, migrate, type Db } from "@router/db";
-import { createHttpApp, finishApp, listen, metricsRoute, requireIdentity } from "@router/http-kit";
+import { createHttpApp, finishApp, listen, metricsRoute, requireIdentity, type IdentityPublicKeys } from "@router/http-kit";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
 import { contentRoutes } from "./content/content-routes";
@@ -27,7 +27,7 @@ export interface ActivityDeps {
   httpPort: number;
   host?: string;
   /** Verifies the identity context the gateway signs and forwards. */
-  internalSecret: string;
+  identityKeys: IdentityPublicKeys;
   /** Rows of a CSV export before its `# truncated` line; default 200,000 (product rule). Tests make it small. */
   exportMaxRows?: number;
 }
@@ -62,7 +62,7 @@ export async function startActivity(deps: ActivityDeps): Promise<RunningActivity
   });
   // Before the identity check: the scraper signs nothing, and this port is internal.
   app.get("/metrics", metricsRoute(metrics.registry));
-  app.use(requireIdentity(deps.internalSecret));
+  app.use(requireIdentity(deps.identityKeys));
   app.use(totalsRoutes({ db: deps.db, clock: deps.clock }));
   app.use(breakdownRoutes({ db: deps.db, clock: deps.clock }));
   app.use(conversationRoutes({ db: deps.db, clock: deps.clock }));

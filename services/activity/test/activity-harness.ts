@@ -4,7 +4,7 @@ import { createLogger } from "@router/logging";
 import type { Clock } from "@router/money";
 import { createTestDatabase } from "@router/testkit";
 import { startActivity } from "../src/app";
-import { TEST_SECRET } from "./request-events";
+import { TEST_IDENTITY } from "./request-events";
 
 export interface ActivityHarness {
   db: Db;
@@ -36,7 +36,7 @@ export async function startActivityHarness(
     log,
     clock,
     httpPort: 0,
-    internalSecret: TEST_SECRET,
+    identityKeys: TEST_IDENTITY.publicKeys,
     exportMaxRows: opts.exportMaxRows,
   });
   return {

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { signIdentity, type Identity } from "@router/http-kit";
+import { newIdentityKeys } from "@router/testkit";
 import { events } from "@router/proto";
 
 type Overrides = Partial<events.RequestCompleted>;
@@ -93,7 +94,7 @@ export function encodeEvent(e: events.RequestCompleted): Uint8Array {
   return events.RequestCompleted.encode(e).finish();
 }
 
-export const TEST_SECRET = "activity-test-secret";
+export const TEST_IDENTITY = newIdentityKeys();
 
 export async function identityHeader(
   orgId: string,
@@ -111,5 +112,5 @@ export async function identityHeader(
     operator: false,
     ...more,
   };
-  return { "x-router-identity": await signIdentity(identity, TEST_SECRET) };
+  return { "x-router-identity": await signIdentity(identity, TEST_IDENTITY.signingKey) };
 }

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import type { EventBus } from "@router/bus";
 import { DatabaseReadiness, migrate, type Db } from "@router/db";
-import { createHttpApp, finishApp, listen, metricsRoute, requireIdentity } from "@router/http-kit";
+import { createHttpApp, finishApp, listen, metricsRoute, requireIdentity, type IdentityPublicKeys } from "@router/http-kit";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
 import { AllowedHosts, Outbound, type OutboundOptions } from "@router/outbound";
@@ -31,7 +31,7 @@ export interface AlertsDeps {
   httpPort: number;
   host?: string;
   /** Verifies the identity context the gateway signs and forwards. */
-  internalSecret: string;
+  identityKeys: IdentityPublicKeys;
   /** ROUTER_MASTER_KEY: seals webhook signing secrets. */
   masterKey: string;
   /** Outbound delivery tuning and the test-only overrides (`outboundOptionsOf`); log and clock come from here. */
@@ -92,7 +92,7 @@ export async function startAlerts(deps: AlertsDeps): Promise<RunningAlerts> {
   });
   // Before the identity check: the scraper signs nothing, and this port is internal.
   app.get("/metrics", metricsRoute(metrics.registry));
-  app.use(requireIdentity(deps.internalSecret));
+  app.use(requireIdentity(deps.identityKeys));
   app.use(
     channelRoutes({
       db: deps.db,

@@ -6,11 +6,11 @@ import { signIdentity, type Identity } from "@router/http-kit";
 import { createLogger } from "@router/logging";
 import { ManualClock } from "@router/money";
 import { events, TOPICS } from "@router/proto";
-import { createTestDatabase, startHttpsReceiver, type HttpsReceiver } from "@router/testkit";
+import { createTestDatabase, startHttpsReceiver, type HttpsReceiver, newIdentityKeys } from "@router/testkit";
 import { startAlerts, type AlertsDeps, type RunningAlerts } from "../src/app";
 import { runawayFlaggedEvent, thresholdCrossedEvent } from "./alert-events";
 
-export const TEST_SECRET = "alerts-test-secret";
+export const TEST_IDENTITY = newIdentityKeys();
 export const MASTER_KEY = "alerts-test-master-key";
 
 export interface Caller {
@@ -59,7 +59,7 @@ export async function startAlertsHarness(label: string, extra: Partial<AlertsDep
     log,
     clock,
     httpPort: 0,
-    internalSecret: TEST_SECRET,
+    identityKeys: TEST_IDENTITY.publicKeys,
     masterKey: MASTER_KEY,
     outbound: { allowHosts: ["127.0.0.1"], ca: receiver.ca, retries: 2, retryDelayMs: 5, timeoutMs: 1_000 },
     chatHookHost: "127.0.0.1",
@@ -82,7 +82,7 @@ export async function startAlertsHarness(label: string, extra: Partial<AlertsDep
         userId: null,
         operator: false,
       };
-      headers["x-router-identity"] = await signIdentity(identity, TEST_SECRET);
+      headers["x-router-identity"] = await signIdentity(identity, TEST_IDENTITY.signingKey);
     }
     const res = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
     const text = await res.text();

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import type { EventBus } from "@router/bus";
 import { DatabaseReadiness, migrate, type Db } from "@router/db";
-import { createHttpApp, finishApp, listen, metricsRoute, requireIdentity } from "@router/http-kit";
+import { createHttpApp, finishApp, listen, metricsRoute, requireIdentity, type IdentityPublicKeys } from "@router/http-kit";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
 import { AllowedHosts, Outbound, type OutboundOptions, type OutboundStats } from "@router/outbound";
@@ -23,7 +23,7 @@ export interface BroadcastDeps {
   httpPort: number;
   host?: string;
   /** Verifies the identity context the gateway signs and forwards. */
-  internalSecret: string;
+  identityKeys: IdentityPublicKeys;
   /** ROUTER_MASTER_KEY: seals signing secrets and header values at rest. */
   masterKey: string;
   /** Delivery settings (timeouts, retries, queue; the test-only allow-list and CA). */
@@ -85,7 +85,7 @@ export async function startBroadcast(deps: BroadcastDeps): Promise<RunningBroadc
   });
   // Before the identity check: the scraper signs nothing, and this port is internal.
   app.get("/metrics", metricsRoute(metrics.registry));
-  app.use(requireIdentity(deps.internalSecret));
+  app.use(requireIdentity(deps.identityKeys));
   app.use(
     destinationRoutes({
       db: deps.db,

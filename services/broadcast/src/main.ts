@@ -1,6 +1,7 @@
 import { startTracing } from "@router/tracing";
 import { busConfigOf, createBus } from "@router/bus";
-import { loadConfig, serviceSecrets } from "@router/config";
+import { identityPublicKeys } from "@router/http-kit";
+import { loadConfig, parseIdentityPublicKeys, serviceSecrets } from "@router/config";
 import { openServiceDb } from "@router/db";
 import { createLogger, exitOnStartFailure, installProcessHandlers, stopOnSignals } from "@router/logging";
 import { systemClock } from "@router/money";
@@ -14,7 +15,10 @@ async function main(): Promise<void> {
   installProcessHandlers(log);
   // Off unless the standard OTEL_* settings ask for traces.
   const tracing = startTracing({ serviceName: "router-broadcast" });
-  const { ROUTER_INTERNAL_SECRET: internalSecret, ROUTER_MASTER_KEY: masterKey } = serviceSecrets(process.env, ["ROUTER_INTERNAL_SECRET", "ROUTER_MASTER_KEY"], { dataDir: cfg.ROUTER_DATA_DIR, embedded: cfg.DATABASE_URL === undefined });
+  const secrets = serviceSecrets(process.env, ["ROUTER_IDENTITY_PUBLIC_KEYS", "ROUTER_MASTER_KEY"], { dataDir: cfg.ROUTER_DATA_DIR, embedded: cfg.DATABASE_URL === undefined });
+  const masterKey = secrets.ROUTER_MASTER_KEY;
+  // The edge's public keys only: this service verifies the identity the gateway signs, and cannot sign one.
+  const identityKeys = identityPublicKeys(parseIdentityPublicKeys(secrets.ROUTER_IDENTITY_PUBLIC_KEYS));
 
   const store = await openServiceDb({ databaseUrl: cfg.DATABASE_URL, dataDir: cfg.ROUTER_DATA_DIR, schema: "broadcast" });
   const bus = await createBus(busConfigOf(cfg, { clientId: "broadcast", dataDir: cfg.ROUTER_DATA_DIR, log }));
@@ -26,7 +30,7 @@ async function main(): Promise<void> {
     clock: systemClock,
     httpPort: cfg.BROADCAST_HTTP_PORT,
     host: cfg.BROADCAST_HOST,
-    internalSecret,
+    identityKeys,
     masterKey,
     outbound,
     dedupeRetentionMs: cfg.BROADCAST_DEDUPE_RETENTION_HOURS * 60 * 60 * 1000,

@@ -1,9 +1,10 @@
 import { randomBytes } from "node:crypto";
 import type { Role } from "@router/access";
 import { signIdentity, type Identity } from "@router/http-kit";
+import { newIdentityKeys } from "@router/testkit";
 import { events } from "@router/proto";
 
-export const TEST_SECRET = "broadcast-test-secret";
+export const TEST_IDENTITY = newIdentityKeys();
 export const TEST_MASTER_KEY = "broadcast-test-master-key";
 
 /** A fresh generation id, as the gateway makes them. */
@@ -81,5 +82,5 @@ export async function identityHeaders(
     userId: null,
     operator: false,
   };
-  return { "x-router-identity": await signIdentity(identity, TEST_SECRET), "content-type": "application/json" };
+  return { "x-router-identity": await signIdentity(identity, TEST_IDENTITY.signingKey), "content-type": "application/json" };
 }

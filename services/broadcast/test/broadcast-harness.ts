@@ -6,7 +6,7 @@ import { events } from "@router/proto";
 import type { OutboundOptions } from "@router/outbound";
 import { createTestDatabase, startHttpsReceiver, type HttpsReceiver } from "@router/testkit";
 import { REQUEST_COMPLETED_TOPIC, startBroadcast, type RunningBroadcast } from "../src/app";
-import { identityHeaders, TEST_MASTER_KEY, TEST_SECRET } from "./broadcast-fixtures";
+import { identityHeaders, TEST_MASTER_KEY, TEST_IDENTITY } from "./broadcast-fixtures";
 
 export interface BroadcastHarness {
   db: Db;
@@ -40,7 +40,7 @@ export async function startBroadcastHarness(label: string, clock: Clock, outboun
     log,
     clock,
     httpPort: 0,
-    internalSecret: TEST_SECRET,
+    identityKeys: TEST_IDENTITY.publicKeys,
     masterKey: TEST_MASTER_KEY,
     outbound: { allowHosts: ["127.0.0.1"], ca: receiver.ca, retries: 2, retryDelayMs: 5, timeoutMs: 2_000, ...outbound },
     defaultMetrics: false,

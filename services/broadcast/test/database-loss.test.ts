@@ -6,7 +6,7 @@ import { systemClock } from "@router/money";
 import { events } from "@router/proto";
 import { createTestDatabase, startHttpsReceiver, TcpProxy, waitFor, type HttpsReceiver, type TestDatabase } from "@router/testkit";
 import { REQUEST_COMPLETED_TOPIC, startBroadcast, type RunningBroadcast } from "../src/app";
-import { identityHeaders, servedRequest, TEST_MASTER_KEY, TEST_SECRET } from "./broadcast-fixtures";
+import { identityHeaders, servedRequest, TEST_MASTER_KEY, TEST_IDENTITY } from "./broadcast-fixtures";
 
 /**
  * The service in-process on real Postgres (reached through a proxy the test can cut), the memory
@@ -46,7 +46,7 @@ describe("broadcast when its database connections are lost", () => {
       log,
       clock: systemClock,
       httpPort: 0,
-      internalSecret: TEST_SECRET,
+      identityKeys: TEST_IDENTITY.publicKeys,
       masterKey: TEST_MASTER_KEY,
       outbound: { allowHosts: ["127.0.0.1"], ca: receiver.ca, retries: 2, retryDelayMs: 5, timeoutMs: 2_000 },
       defaultMetrics: false,

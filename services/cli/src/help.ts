@@ -57,6 +57,13 @@ export const COMMANDS: CommandHelp[] = [
     details: "  (no options; KAFKA_BROKERS, KAFKA_TOPIC_PARTITIONS, KAFKA_TOPIC_REPLICATION_FACTOR,\n  KAFKA_TOPIC_MIN_INSYNC_REPLICAS from the environment)",
   },
   {
+    words: ["keys", "identity"],
+    synopsis: "keys identity [--public-keys <file>]",
+    summary: "Prints a new Ed25519 pair for the identity the gateway signs: kid, signing_key (private JWK), public_keys (JWKS).",
+    details: `  --public-keys <file>  a JWKS file (the current ROUTER_IDENTITY_PUBLIC_KEYS): the new public key is
+                        added to it, for a rotation (docs/runbook.md)`,
+  },
+  {
     words: ["probe"],
     synopsis: "probe --url <gateway> --region <name> [--interval <s>] [--timeout-ms <ms>] [--once]",
     summary: "Calls <gateway>/health every interval and records it for GET /v1/status/uptime (one probe per region).",

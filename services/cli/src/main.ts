@@ -5,6 +5,7 @@ import { loadCliConfig } from "./config";
 import { runCatalogImport } from "./commands/catalog-import";
 import { runEventsTail } from "./commands/events-tail";
 import { runKafkaTopicsCreate } from "./commands/kafka-topics";
+import { runKeysIdentity } from "./commands/keys-identity";
 import { runMigrate } from "./commands/migrate";
 import { runOrgCreate } from "./commands/org-create";
 import { runKeyCreate, runOrgList } from "./commands/org-recovery";
@@ -39,6 +40,7 @@ async function main(argv: string[]): Promise<number> {
       "if-missing": { type: "boolean", default: false },
       "key-file": { type: "string" },
       "key-secret": { type: "string" },
+      "public-keys": { type: "string" },
     },
   });
   const [group, action, arg] = positionals;
@@ -52,6 +54,8 @@ async function main(argv: string[]): Promise<number> {
     process[asked.code === 0 ? "stdout" : "stderr"].write(`${asked.text}\n`);
     return asked.code;
   }
+  // Needs no store, bus or settings: it only makes a key pair.
+  if (group === "keys" && action === "identity") return runKeysIdentity({ publicKeysFile: values["public-keys"] });
   const config = loadCliConfig(process.env);
   // Logs go to stderr: stdout carries the command's own output (a created key, an org list), which
   // scripts parse.

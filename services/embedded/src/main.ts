@@ -5,7 +5,8 @@ import { startActivity } from "@router/activity";
 import { startAlerts } from "@router/alerts";
 import { startBroadcast } from "@router/broadcast";
 import { busConfigOf, createBus, type EventBus } from "@router/bus";
-import { providerBaseUrls, resolveSecrets } from "@router/config";
+import { parseIdentityPublicKeys, providerBaseUrls, resolveSecrets } from "@router/config";
+import { identityPublicKeys } from "@router/http-kit";
 import { createPostgresDb, EmbeddedPostgres, isNewEmbeddedStore, type Db } from "@router/db";
 import { ensureOperatorOrganisation, pkceOptionsOf, storedResponseOptionsOf, rateLimitOptionsOf, incompleteSignInProviders, regionOptionsOf, signInOptionsOf, startGateway, upstreamOptionsOf } from "@router/gateway";
 import { feeScheduleOf, startLedger, stripeSettingsOf } from "@router/ledger";
@@ -40,6 +41,8 @@ async function main(): Promise<void> {
   const tracing = startTracing({ serviceName: "router", version: VERSION });
 
   const { secrets, generated } = resolveSecrets(process.env, config.ROUTER_DATA_DIR, { allowGenerated: true });
+  // The same split as a deployment: the gateway signs identities with its private key, the services verify with the public set.
+  const identityKeys = identityPublicKeys(parseIdentityPublicKeys(secrets.ROUTER_IDENTITY_PUBLIC_KEYS));
   const pgDir = join(config.ROUTER_DATA_DIR, "pg");
   if (!config.DATABASE_URL && isNewEmbeddedStore(pgDir)) {
     log.info({ dir: pgDir }, "router.embedded.preparing_new_store");
@@ -75,7 +78,7 @@ async function main(): Promise<void> {
     // The gateway calls Plan and the ledger in this process: the same handlers and messages as over
     // gRPC, without HTTP/2 framing and socket writes on every call (and no gRPC port).
     grpcPort: "in-process",
-    internalSecret: secrets.ROUTER_INTERNAL_SECRET,
+    identityKeys,
     redisUrl: config.REDIS_URL,
   });
   const ledgerSvc = await startLedger({
@@ -86,7 +89,7 @@ async function main(): Promise<void> {
     clock,
     grpcPort: "in-process",
     httpPort: 0,
-    internalSecret: secrets.ROUTER_INTERNAL_SECRET,
+    identityKeys,
     stripe: stripeSettingsOf(config),
     fees: feeScheduleOf(config),
   });
@@ -97,7 +100,7 @@ async function main(): Promise<void> {
     log: root.child({ service: "activity" }),
     clock,
     httpPort: 0,
-    internalSecret: secrets.ROUTER_INTERNAL_SECRET,
+    identityKeys,
   });
   const reportsSvc = await startReports({
     defaultMetrics: false,
@@ -106,7 +109,7 @@ async function main(): Promise<void> {
     log: root.child({ service: "reports" }),
     clock,
     httpPort: 0,
-    internalSecret: secrets.ROUTER_INTERNAL_SECRET,
+    identityKeys,
   });
   const runawaySvc = await startRunaway({
     defaultMetrics: false,
@@ -115,7 +118,7 @@ async function main(): Promise<void> {
     log: root.child({ service: "runaway" }),
     clock,
     httpPort: 0,
-    internalSecret: secrets.ROUTER_INTERNAL_SECRET,
+    identityKeys,
   });
   const alertsLog = root.child({ service: "alerts" });
   const alertsSvc = await startAlerts({
@@ -125,7 +128,7 @@ async function main(): Promise<void> {
     log: alertsLog,
     clock,
     httpPort: 0,
-    internalSecret: secrets.ROUTER_INTERNAL_SECRET,
+    identityKeys,
     masterKey: secrets.ROUTER_MASTER_KEY,
     outbound: outboundOptionsOf(config, { log: alertsLog }),
     chatHookHost: config.ALERTS_CHAT_HOOK_HOST,
@@ -138,7 +141,7 @@ async function main(): Promise<void> {
     log: root.child({ service: "broadcast" }),
     clock,
     httpPort: 0,
-    internalSecret: secrets.ROUTER_INTERNAL_SECRET,
+    identityKeys,
     masterKey: secrets.ROUTER_MASTER_KEY,
     outbound,
     defaultMetrics: false,

@@ -3,9 +3,9 @@ import { tracedListener } from "@router/tracing";
 import { join } from "node:path";
 import Redis from "ioredis";
 import type { EventBus } from "@router/bus";
-import type { Secrets } from "@router/config";
+import { parseIdentitySigningKey } from "@router/config";
 import { migrate, type Db } from "@router/db";
-import { createHttpApp, finishApp, listen, routeAhead, startMetricsServer } from "@router/http-kit";
+import { createHttpApp, finishApp, identitySigningKey, listen, routeAhead, startMetricsServer } from "@router/http-kit";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
 import type { ledger, routing } from "@router/proto";
@@ -71,7 +71,7 @@ import { SessionDirectory } from "./sessions/session-directory";
 import { SessionIssuer } from "./sessions/session-issuer";
 import { sessionRoutes } from "./sessions/session-routes";
 import { UpstreamProxy } from "./proxy/upstream-proxy";
-import { DEFAULT_RUNAWAY_HTTP_URL } from "./config";
+import { DEFAULT_RUNAWAY_HTTP_URL, type GatewaySecrets } from "./config";
 import { cachedRoutingPort } from "./routing/plan-cache";
 import { grpcRoutingPort } from "./routing/routing-port";
 import { HoldClosings } from "./spend/hold-closings";
@@ -139,7 +139,7 @@ export interface GatewayDeps {
    * sign-in redirects are built on it. Default `http://127.0.0.1:<port>`.
    */
   publicUrl?: string;
-  secrets: Secrets;
+  secrets: GatewaySecrets;
   routing: routing.RoutingServiceClient;
   ledger: ledger.LedgerServiceClient;
   activityUrl: string;
@@ -231,6 +231,8 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const grpcDeadlineMs = deps.grpcDeadlineMs ?? 1000;
   const runawayUrl = deps.runawayUrl ?? DEFAULT_RUNAWAY_HTTP_URL;
   const pepper = deps.secrets.ROUTER_KEY_PEPPER;
+  // Only the edge holds it: the internal services verify with its public half.
+  const identityKey = identitySigningKey(parseIdentitySigningKey(deps.secrets.ROUTER_IDENTITY_SIGNING_KEY));
   // One connection for the recent-generations copy that lets any instance answer GET /v1/generation,
   // and for the evictions of changed keys and sessions that reach every replica at once.
   const redis = deps.redisUrl ? new Redis(deps.redisUrl, { maxRetriesPerRequest: 1 }) : undefined;
@@ -329,7 +331,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const stopPurging = storedResponses.startPurging(deps.log);
   const accountPrivacy = new AccountPrivacy({
     routingUrl: deps.routingUrl,
-    internalSecret: deps.secrets.ROUTER_INTERNAL_SECRET,
+    identityKey,
     clock: deps.clock,
     log: deps.log,
   });
@@ -392,7 +394,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
         plans: () => plans.stats(),
       },
       routingUrl: deps.routingUrl,
-      internalSecret: deps.secrets.ROUTER_INTERNAL_SECRET,
+      identityKey,
     }),
   );
   app.use(providerKeyRoutes({ db: deps.db, manage, sealer, credentials, clock: deps.clock }));
@@ -490,7 +492,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   app.use(storedResponseRoutes({ authenticate: inference, responses: storedResponses, log: deps.log }));
   const responsesIngress = ingresses.find((i): i is Ingress => i.kind === "chat" && i.name === "responses");
   if (responsesIngress) app.use(inputTokensRoutes({ authenticate: inference, responses: responsesIngress, limit: rateLimits.credential("count_tokens"), log: deps.log }));
-  app.use(runawayFlagRoutes({ db: deps.db, manage, proxy, internalSecret: deps.secrets.ROUTER_INTERNAL_SECRET, runawayUrl }));
+  app.use(runawayFlagRoutes({ db: deps.db, manage, proxy, identityKey, runawayUrl }));
   app.use(
     proxyRoutes({
       db: deps.db,
@@ -502,7 +504,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       authenticate,
       manage,
       proxy,
-      internalSecret: deps.secrets.ROUTER_INTERNAL_SECRET,
+      identityKey,
       activityUrl: deps.activityUrl,
       alertsUrl: deps.alertsUrl,
       routingUrl: deps.routingUrl,

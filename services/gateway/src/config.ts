@@ -1,5 +1,5 @@
 import { busEnvironment, checkBusEnvironment } from "@router/bus";
-import { env, resolveSecrets, z, type SecretName, type Secrets } from "@router/config";
+import { env, resolveSecrets, z, type Secrets } from "@router/config";
 import { DEFAULT_KEEPALIVE_MS } from "./chat/sse-response";
 import { DEFAULT_TIMEOUTS, type UpstreamTimeouts } from "./dispatch/upstream-client";
 import type { OAuthProviders } from "./sign-in/oauth-providers";
@@ -321,12 +321,21 @@ export type GatewayEnv = z.infer<typeof gatewayConfigSchema>;
 
 
 /**
- * The three process secrets. Generated into ROUTER_DATA_DIR only outside production, so an
- * embedded install works on a fresh clone and the CLI reads the same values.
+ * The edge's secrets: the key pepper, the master key, its own cookie and CSRF key
+ * (`ROUTER_INTERNAL_SECRET`) and the private key it signs forwarded identities with. Not the public
+ * identity keys: the gateway verifies no identity.
+ */
+export const GATEWAY_SECRET_NAMES = ["ROUTER_KEY_PEPPER", "ROUTER_INTERNAL_SECRET", "ROUTER_MASTER_KEY", "ROUTER_IDENTITY_SIGNING_KEY"] as const;
+export type GatewaySecretName = (typeof GATEWAY_SECRET_NAMES)[number];
+export type GatewaySecrets = Pick<Secrets, GatewaySecretName>;
+
+/**
+ * The gateway's secrets. Generated into ROUTER_DATA_DIR only outside production, so an embedded
+ * install works on a fresh clone and the CLI reads the same values.
  */
 export function gatewaySecrets(
   config: GatewayEnv,
   environment: NodeJS.ProcessEnv,
-): { secrets: Secrets; generated: SecretName[] } {
-  return resolveSecrets(environment, config.ROUTER_DATA_DIR, { allowGenerated: config.NODE_ENV !== "production" });
+): { secrets: GatewaySecrets; generated: GatewaySecretName[] } {
+  return resolveSecrets(environment, config.ROUTER_DATA_DIR, { allowGenerated: config.NODE_ENV !== "production", names: GATEWAY_SECRET_NAMES });
 }

@@ -1,6 +1,6 @@
 import { createHttpApp, finishApp, identityOf, listen, requireIdentity, type Identity, type RunningHttpServer } from "@router/http-kit";
 import { createOrganisation } from "../src/app";
-import { call, newOrganisation, silentLog, startHarness, testSecrets, type Harness } from "./harness";
+import { call, newOrganisation, publicKeysOf, silentLog, startHarness, testSecrets, type Harness } from "./harness";
 
 const ORG_CACHE_FIELDS = ["auth", "guardrails", "budgets", "byok", "catalog", "plans"];
 const ROUTING_CACHES = {
@@ -17,7 +17,7 @@ describe("GET /v1/health (operator diagnostics)", () => {
   beforeAll(async () => {
     // Stands in for routing's internal diagnostics route: it checks the signed identity as routing does.
     const app = createHttpApp({ log: silentLog });
-    app.get("/internal/diagnostics", requireIdentity(secrets.ROUTER_INTERNAL_SECRET), (req, res) => {
+    app.get("/internal/diagnostics", requireIdentity(publicKeysOf(secrets)), (req, res) => {
       seen.push(identityOf(req));
       res.json({ endpoint_health_age_ms: 1234, caches: ROUTING_CACHES });
     });

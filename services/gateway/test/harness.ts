@@ -1,9 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { Metadata, status as grpcStatus } from "@grpc/grpc-js";
 import { createBus, type EventBus } from "@router/bus";
-import type { Secrets } from "@router/config";
+import { generateIdentityKeyPair, parseIdentityPublicKeys, type Secrets } from "@router/config";
 import { createPostgresDb, type Db } from "@router/db";
 import { CLIENT_OPTIONS, insecure, startGrpcServer, type RunningGrpcServer } from "@router/grpc-kit";
+import { identityPublicKeys, type IdentityPublicKeys } from "@router/http-kit";
 import { createLogger, type Logger } from "@router/logging";
 import { ManualClock } from "@router/money";
 import { ledger, routing } from "@router/proto";
@@ -12,12 +13,21 @@ import { createOrganisation, startGateway, type OAuthProviders, type RateLimitOv
 
 export const silentLog = createLogger({ level: "silent" });
 
+/** Every secret, the edge's identity key pair included: fake internal services verify with `publicKeysOf`. */
 export function testSecrets(): Secrets {
+  const identity = generateIdentityKeyPair();
   return {
     ROUTER_KEY_PEPPER: randomBytes(32).toString("base64url"),
     ROUTER_INTERNAL_SECRET: randomBytes(32).toString("base64url"),
     ROUTER_MASTER_KEY: randomBytes(32).toString("base64url"),
+    ROUTER_IDENTITY_SIGNING_KEY: JSON.stringify(identity.signingKey),
+    ROUTER_IDENTITY_PUBLIC_KEYS: JSON.stringify(identity.publicKeys),
   };
+}
+
+/** The public keys an internal service would verify this gateway's identities with. */
+export function publicKeysOf(secrets: Secrets): IdentityPublicKeys {
+  return identityPublicKeys(parseIdentityPublicKeys(secrets.ROUTER_IDENTITY_PUBLIC_KEYS));
 }
 
 /**

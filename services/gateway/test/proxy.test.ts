@@ -1,6 +1,6 @@
-import { createHttpApp, finishApp, identityOf, listen, requireIdentity, type RunningHttpServer } from "@router/http-kit";
+import { createHttpApp, finishApp, identityOf, listen, requireIdentity, type IdentityPublicKeys, type RunningHttpServer } from "@router/http-kit";
 import type { Request, Response } from "express";
-import { call, newOrganisation, silentLog, startHarness, testSecrets, type Harness } from "./harness";
+import { call, newOrganisation, publicKeysOf, silentLog, startHarness, testSecrets, type Harness } from "./harness";
 
 let h: Harness;
 let upstream: RunningHttpServer;
@@ -10,7 +10,7 @@ let inference: { key: string; hash: string };
 const seen: Array<{ headers: Record<string, unknown> }> = [];
 
 /** Stands in for the activity and routing services: verifies the signed identity like they do. */
-async function startUpstream(secret: () => string): Promise<RunningHttpServer> {
+async function startUpstream(publicKeys: () => IdentityPublicKeys): Promise<RunningHttpServer> {
   const app = createHttpApp({ log: silentLog });
   const echo = (req: Request, res: Response) => {
     seen.push({ headers: { ...req.headers } });
@@ -22,7 +22,7 @@ async function startUpstream(secret: () => string): Promise<RunningHttpServer> {
       body: req.body ?? null,
     });
   };
-  const verify = (req: Request, res: Response, next: () => void) => requireIdentity(secret())(req, res, next);
+  const verify = (req: Request, res: Response, next: () => void) => requireIdentity(publicKeys())(req, res, next);
   app.get("/v1/activity/export", verify, (req: Request, res: Response) => {
     identityOf(req);
     res.setHeader("content-type", "text/csv");
@@ -42,11 +42,14 @@ async function startUpstream(secret: () => string): Promise<RunningHttpServer> {
 }
 
 beforeAll(async () => {
-  let internalSecret = "";
-  upstream = await startUpstream(() => internalSecret);
+  let publicKeys: IdentityPublicKeys | undefined;
+  upstream = await startUpstream(() => {
+    if (!publicKeys) throw new Error("the gateway is not started yet");
+    return publicKeys;
+  });
   const url = `http://127.0.0.1:${upstream.port}`;
   h = await startHarness("gwproxy", { activityUrl: url, routingUrl: url, ledgerUrl: url, reportsUrl: url, alertsUrl: url, broadcastUrl: url });
-  internalSecret = h.secrets.ROUTER_INTERNAL_SECRET;
+  publicKeys = publicKeysOf(h.secrets);
   const org = await newOrganisation(h);
   mgmt = org.managementKey;
   orgId = org.orgId;
@@ -325,8 +328,8 @@ describe("forwarding to the services that own a route", () => {
     }
   });
 
-  it("sends an identity that another secret does not verify", async () => {
-    const other = testSecrets().ROUTER_INTERNAL_SECRET;
+  it("sends an identity that another edge's public keys do not verify", async () => {
+    const other = publicKeysOf(testSecrets());
     const forged = await startUpstream(() => other);
     const gw = await startHarness("gwproxyforged", { activityUrl: `http://127.0.0.1:${forged.port}` });
     try {

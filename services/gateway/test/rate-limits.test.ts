@@ -2,18 +2,18 @@ import { createServer, Socket, type Server } from "node:net";
 import { Writable } from "node:stream";
 import Redis from "ioredis";
 import type { Request, Response } from "express";
-import { createHttpApp, finishApp, listen, requireIdentity, type RunningHttpServer } from "@router/http-kit";
+import { createHttpApp, finishApp, listen, requireIdentity, type IdentityPublicKeys, type RunningHttpServer } from "@router/http-kit";
 import { createLogger } from "@router/logging";
 import { metricSample, TEST_REDIS_URL, waitFor } from "@router/testkit";
 import { describeLimit, limitTable, perDay, perMinute, RATE_LIMITS } from "../src/rate-limits/limits";
 import { RateLimitStore } from "../src/rate-limits/rate-limiter";
-import { call, newOrganisation, silentLog, startHarness, type ApiResponse, type Harness, type HarnessOptions } from "./harness";
+import { call, newOrganisation, publicKeysOf, silentLog, startHarness, type ApiResponse, type Harness, type HarnessOptions } from "./harness";
 
 /** Stands in for activity (the CSV export, any other activity read) and routing (the public catalog). */
-async function startOwners(secret: () => string): Promise<RunningHttpServer> {
+async function startOwners(publicKeys: () => IdentityPublicKeys): Promise<RunningHttpServer> {
   const app = createHttpApp({ log: silentLog });
   const ok = (_req: Request, res: Response) => res.json({ data: [] });
-  const verify = (req: Request, res: Response, next: () => void) => requireIdentity(secret())(req, res, next);
+  const verify = (req: Request, res: Response, next: () => void) => requireIdentity(publicKeys())(req, res, next);
   app.get("/v1/activity/export", verify, (_req: Request, res: Response) => {
     res.setHeader("content-type", "text/csv");
     res.end("created_at,request_id\n");
@@ -25,11 +25,14 @@ async function startOwners(secret: () => string): Promise<RunningHttpServer> {
 
 /** A harness whose forwarded routes reach `startOwners`. */
 async function harnessWithOwners(label: string, opts: HarnessOptions): Promise<{ h: Harness; close(): Promise<void> }> {
-  let secret = "";
-  const owners = await startOwners(() => secret);
+  let publicKeys: IdentityPublicKeys | undefined;
+  const owners = await startOwners(() => {
+    if (!publicKeys) throw new Error("the gateway is not started yet");
+    return publicKeys;
+  });
   const url = `http://127.0.0.1:${owners.port}`;
   const h = await startHarness(label, { activityUrl: url, routingUrl: url, ...opts });
-  secret = h.secrets.ROUTER_INTERNAL_SECRET;
+  publicKeys = publicKeysOf(h.secrets);
   return {
     h,
     async close() {

@@ -6,7 +6,7 @@ import { startLedger } from "@router/ledger";
 import { createLogger } from "@router/logging";
 import { systemClock } from "@router/money";
 import { ledger } from "@router/proto";
-import { createTestDatabase, metricSample } from "@router/testkit";
+import { createTestDatabase, metricSample, newIdentityKeys } from "@router/testkit";
 import { timedDb } from "./timed-db";
 
 /**
@@ -32,7 +32,7 @@ const REQUESTS = Number(process.env.BENCH_REQUESTS ?? "1000");
 const WARMUP = 200;
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? "1");
 const CLOSING_INTERVAL_MS = process.env.BENCH_CLOSING_INTERVAL_MS ? Number(process.env.BENCH_CLOSING_INTERVAL_MS) : undefined;
-const SECRET = randomBytes(16).toString("hex");
+const IDENTITY = newIdentityKeys();
 const USD = 1_000_000_000n;
 const WORST_CASE = USD / 1000n;
 const LIST_COST = 12_345n;
@@ -96,7 +96,7 @@ async function main(): Promise<void> {
     grpcPort: 0,
     metricsPort: 0,
     httpPort: 0,
-    internalSecret: SECRET,
+    identityKeys: IDENTITY.publicKeys,
     closingIntervalMs: CLOSING_INTERVAL_MS,
   });
   const client = new ledger.LedgerServiceClient(`127.0.0.1:${app.grpcPort}`, insecure(), CLIENT_OPTIONS);
@@ -117,7 +117,7 @@ async function main(): Promise<void> {
           operator: false,
           ...(workspace ? { workspace: { id: workspace, name: "Bench" } } : {}),
         },
-        SECRET,
+        IDENTITY.signingKey,
       );
       const res = await fetch(`http://127.0.0.1:${app.httpPort}${path}`, {
         method,

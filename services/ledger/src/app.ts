@@ -2,7 +2,7 @@ import { join } from "node:path";
 import type { EventBus } from "@router/bus";
 import { DatabaseReadiness, migrate, type Db } from "@router/db";
 import { InProcessServer, startGrpcServer, type GrpcService } from "@router/grpc-kit";
-import { startInternalHttp, startMetricsServer, type RunningHttpServer } from "@router/http-kit";
+import { startInternalHttp, startMetricsServer, type RunningHttpServer, type IdentityPublicKeys } from "@router/http-kit";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
 import { ledger } from "@router/proto";
@@ -67,11 +67,11 @@ export interface LedgerDeps {
   metricsHost?: string;
   /**
    * Port of the HTTP server for the management routes the gateway forwards (workspace budgets, runs,
-   * agents); 0 picks one. Served only together with `internalSecret`.
+   * agents); 0 picks one. Served only together with `identityKeys`.
    */
   httpPort?: number;
-  /** `ROUTER_INTERNAL_SECRET`, which verifies the identity the gateway signs and forwards. */
-  internalSecret?: string;
+  /** The edge's public keys (`ROUTER_IDENTITY_PUBLIC_KEYS`): verify the identity the gateway signs and forwards. */
+  identityKeys?: IdentityPublicKeys;
   /**
    * Where threshold crossings are published (`router.spend.threshold_crossed.v1`). Without it they
    * wait in the ledger's outbox table (another replica with a bus publishes them).
@@ -98,7 +98,7 @@ export interface RunningLedger {
    * the gRPC server, without a socket (see InProcessServer).
    */
   inProcess: ledger.LedgerServiceClient;
-  /** Set when `httpPort` and `internalSecret` were given. */
+  /** Set when `httpPort` and `identityKeys` were given. */
   httpPort?: number;
   /** Set when `metricsPort` was given and could be bound. */
   metricsPort?: number;
@@ -216,13 +216,13 @@ export async function startLedger(deps: LedgerDeps): Promise<RunningLedger> {
     : undefined;
   publisher?.start();
   let http: RunningHttpServer | undefined;
-  if (deps.httpPort !== undefined && deps.internalSecret) {
+  if (deps.httpPort !== undefined && deps.identityKeys) {
     const routeDeps = { db: deps.db, budgets, clock: deps.clock };
     const credits = { db: deps.db, clock: deps.clock, log: deps.log, policy, processor, checkoutReturnUrl: deps.fees?.checkoutReturnUrl };
     http = await startInternalHttp({
       log: deps.log,
       registry: metrics.registry,
-      internalSecret: deps.internalSecret,
+      identityKeys: deps.identityKeys,
       openRoutes: [processorRoutes(credits)],
       routes: [workspaceBudgetRoutes(routeDeps), agentRoutes(routeDeps), runRoutes(routeDeps), creditRoutes(credits)],
       ownBodyPaths: [CHECKOUT_PATH, PROCESSOR_EVENTS_PATH],

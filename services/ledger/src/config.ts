@@ -77,7 +77,7 @@ export const ledgerConfigSchema = z.object({
    * Verifies the identity the gateway signs and forwards on management routes. Required with
    * DATABASE_URL; embedded, the one generated under ROUTER_DATA_DIR is shared.
    */
-  ROUTER_INTERNAL_SECRET: z.string().optional(),
+  ROUTER_IDENTITY_PUBLIC_KEYS: z.string().optional(),
   /** Interface the gRPC server binds; loopback unless other hosts must reach it. */
   LEDGER_HOST: z.string().default("127.0.0.1"),
   /** Port of the listener serving only GET /metrics. */

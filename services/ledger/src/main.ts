@@ -1,5 +1,6 @@
 import { busConfigOf, createBus } from "@router/bus";
-import { loadConfig, serviceSecrets } from "@router/config";
+import { identityPublicKeys } from "@router/http-kit";
+import { loadConfig, parseIdentityPublicKeys, serviceSecrets } from "@router/config";
 import { startTracing } from "@router/tracing";
 import { openServiceDb } from "@router/db";
 import { createLogger, exitOnStartFailure, installProcessHandlers, stopOnSignals } from "@router/logging";
@@ -11,7 +12,10 @@ async function main(): Promise<void> {
   const config = loadConfig(ledgerConfigSchema);
   const log = createLogger({ level: config.LOG_LEVEL, base: { service: "ledger" } });
   installProcessHandlers(log);
-  const secret = serviceSecrets(process.env, ["ROUTER_INTERNAL_SECRET"], { dataDir: config.ROUTER_DATA_DIR, embedded: config.DATABASE_URL === undefined }).ROUTER_INTERNAL_SECRET;
+  // The edge's public keys only: this service verifies the identity the gateway signs, and cannot sign one.
+  const identityKeys = identityPublicKeys(
+    parseIdentityPublicKeys(serviceSecrets(process.env, ["ROUTER_IDENTITY_PUBLIC_KEYS"], { dataDir: config.ROUTER_DATA_DIR, embedded: config.DATABASE_URL === undefined }).ROUTER_IDENTITY_PUBLIC_KEYS),
+  );
   // Off unless the standard OTEL_* settings ask for traces.
   const tracing = startTracing({ serviceName: "router-ledger" });
 
@@ -33,7 +37,7 @@ async function main(): Promise<void> {
     metricsPort: config.LEDGER_METRICS_PORT,
     metricsHost: config.METRICS_HOST,
     httpPort: config.LEDGER_HTTP_PORT,
-    internalSecret: secret,
+    identityKeys,
     bus,
     budgetRefreshMs: config.LEDGER_BUDGET_REFRESH_MS,
     stripe: stripeSettingsOf(config),

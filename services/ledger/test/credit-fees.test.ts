@@ -3,7 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import Stripe from "stripe";
 import { signIdentity } from "@router/http-kit";
 import { FakeStripeApi } from "@router/testkit";
-import { identity, keyCeiling, orgId, requestId, startTestLedger, TEST_SECRET, USD, type Caller, type TestLedger } from "./ledger-fixture";
+import { identity, keyCeiling, orgId, requestId, startTestLedger, TEST_IDENTITY, USD, type Caller, type TestLedger } from "./ledger-fixture";
 
 const WEBHOOK_SECRET = "whsec_credit_fees_test";
 /** 5 % of each request's list cost and of each purchase (at least $0.80); purchases from $5. */
@@ -108,7 +108,7 @@ describe("the fee schedule and checkout", () => {
   it("refuses a checkout body that is not JSON with a 400 naming the body", async () => {
     const res = await fetch(`http://127.0.0.1:${l.httpPort}/v1/credits/checkout`, {
       method: "POST",
-      headers: { "x-router-identity": await signIdentity(identity(owner(orgId())), TEST_SECRET) },
+      headers: { "x-router-identity": await signIdentity(identity(owner(orgId())), TEST_IDENTITY.signingKey) },
       body: "{amount",
     });
     expect(res.status).toBe(400);

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import Stripe from "stripe";
 import { signIdentity } from "@router/http-kit";
 import { FakeStripeApi } from "@router/testkit";
-import { identity, orgId, startTestLedger, TEST_SECRET, type Caller, type TestLedger } from "./ledger-fixture";
+import { identity, orgId, startTestLedger, TEST_IDENTITY, type Caller, type TestLedger } from "./ledger-fixture";
 
 const WEBHOOK_SECRET = "whsec_credits_test_secret";
 
@@ -105,7 +105,7 @@ describe("checkout", () => {
   it("answers 409 before reading the body: a body that is not even JSON gets the same refusal", async () => {
     const res = await fetch(`http://127.0.0.1:${l.httpPort}/v1/credits/checkout`, {
       method: "POST",
-      headers: { "content-type": "application/json", "x-router-identity": await signIdentity(identity(owner(orgId())), TEST_SECRET) },
+      headers: { "content-type": "application/json", "x-router-identity": await signIdentity(identity(owner(orgId())), TEST_IDENTITY.signingKey) },
       body: "{not json",
     });
 

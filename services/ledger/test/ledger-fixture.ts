@@ -7,7 +7,7 @@ import { signIdentity, type Identity } from "@router/http-kit";
 import { createLogger } from "@router/logging";
 import { ManualClock } from "@router/money";
 import { events, ledger, TOPICS } from "@router/proto";
-import { createTestDatabase } from "@router/testkit";
+import { createTestDatabase, newIdentityKeys } from "@router/testkit";
 import { startLedger, type LedgerDeps } from "../src/app";
 import type { StripeSettings } from "../src/credits/payment-processor";
 
@@ -107,7 +107,7 @@ export async function startTestLedger(
     leaseShare: opts.leaseShare,
     leaseWaitMs: opts.leaseWaitMs,
     httpPort: 0,
-    internalSecret: TEST_SECRET,
+    identityKeys: TEST_IDENTITY.publicKeys,
     bus,
     budgetRefreshMs: opts.budgetRefreshMs,
     thresholdPollMs: opts.thresholdPollMs ?? 20,
@@ -129,7 +129,7 @@ export async function startTestLedger(
       const res = await fetch(`http://127.0.0.1:${app.httpPort}${path}`, {
         method,
         headers: {
-          "x-router-identity": await signIdentity(identity(caller), TEST_SECRET),
+          "x-router-identity": await signIdentity(identity(caller), TEST_IDENTITY.signingKey),
           ...(body === undefined ? {} : { "content-type": "application/json" }),
         },
         body: body === undefined ? undefined : JSON.stringify(body),
@@ -237,7 +237,7 @@ export function keyCeiling(overrides: Partial<ledger.Ceiling> = {}): ledger.Ceil
 export const requestId = (): string => `gen-${randomBytes(12).toString("hex")}`;
 
 /** The internal secret the test ledger verifies identities with. */
-export const TEST_SECRET = "ledger-test-secret";
+export const TEST_IDENTITY = newIdentityKeys();
 
 /** Who calls a management route: the gateway signs this into the identity it forwards. */
 export interface Caller {

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import type { EventBus } from "@router/bus";
 import { DatabaseReadiness, migrate, type Db } from "@router/db";
-import { startInternalHttp } from "@router/http-kit";
+import { startInternalHttp, type IdentityPublicKeys } from "@router/http-kit";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
 import { brandingRoutes } from "./branding/branding-routes";
@@ -24,7 +24,7 @@ export interface ReportsDeps {
   httpPort: number;
   host?: string;
   /** Verifies the identity context the gateway signs and forwards. */
-  internalSecret: string;
+  identityKeys: IdentityPublicKeys;
   /** Off in tests that start many instances. Default on. */
   defaultMetrics?: boolean;
 }
@@ -50,7 +50,7 @@ export async function startReports(deps: ReportsDeps): Promise<RunningReports> {
   const server = await startInternalHttp({
     log,
     registry: metrics.registry,
-    internalSecret: deps.internalSecret,
+    identityKeys: deps.identityKeys,
     routes: [brandingRoutes({ db: deps.db, clock: deps.clock }), reportRoutes({ db: deps.db, clock: deps.clock, metrics })],
     ready: async () => {
       const reachable = await readiness.reachable();

@@ -16,7 +16,7 @@ export const reportsConfigSchema = z
      * Verifies the identity the gateway signs and forwards. Required with DATABASE_URL; embedded,
      * the one generated under ROUTER_DATA_DIR is shared.
      */
-    ROUTER_INTERNAL_SECRET: z.string().optional(),
+    ROUTER_IDENTITY_PUBLIC_KEYS: z.string().optional(),
     LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   })
   .superRefine(checkBusEnvironment);

@@ -1,6 +1,7 @@
 import { startTracing } from "@router/tracing";
 import { busConfigOf, createBus } from "@router/bus";
-import { loadConfig, serviceSecrets } from "@router/config";
+import { identityPublicKeys } from "@router/http-kit";
+import { loadConfig, parseIdentityPublicKeys, serviceSecrets } from "@router/config";
 import { openServiceDb } from "@router/db";
 import { createLogger, exitOnStartFailure, installProcessHandlers, stopOnSignals } from "@router/logging";
 import { systemClock } from "@router/money";
@@ -13,7 +14,10 @@ async function main(): Promise<void> {
   installProcessHandlers(log);
   // Off unless the standard OTEL_* settings ask for traces.
   const tracing = startTracing({ serviceName: "router-reports" });
-  const secret = serviceSecrets(process.env, ["ROUTER_INTERNAL_SECRET"], { dataDir: config.ROUTER_DATA_DIR, embedded: config.DATABASE_URL === undefined }).ROUTER_INTERNAL_SECRET;
+  // The edge's public keys only: this service verifies the identity the gateway signs, and cannot sign one.
+  const identityKeys = identityPublicKeys(
+    parseIdentityPublicKeys(serviceSecrets(process.env, ["ROUTER_IDENTITY_PUBLIC_KEYS"], { dataDir: config.ROUTER_DATA_DIR, embedded: config.DATABASE_URL === undefined }).ROUTER_IDENTITY_PUBLIC_KEYS),
+  );
 
   const store = await openServiceDb({ databaseUrl: config.DATABASE_URL, dataDir: config.ROUTER_DATA_DIR, schema: REPORTS_SCHEMA });
   const bus = await createBus(busConfigOf(config, { clientId: "reports", dataDir: config.ROUTER_DATA_DIR, log }));
@@ -24,7 +28,7 @@ async function main(): Promise<void> {
     clock: systemClock,
     httpPort: config.REPORTS_HTTP_PORT,
     host: config.REPORTS_HOST,
-    internalSecret: secret,
+    identityKeys,
   });
   log.info({ httpPort: running.httpPort, bus: config.ROUTER_BUS, database: store.describe }, "reports.listening");
 

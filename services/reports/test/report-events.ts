@@ -1,9 +1,10 @@
 import { randomBytes } from "node:crypto";
 import type { Role } from "@router/access";
 import { signIdentity, type Identity } from "@router/http-kit";
+import { newIdentityKeys } from "@router/testkit";
 import { events } from "@router/proto";
 
-export const TEST_SECRET = "reports-test-secret";
+export const TEST_IDENTITY = newIdentityKeys();
 
 export function generationId(): string {
   return `gen-${randomBytes(9).toString("base64url")}`;
@@ -57,5 +58,5 @@ export async function identityHeader(opts: IdentityOptions = {}): Promise<Record
     ...(opts.workspace ? { workspace: opts.workspace } : {}),
     orgName: opts.orgName ?? "Alpha Agency",
   };
-  return { "x-router-identity": await signIdentity(identity, TEST_SECRET) };
+  return { "x-router-identity": await signIdentity(identity, TEST_IDENTITY.signingKey) };
 }

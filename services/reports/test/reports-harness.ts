@@ -5,7 +5,7 @@ import type { ManualClock } from "@router/money";
 import type { events } from "@router/proto";
 import { createTestDatabase, readJsonOrText } from "@router/testkit";
 import { REQUEST_COMPLETED_TOPIC, startReports, type RunningReports } from "../src/app";
-import { encodeEvent, identityHeader, TEST_SECRET, type IdentityOptions } from "./report-events";
+import { encodeEvent, identityHeader, TEST_IDENTITY, type IdentityOptions } from "./report-events";
 
 export interface ReportsHarness {
   db: Db;
@@ -27,7 +27,7 @@ export async function startReportsHarness(label: string, clock: ManualClock, bus
   const db = createPostgresDb({ url: testDb.url, schema: "reports" });
   const log = createLogger({ level: "silent" });
   const bus = await createBus({ kind: "memory", clientId: label, log, ...busOpts });
-  const service = await startReports({ db, bus, log, clock, httpPort: 0, internalSecret: TEST_SECRET, defaultMetrics: false });
+  const service = await startReports({ db, bus, log, clock, httpPort: 0, identityKeys: TEST_IDENTITY.publicKeys, defaultMetrics: false });
   const base = `http://127.0.0.1:${service.httpPort}`;
   return {
     db,

@@ -3,7 +3,7 @@ import Redis from "ioredis";
 import type { EventBus, Subscription } from "@router/bus";
 import { migrate, type Db } from "@router/db";
 import { InProcessServer, startGrpcServer } from "@router/grpc-kit";
-import { createHttpApp, finishApp, listen, metricsRoute } from "@router/http-kit";
+import { createHttpApp, finishApp, listen, metricsRoute, type IdentityPublicKeys } from "@router/http-kit";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
 import { routing } from "@router/proto";
@@ -73,10 +73,10 @@ export interface RoutingDeps {
   /** How often health older than 24 h is pruned; default 10 min. */
   healthPruneEveryMs?: number;
   /**
-   * `ROUTER_INTERNAL_SECRET`, which verifies the identity the gateway signs and forwards. Without
+   * The edge's public keys (`ROUTER_IDENTITY_PUBLIC_KEYS`): verify the identity the gateway signs and forwards. Without
    * it the management routes (routing defaults) are not mounted; the catalog routes and Plan are.
    */
-  internalSecret?: string;
+  identityKeys?: IdentityPublicKeys;
   /** How often an organisation's routing defaults are re-read while Plan uses them; default 5 s. */
   defaultsRefreshMs?: number;
   /**
@@ -160,12 +160,12 @@ export async function startRouting(deps: RoutingDeps): Promise<RunningRouting> {
     res.json({ status: "ok" });
   });
   app.use(catalogRoutes(cache, health));
-  if (deps.internalSecret) {
-    app.use(defaultsRoutes({ db, catalog: cache, defaults, clock, internalSecret: deps.internalSecret }));
-    app.use(presetRoutes({ db, catalog: cache, presets, clock, internalSecret: deps.internalSecret }));
-    app.use(diagnosticsRoute({ health, internalSecret: deps.internalSecret, caches: { guardrails: () => guardrails.stats(), catalog: () => cache.stats() } }));
-    app.use(guardrailRoutes({ db, catalog: cache, guardrails, clock, internalSecret: deps.internalSecret }));
-    app.use(privacyRoutes({ db, catalog: cache, policies: privacy, clock, internalSecret: deps.internalSecret }));
+  if (deps.identityKeys) {
+    app.use(defaultsRoutes({ db, catalog: cache, defaults, clock, identityKeys: deps.identityKeys }));
+    app.use(presetRoutes({ db, catalog: cache, presets, clock, identityKeys: deps.identityKeys }));
+    app.use(diagnosticsRoute({ health, identityKeys: deps.identityKeys, caches: { guardrails: () => guardrails.stats(), catalog: () => cache.stats() } }));
+    app.use(guardrailRoutes({ db, catalog: cache, guardrails, clock, identityKeys: deps.identityKeys }));
+    app.use(privacyRoutes({ db, catalog: cache, policies: privacy, clock, identityKeys: deps.identityKeys }));
   }
   finishApp(app, log);
 

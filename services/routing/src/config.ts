@@ -16,7 +16,7 @@ export const RoutingConfig = z
      * Verifies the identity the gateway signs and forwards on management routes. Required with
      * DATABASE_URL; embedded, the one generated under ROUTER_DATA_DIR is shared.
      */
-    ROUTER_INTERNAL_SECRET: z.string().optional(),
+    ROUTER_IDENTITY_PUBLIC_KEYS: z.string().optional(),
     /** How long a sticky key's pins outlive its last use, in seconds (at most an hour). */
     ROUTING_STICKY_IDLE_TTL_SECONDS: z.coerce.number().int().min(1).max(3600).default(3600),
     /** Catalog file imported on first start; defaults to the bundled catalog. */

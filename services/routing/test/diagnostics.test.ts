@@ -1,9 +1,9 @@
-import { randomBytes } from "node:crypto";
 import { IDENTITY_HEADER, signIdentity, type Identity } from "@router/http-kit";
+import { newIdentityKeys } from "@router/testkit";
 import { fixtureCatalog } from "./catalog-fixture";
 import { startHarness, type Harness } from "./routing-harness";
 
-const SECRET = randomBytes(32).toString("base64url");
+const KEYS = newIdentityKeys();
 
 function identity(operator: boolean): Identity {
   return {
@@ -22,14 +22,14 @@ describe("GET /internal/diagnostics", () => {
   let h: Harness;
   beforeAll(async () => {
     // A refresh every hour: the snapshot's age is moved only by the test's clock.
-    h = await startHarness({ catalog: fixtureCatalog(), internalSecret: SECRET, healthRefreshMs: 3_600_000 });
+    h = await startHarness({ catalog: fixtureCatalog(), identityKeys: KEYS.publicKeys, healthRefreshMs: 3_600_000 });
   });
   afterAll(async () => {
     await h.close();
   });
 
   async function diagnostics(id: Identity | null) {
-    const headers: Record<string, string> = id ? { [IDENTITY_HEADER]: await signIdentity(id, SECRET) } : {};
+    const headers: Record<string, string> = id ? { [IDENTITY_HEADER]: await signIdentity(id, KEYS.signingKey) } : {};
     const res = await fetch(`${h.baseUrl}/internal/diagnostics`, { headers });
     return { status: res.status, body: (await res.json()) as any };
   }

@@ -1,12 +1,12 @@
-import { randomBytes } from "node:crypto";
 import type { Identity } from "@router/http-kit";
+import { newIdentityKeys } from "@router/testkit";
 import { routing } from "@router/proto";
 import { plan } from "../src/plan/plan";
 import { fixtureCatalogWithDataPolicies } from "./catalog-fixture";
 import { memoryCatalog } from "./memory-catalog";
 import { expectSoon, managementIdentity, orgIds, servedAcmeOne, signedCall, signedClient, startHarness, startReplicaPair, type Harness } from "./routing-harness";
 
-const SECRET = randomBytes(32).toString("base64url");
+const KEYS = newIdentityKeys();
 const ALL = ["alpha", "beta", "gamma", "local"];
 const KEY = "k".repeat(64);
 const BY_PRICE = routing.ProviderPreferences.fromPartial({ sort: "price" });
@@ -16,12 +16,12 @@ const served = servedAcmeOne;
 
 describe("guardrails", () => {
   let h: Harness;
-  const as = (orgId: string, overrides: Partial<Identity> = {}) => signedClient(() => h.baseUrl, SECRET, managementIdentity(orgId, overrides));
+  const as = (orgId: string, overrides: Partial<Identity> = {}) => signedClient(() => h.baseUrl, KEYS, managementIdentity(orgId, overrides));
   const planAs = (orgId: string, over: Partial<routing.PlanRequest> = {}) =>
     h.plan({ orgId, model: "acme/one", byokProviders: ALL, provider: BY_PRICE, ...over });
 
   beforeAll(async () => {
-    h = await startHarness({ catalog: fixtureCatalogWithDataPolicies(), internalSecret: SECRET });
+    h = await startHarness({ catalog: fixtureCatalogWithDataPolicies(), identityKeys: KEYS.publicKeys });
   });
   afterAll(async () => {
     await h.close();
@@ -193,15 +193,15 @@ describe("guardrails", () => {
 
 describe("guardrails across routing replicas sharing Redis", () => {
   it("a guardrail assigned on one replica restricts Plan on the other at once, not after its refresh period", async () => {
-    const pair = await startReplicaPair(fixtureCatalogWithDataPolicies(), SECRET);
+    const pair = await startReplicaPair(fixtureCatalogWithDataPolicies(), KEYS);
     const planOnOther = async (orgId: string) =>
       served(await pair.planOnOther({ orgId, model: "acme/one", byokProviders: ALL, keyHash: KEY, provider: BY_PRICE }));
     try {
       const org = newOrg();
       const identity = managementIdentity(org);
       expect(await planOnOther(org)).toEqual(["gamma", "alpha", "beta"]); // now cached there: no guardrails
-      const g = (await signedCall(pair.h.baseUrl, SECRET, "POST", "/v1/guardrails", identity, { name: "alpha", allowed_providers: ["alpha"] })).body.data;
-      await signedCall(pair.h.baseUrl, SECRET, "POST", `/v1/guardrails/${g.id}/assignments`, identity, { subject_type: "key", subject_id: KEY });
+      const g = (await signedCall(pair.h.baseUrl, KEYS, "POST", "/v1/guardrails", identity, { name: "alpha", allowed_providers: ["alpha"] })).body.data;
+      await signedCall(pair.h.baseUrl, KEYS, "POST", `/v1/guardrails/${g.id}/assignments`, identity, { subject_type: "key", subject_id: KEY });
       await expectSoon(async () => (await planOnOther(org)).join() === "alpha", "the other replica still routed without the guardrail");
     } finally {
       await pair.close();

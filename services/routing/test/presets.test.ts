@@ -1,10 +1,11 @@
 import { randomBytes } from "node:crypto";
+import { newIdentityKeys } from "@router/testkit";
 import type { Identity } from "@router/http-kit";
 import { routing } from "@router/proto";
 import { fixtureCatalog } from "./catalog-fixture";
 import { expectSoon, managementIdentity, signedCall, startHarness, startReplicaPair, type Harness } from "./routing-harness";
 
-const SECRET = randomBytes(32).toString("base64url");
+const KEYS = newIdentityKeys();
 const ALL = ["alpha", "beta", "gamma", "local"];
 
 let orgSeq = 0;
@@ -12,7 +13,7 @@ const newOrg = () => `org_presets${(orgSeq += 1)}_${randomBytes(3).toString("hex
 
 const caller = managementIdentity;
 const call = (baseUrl: string, method: string, path: string, identity: Identity | null, body?: unknown) =>
-  signedCall(baseUrl, SECRET, method, path, identity, body);
+  signedCall(baseUrl, KEYS, method, path, identity, body);
 
 describe("presets", () => {
   let h: Harness;
@@ -25,7 +26,7 @@ describe("presets", () => {
     as(orgId).post("/v1/presets", { slug, name: `Preset ${slug}`, body, ...extra });
 
   beforeAll(async () => {
-    h = await startHarness({ catalog: fixtureCatalog(), internalSecret: SECRET });
+    h = await startHarness({ catalog: fixtureCatalog(), identityKeys: KEYS.publicKeys });
   });
   afterAll(async () => {
     await h.close();
@@ -264,7 +265,7 @@ describe("presets", () => {
 
 describe("presets across routing replicas sharing Redis", () => {
   it("evicts a changed preset on the other replica at once, not after its refresh period", async () => {
-    const pair = await startReplicaPair(fixtureCatalog(), SECRET);
+    const pair = await startReplicaPair(fixtureCatalog(), KEYS);
     const { h } = pair;
     const planThere = (req: Partial<routing.PlanRequest>) => pair.planOnOther({ byokProviders: ALL, ...req });
     const stale = "the other replica still served the old preset";

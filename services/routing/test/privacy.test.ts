@@ -1,10 +1,10 @@
-import { randomBytes } from "node:crypto";
 import type { Identity } from "@router/http-kit";
+import { newIdentityKeys } from "@router/testkit";
 import { routing } from "@router/proto";
 import { fixtureCatalogWithDataPolicies } from "./catalog-fixture";
 import { expectSoon, managementIdentity, orgIds, servedAcmeOne, signedCall, signedClient, startHarness, startReplicaPair, type Harness } from "./routing-harness";
 
-const SECRET = randomBytes(32).toString("base64url");
+const KEYS = newIdentityKeys();
 const ALL = ["alpha", "beta", "gamma", "local"];
 const KEY = "k".repeat(64);
 const BY_PRICE = routing.ProviderPreferences.fromPartial({ sort: "price" });
@@ -16,7 +16,7 @@ const served = servedAcmeOne;
 describe("privacy policy", () => {
   let h: Harness;
   const as = (orgId: string, overrides: Partial<Identity> = {}) => {
-    const client = signedClient(() => h.baseUrl, SECRET, managementIdentity(orgId, overrides));
+    const client = signedClient(() => h.baseUrl, KEYS, managementIdentity(orgId, overrides));
     return {
       ...client,
       get: () => client.get("/v1/privacy"),
@@ -28,7 +28,7 @@ describe("privacy policy", () => {
     h.plan({ orgId, model: "acme/one", byokProviders: ALL, provider: BY_PRICE, ...over });
 
   beforeAll(async () => {
-    h = await startHarness({ catalog: fixtureCatalogWithDataPolicies(), internalSecret: SECRET });
+    h = await startHarness({ catalog: fixtureCatalogWithDataPolicies(), identityKeys: KEYS.publicKeys });
   });
   afterAll(async () => {
     await h.close();
@@ -132,12 +132,12 @@ describe("privacy policy", () => {
 
 describe("privacy policy across routing replicas sharing Redis", () => {
   it("a policy set on one replica applies on the other at once", async () => {
-    const pair = await startReplicaPair(fixtureCatalogWithDataPolicies(), SECRET);
+    const pair = await startReplicaPair(fixtureCatalogWithDataPolicies(), KEYS);
     const org = newOrg();
     const planOnOther = async () => served(await pair.planOnOther({ orgId: org, model: "acme/one", byokProviders: ALL, provider: BY_PRICE }));
     try {
       expect(await planOnOther()).toEqual(["gamma", "alpha", "beta"]);
-      await signedCall(pair.h.baseUrl, SECRET, "PUT", "/v1/privacy", managementIdentity(org), { zdr: true });
+      await signedCall(pair.h.baseUrl, KEYS, "PUT", "/v1/privacy", managementIdentity(org), { zdr: true });
       await expectSoon(async () => (await planOnOther()).join() === "alpha", "the other replica still routed without the policy");
     } finally {
       await pair.close();
@@ -154,20 +154,36 @@ describe("privacy policy over the bundled catalog", () => {
   let h: Harness;
   const LLAMA = "meta-llama/llama-3.3-70b-instruct";
   const HOSTS = ["groq", "together", "fireworks", "vllm", "ollama", "mistral", "deepseek", "openai", "google"];
-  const as = (orgId: string) => signedClient(() => h.baseUrl, SECRET, managementIdentity(orgId));
+  const as = (orgId: string) => signedClient(() => h.baseUrl, KEYS, managementIdentity(orgId));
   const providersOf = (res: routing.PlanResponse) => res.cascade.map((c) => c.providerSlug).sort();
   const refusedBy = (res: routing.PlanResponse) =>
     Object.fromEntries(res.refused.map((r) => [r.providerSlug, r.constraint]));
 
   beforeAll(async () => {
-    h = await startHarness({ internalSecret: SECRET });
+    h = await startHarness({ identityKeys: KEYS.publicKeys });
   });
   afterAll(async () => {
     await h.close();
   });
 
   it("lists the regions the bundled endpoints declare", async () => {
-    expect((await as(newOrg()).get("/v1/privacy")).body.data.regions).toEqual(["cn", "eu", "us"]);
+    // A cloud's own regions, and the areas they are in.
+    expect((await as(newOrg()).get("/v1/privacy")).body.data.regions).toEqual(["cn", "eastus2", "eu", "swedencentral", "us"]);
+  });
+
+  it("with regions [eu], keeps a cloud's EU deployments (swedencentral) and refuses its US ones, which name their own region", async () => {
+    const org = newOrg();
+    expect((await as(org).put("/v1/privacy", { regions: ["eu"] })).status).toBe(200);
+    const res = await h.plan({ orgId: org, model: "openai/gpt-4o-mini", byokProviders: ["azure", "openai"] });
+    expect(res.cascade.map((c) => [c.endpointId, c.deploymentRegion])).toEqual([["ep_azure_gpt-4o-mini_swedencentral", "swedencentral"]]);
+    expect(res.refused.map((r) => [r.endpointId, r.constraint]).sort()).toEqual([
+      ["ep_azure_gpt-4o-mini_eastus2", "privacy.regions"],
+      ["ep_openai_gpt-4o-mini", "privacy.regions"],
+    ]);
+    // A region by its own name: only that deployment.
+    await as(org).put("/v1/privacy", { regions: ["eastus2"] });
+    const east = await h.plan({ orgId: org, model: "openai/gpt-4o-mini", byokProviders: ["azure", "openai"] });
+    expect(east.cascade.map((c) => c.endpointId)).toEqual(["ep_azure_gpt-4o-mini_eastus2"]);
   });
 
   it("with zdr on, keeps the endpoints that declare ZDR and refuses the others with privacy.zdr", async () => {
@@ -179,7 +195,8 @@ describe("privacy policy over the bundled catalog", () => {
 
     // A model no ZDR endpoint serves is refused whole, naming the constraint.
     const gpt = await h.plan({ orgId: org, model: "openai/gpt-4o", byokProviders: HOSTS });
-    expect(gpt.refusal).toMatchObject({ code: "no_route", unsatisfiedFilters: ["privacy.zdr"] });
+    // Azure's endpoints are refused too, for want of a credential (and none declares ZDR either).
+    expect(gpt.refusal).toMatchObject({ code: "no_route", unsatisfiedFilters: ["privacy.zdr", "byok_credential"] });
   });
 
   it("with deny_training on, refuses the endpoints that may train on prompts; with regions, keeps the region's", async () => {

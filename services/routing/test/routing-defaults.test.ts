@@ -1,14 +1,13 @@
-import { randomBytes } from "node:crypto";
 import { createPostgresDb } from "@router/db";
 import { IDENTITY_HEADER, signIdentity, type Identity } from "@router/http-kit";
 import type { routing } from "@router/proto";
-import { waitFor } from "@router/testkit";
+import { newIdentityKeys, waitFor } from "@router/testkit";
 import { startRouting } from "../src/app";
 import { saveDefaults } from "../src/defaults/defaults-store";
 import { fixtureCatalog } from "./catalog-fixture";
 import { expectSoon, signedCall, silentLog, startHarness, startReplicaPair, type Harness } from "./routing-harness";
 
-const SECRET = randomBytes(32).toString("base64url");
+const KEYS = newIdentityKeys();
 const ALL = ["alpha", "beta", "gamma", "local"];
 const PATH = "/v1/routing/defaults";
 
@@ -36,15 +35,15 @@ describe("account routing defaults", () => {
   let h: Harness;
 
   beforeAll(async () => {
-    h = await startHarness({ catalog: fixtureCatalog(), internalSecret: SECRET });
+    h = await startHarness({ catalog: fixtureCatalog(), identityKeys: KEYS.publicKeys });
   });
   afterAll(async () => {
     await h.close();
   });
 
-  async function call(method: string, identity: Identity | null, body?: unknown, secret = SECRET) {
+  async function call(method: string, identity: Identity | null, body?: unknown, keys = KEYS) {
     const headers: Record<string, string> = {};
-    if (identity) headers[IDENTITY_HEADER] = await signIdentity(identity, secret);
+    if (identity) headers[IDENTITY_HEADER] = await signIdentity(identity, keys.signingKey);
     if (body !== undefined) headers["content-type"] = "application/json";
     const res = await fetch(h.baseUrl + PATH, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
     return { status: res.status, body: (await res.json()) as any };
@@ -132,7 +131,7 @@ describe("account routing defaults", () => {
 
     it("refuses a request without a valid signed identity with 401", async () => {
       expect((await call("GET", null)).status).toBe(401);
-      const forged = await call("PUT", caller(newOrg()), { default_model: "acme/one" }, randomBytes(32).toString("base64url"));
+      const forged = await call("PUT", caller(newOrg()), { default_model: "acme/one" }, newIdentityKeys());
       expect(forged.status).toBe(401);
     });
 
@@ -171,7 +170,7 @@ describe("account routing defaults", () => {
       const bare = await startRouting({ db: h.db, log: silentLog, clock: h.clock, httpPort: 0, grpcPort: 0 });
       try {
         const res = await fetch(`http://127.0.0.1:${bare.httpPort}${PATH}`, {
-          headers: { [IDENTITY_HEADER]: await signIdentity(caller(newOrg()), SECRET) },
+          headers: { [IDENTITY_HEADER]: await signIdentity(caller(newOrg()), KEYS.signingKey) },
         });
         expect(res.status).toBe(404);
       } finally {
@@ -282,7 +281,7 @@ describe("account routing defaults", () => {
 describe("Plan's account defaults without the database", () => {
   let h: Harness;
   beforeEach(async () => {
-    h = await startHarness({ catalog: fixtureCatalog(), internalSecret: SECRET });
+    h = await startHarness({ catalog: fixtureCatalog(), identityKeys: KEYS.publicKeys });
   });
   afterEach(async () => {
     await h.close();
@@ -317,12 +316,12 @@ describe("Plan's account defaults without the database", () => {
 
 describe("account routing defaults across routing replicas sharing Redis", () => {
   it("a default model set on one replica serves a model-less Plan on the other at once, not after its refresh period", async () => {
-    const pair = await startReplicaPair(fixtureCatalog(), SECRET);
+    const pair = await startReplicaPair(fixtureCatalog(), KEYS);
     try {
       const org = newOrg();
       const before = await pair.planOnOther({ orgId: org, byokProviders: ALL });
       expect(before.refusal).toMatchObject({ httpStatus: 400 }); // now cached there: no defaults
-      const set = await signedCall(pair.h.baseUrl, SECRET, "PUT", PATH, caller(org), { default_model: "acme/two" });
+      const set = await signedCall(pair.h.baseUrl, KEYS, "PUT", PATH, caller(org), { default_model: "acme/two" });
       expect(set.status).toBe(200);
       await expectSoon(
         async () => route(await pair.planOnOther({ orgId: org, byokProviders: ALL }))[0] === "1:acme/two@alpha",

@@ -7,7 +7,7 @@ import { IDENTITY_HEADER, signIdentity, type Identity } from "@router/http-kit";
 import { createLogger } from "@router/logging";
 import { ManualClock } from "@router/money";
 import { routing } from "@router/proto";
-import { createTestDatabase, TEST_REDIS_URL, uniqueName, type TestDatabase } from "@router/testkit";
+import { createTestDatabase, TEST_REDIS_URL, uniqueName, type TestDatabase, type TestIdentityKeys } from "@router/testkit";
 import { startRouting, type RoutingDeps, type RunningRouting } from "../src/app";
 
 export interface Harness {
@@ -76,10 +76,10 @@ export function managementIdentity(orgId: string, overrides: Partial<Identity> =
   return { orgId, credential: "management", keyHash: "b".repeat(64), keyName: "mgmt", workspaceId: null, role: "owner", userId: null, operator: false, ...overrides };
 }
 
-/** Calls a management route with the identity signed under `secret` (none: unsigned). */
-export async function signedCall(baseUrl: string, secret: string, method: string, path: string, identity: Identity | null, body?: unknown) {
+/** Calls a management route with the identity signed by `keys` as the gateway signs it (none: unsigned). */
+export async function signedCall(baseUrl: string, keys: TestIdentityKeys, method: string, path: string, identity: Identity | null, body?: unknown) {
   const headers: Record<string, string> = {};
-  if (identity) headers[IDENTITY_HEADER] = await signIdentity(identity, secret);
+  if (identity) headers[IDENTITY_HEADER] = await signIdentity(identity, keys.signingKey);
   if (body !== undefined) headers["content-type"] = "application/json";
   const res = await fetch(baseUrl + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   return { status: res.status, body: (await res.json()) as any };
@@ -93,8 +93,8 @@ export interface ReplicaPair {
   close(): Promise<void>;
 }
 
-export async function startReplicaPair(catalog: unknown, internalSecret: string): Promise<ReplicaPair> {
-  const common = { internalSecret, redisUrl: TEST_REDIS_URL, presetRefreshMs: 600_000, defaultsRefreshMs: 600_000 };
+export async function startReplicaPair(catalog: unknown, keys: TestIdentityKeys): Promise<ReplicaPair> {
+  const common = { identityKeys: keys.publicKeys, redisUrl: TEST_REDIS_URL, presetRefreshMs: 600_000, defaultsRefreshMs: 600_000 };
   const h = await startHarness({ catalog, ...common });
   const otherDb = createPostgresDb({ url: h.database.url, schema: "routing" });
   const other = await startRouting({ db: otherDb, log: silentLog, clock: h.clock, httpPort: 0, grpcPort: 0, stickyKeyPrefix: `${uniqueName("sticky")}:`, ...common });
@@ -131,7 +131,7 @@ export const servedAcmeOne = (res: routing.PlanResponse): string[] =>
   res.cascade.filter((c) => c.modelId === "acme/one").map((c) => c.providerSlug);
 
 /** Management calls signed as one identity: `get(path)`, `post(path, body)`, `put(...)`, `del(path)`. */
-export function signedClient(baseUrl: () => string, secret: string, identity: Identity) {
-  const send = (method: string) => (path: string, body?: unknown) => signedCall(baseUrl(), secret, method, path, identity, body);
+export function signedClient(baseUrl: () => string, keys: TestIdentityKeys, identity: Identity) {
+  const send = (method: string) => (path: string, body?: unknown) => signedCall(baseUrl(), keys, method, path, identity, body);
   return { get: send("GET"), post: send("POST"), put: send("PUT"), del: send("DELETE") };
 }

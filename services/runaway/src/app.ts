@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import type { EventBus } from "@router/bus";
 import { DatabaseReadiness, migrate, type Db } from "@router/db";
-import { createHttpApp, finishApp, listen, metricsRoute, requireIdentity } from "@router/http-kit";
+import { createHttpApp, finishApp, listen, metricsRoute, requireIdentity, type IdentityPublicKeys } from "@router/http-kit";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
 import { subscribeRequestCompleted } from "./buckets/request-consumer";
@@ -31,7 +31,7 @@ export interface RunawayDeps {
   httpPort: number;
   host?: string;
   /** Verifies the identity context the gateway signs and forwards. */
-  internalSecret: string;
+  identityKeys: IdentityPublicKeys;
   /** Time between scheduled sweeps; 0 schedules none (tests call `sweep()`). Default five minutes. */
   sweepIntervalMs?: number;
   /** The rule's absolute floors; default the product's (5 USD, 300 requests). */
@@ -74,7 +74,7 @@ export async function startRunaway(deps: RunawayDeps): Promise<RunningRunaway> {
   });
   // Before the identity check: the scraper signs nothing, and this port is internal.
   app.get("/metrics", metricsRoute(metrics.registry));
-  app.use(requireIdentity(deps.internalSecret));
+  app.use(requireIdentity(deps.identityKeys));
   app.use(flagRoutes({ db: deps.db, clock: deps.clock }));
   app.use(settingsRoutes({ db: deps.db, clock: deps.clock }));
   finishApp(app, log);

@@ -1,6 +1,7 @@
 import { startTracing } from "@router/tracing";
 import { busConfigOf, createBus } from "@router/bus";
-import { loadConfig, serviceSecrets } from "@router/config";
+import { identityPublicKeys } from "@router/http-kit";
+import { loadConfig, parseIdentityPublicKeys, serviceSecrets } from "@router/config";
 import { openServiceDb } from "@router/db";
 import { createLogger, exitOnStartFailure, installProcessHandlers, stopOnSignals } from "@router/logging";
 import { fromUsd, systemClock } from "@router/money";
@@ -13,7 +14,10 @@ async function main(): Promise<void> {
   installProcessHandlers(log);
   // Off unless the standard OTEL_* settings ask for traces.
   const tracing = startTracing({ serviceName: "router-runaway" });
-  const secret = serviceSecrets(process.env, ["ROUTER_INTERNAL_SECRET"], { dataDir: cfg.ROUTER_DATA_DIR, embedded: cfg.DATABASE_URL === undefined }).ROUTER_INTERNAL_SECRET;
+  // The edge's public keys only: this service verifies the identity the gateway signs, and cannot sign one.
+  const identityKeys = identityPublicKeys(
+    parseIdentityPublicKeys(serviceSecrets(process.env, ["ROUTER_IDENTITY_PUBLIC_KEYS"], { dataDir: cfg.ROUTER_DATA_DIR, embedded: cfg.DATABASE_URL === undefined }).ROUTER_IDENTITY_PUBLIC_KEYS),
+  );
 
   const store = await openServiceDb({ databaseUrl: cfg.DATABASE_URL, dataDir: cfg.ROUTER_DATA_DIR, schema: "runaway" });
   const bus = await createBus(busConfigOf(cfg, { clientId: "runaway", dataDir: cfg.ROUTER_DATA_DIR, log }));
@@ -24,7 +28,7 @@ async function main(): Promise<void> {
     clock: systemClock,
     httpPort: cfg.RUNAWAY_HTTP_PORT,
     host: cfg.RUNAWAY_HOST,
-    internalSecret: secret,
+    identityKeys,
     sweepIntervalMs: cfg.RUNAWAY_SWEEP_INTERVAL_MS,
     floors: { minSpendNanos: fromUsd(cfg.RUNAWAY_MIN_SPEND_USD), minRequests: BigInt(cfg.RUNAWAY_MIN_REQUESTS) },
   });

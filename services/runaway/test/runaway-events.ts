@@ -2,10 +2,11 @@ import { randomBytes } from "node:crypto";
 import type { EventBus } from "@router/bus";
 import type { Role } from "@router/access";
 import { signIdentity, type Identity } from "@router/http-kit";
+import { newIdentityKeys } from "@router/testkit";
 import { fromUsd } from "@router/money";
 import { events, TOPICS } from "@router/proto";
 
-export const TEST_SECRET = "runaway-test-secret";
+export const TEST_IDENTITY = newIdentityKeys();
 
 export function generationId(): string {
   return `gen-${randomBytes(9).toString("base64url")}`;
@@ -65,5 +66,5 @@ export async function identityHeader(
     userId: null,
     operator: false,
   };
-  return { "x-router-identity": await signIdentity(identity, TEST_SECRET) };
+  return { "x-router-identity": await signIdentity(identity, TEST_IDENTITY.signingKey) };
 }

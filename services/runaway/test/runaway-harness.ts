@@ -5,7 +5,7 @@ import type { ManualClock } from "@router/money";
 import { events, TOPICS } from "@router/proto";
 import { createTestDatabase, type TestDatabase } from "@router/testkit";
 import { startRunaway, type RuleFloors, type RunningRunaway } from "../src/app";
-import { identityHeader, TEST_SECRET } from "./runaway-events";
+import { identityHeader, TEST_IDENTITY } from "./runaway-events";
 
 export interface RunawayHarness {
   db: Db;
@@ -42,7 +42,7 @@ export async function startRunawayHarness(
   const bus = opts.bus ?? (await createBus({ kind: "memory", clientId: label, log, retryDelayMs: 5 }));
   const replicas: RunningRunaway[] = [];
   const start = async () => {
-    const r = await startRunaway({ db: openDb(), bus, log, clock, httpPort: 0, internalSecret: TEST_SECRET, sweepIntervalMs: 0, floors: opts.floors });
+    const r = await startRunaway({ db: openDb(), bus, log, clock, httpPort: 0, identityKeys: TEST_IDENTITY.publicKeys, sweepIntervalMs: 0, floors: opts.floors });
     replicas.push(r);
     return r;
   };

@@ -44,7 +44,7 @@ export async function runOrgCreate(stores: Stores, config: CliConfig, opts: OrgC
   // Only the key pepper is needed; the embedded store shares the one generated under ROUTER_DATA_DIR.
   const pepper =
     process.env.ROUTER_KEY_PEPPER ??
-    resolveSecrets(process.env, config.ROUTER_DATA_DIR, { allowGenerated: stores.isEmbedded }).secrets.ROUTER_KEY_PEPPER;
+    resolveSecrets(process.env, config.ROUTER_DATA_DIR, { allowGenerated: stores.isEmbedded, names: ["ROUTER_KEY_PEPPER"] }).secrets.ROUTER_KEY_PEPPER;
   const db = await stores.open("gateway");
   await migrate(db, GATEWAY_MIGRATIONS_DIR);
   if (opts.ifMissing && (await operatorOrganisationExists(db))) {

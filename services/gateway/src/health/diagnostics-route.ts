@@ -1,7 +1,7 @@
 import { Router, type NextFunction, type Request, type Response } from "express";
 import type { Db } from "@router/db";
 import { DomainError } from "@router/errors";
-import { IDENTITY_HEADER, signIdentity } from "@router/http-kit";
+import { IDENTITY_HEADER, signIdentity, type IdentitySigningKey } from "@router/http-kit";
 import type { LoadingCacheStats } from "@router/loading-cache";
 import type { Logger } from "@router/logging";
 import { z } from "zod";
@@ -28,7 +28,7 @@ export interface DiagnosticsDeps {
    */
   caches: Partial<Record<"auth" | "budgets" | "byok" | "plans", () => LoadingCacheStats | null>>;
   routingUrl: string;
-  internalSecret: string;
+  identityKey: IdentitySigningKey;
 }
 
 const GATEWAY_CACHES = ["auth", "budgets", "byok", "plans"] as const;
@@ -71,7 +71,7 @@ export function diagnosticsRoute(deps: DiagnosticsDeps): Router {
 
   const fromRouting = async (res: Response): Promise<RoutingDiagnostics | null> => {
     try {
-      const identity = await signIdentity(principalIdentity(requirePrincipal(res)), deps.internalSecret);
+      const identity = await signIdentity(principalIdentity(requirePrincipal(res)), deps.identityKey);
       const answer = await fetch(`${deps.routingUrl}${ROUTING_DIAGNOSTICS_PATH}`, {
         headers: { [IDENTITY_HEADER]: identity },
         signal: AbortSignal.timeout(ROUTING_TIMEOUT_MS),

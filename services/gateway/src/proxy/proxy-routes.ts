@@ -1,6 +1,6 @@
 import type { Db } from "@router/db";
 import { Router, type Request, type RequestHandler, type Response } from "express";
-import { signIdentity, type Identity } from "@router/http-kit";
+import { signIdentity, type Identity, type IdentitySigningKey } from "@router/http-kit";
 import type { Caller } from "../auth/caller";
 import { KEY_PREFIXES } from "../keys/key-secret";
 import { requireCaller, type Authenticate } from "../auth/authenticate";
@@ -16,7 +16,7 @@ export interface ProxyRoutesDeps {
   authenticate: Authenticate;
   manage: Manage;
   proxy: UpstreamProxy;
-  internalSecret: string;
+  identityKey: IdentitySigningKey;
   activityUrl: string;
   alertsUrl: string;
   routingUrl: string;
@@ -99,7 +99,7 @@ export function proxyRoutes(deps: ProxyRoutesDeps): Router {
   // Signed with the wall clock, not the injected one: the receiving process checks its age.
   const forwardAs = (target: UpstreamTarget, identityOf: (res: Response) => Identity): RequestHandler =>
     async (req: Request, res: Response) => {
-      await deps.proxy.forward(req, res, target, await signIdentity(identityOf(res), deps.internalSecret));
+      await deps.proxy.forward(req, res, target, await signIdentity(identityOf(res), deps.identityKey));
     };
   const asPrincipal = (res: Response): Identity => {
     const identity = principalIdentity(requirePrincipal(res));

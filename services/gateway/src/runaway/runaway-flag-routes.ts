@@ -1,7 +1,7 @@
 import { Router, type Request, type Response } from "express";
 import type { Db } from "@router/db";
 import { DomainError } from "@router/errors";
-import { signIdentity } from "@router/http-kit";
+import { signIdentity, type IdentitySigningKey } from "@router/http-kit";
 import type { Manage } from "../auth/management-auth";
 import { principalIdentity, requirePrincipal } from "../auth/principal";
 import { pausedKeysAmong } from "../keys/key-store";
@@ -11,7 +11,7 @@ export interface RunawayFlagRoutesDeps {
   db: Db;
   manage: Manage;
   proxy: UpstreamProxy;
-  internalSecret: string;
+  identityKey: IdentitySigningKey;
   runawayUrl: string;
 }
 
@@ -39,7 +39,7 @@ export function runawayFlagRoutes(deps: RunawayFlagRoutesDeps): Router {
   router.get("/v1/alerts/runaway", deps.manage("read"), async (req: Request, res: Response) => {
     const principal = requirePrincipal(res);
     // Signed with the wall clock, not the injected one: the receiving process checks its age.
-    const identity = await signIdentity(principalIdentity(principal), deps.internalSecret);
+    const identity = await signIdentity(principalIdentity(principal), deps.identityKey);
     const answer = await deps.proxy.fetchJson(req, runaway, identity);
     if (answer.status !== 200) {
       res.status(answer.status).json(answer.body);

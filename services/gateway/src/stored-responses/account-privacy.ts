@@ -1,4 +1,4 @@
-import { IDENTITY_HEADER, signIdentity } from "@router/http-kit";
+import { IDENTITY_HEADER, signIdentity, type IdentitySigningKey } from "@router/http-kit";
 import { LoadingCache } from "@router/loading-cache";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
@@ -22,7 +22,7 @@ export class AccountPrivacy {
   private readonly cache: LoadingCache<AccountZdr>;
 
   constructor(
-    private readonly deps: { routingUrl: string; internalSecret: string; clock: Clock; log: Logger; cacheTtlMs?: number },
+    private readonly deps: { routingUrl: string; identityKey: IdentitySigningKey; clock: Clock; log: Logger; cacheTtlMs?: number },
   ) {
     this.cache = new LoadingCache((orgId, previous) => this.read(orgId, previous), deps.clock, { ttlMs: deps.cacheTtlMs ?? 10_000 });
   }
@@ -42,7 +42,7 @@ export class AccountPrivacy {
       // management routes refuse inference credentials whatever the role.
       const identity = await signIdentity(
         { orgId, credential: "management", keyHash: null, keyName: null, workspaceId: null, role: "readonly", userId: null, operator: false },
-        this.deps.internalSecret,
+        this.deps.identityKey,
         this.deps.clock.now().getTime(),
       );
       const answer = await fetch(`${this.deps.routingUrl}/v1/privacy`, {

@@ -17,6 +17,7 @@ import {
   startFakeAnthropic,
   startFakeGemini,
   startFakeOpenAi,
+  newIdentityKeys,
   uniqueName,
   waitFor,
   type FakeUpstream,
@@ -174,8 +175,8 @@ export async function startChatHarness(
   const ledgerDb: Db = createPostgresDb({ url: database.url, schema: "ledger" });
   const catalogFile = join(mkdtempSync(join(tmpdir(), "chat-catalog-")), "catalog.json");
   writeFileSync(catalogFile, JSON.stringify(testCatalog()));
-  const internalSecret = uniqueName("secret");
-  const routingSvc = await startRouting({ db: routingDb, log: silent, clock, httpPort: 0, grpcPort: 0, catalogFile, internalSecret });
+  const identityKeys = newIdentityKeys();
+  const routingSvc = await startRouting({ db: routingDb, log: silent, clock, httpPort: 0, grpcPort: 0, catalogFile, identityKeys: identityKeys.publicKeys });
   // The ledger settles finished requests from their events on this bus, as deployed.
   const bus: EventBus = await createBus({ kind: "memory", clientId: "gateway-test", log: silent });
   const ledgerSvc = await startLedger({ db: ledgerDb, log: silent, clock, grpcPort: 0, bus });
@@ -307,7 +308,7 @@ export async function startChatHarness(
     const identity = { orgId: org, credential: "management" as const, keyHash: "f".repeat(64), keyName: "harness", workspaceId: null, role: "owner" as const, userId: null, operator: false };
     const res = await fetch(`http://127.0.0.1:${routingSvc.httpPort}${path}`, {
       method,
-      headers: { [IDENTITY_HEADER]: await signIdentity(identity, internalSecret), ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      headers: { [IDENTITY_HEADER]: await signIdentity(identity, identityKeys.signingKey), ...(body === undefined ? {} : { "content-type": "application/json" }) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();

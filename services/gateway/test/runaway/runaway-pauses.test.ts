@@ -4,7 +4,7 @@ import { fromUsd, ManualClock } from "@router/money";
 import { events, TOPICS } from "@router/proto";
 import { startRunaway, type RunningRunaway } from "@router/runaway";
 import { createTestDatabase, metricSample, TEST_REDIS_URL, waitFor, type TestDatabase } from "@router/testkit";
-import { call, newOrganisation, silentLog, startHarness, testSecrets, type Harness } from "../harness";
+import { call, newOrganisation, publicKeysOf, silentLog, startHarness, testSecrets, type Harness } from "../harness";
 
 /**
  * The gateway and runaway flags: the real runaway service (in-process, on the same bus) sweeps and
@@ -34,7 +34,7 @@ beforeAll(async () => {
     log: silentLog,
     clock: runawayClock,
     httpPort: 0,
-    internalSecret: secrets.ROUTER_INTERNAL_SECRET,
+    identityKeys: publicKeysOf(secrets),
     sweepIntervalMs: 0,
   });
   h = await startHarness("gw_runaway", {

@@ -1,6 +1,6 @@
 import { Router } from "express";
 import type { Db } from "@router/db";
-import { identityOf, requireIdentity } from "@router/http-kit";
+import { identityOf, requireIdentity, type IdentityPublicKeys } from "@router/http-kit";
 import type { Clock } from "@router/money";
 import { requirePermission } from "@router/access";
 import type { CatalogCache } from "../catalog/catalog-cache";
@@ -14,7 +14,7 @@ export interface DefaultsRoutesDeps {
   defaults: DefaultsCache;
   clock: Clock;
   /** Verifies the gateway-signed identity (`x-router-identity`). */
-  internalSecret: string;
+  identityKeys: IdentityPublicKeys;
 }
 
 /** `GET` and `PUT /v1/routing/defaults`, scoped to the signed identity's organisation. */
@@ -22,7 +22,7 @@ export function defaultsRoutes(deps: DefaultsRoutesDeps): Router {
   const router = Router();
   router
     .route("/v1/routing/defaults")
-    .all(requireIdentity(deps.internalSecret))
+    .all(requireIdentity(deps.identityKeys))
     // Read from the store, not the cache: a reader expects what was last saved on any replica.
     .get(async (req, res) => {
       const { orgId } = identityOf(req);

@@ -1,6 +1,6 @@
 import { Router } from "express";
 import { DomainError } from "@router/errors";
-import { identityOf, requireIdentity } from "@router/http-kit";
+import { identityOf, requireIdentity, type IdentityPublicKeys } from "@router/http-kit";
 import type { LoadingCacheStats } from "@router/loading-cache";
 import type { HealthCache } from "../health/health-cache";
 
@@ -15,11 +15,11 @@ export const DIAGNOSTICS_PATH = "/internal/diagnostics";
  */
 export function diagnosticsRoute(deps: {
   health: HealthCache;
-  internalSecret: string;
+  identityKeys: IdentityPublicKeys;
   caches: { guardrails: () => LoadingCacheStats; catalog: () => LoadingCacheStats };
 }): Router {
   const router = Router();
-  router.get(DIAGNOSTICS_PATH, requireIdentity(deps.internalSecret), (req, res) => {
+  router.get(DIAGNOSTICS_PATH, requireIdentity(deps.identityKeys), (req, res) => {
     if (!identityOf(req).operator) throw new DomainError("not_found", `no route for GET ${DIAGNOSTICS_PATH}`);
     res.json({
       endpoint_health_age_ms: deps.health.ageMs(),

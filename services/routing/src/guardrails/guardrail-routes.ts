@@ -2,7 +2,7 @@ import { Router, type Request } from "express";
 import { requirePermission } from "@router/access";
 import type { Db } from "@router/db";
 import { notFound } from "@router/errors";
-import { identityOf, parseInput, requireIdentity } from "@router/http-kit";
+import { identityOf, parseInput, requireIdentity, type IdentityPublicKeys } from "@router/http-kit";
 import type { Clock } from "@router/money";
 import type { CatalogCache } from "../catalog/catalog-cache";
 import { AssignmentBody, readGuardrailBody } from "./guardrail-body";
@@ -14,7 +14,7 @@ export interface GuardrailRoutesDeps {
   catalog: CatalogCache;
   guardrails: GuardrailCache;
   clock: Clock;
-  internalSecret: string;
+  identityKeys: IdentityPublicKeys;
 }
 
 const GUARDRAIL_ID = /^gr_[0-9a-f]{24}$/;
@@ -27,7 +27,7 @@ const GUARDRAIL_ID = /^gr_[0-9a-f]{24}$/;
  */
 export function guardrailRoutes(deps: GuardrailRoutesDeps): Router {
   const router = Router();
-  router.use("/v1/guardrails", requireIdentity(deps.internalSecret));
+  router.use("/v1/guardrails", requireIdentity(deps.identityKeys));
   const orgOf = (req: Request, permission: "read" | "org:write") => {
     const identity = identityOf(req);
     requirePermission(identity, permission);

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { requirePermission } from "@router/access";
 import type { Db } from "@router/db";
 import { invalid, notFound } from "@router/errors";
-import { identityOf, parseInput, requireIdentity } from "@router/http-kit";
+import { identityOf, parseInput, requireIdentity, type IdentityPublicKeys } from "@router/http-kit";
 import type { Clock } from "@router/money";
 import type { CatalogCache } from "../catalog/catalog-cache";
 import { readPresetBody } from "./preset-body";
@@ -17,7 +17,7 @@ export interface PresetRoutesDeps {
   presets: PresetCache;
   clock: Clock;
   /** Verifies the gateway-signed identity (`x-router-identity`). */
-  internalSecret: string;
+  identityKeys: IdentityPublicKeys;
 }
 
 const name = z.string().trim().min(1, "must not be empty").max(80);
@@ -40,7 +40,7 @@ const RevertBody = z.strictObject({ version: z.number().int().min(1), note: note
  */
 export function presetRoutes(deps: PresetRoutesDeps): Router {
   const router = Router();
-  router.use("/v1/presets", requireIdentity(deps.internalSecret));
+  router.use("/v1/presets", requireIdentity(deps.identityKeys));
 
   const reader = (req: Request) => {
     const identity = identityOf(req);

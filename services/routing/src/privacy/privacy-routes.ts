@@ -1,7 +1,7 @@
 import { Router, type Request } from "express";
 import { requirePermission } from "@router/access";
 import type { Db } from "@router/db";
-import { identityOf, requireIdentity } from "@router/http-kit";
+import { identityOf, requireIdentity, type IdentityPublicKeys } from "@router/http-kit";
 import type { Clock } from "@router/money";
 import type { CatalogCache } from "../catalog/catalog-cache";
 import type { PrivacyPolicies } from "./privacy-policies";
@@ -13,7 +13,7 @@ export interface PrivacyRoutesDeps {
   catalog: CatalogCache;
   policies: PrivacyPolicies;
   clock: Clock;
-  internalSecret: string;
+  identityKeys: IdentityPublicKeys;
 }
 
 /**
@@ -22,7 +22,7 @@ export interface PrivacyRoutesDeps {
  */
 export function privacyRoutes(deps: PrivacyRoutesDeps): Router {
   const router = Router();
-  router.use("/v1/privacy", requireIdentity(deps.internalSecret));
+  router.use("/v1/privacy", requireIdentity(deps.identityKeys));
   const orgOf = (req: Request, permission: "read" | "org:write") => {
     const identity = identityOf(req);
     requirePermission(identity, permission);
