@@ -54,7 +54,7 @@ describe("the bundled catalog", () => {
   it("validates and lists the real providers with a few dozen models", () => {
     const file = readCatalogFile(BUNDLED_CATALOG_FILE);
     expect(file.providers.map((p) => p.slug).sort()).toEqual(
-      ["anthropic", "deepseek", "fireworks", "google", "groq", "mistral", "ollama", "openai", "together", "vllm", "xai"],
+      ["anthropic", "azure", "deepseek", "fireworks", "google", "groq", "mistral", "ollama", "openai", "together", "vllm", "xai"],
     );
     expect(file.models.length).toBeGreaterThanOrEqual(25);
     expect(file.models.length).toBeLessThanOrEqual(50);
@@ -81,11 +81,16 @@ describe("the bundled catalog", () => {
     expect(file.endpoints.find((e) => e.id === "ep_openai_gpt-4o")?.cacheWrite5m).toBeNull();
   });
 
+  const CLOUDS = new Set(["azure", "bedrock", "vertex"]);
+
   it("declares what each provider's endpoints do with data: Router's defaults, the same for all of a provider's endpoints", () => {
     const file = readCatalogFile(BUNDLED_CATALOG_FILE);
     const byProvider = new Map<string, string>();
     for (const e of file.endpoints) {
-      const declared = JSON.stringify([e.zdr, e.no_training, e.deployment_region]);
+      // A cloud's region is a property of each deployment: every one declares its own.
+      const cloud = CLOUDS.has(e.provider);
+      if (cloud) expect([e.id, e.deployment_region]).toEqual([e.id, expect.stringMatching(/^[a-z][a-z0-9-]+$/)]);
+      const declared = JSON.stringify([e.zdr, e.no_training, cloud ? "each endpoint's" : e.deployment_region]);
       expect([e.id, byProvider.get(e.provider) ?? declared]).toEqual([e.id, declared]);
       byProvider.set(e.provider, declared);
     }
@@ -101,6 +106,7 @@ describe("the bundled catalog", () => {
       fireworks: [true, true, "us"],
       vllm: [true, true, null],
       ollama: [true, true, null],
+      azure: [false, true, "each endpoint's"],
     });
   });
 });

@@ -31,10 +31,19 @@ const region = z
 
 const catalogModelId = z.string().regex(/^[a-z0-9][a-z0-9._-]*\/[a-z0-9][a-z0-9._:-]*$/, "expected a catalog model id such as openai/gpt-4o");
 
+/**
+ * Hosts of Azure OpenAI resources (public, US Government and China clouds, AI Foundry). An
+ * organisation names its resource, so the gateway would otherwise POST prompts to any host it was
+ * given; an operator who fronts Azure with a proxy of their own sets the provider's base URL instead.
+ */
+const AZURE_HOSTS = /\.(openai\.azure\.com|cognitiveservices\.azure\.com|services\.ai\.azure\.com|openai\.azure\.us|openai\.azure\.cn)$/;
+
 export const azureCredentialSchema = z
   .strictObject({
     /** The resource's endpoint, e.g. `https://contoso-eu.openai.azure.com`. */
-    endpoint: z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, "")),
+    endpoint: z
+      .url({ protocol: /^https$/, hostname: AZURE_HOSTS, error: "expected the resource's https endpoint, e.g. https://contoso.openai.azure.com" })
+      .transform((u) => new URL(u).origin),
     /** The Azure region the resource lives in; the catalog's endpoints for Azure carry it. */
     region,
     api_version: z.string().regex(/^\d{4}-\d{2}-\d{2}(-preview)?$|^v1$|^preview$/, "expected an API version such as 2024-10-21").default("2024-10-21"),
@@ -49,6 +58,8 @@ export const azureCredentialSchema = z
         tenant_id: z.string().min(1).max(200),
         client_id: z.string().min(1).max(200),
         client_secret: secret(),
+        /** Sovereign clouds sign in elsewhere (`https://login.microsoftonline.us`); default: the public cloud. */
+        authority_host: z.url({ protocol: /^https$/ }).optional(),
       })
       .optional(),
   })
@@ -128,7 +139,7 @@ export function settingsOf(c: CloudCredential): Record<string, unknown> {
         api_version: c.api_version,
         deployments: c.deployments,
         auth: c.api_key ? "api_key" : "entra",
-        ...(c.entra ? { tenant_id: c.entra.tenant_id, client_id: c.entra.client_id } : {}),
+        ...(c.entra ? { tenant_id: c.entra.tenant_id, client_id: c.entra.client_id, authority_host: c.entra.authority_host } : {}),
       };
     case "bedrock":
       return { region: c.region, ...(c.role_arn ? { role_arn: c.role_arn } : {}) };

@@ -14,6 +14,8 @@ export const PROVIDER_SLUGS = [
   "fireworks",
   "vllm",
   "ollama",
+  // The clouds: their credentials are documents (cloud-credentials.ts), not keys.
+  "azure",
 ] as const;
 
 export type ProviderSlug = (typeof PROVIDER_SLUGS)[number];

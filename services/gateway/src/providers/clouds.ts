@@ -1,7 +1,10 @@
+import { azureOpenAiAdapter } from "./azure";
 import type { ApiFamily, ProviderAdapter } from "./types";
 
 /**
  * The clouds' adapters, by provider slug and the endpoint's wire format: a cloud serves several
  * (Claude on Bedrock speaks Anthropic's Messages body, Llama on Bedrock the Converse API).
  */
-export const CLOUD_ADAPTERS: Record<string, Partial<Record<ApiFamily, ProviderAdapter>>> = {};
+export const CLOUD_ADAPTERS: Record<string, Partial<Record<ApiFamily, ProviderAdapter>>> = {
+  azure: { openai: azureOpenAiAdapter },
+};

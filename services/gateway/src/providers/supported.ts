@@ -17,4 +17,5 @@ export const PROVIDER_FAMILY: Record<ProviderSlug, ApiFamily> = {
   fireworks: "openai",
   vllm: "openai",
   ollama: "openai",
+  azure: "openai",
 };

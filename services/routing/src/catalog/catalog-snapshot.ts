@@ -1,3 +1,4 @@
+import { regionNames } from "./region-areas";
 import type { CatalogRows, Endpoint, EndpointPrice, Model, Provider } from "./catalog-store";
 
 /** An endpoint with its provider, in the order Plan offers them for its model. */
@@ -58,11 +59,11 @@ export class CatalogSnapshot {
     return new CatalogSnapshot({ revision: 0n, providers: [], models: [], endpoints: [] });
   }
 
-  /** Every `deployment_region` an endpoint of the catalog declares. */
+  /** Every `deployment_region` an endpoint of the catalog declares, and the area of each known cloud region. */
   declaredRegions(): ReadonlySet<string> {
     if (!this.regions) {
       const regions = new Set<string>();
-      for (const list of this.ranked.values()) for (const r of list) if (r.endpoint.deploymentRegion) regions.add(r.endpoint.deploymentRegion);
+      for (const list of this.ranked.values()) for (const r of list) for (const name of regionNames(r.endpoint.deploymentRegion)) regions.add(name);
       this.regions = regions;
     }
     return this.regions;

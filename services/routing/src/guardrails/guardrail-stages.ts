@@ -1,3 +1,4 @@
+import { regionNames } from "../catalog/region-areas";
 import type { routing } from "@router/proto";
 import type { RankedEndpoint } from "../catalog/catalog-snapshot";
 import type { FilterStage } from "../plan/filter-stages";
@@ -57,8 +58,8 @@ const authorOf = (modelId: string) => modelId.slice(0, modelId.indexOf("/"));
 /**
  * The stages of the guardrails that apply to a request (the key's and its member's), each level
  * only narrowing: an endpoint passes a kind only when it passes every guardrail of that kind, so
- * allowlists intersect. `allowed_data_regions` matches the endpoint's `deployment_region` exactly
- * and fails closed (an endpoint declaring none is refused); `enforce_zdr` needs an endpoint that
+ * allowlists intersect. `allowed_data_regions` matches the endpoint's `deployment_region`, or the
+ * area of a known cloud region (`eu` holds `eu-central-1`: catalog/region-areas.ts), and fails closed (an endpoint declaring none is refused); `enforce_zdr` needs an endpoint that
  * declares ZDR for the models of the listed authors. A kind no guardrail sets adds no stage.
  */
 export function guardrailStages(guardrails: readonly RoutingGuardrail[]): FilterStage[] {
@@ -76,7 +77,15 @@ export function guardrailStages(guardrails: readonly RoutingGuardrail[]): Filter
   const present = <T>(v: T | null): v is T => v !== null;
   kind("guardrail.allowed_models", guardrails.map((g) => g.models).filter(present), (r) => r.endpoint.modelId);
   kind("guardrail.allowed_providers", guardrails.map((g) => g.providers).filter(present), (r) => r.provider.slug);
-  kind("guardrail.allowed_data_regions", guardrails.map((g) => g.regions).filter(present), (r) => r.endpoint.deploymentRegion);
+  const regionSets = guardrails.map((g) => g.regions).filter(present);
+  if (regionSets.length > 0) {
+    stages.push({
+      refuses: (r) => {
+        const names = regionNames(r.endpoint.deploymentRegion);
+        return regionSets.every((s) => names.some((n) => s.has(n))) ? null : "guardrail.allowed_data_regions";
+      },
+    });
+  }
   const zdrAuthors = new Set(guardrails.flatMap((g) => [...g.zdrAuthors]));
   if (zdrAuthors.size > 0) {
     stages.push({ refuses: (r) => (r.endpoint.zdr || !zdrAuthors.has(authorOf(r.endpoint.modelId)) ? null : "guardrail.enforce_zdr") });

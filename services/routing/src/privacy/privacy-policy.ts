@@ -1,3 +1,4 @@
+import { regionNames } from "../catalog/region-areas";
 import type { routing } from "@router/proto";
 import { z } from "zod";
 import { invalid } from "@router/errors";
@@ -74,7 +75,7 @@ export function privacyStages(p: PrivacyPolicy): FilterStage[] {
   if (p.denyTraining) stages.push({ refuses: (r) => (r.endpoint.noTraining ? null : "privacy.deny_training") });
   if (p.regions.length > 0) {
     const regions = new Set(p.regions);
-    stages.push({ refuses: (r) => (r.endpoint.deploymentRegion !== null && regions.has(r.endpoint.deploymentRegion) ? null : "privacy.regions") });
+    stages.push({ refuses: (r) => (regionNames(r.endpoint.deploymentRegion).some((n) => regions.has(n)) ? null : "privacy.regions") });
   }
   return stages;
 }
