@@ -5,6 +5,8 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { createPostgresDb } from "@router/db";
+import { parseIdentityPublicKeys, parseIdentitySigningKey } from "@router/config";
+import { identityPublicKeys, identitySigningKey, signIdentity, verifyIdentity, type Identity } from "@router/http-kit";
 import { createTestDatabase, type TestDatabase } from "@router/testkit";
 
 const CLI = join(__dirname, "..", "services", "cli", "dist", "main.js");
@@ -12,6 +14,7 @@ const CLI = join(__dirname, "..", "services", "cli", "dist", "main.js");
 const LAUNCHER = join(__dirname, "..", "services", "cli", "bin", "router.js");
 const BUILD_STAMP = join(__dirname, "..", "node_modules", ".cache", "router-build", "ts.json");
 const run = promisify(execFile);
+const IDENTITY: Identity = { orgId: "org_cli", credential: "management", keyHash: null, keyName: null, workspaceId: null, role: "owner", userId: null, operator: false };
 
 /** The operator CLI against real Postgres, as an operator runs it. */
 describe("the operator CLI", () => {
@@ -34,6 +37,36 @@ describe("the operator CLI", () => {
     expect(Number(first?.modelsChanged)).toBeGreaterThan(20);
     const [again] = await cli("catalog", "import");
     expect(again?.modelsChanged).toBe(0);
+  });
+
+  it("prints a new identity key pair, and adds its public key to a given set for a rotation", async () => {
+    const first = JSON.parse((await run(process.execPath, [CLI, "keys", "identity"], { env })).stdout) as {
+      kid: string;
+      signing_key: Record<string, string>;
+      public_keys: { keys: Array<Record<string, string>> };
+    };
+    const signing = parseIdentitySigningKey(JSON.stringify(first.signing_key));
+    expect(signing.kid).toBe(first.kid);
+    expect(parseIdentityPublicKeys(JSON.stringify(first.public_keys)).keys).toEqual([{ kty: "OKP", crv: "Ed25519", x: signing.x, kid: first.kid }]);
+    // What it prints works: its signing key's tokens verify against its public set.
+    const token = await signIdentity(IDENTITY, identitySigningKey(signing));
+    expect(await verifyIdentity(token, identityPublicKeys(parseIdentityPublicKeys(JSON.stringify(first.public_keys))))).toEqual(IDENTITY);
+
+    const dir = join(__dirname, "..", ".data", `cli-keys-${process.pid}`);
+    mkdirSync(dir, { recursive: true });
+    try {
+      writeFileSync(join(dir, "current.json"), JSON.stringify(first.public_keys));
+      const next = JSON.parse((await run(process.execPath, [CLI, "keys", "identity", "--public-keys", join(dir, "current.json")], { env })).stdout) as typeof first;
+      expect(next.kid).not.toBe(first.kid);
+      expect(next.public_keys.keys.map((k) => k.kid)).toEqual([first.kid, next.kid]);
+      // A set holding a private key is refused, naming the option.
+      writeFileSync(join(dir, "leaked.json"), JSON.stringify({ keys: [first.signing_key] }));
+      await expect(run(process.execPath, [CLI, "keys", "identity", "--public-keys", join(dir, "leaked.json")], { env })).rejects.toMatchObject({
+        stderr: expect.stringContaining("--public-keys: holds a private key"),
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("applies every service's migrations", async () => {
