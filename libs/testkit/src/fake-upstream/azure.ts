@@ -9,8 +9,8 @@ const DEPLOYMENT_PATH = /^\/openai\/deployments\/([^/]+)\/(chat\/completions|emb
 const V1_PATH = /^\/openai\/v1\/(chat\/completions|embeddings)$/;
 
 export interface FakeAzureOptions extends FakeUpstreamOptions {
-  /** The resource's key: `api-key` must carry it (or a bearer token from `tokens`). */
-  apiKey?: string;
+  /** The resource's keys (a resource has two, for rotation): `api-key` must carry one (or a bearer token from `tokens`). */
+  apiKeys?: string[];
   /** Bearer tokens the resource accepts (minted by the fake Entra ID). */
   tokens?: () => Set<string>;
   /** Deployment name → the model it runs; a request for another deployment is a 404 DeploymentNotFound. */
@@ -44,7 +44,7 @@ export function azureWire(opts: FakeAzureOptions): ProviderWire {
     reject(req: RecordedRequest) {
       const key = req.headers["api-key"];
       const bearer = (req.headers["authorization"] ?? "").replace(/^Bearer /, "");
-      const authorised = (opts.apiKey !== undefined && key === opts.apiKey) || (bearer !== "" && (opts.tokens?.().has(bearer) ?? false));
+      const authorised = (key !== undefined && (opts.apiKeys ?? []).includes(key)) || (bearer !== "" && (opts.tokens?.().has(bearer) ?? false));
       if (!authorised) {
         return {
           status: 401,

@@ -20,9 +20,9 @@ const document = (o: Partial<AzureCredential> = {}): CloudCredential => ({
 const azureTarget = (o: Partial<AzureCredential> = {}) =>
   target({ providerSlug: "azure", baseUrl: "https://openai.azure.com", modelId: "openai/gpt-4o-mini", upstreamModel: "gpt-4o-mini", apiKey: "", cloud: document(o), region: "swedencentral" });
 
-const wire = azureWire({ apiKey: "azure-key-0123456789", deployments: { "mini-prod": "gpt-4o-mini" } });
+const wire = azureWire({ apiKeys: ["azure-key-0123456789"], deployments: { "mini-prod": "gpt-4o-mini" } });
 /** The fake resource's verdict on a request the adapter built: null when it would serve it. */
-function refusal(req: UpstreamHttpRequest) {
+async function refusal(req: UpstreamHttpRequest) {
   const recorded: RecordedRequest = {
     method: "POST",
     path: req.url.pathname,
@@ -33,17 +33,17 @@ function refusal(req: UpstreamHttpRequest) {
     clientClosed: false,
   };
   expect(wire.route("POST", recorded.path, recorded.query, recorded.body)).not.toBeNull();
-  return wire.reject?.(recorded) ?? null;
+  return (await wire.reject?.(recorded)) ?? null;
 }
 
 describe("Azure OpenAI adapter", () => {
-  it("sends OpenAI's body to the deployment with the API version and the resource's key", () => {
+  it("sends OpenAI's body to the deployment with the API version and the resource's key", async () => {
     const req = azure.buildRequest(chat({ max_tokens: 50 }), azureTarget(), true);
     expect(req.url.toString()).toBe("https://contoso-eu.openai.azure.com/openai/deployments/mini-prod/chat/completions?api-version=2024-10-21");
     expect(req.headers["api-key"]).toBe("azure-key-0123456789");
     expect(req.headers).not.toHaveProperty("authorization");
     expect(bodyOf(req)).toMatchObject({ stream: true, stream_options: { include_usage: true }, max_completion_tokens: 50 });
-    expect(refusal(req)).toBeNull();
+    expect(await refusal(req)).toBeNull();
   });
 
   it("goes to the operator's base URL for Azure when one is set (a proxy in front of Azure)", () => {
@@ -51,16 +51,16 @@ describe("Azure OpenAI adapter", () => {
     expect(req.url.toString()).toBe("http://127.0.0.1:9999/openai/deployments/mini-prod/chat/completions?api-version=2024-10-21");
   });
 
-  it("names the deployment in the body on the v1 API", () => {
+  it("names the deployment in the body on the v1 API", async () => {
     const req = azure.buildRequest(chat({}), azureTarget({ api_version: "v1" }), false);
     expect(req.url.toString()).toBe("https://contoso-eu.openai.azure.com/openai/v1/chat/completions");
     expect(bodyOf(req).model).toBe("mini-prod");
-    expect(refusal(req)).toBeNull();
+    expect(await refusal(req)).toBeNull();
   });
 
-  it("is refused by the resource with a wrong key or an API version it does not know", () => {
-    expect(refusal(azure.buildRequest(chat({}), azureTarget({ api_key: "someone-elses-key" }), false))?.status).toBe(401);
-    expect(refusal(azure.buildRequest(chat({}), azureTarget({ api_version: "2023-01-01" }), false))?.status).toBe(404);
+  it("is refused by the resource with a wrong key or an API version it does not know", async () => {
+    expect((await refusal(azure.buildRequest(chat({}), azureTarget({ api_key: "someone-elses-key" }), false)))?.status).toBe(401);
+    expect((await refusal(azure.buildRequest(chat({}), azureTarget({ api_version: "2023-01-01" }), false)))?.status).toBe(404);
   });
 
   it("sends embeddings to the deployment's embeddings operation", () => {
