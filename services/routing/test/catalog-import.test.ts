@@ -54,7 +54,7 @@ describe("the bundled catalog", () => {
   it("validates and lists the real providers with a few dozen models", () => {
     const file = readCatalogFile(BUNDLED_CATALOG_FILE);
     expect(file.providers.map((p) => p.slug).sort()).toEqual(
-      ["anthropic", "azure", "deepseek", "fireworks", "google", "groq", "mistral", "ollama", "openai", "together", "vllm", "xai"],
+      ["anthropic", "azure", "deepseek", "fireworks", "google", "groq", "mistral", "ollama", "openai", "together", "vertex", "vllm", "xai"],
     );
     expect(file.models.length).toBeGreaterThanOrEqual(25);
     expect(file.models.length).toBeLessThanOrEqual(50);
@@ -107,6 +107,8 @@ describe("the bundled catalog", () => {
       vllm: [true, true, null],
       ollama: [true, true, null],
       azure: [false, true, "each endpoint's"],
+      // Vertex AI caches Gemini's inputs and outputs for up to 24 hours unless the project turns it off.
+      vertex: [false, true, "each endpoint's"],
     });
   });
 });

@@ -49,7 +49,7 @@ export function fakeThinkingSignature(thinking: string): string {
   return `fakesig_${createHash("sha256").update(thinking).digest("base64url").slice(0, 32)}`;
 }
 
-type Refusal = { status: number; code: string; message: string };
+export type Refusal = { status: number; code: string; message: string };
 const invalidRequest = (message: string): Refusal => ({ status: 400, code: "invalid_request_error", message });
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
 const blocksOf = (message: unknown): unknown[] => (isObject(message) && Array.isArray(message.content) ? message.content : []);
@@ -71,7 +71,7 @@ const BUDGET_ONLY = /^claude-(?:3|(?:opus|sonnet|haiku)-4(?:-[015])?(?:-\d{8}|$)
  * What the real Messages API refuses that matters to the router: a missing max_tokens or one above
  * the model's limit, a role other than user or assistant, thinking rules, forged thinking.
  */
-function refusalOf(body: unknown): Refusal | null {
+export function refusalOf(body: unknown): Refusal | null {
   const b = isObject(body) ? body : {};
   if (b.max_tokens === undefined) return invalidRequest("max_tokens: Field required");
   if (typeof b.max_tokens !== "number" || !Number.isInteger(b.max_tokens) || b.max_tokens < 1) {

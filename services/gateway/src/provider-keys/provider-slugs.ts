@@ -16,6 +16,7 @@ export const PROVIDER_SLUGS = [
   "ollama",
   // The clouds: their credentials are documents (cloud-credentials.ts), not keys.
   "azure",
+  "vertex",
 ] as const;
 
 export type ProviderSlug = (typeof PROVIDER_SLUGS)[number];

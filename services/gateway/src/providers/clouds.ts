@@ -1,5 +1,6 @@
 import { azureOpenAiAdapter } from "./azure";
 import type { ApiFamily, ProviderAdapter } from "./types";
+import { vertexClaudeAdapter, vertexGeminiAdapter } from "./vertex";
 
 /**
  * The clouds' adapters, by provider slug and the endpoint's wire format: a cloud serves several
@@ -7,4 +8,5 @@ import type { ApiFamily, ProviderAdapter } from "./types";
  */
 export const CLOUD_ADAPTERS: Record<string, Partial<Record<ApiFamily, ProviderAdapter>>> = {
   azure: { openai: azureOpenAiAdapter },
+  vertex: { google: vertexGeminiAdapter, anthropic: vertexClaudeAdapter },
 };

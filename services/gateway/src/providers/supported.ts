@@ -18,4 +18,5 @@ export const PROVIDER_FAMILY: Record<ProviderSlug, ApiFamily> = {
   vllm: "openai",
   ollama: "openai",
   azure: "openai",
+  vertex: "google",
 };
