@@ -1,6 +1,6 @@
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
-import { gatewayClient, startFakeAzureOpenAi, startStack, streamedText, waitFor, type FakeUpstream, type RecordedRequest, type Stack } from "@router/testkit";
+import { gatewayClient, startFakeAzureOpenAi, startFakeEntra, startStack, streamedText, waitFor, type FakeEntra, type FakeUpstream, type RecordedRequest, type Stack } from "@router/testkit";
 
 /**
  * Azure OpenAI through the separate-process stack: an organisation adds its resources in two
@@ -9,6 +9,7 @@ import { gatewayClient, startFakeAzureOpenAi, startStack, streamedText, waitFor,
  */
 
 const EU_KEY = "eu-resource-key-0123456789abcdef";
+const ENTRA = { tenantId: "7d1a8c3e-0000-4000-8000-00000000c0de", clientId: "router-gateway-app-0001", clientSecret: "entra-client-secret-AbCdEf0123" };
 const US_KEY = "us-resource-key-fedcba9876543210";
 const MODEL = "openai/gpt-4o-mini";
 const user = (text: string) => [{ role: "user", content: text }];
@@ -22,6 +23,7 @@ const resource = (region: string, key: string, suffix: string) => ({
 describe("Azure OpenAI through the stack", () => {
   let stack: Stack;
   let azure: FakeUpstream;
+  let entra: FakeEntra;
   let mgmt: ReturnType<typeof gatewayClient>;
   let client: ReturnType<typeof gatewayClient>;
   let inferenceKey: string;
@@ -32,12 +34,15 @@ describe("Azure OpenAI through the stack", () => {
   };
 
   beforeAll(async () => {
+    entra = await startFakeEntra(ENTRA);
     azure = await startFakeAzureOpenAi({
       apiKeys: [EU_KEY, US_KEY],
+      tokens: () => entra.tokens,
       deployments: { "mini-eu": "gpt-4o-mini", "mini-us": "gpt-4o-mini", "embed-eu": "text-embedding-3-small", "embed-us": "text-embedding-3-small" },
     });
     // The operator's base URL for Azure stands in for every resource's own host.
-    stack = await startStack({ providerBaseUrls: { azure: azure.url } });
+    // Entra ID speaks only HTTPS: the gateway trusts the fake's certificate as it would a private CA.
+    stack = await startStack({ providerBaseUrls: { azure: azure.url }, extraEnv: { NODE_EXTRA_CA_CERTS: entra.caFile } });
     const org = await stack.createOrg("Azure shop");
     mgmt = gatewayClient(stack.gatewayUrl, org.managementKey);
     for (const [region, key, suffix] of [["swedencentral", EU_KEY, "eu"], ["eastus2", US_KEY, "us"]] as const) {
@@ -52,6 +57,7 @@ describe("Azure OpenAI through the stack", () => {
   afterAll(async () => {
     await stack?.stop();
     await azure?.close();
+    await entra?.close();
   });
 
   beforeEach(() => azure.reset());
@@ -179,5 +185,48 @@ describe("Azure OpenAI through the stack", () => {
     expect(res.json.error.message).toContain("azure returned HTTP 401");
     expect(res.text).not.toContain(wrong);
     expect(stack.logs()).not.toContain(wrong);
+  });
+
+  describe("with Entra ID client credentials instead of a key", () => {
+    const entraResource = (secret: string) => ({
+      endpoint: "https://contoso-entra.openai.azure.com",
+      region: "swedencentral",
+      deployments: { [MODEL]: "mini-eu" },
+      entra: { tenant_id: ENTRA.tenantId, client_id: ENTRA.clientId, client_secret: secret, authority_host: entra.authorityHost },
+    });
+    const orgWith = async (name: string, secret: string) => {
+      const org = await stack.createOrg(name);
+      const m = gatewayClient(stack.gatewayUrl, org.managementKey);
+      const added = await m.post("/v1/provider-keys", { provider: "azure", azure: entraResource(secret) });
+      expect(added.status).toBe(201);
+      expect(added.json.data.settings).toMatchObject({ auth: "entra", client_id: ENTRA.clientId, tenant_id: ENTRA.tenantId });
+      expect(added.text).not.toContain(secret);
+      return gatewayClient(stack.gatewayUrl, (await m.post("/v1/keys", { name: "k" })).json.data.key as string);
+    };
+
+    it("sends a bearer token minted for Azure OpenAI's scope, and mints it once for many requests", async () => {
+      const c = await orgWith("Entra shop", ENTRA.clientSecret);
+      const before = entra.minted();
+      for (const text of ["one", "two", "three"]) {
+        azure.script({ text });
+        const res = await c.post("/v1/chat/completions", { model: MODEL, messages: user("Hi") });
+        expect([res.status, res.json.choices?.[0]?.message?.content]).toEqual([200, text]);
+      }
+      expect(entra.minted() - before).toBe(1);
+      for (const r of azure.requests) {
+        expect(entra.tokens.has((r.headers.authorization ?? "").replace("Bearer ", ""))).toBe(true);
+        expect(r.headers["api-key"]).toBeUndefined();
+      }
+    });
+
+    it("gives a clear error when Entra refuses the client secret, and never logs the secret", async () => {
+      const secret = "wrong-entra-secret-9999999999";
+      const c = await orgWith("Entra wrong secret", secret);
+      const res = await c.post("/v1/chat/completions", { model: MODEL, messages: user("Hi") });
+      expect(res.status).toBe(502);
+      expect(res.json.error.message).toContain("azure credential could not be used (entra_token_refused)");
+      expect(azure.requests).toHaveLength(0);
+      expect(res.text + stack.logs()).not.toContain(secret);
+    });
   });
 });
