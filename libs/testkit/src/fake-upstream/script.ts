@@ -77,6 +77,8 @@ export interface RecordedRequest {
   headers: Record<string, string>;
   /** The parsed JSON body, or the raw text when it was not JSON. */
   body: unknown;
+  /** The body's text as received (what a signature covers). */
+  rawBody?: string;
   receivedAt: number;
   /** Set when the client closed the connection before the reply was complete (e.g. it aborted). */
   clientClosed: boolean;

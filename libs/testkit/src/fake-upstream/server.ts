@@ -2,9 +2,12 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { Socket } from "node:net";
 import type { FakeReply, FakeUpstream, FakeUpstreamOptions, RecordedRequest } from "./script";
 
-/** One server-sent event as the provider writes it, and whether it carries content. */
+/**
+ * One server-sent event as the provider writes it (or one binary frame, for a wire with a
+ * `streamContentType` of its own), and whether it carries content.
+ */
 export interface Frame {
-  text: string;
+  text: string | Uint8Array;
   content: boolean;
 }
 
@@ -23,13 +26,24 @@ export interface ProviderWire {
    * Returns an error when the request lacks what the real provider demands (e.g. the key header);
    * `body`, when given, is the provider's own error body (else `errorBody` makes one).
    */
-  reject?(req: RecordedRequest): { status: number; code: string; message: string; body?: unknown } | null;
+  reject?(req: RecordedRequest): Rejection | null | Promise<Rejection | null>;
   errorBody(status: number, code: string | undefined, message: string | undefined): unknown;
+  /** Headers an error answer carries beside its body (Bedrock names the error's type in one). */
+  errorHeaders?(status: number, code: string | undefined): Record<string, string>;
+  /** The stream's content type; default server-sent events. */
+  streamContentType?: string;
   json(reply: FakeReply, req: RecordedRequest, model: string): unknown;
   frames(reply: FakeReply, req: RecordedRequest, model: string): Frame[];
-  errorFrame(code: string | undefined, message: string | undefined): string;
+  errorFrame(code: string | undefined, message: string | undefined): string | Uint8Array;
   /** Answers a route of the provider's other than chat (e.g. a token count); null when `req` is not one. */
   otherRoute?(req: RecordedRequest): { status: number; body: unknown } | null;
+}
+
+export interface Rejection {
+  status: number;
+  code: string;
+  message: string;
+  body?: unknown;
 }
 
 export const sse = (data: unknown, event?: string): string =>
@@ -71,6 +85,7 @@ export async function startFakeProvider(wire: ProviderWire, opts: FakeUpstreamOp
       query,
       headers,
       body,
+      rawBody: raw,
       receivedAt: Date.now(),
       clientClosed: false,
     };
@@ -94,9 +109,9 @@ export async function startFakeProvider(wire: ProviderWire, opts: FakeUpstreamOp
       return;
     }
     requests.push(recorded);
-    const refusal = wire.reject?.(recorded);
+    const refusal = await wire.reject?.(recorded);
     if (refusal) {
-      sendJson(res, refusal.status, refusal.body ?? wire.errorBody(refusal.status, refusal.code, refusal.message));
+      sendJson(res, refusal.status, refusal.body ?? wire.errorBody(refusal.status, refusal.code, refusal.message), wire.errorHeaders?.(refusal.status, refusal.code));
       return;
     }
     const reply = queue.shift() ?? defaultReply;
@@ -108,7 +123,7 @@ export async function startFakeProvider(wire: ProviderWire, opts: FakeUpstreamOp
     if (failure?.kind === "hang") return;
     await wait(reply.headersDelayMs);
     if (failure?.kind === "status") {
-      const extra: Record<string, string> = failure.retryAfter ? { "retry-after": failure.retryAfter } : {};
+      const extra: Record<string, string> = { ...wire.errorHeaders?.(failure.status, failure.code), ...(failure.retryAfter ? { "retry-after": failure.retryAfter } : {}) };
       sendJson(res, failure.status, wire.errorBody(failure.status, failure.code, failure.message), extra);
       return;
     }
@@ -117,11 +132,11 @@ export async function startFakeProvider(wire: ProviderWire, opts: FakeUpstreamOp
       sendJson(res, 200, wire.json(reply, recorded, model));
       return;
     }
-    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+    res.writeHead(200, { "content-type": wire.streamContentType ?? "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
     res.flushHeaders();
     const frames = wire.frames(reply, recorded, model);
     // Waiting for each write to reach the socket keeps a later break or stall from discarding it.
-    const written = (text: string) => new Promise<void>((resolve) => res.write(text, () => resolve()));
+    const written = (text: string | Uint8Array) => new Promise<void>((resolve) => res.write(text, () => resolve()));
     let contentSent = 0;
     if (failure?.kind === "stall-before-end") {
       for (const frame of frames.slice(0, -1)) await written(frame.text);

@@ -132,7 +132,7 @@ export class UpstreamDispatcher {
     } catch {
       // the status alone is enough to go on
     }
-    const err = p.adapter.parseError(text);
+    const err = p.adapter.parseError(text, res.headers);
     // Azure OpenAI says how long in milliseconds; the record keeps seconds, as Retry-After does.
     const retryMs = Number(res.headers["retry-after-ms"]);
     const retry = Number.isFinite(retryMs) && retryMs > 0 ? String(Math.ceil(retryMs / 1000)) : res.headers["retry-after"];

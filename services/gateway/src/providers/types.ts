@@ -139,6 +139,9 @@ export interface StreamDecoder {
   decode(message: SseMessage, out: StreamEvent[]): void;
 }
 
+/** A response's headers as the HTTP client gives them (lower-case names). */
+export type ResponseHeaders = Readonly<Record<string, string | string[] | undefined>>;
+
 /** The provider's own error code and text, read from an error body. */
 export interface ProviderError {
   code: string | null;
@@ -192,7 +195,8 @@ export interface ProviderAdapter {
    * ingress of the provider's format; adapters that cannot ignore it.
    */
   createStreamDecoder(keepNative?: boolean): StreamDecoder;
-  parseError(body: string): ProviderError;
+  /** `headers`: the error response's (Bedrock names the error's type in one). */
+  parseError(body: string, headers?: ResponseHeaders): ProviderError;
   /** The provider's embeddings API; absent when it has none (Anthropic). */
   embeddings?: EmbeddingsAdapter;
 }
