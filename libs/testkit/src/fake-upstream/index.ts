@@ -5,5 +5,6 @@ export { startFakeGemini, geminiWire } from "./google";
 export { startFakeAzureOpenAi, azureWire, type FakeAzureOptions } from "./azure";
 export { startFakeEntra, type FakeEntra } from "./entra";
 export { startFakeVertex, testServiceAccount, GOOGLE_TOKEN_AUDIENCE, type FakeVertex, type FakeVertexOptions, type ServiceAccountKey, type TestServiceAccount } from "./vertex";
-export { startFakeProvider, type Frame, type ProviderWire, type RouteMatch } from "./server";
+export { startFakeBedrock, bedrockWire, verifyBedrockSignature, bedrockRegionOf, bedrockChunkFrame, bedrockExceptionFrame, FAKE_AWS_ACCESS_KEY_ID, FAKE_AWS_SECRET_ACCESS_KEY, type FakeBedrock, type FakeBedrockOptions } from "./bedrock";
+export { startFakeProvider, type Frame, type ProviderWire, type Rejection, type RouteMatch } from "./server";
 export { fakeEmbedding, float32Base64, DEFAULT_EMBEDDING_DIMENSIONS } from "./embeddings";

@@ -16,6 +16,7 @@ export const PROVIDER_SLUGS = [
   "ollama",
   // The clouds: their credentials are documents (cloud-credentials.ts), not keys.
   "azure",
+  "bedrock",
   "vertex",
 ] as const;
 

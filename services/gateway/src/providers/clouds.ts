@@ -1,4 +1,5 @@
 import { azureOpenAiAdapter } from "./azure";
+import { bedrockAdapters } from "./bedrock";
 import type { ApiFamily, ProviderAdapter } from "./types";
 import { vertexClaudeAdapter, vertexGeminiAdapter } from "./vertex";
 
@@ -8,5 +9,6 @@ import { vertexClaudeAdapter, vertexGeminiAdapter } from "./vertex";
  */
 export const CLOUD_ADAPTERS: Record<string, Partial<Record<ApiFamily, ProviderAdapter>>> = {
   azure: { openai: azureOpenAiAdapter },
+  bedrock: bedrockAdapters,
   vertex: { google: vertexGeminiAdapter, anthropic: vertexClaudeAdapter },
 };

@@ -18,5 +18,6 @@ export const PROVIDER_FAMILY: Record<ProviderSlug, ApiFamily> = {
   vllm: "openai",
   ollama: "openai",
   azure: "openai",
+  bedrock: "bedrock",
   vertex: "google",
 };
