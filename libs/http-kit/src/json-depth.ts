@@ -4,7 +4,7 @@ import { DomainError } from "@router/errors";
  * How deeply arrays and objects may nest in a request body, the body itself being level 1. Real
  * clients stay far below it (the deepest tool JSON schemas seen nest 30 to 60 levels, under about
  * five levels of request); code that recurses over a body (serialising it for a provider, estimating
- * its worst case) needs it bounded, or a deep enough body overflows the stack (docs/decisions.md).
+ * its worst case) needs it bounded, or a deep enough body overflows the stack (docs/adr, ADR 0119).
  */
 export const MAX_JSON_DEPTH = 128;
 

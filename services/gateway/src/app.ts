@@ -177,7 +177,7 @@ export interface GatewayDeps {
   leaseUseMs?: number;
   /** How often the holds of running requests are renewed at the ledger; default 15 s. */
   holdRenewMs?: number;
-  /** Provider call timeouts; each unset one keeps its default (docs/decisions.md). */
+  /** Provider call timeouts; each unset one keeps its default (docs/adr, ADR 0022). */
   upstreamTimeouts?: Partial<UpstreamTimeouts>;
   /** Quiet time after which a waiting stream gets a keepalive comment. Default 5 s. */
   keepaliveMs?: number;
@@ -257,7 +257,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const sessions = new SessionDirectory({ db: deps.db, clock: deps.clock, log: deps.log, redis });
   const issuer = new SessionIssuer({ clock: deps.clock, sessions, csrfSecret });
   // Rate limits count on a Redis connection of their own, whose commands give up quickly: a count
-  // Redis does not answer in time is made in memory instead (docs/decisions.md, "Rate limits").
+  // Redis does not answer in time is made in memory instead (docs/adr, ADR 0065).
   const rateLimitRedis = deps.redisUrl
     ? new Redis(deps.redisUrl, { maxRetriesPerRequest: 1, commandTimeout: RATE_LIMIT_REDIS_TIMEOUT_MS })
     : undefined;
@@ -280,7 +280,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     log: deps.log,
     ownBodyPaths: [MCP_PATH, ...CREDIT_OWN_BODY_PATHS],
     bodyLimits: { [COUNT_TOKENS_PATH]: MESSAGES_BODY_LIMIT },
-    // The public edge: a caller's own x-request-id is never taken (docs/decisions.md, "Request ids").
+    // The public edge: a caller's own x-request-id is never taken (docs/adr, ADR 0120).
     requestIds: "issue",
   });
   app.use(metrics.httpMiddleware());
@@ -341,7 +341,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   });
   const ingresses = ingressesWith({ responses: storedResponses, policy: storagePolicy, log: deps.log });
   // Chat completions also take a dashboard session whose role may spend (config:write, as making a
-  // key does); the other inference routes take keys only (docs/decisions.md, "Inference with a dashboard session").
+  // key does); the other inference routes take keys only (docs/adr, ADR 0092).
   const keyOnly = createCallerResolver(authDeps, { allow: ["inference"] });
   const keyOrSession = createKeyOrSessionResolver(manageDeps, "config:write");
   const inferenceApis = inferenceRoutes({
@@ -378,7 +378,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       grpcDeadlineMs,
     }),
   );
-  // Guardrails are cached by routing, not here: reported null (docs/decisions.md). `budgets` is this
+  // Guardrails are cached by routing, not here: reported null (docs/adr, ADR 0076). `budgets` is this
   // gateway's copy of which workspaces and agents have a budget (the ledger keeps the budgets).
   app.use(
     diagnosticsRoute({

@@ -15,7 +15,7 @@ describe("GATEWAY_LEASE_USE_MS", () => {
 });
 
 describe("provider timeouts and the stream keepalive", () => {
-  it("default to what docs/decisions.md states", () => {
+  it("default to what ADR 0022 (docs/adr) and docs/chat-completions.md state", () => {
     const c = loadConfig(gatewayConfigSchema, {});
     expect(c).toMatchObject({
       GATEWAY_UPSTREAM_CONNECT_TIMEOUT_MS: 10_000,

@@ -25,8 +25,8 @@ export function usesSession(req: IncomingMessage): boolean {
 
 /**
  * The caller of an inference route made with a dashboard session: the same checks as every other
- * route the session calls (live session, seat, CSRF on a POST, and `permission` for the person's role), then a caller charged as docs/decisions.md ("Inference with
- * a dashboard session") says: to the person (`sessionKeyHash`); to the workspace of the key the
+ * route the session calls (live session, seat, CSRF on a POST, and `permission` for the person's role), then a caller charged as ADR 0092 (docs/adr, "Let a dashboard session
+ * call inference routes") says: to the person (`sessionKeyHash`); to the workspace of the key the
  * session was exchanged from, or else the organisation's first workspace; bound by
  * the person's guardrails; with no key ceiling of its own (workspace and agent budgets and the
  * organisation's credits still bind).

@@ -38,7 +38,7 @@ export interface InferenceRoute {
 /**
  * The inference routes, one per ingress (chat completions, Responses, Anthropic Messages, embeddings), on Node's
  * own request and response: the hot path skips express's router and its request and response
- * wrappers (docs/decisions.md). Every ingress runs the same pipeline; only parsing and rendering
+ * wrappers (docs/adr, ADR 0097). Every ingress runs the same pipeline; only parsing and rendering
  * differ. The body is parsed by the same parser as every express route (with the format's own size
  * limit, Anthropic's 32 MB for Messages), before authentication.
  */

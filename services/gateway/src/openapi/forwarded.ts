@@ -26,7 +26,7 @@ interface ForwardedOperation {
  * Routes the gateway forwards to the service that owns them (activity, routing, reports, alerts,
  * broadcast, runaway). Their request and response schemas live in those services; importing them
  * would pull the services into the gateway, so bodies and rows are described as open objects here
- * and the owning service's README is the field reference (docs/decisions.md, "OpenAPI").
+ * and the owning service's README is the field reference (docs/adr, ADR 0077).
  */
 const OPERATIONS: ForwardedOperation[] = [
   // routing: the public catalog

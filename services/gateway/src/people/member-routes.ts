@@ -100,7 +100,7 @@ export function memberRoutes(deps: MemberRoutesDeps): Router {
       if (current === null) return null;
       if (current === "owner" && (await ownerCount(q, p.orgId)) <= 1) throw lastOwner("remove");
       await deleteMember(q, p.orgId, userId);
-      // The seat goes with the person's keys (inference keys too: docs/decisions.md, "Member keys"),
+      // The seat goes with the person's keys (inference keys too: docs/adr, ADR 0012),
       // their PKCE approvals not yet exchanged, and their sessions in this organisation.
       await revokeKeysOfMember(q, p.orgId, userId, now);
       await withdrawPkceCodesOf(q, p.orgId, userId);

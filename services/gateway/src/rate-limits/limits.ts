@@ -1,7 +1,7 @@
 /**
  * The one table of the gateway's request-rate limits and their numbers. Every limit is counted in
  * fixed windows (rate-limiter-flexible); a request must fit in every window of its limit.
- * docs/decisions.md ("Rate limits") gives the reasons for the numbers the product does not set.
+ * docs/adr (ADR 0064 to 0066) gives the reasons for the numbers the product does not set.
  */
 
 /** One window of a limit: at most `points` requests per `seconds`. */
@@ -56,7 +56,7 @@ export const RATE_LIMITS: RateLimitTable = {
   // Chosen here: per inference key, a Plan and at most one provider count per call, nothing billed.
   // Claude Code's /context asks about twenty at once.
   count_tokens: [perMinute(300), perDay(50_000)],
-  // Not a product rule: chosen here (docs/decisions.md). Each exchange or challenge writes a row, so
+  // Not a product rule: chosen here (docs/adr, ADR 0064). Each exchange or challenge writes a row, so
   // those are the tightest; reads of public metadata are looser.
   auth_exchange: [perMinute(20), perDay(1_000)],
   invitation_lookup: [perMinute(30), perDay(1_000)],

@@ -5,7 +5,7 @@ import { randomId } from "../random-tokens";
 
 export type AuthMethod = "management_key" | "oauth" | "wallet" | "invitation";
 
-/** How long a dashboard session lasts from sign-in (docs/decisions.md, "Sessions"). */
+/** How long a dashboard session lasts from sign-in (docs/adr, ADR 0013). */
 export const SESSION_TTL_MS = 7 * 24 * 3600_000;
 
 /** A session as authentication needs it: its own row joined with the seat and key behind it. */

@@ -20,7 +20,7 @@ const workspaceBudgetBody = z
   .object({
     limit_usd: z.number().min(0).max(MAX_BUDGET_USD),
     // Every request is BYOK while credits cannot buy anything, so a budget that left BYOK spend out
-    // would count nothing: it is counted unless the caller says otherwise (docs/decisions.md).
+    // would count nothing: it is counted unless the caller says otherwise (docs/adr, ADR 0039).
     include_byok: z.boolean().default(true),
   })
   .strict();

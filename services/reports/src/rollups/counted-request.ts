@@ -30,7 +30,7 @@ export interface CountedRequest {
  * The rollup input of a completed request, or null when no client report can show it: a request
  * made with a key that belongs to no workspace. Every status counts: a refused request and one
  * that failed before any token carry a list cost of 0, and a cancelled or broken stream carries the
- * tokens it used, which the ledger counted too (docs/decisions.md, Reports).
+ * tokens it used, which the ledger counted too (docs/adr, ADR 0084).
  */
 export function countedRequest(e: events.RequestCompleted, receivedAt: Date): CountedRequest | null {
   if (e.workspaceId === "") return null;

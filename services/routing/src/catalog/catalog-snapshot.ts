@@ -107,7 +107,7 @@ export class CatalogSnapshot {
 
 /**
  * The ordering key for "cheapest": prompt plus completion price per million tokens. Plan then moves
- * endpoints failing recently after the healthy ones (see plan.ts); the weighted draw of docs/decisions.md (Routing)
+ * endpoints failing recently after the healthy ones (see plan.ts); the weighted draw of ADR 0027 (docs/adr)
  * is not built yet, so the order stays deterministic.
  */
 export function priceKey(price: EndpointPrice): bigint {

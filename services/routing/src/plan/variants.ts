@@ -5,7 +5,7 @@ export const VARIANTS = ["free", "nitro", "floor", "exacto"] as const;
 export type Variant = (typeof VARIANTS)[number];
 
 /**
- * What each model variant suffix does (docs/decisions.md, "Variants"):
+ * What each model variant suffix does (docs/adr, ADR 0027, "Variants"):
  * - `:free` keeps only endpoints that charge nothing (prompt and completion price 0);
  * - `:floor` orders the model's endpoints by price, cheapest first (deterministic);
  * - `:nitro` orders them by measured throughput, fastest first (deterministic);

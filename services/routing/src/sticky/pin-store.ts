@@ -2,7 +2,7 @@ import type Redis from "ioredis";
 import { LRUCache } from "lru-cache";
 import type { Clock } from "@router/money";
 
-/** Pins never outlive this much idle time (docs/decisions.md, "Sticky routing"). */
+/** Pins never outlive this much idle time (docs/adr, ADR 0029). */
 export const MAX_PIN_IDLE_MS = 60 * 60_000;
 
 /** One served request's pin: the endpoint that served `modelId` for the key `hash`. */

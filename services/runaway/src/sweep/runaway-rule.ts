@@ -8,7 +8,7 @@ import { NANOS_PER_USD, type Nanodollars } from "@router/money";
  * "Usual" is the mean per 15 minutes over the 24 hours before the window: the sum of those 24 hours
  * divided by 96, a quarter-hour without traffic counting as zero. A subject seen for the first time
  * therefore has a usual of zero (or little), and only the absolute floors (5 USD, 300 requests) hold
- * it back (docs/decisions.md, "Runaway").
+ * it back (docs/adr, ADR 0087).
  */
 
 export const BUCKET_MS = 5 * 60_000;
