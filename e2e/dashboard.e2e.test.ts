@@ -166,6 +166,29 @@ describe("the dashboard in a browser", () => {
     expect(await page.content()).not.toContain(inferenceKey);
   });
 
+  it("adds an Azure OpenAI resource with its region and deployments, shows where it points, and names a wrong field", async () => {
+    await page.getByRole("link", { name: "Provider keys" }).click();
+    await page.getByLabel("Provider", { exact: true }).selectOption("azure");
+    await page.getByLabel("Resource endpoint").fill("https://contoso-eu.openai.azure.com");
+    await page.getByLabel("Region", { exact: true }).fill("swedencentral");
+    await page.getByLabel("Deployments, one per line: model = deployment").fill("openai/gpt-4o-mini = mini-prod\nopenai/gpt-4o = 4o-prod");
+    await page.getByLabel("Resource key").fill("azure-dashboard-key-00001234");
+    await page.getByLabel("Name (optional)").fill("EU resource");
+    await page.getByRole("button", { name: "Add provider key" }).click();
+    await page.getByRole("heading", { name: "azure: EU resource" }).waitFor();
+    await page.getByText("swedencentral · https://contoso-eu.openai.azure.com").waitFor();
+    expect(await page.content()).not.toContain("azure-dashboard-key-00001234");
+
+    await page.getByLabel("Provider", { exact: true }).selectOption("azure");
+    await page.getByLabel("Resource endpoint").fill("https://metadata.internal");
+    await page.getByLabel("Region", { exact: true }).fill("swedencentral");
+    await page.getByLabel("Deployments, one per line: model = deployment").fill("openai/gpt-4o-mini = mini-prod");
+    await page.getByLabel("Resource key").fill("azure-dashboard-key-00005678");
+    await page.getByRole("button", { name: "Add provider key" }).click();
+    await page.getByText(/azure\.endpoint/).waitFor();
+    await expectAccessible(page, "provider-keys-cloud");
+  });
+
   it("shows a completion in recent requests and in the chart, and opens it with its dispatches", async () => {
     const client = gatewayClient(stack.gatewayUrl, inferenceKey);
     const done = await client.post("/v1/chat/completions", { model: MODEL, max_tokens: 8, messages: [{ role: "user", content: "hi" }] });

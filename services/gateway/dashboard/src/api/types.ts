@@ -146,6 +146,8 @@ export interface ProviderCredential {
   priority: number;
   disabled: boolean;
   last_used_at: string | null;
+  /** A cloud credential's showable part (endpoint, region, project); absent for a key. */
+  settings?: Record<string, unknown>;
 }
 
 export interface WorkspaceRow {

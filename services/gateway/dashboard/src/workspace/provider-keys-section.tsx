@@ -5,39 +5,95 @@ import { ErrorNotice, Show, useAction, useLoad } from "../ui/async";
 import { when } from "../ui/format";
 import type { Abilities } from "./abilities";
 
-const PROVIDERS = ["openai", "anthropic", "google", "groq", "deepseek", "xai", "together", "fireworks", "mistral"];
+const PROVIDERS = ["openai", "anthropic", "google", "groq", "deepseek", "xai", "together", "fireworks", "mistral", "azure", "bedrock", "vertex"];
+
+/** One field of a cloud's credential document, as the form asks for it. */
+interface CloudField {
+  name: string;
+  label: string;
+  secret?: boolean;
+  optional?: boolean;
+  /** Several lines: `deployments` as `model = deployment` lines, a service account's JSON. */
+  lines?: boolean;
+  placeholder?: string;
+}
+
+const CLOUD_FIELDS: Record<string, CloudField[]> = {
+  azure: [
+    { name: "endpoint", label: "Resource endpoint", placeholder: "https://contoso.openai.azure.com" },
+    { name: "region", label: "Region", placeholder: "swedencentral" },
+    { name: "api_version", label: "API version (optional)", optional: true, placeholder: "2024-10-21" },
+    { name: "deployments", label: "Deployments, one per line: model = deployment", lines: true, placeholder: "openai/gpt-4o = gpt4o-prod" },
+    { name: "api_key", label: "Resource key", secret: true },
+  ],
+  bedrock: [
+    { name: "region", label: "Region", placeholder: "eu-central-1" },
+    { name: "access_key_id", label: "Access key id" },
+    { name: "secret_access_key", label: "Secret access key", secret: true },
+    { name: "session_token", label: "Session token (optional)", secret: true, optional: true },
+    { name: "role_arn", label: "Role to assume (optional)", optional: true, placeholder: "arn:aws:iam::123456789012:role/router" },
+  ],
+  vertex: [
+    { name: "project", label: "Project", placeholder: "acme-prod" },
+    { name: "region", label: "Region", placeholder: "europe-west4" },
+    { name: "service_account", label: "Service account key (JSON)", lines: true, secret: true },
+  ],
+};
+
+/** `model = deployment` lines as the map Azure's document takes; a line without `=` is kept whole so the server names it. */
+function deploymentsOf(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of text.split("\n")) {
+    const [model, deployment] = line.split("=").map((x) => x.trim());
+    if (model) out[model] = deployment ?? "";
+  }
+  return out;
+}
+
+function cloudDocument(provider: string, values: Record<string, string>): Record<string, unknown> {
+  const doc: Record<string, unknown> = {};
+  for (const f of CLOUD_FIELDS[provider] ?? []) {
+    const v = (values[f.name] ?? "").trim();
+    if (v === "" && f.optional) continue;
+    doc[f.name] = f.name === "deployments" ? deploymentsOf(v) : v;
+  }
+  return doc;
+}
 
 interface Draft {
   provider: string;
   api_key: string;
+  /** A cloud's fields, by name. */
+  cloud: Record<string, string>;
   name: string;
   tier: "prioritized" | "fallback";
   priority: string;
 }
 
 function AddCredential({ onAdded }: { onAdded: () => void }) {
-  const [draft, setDraft] = useState<Draft>({ provider: "openai", api_key: "", name: "", tier: "prioritized", priority: "0" });
+  const [draft, setDraft] = useState<Draft>({ provider: "openai", api_key: "", cloud: {}, name: "", tier: "prioritized", priority: "0" });
   const action = useAction();
+  const fields = CLOUD_FIELDS[draft.provider];
   const submit = async (e: Event) => {
     e.preventDefault();
     const ok = await action.run(async () => {
       const priority = Number(draft.priority);
       await api.post("/v1/provider-keys", {
         provider: draft.provider,
-        api_key: draft.api_key,
+        ...(fields ? { [draft.provider]: cloudDocument(draft.provider, draft.cloud) } : { api_key: draft.api_key }),
         ...(draft.name.trim() ? { name: draft.name.trim() } : {}),
         tier: draft.tier,
         priority: Number.isInteger(priority) ? priority : draft.priority,
       });
     });
     if (ok) {
-      setDraft({ ...draft, api_key: "", name: "" });
+      setDraft({ ...draft, api_key: "", cloud: {}, name: "" });
       onAdded();
     }
   };
   return (
     <form class="card" onSubmit={(e) => void submit(e)} aria-labelledby="add-credential-heading">
-      <h3 id="add-credential-heading">Add a provider key</h3>
+      <h3 id="add-credential-heading">Add a provider key or cloud account</h3>
       <div class="field">
         <label for="pk-provider">Provider</label>
         <select id="pk-provider" value={draft.provider} onChange={(e) => setDraft({ ...draft, provider: e.currentTarget.value })}>
@@ -46,10 +102,30 @@ function AddCredential({ onAdded }: { onAdded: () => void }) {
           ))}
         </select>
       </div>
-      <div class="field">
-        <label for="pk-key">API key</label>
-        <input id="pk-key" type="password" autoComplete="off" value={draft.api_key} onInput={(e) => setDraft({ ...draft, api_key: e.currentTarget.value })} required />
-      </div>
+      {fields ? (
+        fields.map((f) => {
+          const id = `pk-${draft.provider}-${f.name}`;
+          const value = draft.cloud[f.name] ?? "";
+          const set = (v: string) => setDraft({ ...draft, cloud: { ...draft.cloud, [f.name]: v } });
+          return (
+            <div class="field" key={id}>
+              <label for={id}>{f.label}</label>
+              {f.lines ? (
+                <textarea id={id} rows={f.name === "service_account" ? 6 : 3} autoComplete="off" spellcheck={false} placeholder={f.placeholder} value={value} onInput={(e) => set(e.currentTarget.value)} required={!f.optional} />
+              ) : f.secret ? (
+                <input id={id} type="password" autoComplete="off" placeholder={f.placeholder} value={value} onInput={(e) => set(e.currentTarget.value)} required={!f.optional} />
+              ) : (
+                <input id={id} type="text" autoComplete="off" placeholder={f.placeholder} value={value} onInput={(e) => set(e.currentTarget.value)} required={!f.optional} />
+              )}
+            </div>
+          );
+        })
+      ) : (
+        <div class="field">
+          <label for="pk-key">API key</label>
+          <input id="pk-key" type="password" autoComplete="off" value={draft.api_key} onInput={(e) => setDraft({ ...draft, api_key: e.currentTarget.value })} required />
+        </div>
+      )}
       <div class="field">
         <label for="pk-name">Name (optional)</label>
         <input id="pk-name" value={draft.name} onInput={(e) => setDraft({ ...draft, name: e.currentTarget.value })} />
@@ -73,6 +149,14 @@ function AddCredential({ onAdded }: { onAdded: () => void }) {
   );
 }
 
+/** A cloud credential's region and where it points: `swedencentral · https://contoso.openai.azure.com`. */
+function whereItPoints(settings: Record<string, unknown>): string {
+  return ["region", "endpoint", "project", "role_arn", "client_email"]
+    .map((k) => settings[k])
+    .filter((v): v is string => typeof v === "string" && v !== "")
+    .join(" · ");
+}
+
 function CredentialRow({ c, can, onChanged }: { c: ProviderCredential; can: Abilities; onChanged: () => void }) {
   const action = useAction();
   const label = `${c.provider_slug} key ${c.name ?? c.key_hint}`;
@@ -86,6 +170,7 @@ function CredentialRow({ c, can, onChanged }: { c: ProviderCredential; can: Abil
       <p class="hint">
         …{c.key_hint || "····"}, {c.tier} #{c.priority}, last used {when(c.last_used_at)}
       </p>
+      {c.settings && <p class="hint">{whereItPoints(c.settings)}</p>}
       {c.disabled && <p class="warning">Disabled</p>}
       {can.configure && (
         <div class="row-actions">
