@@ -174,6 +174,17 @@ describe("Google Vertex AI through the stack", () => {
     expect(streamed).toBe("Streamed message.");
   });
 
+  it("estimates a Messages token count for Claude on Vertex rather than asking Anthropic's count route with the wrong credential", async () => {
+    const anthropic = new Anthropic({ apiKey: inferenceKey, baseURL: stack.gatewayUrl, maxRetries: 0 });
+    const before = vertex.requests.length;
+    const { data, response } = await anthropic.messages.countTokens({ model: CLAUDE, messages: [{ role: "user", content: "How many tokens is this?" }] }).withResponse();
+    expect(data.input_tokens).toBeGreaterThan(0);
+    expect(response.headers.get("x-router-token-count")).toBe("estimate");
+    expect(vertex.requests.length).toBe(before);
+    expect(stack.logs()).not.toContain("gateway.count_tokens.provider_refused");
+    expect(stack.logs()).not.toContain("gateway.count_tokens.provider_failed");
+  });
+
   it("serves embeddings through predict, with token counts", async () => {
     const res = await client.post("/v1/embeddings", { model: "google/gemini-embedding-001", input: "hello vertex", dimensions: 4 });
     expect(res.status).toBe(200);

@@ -57,7 +57,9 @@ export function countTokensRoutes(deps: {
       if (plan.refusal) throw new DomainError(plan.refusal.code as DomainError["code"], plan.refusal.message, { status: plan.refusal.httpStatus || 404 });
       const first = plan.cascade[0];
       if (!first) throw new DomainError("no_route", "no endpoint can serve this model", { status: 404 });
-      const credential = first.apiFamily === "anthropic" ? credentials.find((c) => c.providerSlug === first.providerSlug && deps.chat.credentials.allows(c, first.modelId)) : undefined;
+      // Only Anthropic's own API is asked: the clouds that serve Claude (Bedrock, Vertex AI) count
+      // elsewhere and sign differently, and the estimate serves them.
+      const credential = first.apiFamily === "anthropic" && first.providerSlug === "anthropic" ? credentials.find((c) => c.providerSlug === first.providerSlug && deps.chat.credentials.allows(c, first.modelId)) : undefined;
       if (credential) {
         const target = upstreamTarget(first, credential, deps.chat.providerBaseUrls, ctx.headers.vendorBeta);
         const counted = await providerCount(deps.client, native.body, request, target, deps.log);
