@@ -54,13 +54,20 @@ describe("the bundled catalog", () => {
   it("validates and lists the real providers with a few dozen models", () => {
     const file = readCatalogFile(BUNDLED_CATALOG_FILE);
     expect(file.providers.map((p) => p.slug).sort()).toEqual(
-      ["anthropic", "azure", "deepseek", "fireworks", "google", "groq", "mistral", "ollama", "openai", "together", "vertex", "vllm", "xai"],
+      ["anthropic", "azure", "bedrock", "deepseek", "fireworks", "google", "groq", "mistral", "ollama", "openai", "together", "vertex", "vllm", "xai"],
     );
     expect(file.models.length).toBeGreaterThanOrEqual(25);
     expect(file.models.length).toBeLessThanOrEqual(50);
     // Embedding models say so in their output modalities, and cost prompt tokens only.
     const embedding = file.models.filter((m) => m.architecture?.output_modalities.includes("embeddings")).map((m) => m.id);
-    expect(embedding.sort()).toEqual(["google/gemini-embedding-001", "openai/text-embedding-3-large", "openai/text-embedding-3-small"]);
+    expect(embedding.sort()).toEqual([
+      "amazon/titan-embed-text-v2",
+      "cohere/embed-english-v3",
+      "cohere/embed-multilingual-v3",
+      "google/gemini-embedding-001",
+      "openai/text-embedding-3-large",
+      "openai/text-embedding-3-small",
+    ]);
     for (const e of file.endpoints.filter((x) => embedding.includes(x.model))) expect(e.completion).toBe(0n);
     expect(file.endpoints.filter((e) => embedding.includes(e.model)).map((e) => e.provider)).not.toContain("anthropic");
     const llama = file.endpoints.filter((e) => e.model === "meta-llama/llama-3.3-70b-instruct").map((e) => e.provider);
@@ -107,6 +114,8 @@ describe("the bundled catalog", () => {
       vllm: [true, true, null],
       ollama: [true, true, null],
       azure: [false, true, "each endpoint's"],
+      // Bedrock neither stores nor logs prompts and completions, and trains no model on them.
+      bedrock: [true, true, "each endpoint's"],
       // Vertex AI caches Gemini's inputs and outputs for up to 24 hours unless the project turns it off.
       vertex: [false, true, "each endpoint's"],
     });

@@ -202,8 +202,8 @@ describe("the bundled catalog over HTTP", () => {
     expect(gpt4o.body.data[0].pricing).toMatchObject({ prompt: "0.0000025", completion: "0.00001" });
   });
 
-  it("lists the eleven providers and the clouds", async () => {
+  it("lists the eleven providers and the three clouds", async () => {
     const { body } = await bundled.get("/v1/providers");
-    expect(body.data).toHaveLength(12);
+    expect(body.data).toHaveLength(14);
   });
 });

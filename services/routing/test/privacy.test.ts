@@ -168,7 +168,20 @@ describe("privacy policy over the bundled catalog", () => {
 
   it("lists the regions the bundled endpoints declare", async () => {
     // A cloud's own regions, and the areas they are in.
-    expect((await as(newOrg()).get("/v1/privacy")).body.data.regions).toEqual(["cn", "eastus2", "eu", "swedencentral", "us"]);
+    expect((await as(newOrg()).get("/v1/privacy")).body.data.regions).toEqual([
+      "cn",
+      "eastus2",
+      "eu",
+      "eu-central-1",
+      "eu-west-1",
+      "europe-west1",
+      "europe-west4",
+      "swedencentral",
+      "us",
+      "us-central1",
+      "us-east-1",
+      "us-east5",
+    ]);
   });
 
   it("with regions [eu], keeps a cloud's EU deployments (swedencentral) and refuses its US ones, which name their own region", async () => {
@@ -191,7 +204,8 @@ describe("privacy policy over the bundled catalog", () => {
     expect((await as(org).put("/v1/privacy", { zdr: true })).status).toBe(200);
     const res = await h.plan({ orgId: org, model: LLAMA, byokProviders: HOSTS, provider: BY_PRICE });
     expect(providersOf(res)).toEqual(["fireworks", "groq", "ollama", "vllm"]);
-    expect(refusedBy(res)).toEqual({ together: "privacy.zdr" });
+    // Bedrock declares ZDR; it is refused for want of a credential only.
+    expect(refusedBy(res)).toEqual({ together: "privacy.zdr", bedrock: "byok_credential" });
 
     // A model no ZDR endpoint serves is refused whole, naming the constraint.
     const gpt = await h.plan({ orgId: org, model: "openai/gpt-4o", byokProviders: HOSTS });
@@ -206,7 +220,8 @@ describe("privacy policy over the bundled catalog", () => {
     expect(providersOf(deepseek)).toEqual(["fireworks", "together"]);
     expect(refusedBy(deepseek)).toEqual({ deepseek: "privacy.deny_training" });
     const gemini = await h.plan({ orgId: org, model: "google/gemini-2.5-flash", byokProviders: HOSTS });
-    expect(gemini.refusal).toMatchObject({ code: "no_route", unsatisfiedFilters: ["privacy.deny_training"] });
+    // Vertex AI's Gemini endpoints do not train on prompts; they are refused for want of a credential.
+    expect(gemini.refusal).toMatchObject({ code: "no_route", unsatisfiedFilters: ["privacy.deny_training", "byok_credential"] });
     expect(providersOf(await h.plan({ orgId: org, model: LLAMA, byokProviders: HOSTS }))).toEqual(["fireworks", "groq", "ollama", "together", "vllm"]);
 
     await as(org).put("/v1/privacy", { regions: ["us"] });
@@ -214,6 +229,7 @@ describe("privacy policy over the bundled catalog", () => {
     // Groq serves from several regions and self-hosted servers are wherever the operator runs them:
     // neither declares one, so a region rule refuses them (fails closed).
     expect(providersOf(us)).toEqual(["fireworks", "together"]);
-    expect(refusedBy(us)).toEqual({ groq: "privacy.regions", vllm: "privacy.regions", ollama: "privacy.regions" });
+    // Bedrock's us-east-1 endpoint is in the US; it is refused for want of a credential.
+    expect(refusedBy(us)).toEqual({ groq: "privacy.regions", vllm: "privacy.regions", ollama: "privacy.regions", bedrock: "byok_credential" });
   });
 });

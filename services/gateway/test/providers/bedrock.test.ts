@@ -199,7 +199,25 @@ describe("Bedrock errors", () => {
 
 describe("Converse (every other model family)", () => {
   const llama = bedrockTarget({ modelId: "meta-llama/llama-3.3-70b-instruct", upstreamModel: "meta.llama3-3-70b-instruct-v1:0", maxOutputTokens: 2048 });
+  const mistralLarge = bedrockTarget({ modelId: "mistralai/mistral-large", upstreamModel: "mistral.mistral-large-2407-v1:0", maxOutputTokens: 2048 });
   const png = "data:image/png;base64,iVBORw0KGgo=";
+
+  it("refuses for Meta's Llama models what Converse does not take from them", () => {
+    const fieldOf = (body: Record<string, unknown>, stream: boolean): string => {
+      try {
+        converse.buildRequest(chat(body), llama, stream);
+        return "built";
+      } catch (err) {
+        return err instanceof UnsupportedRequest ? err.field : "other";
+      }
+    };
+    const tools = [{ type: "function", function: { name: "f" } }];
+    expect(fieldOf({ stop: ["END"] }, false)).toBe("stop");
+    expect(fieldOf({ tools }, true)).toBe("tools");
+    expect(fieldOf({ tools, tool_choice: "required" }, false)).toBe("tool_choice");
+    expect(fieldOf({ tools }, false)).toBe("built");
+    expect(() => converse.buildRequest(chat({ stop: ["END"], tools, tool_choice: "required" }), mistralLarge, true)).not.toThrow();
+  });
 
   it("maps system, user parts, tool calls and results, inference settings and tools", () => {
     const req = chat({
@@ -216,8 +234,8 @@ describe("Converse (every other model family)", () => {
       tools: [{ type: "function", function: { name: "get_weather", description: "Weather by city", parameters: { type: "object", properties: { city: { type: "string" } } } } }],
       tool_choice: { type: "function", function: { name: "get_weather" } },
     });
-    const built = converse.buildRequest(req, llama, false);
-    expect(built.url.pathname).toBe("/model/meta.llama3-3-70b-instruct-v1%3A0/converse");
+    const built = converse.buildRequest(req, mistralLarge, false);
+    expect(built.url.pathname).toBe("/model/mistral.mistral-large-2407-v1%3A0/converse");
     expect(bodyOf(built)).toEqual({
       system: [{ text: "Be brief." }],
       messages: [

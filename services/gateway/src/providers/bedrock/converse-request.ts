@@ -172,9 +172,23 @@ function refuseInexpressible(req: ChatRequest): void {
   }
 }
 
+const isLlama = (model: string): boolean => /^(?:[a-z]{2,4}\.)?meta\.llama/.test(model);
+
+/**
+ * What Converse refuses of Meta's Llama models (its table of model features): stop sequences, a
+ * forced tool, and tool use in a stream. Refused here, the cascade tries the next endpoint.
+ */
+function refuseForLlama(req: ChatRequest, stream: boolean): void {
+  if (stopList(req)) throw new UnsupportedRequest("stop", "Bedrock takes no stop sequences for Meta Llama models");
+  if (!req.tools?.length) return;
+  if (stream) throw new UnsupportedRequest("tools", "Bedrock streams no tool calls from Meta Llama models");
+  if (req.tool_choice === "required" || typeof req.tool_choice === "object") throw new UnsupportedRequest("tool_choice", "Bedrock lets Meta Llama models choose their tools (auto) only");
+}
+
 /** The Converse (or ConverseStream) request for a chat request (pure). */
 export function buildConverseRequest(req: ChatRequest, target: UpstreamTarget, stream: boolean): UpstreamHttpRequest {
   refuseInexpressible(req);
+  if (isLlama(target.upstreamModel)) refuseForLlama(req, stream);
   const messages = converseMessages(req.messages, target.providerSlug);
   const body: Record<string, unknown> = { messages };
   const system = systemBlocks(req);
