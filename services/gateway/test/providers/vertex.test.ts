@@ -3,7 +3,7 @@ import { vertexCredentialSchema } from "../../src/provider-keys/cloud-credential
 import { adapterFor } from "../../src/providers/registry";
 import { VertexAccessTokens, type AccessTokenSource } from "../../src/providers/vertex/access-tokens";
 import { vertexAdapters, VERTEX_ANTHROPIC_VERSION } from "../../src/providers/vertex";
-import { vertexApiRoot } from "../../src/providers/vertex/urls";
+import { tokenUriAllowed, vertexApiRoot } from "../../src/providers/vertex/urls";
 import { UpstreamAuthError, type ProviderAdapter, type UpstreamHttpRequest, type UpstreamTarget } from "../../src/providers/types";
 import { bodyOf, chat, collect, decodeStream, target, thrown } from "./wire-samples";
 
@@ -56,6 +56,27 @@ describe("Vertex AI URLs", () => {
     const req = adapterFor("google", "vertex")!.buildRequest(chat({}), vertexTarget(offline, { region: null }), false);
     expect(req.url.pathname).toContain("/locations/europe-west4/");
     expect(req.url.host).toBe("europe-west4-aiplatform.googleapis.com");
+  });
+});
+
+describe("a service account's token_uri", () => {
+  it("is used only when it is Google's, or on the operator's own Vertex base URL: an organisation cannot point the gateway at a host", async () => {
+    expect(tokenUriAllowed(undefined, CATALOG_BASE)).toBe(true);
+    expect(tokenUriAllowed("https://oauth2.googleapis.com/token", CATALOG_BASE)).toBe(true);
+    expect(tokenUriAllowed("https://oauth2-psc1.p.googleapis.com/token", CATALOG_BASE)).toBe(true);
+    for (const uri of ["http://oauth2.googleapis.com/token", "https://ledger:8085/v1/credits", "https://oauth2.googleapis.com.evil.example/token", "not a url"]) {
+      expect([uri, tokenUriAllowed(uri, CATALOG_BASE)]).toEqual([uri, false]);
+    }
+    expect(tokenUriAllowed("http://127.0.0.1:4000/token", "http://127.0.0.1:4000/v1")).toBe(true);
+    expect(tokenUriAllowed("http://127.0.0.1:4001/token", "http://127.0.0.1:4000/v1")).toBe(false);
+
+    // The adapter refuses before minting anything.
+    const elsewhere = testServiceAccount({ tokenUri: "https://metadata.internal/token" }).key;
+    const adapter = adapterFor("google", "vertex") as ProviderAdapter;
+    const t = vertexTarget(elsewhere);
+    const err = await adapter.authorize!(adapter.buildRequest(chat({}), t, false), t, new AbortController().signal).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UpstreamAuthError);
+    expect((err as UpstreamAuthError).reason).toBe("token_uri_not_google");
   });
 });
 

@@ -5,11 +5,11 @@ import { createAnthropicStreamDecoder } from "../anthropic/stream";
 import { buildGeminiRequest } from "../google/request";
 import { parseGeminiCompletion } from "../google/response";
 import { createGeminiStreamDecoder } from "../google/stream";
-import type { ProviderAdapter, UpstreamHttpRequest, UpstreamTarget } from "../types";
+import { UpstreamAuthError, type ProviderAdapter, type UpstreamHttpRequest, type UpstreamTarget } from "../types";
 import { VertexAccessTokens } from "./access-tokens";
 import { vertexEmbeddings } from "./embeddings";
 import { parseVertexError } from "./errors";
-import { vertexCredentialOf, vertexModelUrl } from "./urls";
+import { tokenUriAllowed, vertexCredentialOf, vertexModelUrl } from "./urls";
 
 /** What Vertex AI wants in a Claude body instead of the `anthropic-version` header. */
 export const VERTEX_ANTHROPIC_VERSION = "vertex-2023-10-16";
@@ -36,7 +36,9 @@ function claudeOnVertex(body: Record<string, unknown>, target: UpstreamTarget, s
 /** The adapters of Vertex AI, sharing one pool of access tokens. */
 export function vertexAdapters(tokens: VertexAccessTokens): { google: ProviderAdapter; anthropic: ProviderAdapter } {
   const authorize = async (req: UpstreamHttpRequest, target: UpstreamTarget, signal: AbortSignal): Promise<UpstreamHttpRequest> => {
-    const token = await tokens.token(vertexCredentialOf(target).service_account, signal);
+    const account = vertexCredentialOf(target).service_account;
+    if (!tokenUriAllowed(account.token_uri, target.baseUrl)) throw new UpstreamAuthError("token_uri_not_google");
+    const token = await tokens.token(account, signal);
     return { ...req, headers: { ...req.headers, authorization: `Bearer ${token}` } };
   };
 

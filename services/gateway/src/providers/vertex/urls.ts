@@ -32,3 +32,27 @@ export function vertexModelUrl(target: UpstreamTarget, publisher: "google" | "an
   const path = `/projects/${encodeURIComponent(cloud.project)}/locations/${encodeURIComponent(region)}/publishers/${publisher}/models/${model}:${method}`;
   return new URL(vertexApiRoot(target.baseUrl, region) + path);
 }
+
+/**
+ * Whether the gateway may send a service account's grant to its `token_uri`. The key is the
+ * organisation's, so the gateway would otherwise POST to any host it names: only Google's own token
+ * hosts (`oauth2.googleapis.com`, Private Service Connect's `*.p.googleapis.com`), or the origin of
+ * the operator's own Vertex base URL (a proxy, a test's fake), which the operator chose.
+ */
+export function tokenUriAllowed(tokenUri: string | undefined, baseUrl: string): boolean {
+  if (!tokenUri) return true;
+  let uri: URL;
+  try {
+    uri = new URL(tokenUri);
+  } catch {
+    return false;
+  }
+  if (uri.protocol === "https:" && (uri.hostname === "oauth2.googleapis.com" || uri.hostname.endsWith(".p.googleapis.com"))) return true;
+  // The catalog's base names `{region}`; any other base is the operator's.
+  if (baseUrl.includes("{region}")) return false;
+  try {
+    return uri.origin === new URL(baseUrl).origin;
+  } catch {
+    return false;
+  }
+}
