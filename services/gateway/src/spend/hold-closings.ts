@@ -6,26 +6,17 @@ import type { Nanodollars } from "@router/money";
 import type { ledger } from "@router/proto";
 
 /**
- * The request a settlement or release is for: the ledger records every finished request once, per
- * workspace and agent (workspace rows, the agents list, budgets set later). '' for none.
+ * The ledger applies a batch's spends, then its releases. Finished requests are not in it: the
+ * ledger settles each from its record on the bus (router.request.completed.v1).
  */
-export interface FinishedRequest {
-  orgId: string;
-  requestId: string;
-  workspaceId: string;
-  agent: string;
-  isByok: boolean;
-  /** Set when the request was an admitted turn of a run: what the turn did. */
-  runTurn?: ledger.RunTurn;
-}
-
-const NO_REQUEST: FinishedRequest = { orgId: "", requestId: "", workspaceId: "", agent: "", isByok: false };
-
-/** The ledger applies a batch's spends, then its settlements, then its releases. */
 export interface HoldClosingBatch {
-  settlements: Array<{ holdId: string; listCostNanodollars: Nanodollars; billedCostNanodollars: Nanodollars } & FinishedRequest>;
-  /** `spentNanodollars`: a lease's spends as counted here, still on their way in their records (0 for a hold). */
-  releases: Array<{ holdId: string; keepNanodollars: Nanodollars; spentNanodollars: Nanodollars } & Omit<FinishedRequest, "isByok">>;
+  /** Always empty from this gateway; the field is for gateways of the release before durable settlement. */
+  settlements: [];
+  /**
+   * Lease trims and releases; they name no request. `spent_nanodollars`: the lease's spends as counted
+   * here, still on their way in their records.
+   */
+  releases: ledger.ReleaseRequest[];
   spends: Array<{ holdId: string; requestId: string; listCostNanodollars: Nanodollars; billedCostNanodollars: Nanodollars }>;
   /** Holds of requests still running here: the ledger keeps them (a hold not renewed is lost with its gateway). */
   renewHoldIds: string[];
@@ -55,8 +46,7 @@ export interface HoldClosingsOptions {
 }
 
 type Closing =
-  | { kind: "settle"; holdId: string; listCostNanodollars: Nanodollars; billedCostNanodollars: Nanodollars; request: FinishedRequest }
-  | { kind: "release"; holdId: string; keepNanodollars: Nanodollars; spentNanodollars?: Nanodollars; request: FinishedRequest }
+  | { kind: "release"; holdId: string; keepNanodollars: Nanodollars; spentNanodollars: Nanodollars }
   | { kind: "spend"; holdId: string; requestId: string; listCostNanodollars: Nanodollars; billedCostNanodollars: Nanodollars };
 
 const MAX_RETRY_MS = 10_000;
@@ -74,7 +64,8 @@ interface Cover {
 }
 
 /**
- * Settlements, releases and lease spends on their way to the ledger, off the response path. What finishes within
+ * Lease trims, releases and spends on their way to the ledger, off the response path, with the
+ * renewals of running requests' holds and what each lease covers. What finishes within
  * `batchMs` leaves in one CloseHolds call, one call at a time. A batch the ledger could not take
  * (unreachable, too slow) is kept and sent again with backoff, so a ledger restart does not lose
  * spend; until then the ledger still holds the worst case, so ceilings stay safe. A batch the
@@ -151,34 +142,12 @@ export class HoldClosings {
    * the spends counted here (`spent`) that have not reached the ledger yet. `keep` 0 releases it.
    */
   trim(holdId: string, keep: Nanodollars, spent: Nanodollars): void {
-    this.add({ kind: "release", holdId, keepNanodollars: keep, spentNanodollars: spent, request: NO_REQUEST });
+    this.add({ kind: "release", holdId, keepNanodollars: keep, spentNanodollars: spent });
   }
 
   /** Stops the renewals (shutdown, after the last flush). */
   close(): void {
     clearInterval(this.renewal);
-  }
-
-  /**
-   * Settles a served request's hold with its cost and records the request. An empty hold id (nothing
-   * was reserved, or a spend lease admitted it) records the request only.
-   */
-  settle(
-    holdId: string,
-    listCostNanodollars: Nanodollars,
-    billedCostNanodollars: Nanodollars,
-    request: FinishedRequest = NO_REQUEST,
-  ): void {
-    this.add({ kind: "settle", holdId, listCostNanodollars, billedCostNanodollars, request });
-  }
-
-  /**
-   * Releases a hold of a request that served nothing, and records the request; an empty hold id
-   * records the request only. For a spend lease (no request), `keepNanodollars` above 0 trims it
-   * instead: the lease keeps that much reserved (its requests still in flight) and gives back the rest.
-   */
-  release(holdId: string, keepNanodollars: Nanodollars = 0n, request: FinishedRequest = NO_REQUEST): void {
-    this.add({ kind: "release", holdId, keepNanodollars, request });
   }
 
   /** Records what one request admitted from a spend lease cost; the ledger counts each request once. */
@@ -278,14 +247,6 @@ export class HoldClosings {
     };
     for (const c of batch) {
       switch (c.kind) {
-        case "settle":
-          request.settlements.push({
-            holdId: c.holdId,
-            listCostNanodollars: c.listCostNanodollars,
-            billedCostNanodollars: c.billedCostNanodollars,
-            ...c.request,
-          });
-          break;
         case "spend":
           request.spends.push({
             holdId: c.holdId,
@@ -294,20 +255,17 @@ export class HoldClosings {
             billedCostNanodollars: c.billedCostNanodollars,
           });
           break;
-        case "release": {
-          const { orgId, requestId, workspaceId, agent, runTurn } = c.request;
+        case "release":
           request.releases.push({
             holdId: c.holdId,
             keepNanodollars: c.keepNanodollars,
-            spentNanodollars: c.spentNanodollars ?? 0n,
-            orgId,
-            requestId,
-            workspaceId,
-            agent,
-            runTurn,
+            spentNanodollars: c.spentNanodollars,
+            orgId: "",
+            requestId: "",
+            workspaceId: "",
+            agent: "",
           });
           break;
-        }
       }
     }
     try {

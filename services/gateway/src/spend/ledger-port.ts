@@ -8,7 +8,7 @@ export type Asked<T> = Omit<T, "freshBudgets">;
 /** What the gateway asks of the ledger. */
 export interface LedgerPort {
   admit(req: Asked<ledger.AdmitRequest>): Promise<ledger.AdmitResponse>;
-  /** Settles and releases holds in one call (see HoldClosings). */
+  /** Renews running requests' holds and trims, releases and covers leases, in one call per batch (see HoldClosings). */
   closeHolds(req: ledger.CloseHoldsRequest): Promise<ledger.CloseHoldsResponse>;
   /** Places a spend lease (see SpendLeases). */
   lease(req: Asked<ledger.LeaseRequest>): Promise<ledger.LeaseResponse>;

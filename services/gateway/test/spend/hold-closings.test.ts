@@ -12,8 +12,9 @@ import { HoldClosings, type HoldClosingBatch } from "../../src/spend/hold-closin
 import { grpcLedgerPort } from "../../src/spend/ledger-port";
 
 /**
- * HoldClosings against a real ledger over gRPC: settlements go in batches, survive the ledger
- * being away, and reach it once it is back.
+ * HoldClosings against a real ledger over gRPC: lease trims, releases and spends go in batches,
+ * survive the ledger being away, and reach it once it is back. (Finished requests are settled by
+ * the ledger from their records on the bus, not through here.)
  */
 const silent = createLogger({ level: "silent" });
 const clock = new ManualClock(new Date("2026-11-22T10:00:00.000Z"));
@@ -35,21 +36,29 @@ const ceiling = (subjectId: string): ledger.Ceiling => ({
   subjectName: "",
 });
 
-async function admit(subjectId: string): Promise<string> {
-  const res = await callUnary(client, client.admit, {
-    requestId: `gen-${randomBytes(6).toString("hex")}`,
+/** A spend lease of `amount` on the subject's ceiling, as the gateway's SpendLeases asks for one. */
+async function lease(subjectId: string, amount = 1_000n): Promise<string> {
+  const res = await grpcLedgerPort(client, { deadlineMs: 2_000 }).lease({
+    leaseId: `lease_${randomBytes(6).toString("hex")}`,
     orgId: "org_a",
     workspaceId: "",
     agent: "",
     ceilings: [ceiling(subjectId)],
-    worstCaseNanodollars: 1_000n,
     isByok: true,
-    dryRun: false,
-    runId: "",
-    leaseHoldId: "",
-    freshBudgets: false,
-  }, call);
+    wantNanodollars: amount,
+    minNanodollars: amount,
+  });
+  expect(res).toMatchObject({ granted: true, amountNanodollars: amount });
   return res.holdId;
+}
+
+/** What the subject's counter row has reserved (leases' unspent headroom included, unlike Usage). */
+async function reserved(subjectId: string): Promise<bigint> {
+  const r = await db.query<{ reserved_nanodollars: string }>(
+    "SELECT reserved_nanodollars FROM spend_counters WHERE subject_kind = 'key' AND subject_id = $1",
+    [subjectId],
+  );
+  return BigInt(r.rows[0]?.reserved_nanodollars ?? -1);
 }
 
 async function used(subjectId: string): Promise<bigint> {
@@ -84,24 +93,25 @@ afterAll(async () => {
   await database.drop();
 });
 
-test("sends what finished together in one call and settles every hold", async () => {
+test("sends what came up together in one call and applies every trim", async () => {
   await start();
   const sent: number[] = [];
   const port_ = grpcLedgerPort(client, { deadlineMs: 2_000 });
   const closings = new HoldClosings({
     send: (batch) => {
-      sent.push(batch.settlements.length + batch.releases.length);
+      sent.push(batch.releases.length);
       return port_.closeHolds(batch);
     },
     log: silent,
     batchMs: 20,
   });
-  const holds = await Promise.all(Array.from({ length: 5 }, () => admit("key_batch")));
+  const leases = await Promise.all(Array.from({ length: 5 }, () => lease("key_batch")));
+  expect(await reserved("key_batch")).toBe(5_000n);
 
-  holds.slice(0, 4).forEach((h, i) => closings.settle(h, BigInt(100 * (i + 1)), 0n));
-  closings.release(holds[4]!);
+  leases.slice(0, 4).forEach((h, i) => closings.trim(h, BigInt(100 * (i + 1)), 0n));
+  closings.trim(leases[4]!, 0n, 0n);
 
-  await waitFor(async () => (await used("key_batch")) === 1_000n, { what: "the settled spend" });
+  await waitFor(async () => (await reserved("key_batch")) === 1_000n, { what: "the trimmed reservations" });
   expect(sent).toEqual([5]);
   expect(closings.size).toBe(0);
 });
@@ -135,7 +145,7 @@ test("sends a lease's spends of one batch as one sum, and a resent sum counts on
     retryMs: 10,
   });
   [100n, 200n, 300n].forEach((cost, i) => closings.spend(lease.holdId, `gen-merge-${i}`, cost, 0n));
-  closings.release(lease.holdId);
+  closings.trim(lease.holdId, 0n, 0n);
 
   await waitFor(() => closings.size === 0 && sent.length === 2, { what: "the resent batch" });
   expect(sent[0]!.spends).toHaveLength(1);
@@ -144,9 +154,9 @@ test("sends a lease's spends of one batch as one sum, and a resent sum counts on
   expect(await used("key_merge")).toBe(600n);
 });
 
-test("keeps settlements while the ledger is away and delivers them once it is back", async () => {
+test("keeps trims while the ledger is away and delivers them once it is back", async () => {
   await start();
-  const holds = [await admit("key_outage"), await admit("key_outage")];
+  const leases = [await lease("key_outage"), await lease("key_outage")];
   await running!.close();
   running = undefined;
 
@@ -157,14 +167,14 @@ test("keeps settlements while the ledger is away and delivers them once it is ba
   });
   const port_ = grpcLedgerPort(client, { deadlineMs: 300 });
   const closings = new HoldClosings({ send: (batch) => port_.closeHolds(batch), log, batchMs: 1, retryMs: 50 });
-  closings.settle(holds[0]!, 400n, 0n);
-  closings.settle(holds[1]!, 600n, 0n);
+  closings.trim(leases[0]!, 400n, 0n);
+  closings.trim(leases[1]!, 600n, 0n);
 
   await waitFor(() => lines.some((l) => l.includes("gateway.ledger.closings_retrying")), { what: "a failed send" });
   expect(closings.size).toBe(2);
 
   await start();
-  await waitFor(async () => (await used("key_outage")) === 1_000n, { timeoutMs: 15_000, what: "the delivered settlements" });
+  await waitFor(async () => (await reserved("key_outage")) === 1_000n, { timeoutMs: 15_000, what: "the delivered trims" });
   expect(closings.size).toBe(0);
   expect(lines.some((l) => l.includes("gateway.ledger.closings_resumed"))).toBe(true);
 });
@@ -179,24 +189,24 @@ test("drops only the item the ledger refuses, logging it, instead of retrying fo
   const port_ = grpcLedgerPort(client, { deadlineMs: 2_000 });
   const closings = new HoldClosings({ send: (batch) => port_.closeHolds(batch), log, batchMs: 1 });
 
-  const good = await admit("key_refused");
-  closings.settle("hold_x", -5n, 0n);
-  closings.settle(good, 42n, 0n);
+  const good = await lease("key_refused");
+  closings.trim("hold_x", -5n, 0n);
+  closings.trim(good, 42n, 0n);
 
   await waitFor(() => lines.some((l) => l.includes("gateway.ledger.closing_refused")), { what: "the refusal" });
-  await waitFor(async () => (await used("key_refused")) === 42n, { what: "the valid settlement" });
+  await waitFor(async () => (await reserved("key_refused")) === 42n, { what: "the valid trim" });
   expect(lines.filter((l) => l.includes("gateway.ledger.closing_refused"))).toHaveLength(1);
   expect(closings.size).toBe(0);
 });
 
-test("flush on shutdown waits for pending settlements to reach the ledger", async () => {
+test("flush on shutdown waits for pending trims to reach the ledger", async () => {
   await start();
-  const hold = await admit("key_flush");
+  const held = await lease("key_flush");
   const port_ = grpcLedgerPort(client, { deadlineMs: 2_000 });
   const closings = new HoldClosings({ send: (batch) => port_.closeHolds(batch), log: silent, batchMs: 60_000 });
 
-  closings.settle(hold, 321n, 0n);
+  closings.trim(held, 321n, 0n);
   await closings.flush(5_000);
 
-  expect(await used("key_flush")).toBe(321n);
+  expect(await reserved("key_flush")).toBe(321n);
 });
