@@ -167,6 +167,8 @@ export class UpstreamDispatcher {
         try {
           return api(p).buildRequest(request, this.target(p, input));
         } catch (err) {
+          // A request the model cannot take (Titan embeds one text a call): the next endpoint may; none, a 400.
+          if (err instanceof UnsupportedRequest) throw new AttemptFailure("unsupported", p.candidate.providerSlug, { detail: err.message });
           throw notSent(err, p.candidate.providerSlug);
         }
       },
