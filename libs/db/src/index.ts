@@ -6,3 +6,4 @@ export * from "./service-db";
 export { DataDirInUseError, type DataDirOwner } from "./data-dir-lock";
 export * from "./connection-loss";
 export * from "./database-readiness";
+export * from "./service-roles";

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Db } from "./db";
+import type { Db, Queryable } from "./db";
 
 export interface MigrationResult {
   /** Versioned migrations applied by this call, in order. */
@@ -21,6 +21,15 @@ const sqlFiles = (dir: string): string[] =>
     : [];
 
 /**
+ * Serialises changes to one schema (its migrations, its role's grants) until the transaction ends:
+ * several replicas or Jobs may start at once.
+ */
+export async function lockSchemaChanges(q: Queryable, schema: string): Promise<void> {
+  const lockKey = createHash("sha256").update(`router-migrate:${schema}`).digest().readBigInt64BE(0);
+  await q.query("SELECT pg_advisory_xact_lock($1)", [lockKey.toString()]);
+}
+
+/**
  * Applies `<dir>/*.sql` in file-name order to the service's own schema, each file once, recorded in
  * `<schema>.schema_migrations`; then each file of `<dir>/repeatable/` (functions, written as
  * `CREATE OR REPLACE`) that is new or changed since it was last applied, recorded with its sha256
@@ -31,11 +40,10 @@ export async function migrate(db: Db, dir: string): Promise<MigrationResult> {
   const files = sqlFiles(dir);
   const repeatableDir = join(dir, REPEATABLE_DIR);
   const repeatables = sqlFiles(repeatableDir);
-  const lockKey = createHash("sha256").update(`router-migrate:${db.schema}`).digest().readBigInt64BE(0);
   const applied: string[] = [];
   const repeated: string[] = [];
   await db.tx(async (q) => {
-    await q.query("SELECT pg_advisory_xact_lock($1)", [lockKey.toString()]);
+    await lockSchemaChanges(q, db.schema);
     await q.query(`CREATE SCHEMA IF NOT EXISTS ${db.schema}`);
     await q.query(
       `CREATE TABLE IF NOT EXISTS ${db.schema}.schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
@@ -72,4 +80,66 @@ export async function migrate(db: Db, dir: string): Promise<MigrationResult> {
     }
   });
   return { applied, repeated };
+}
+
+/** What `migrate` would apply: versioned files not yet recorded, repeatable files new or changed. */
+export interface PendingMigrations {
+  versioned: string[];
+  repeatable: string[];
+}
+
+/**
+ * Reads, without changing anything, which of `dir`'s migrations the schema lacks. Needs only SELECT
+ * on the schema's bookkeeping tables, so a service's own role can ask.
+ */
+export async function pendingMigrations(db: Db, dir: string): Promise<PendingMigrations> {
+  const files = sqlFiles(dir);
+  const repeatableDir = join(dir, REPEATABLE_DIR);
+  const repeatables = sqlFiles(repeatableDir);
+  const present = async (table: string) =>
+    (await db.query<{ present: boolean }>("SELECT to_regclass($1) IS NOT NULL AS present", [`${db.schema}.${table}`])).rows[0]?.present === true;
+  const done = (await present("schema_migrations"))
+    ? new Set((await db.query<{ name: string }>(`SELECT name FROM ${db.schema}.schema_migrations`)).rows.map((r) => r.name))
+    : new Set<string>();
+  const current =
+    repeatables.length > 0 && (await present("schema_repeatables"))
+      ? new Map(
+          (await db.query<{ name: string; sha256: string }>(`SELECT name, sha256 FROM ${db.schema}.schema_repeatables`)).rows.map((r) => [r.name, r.sha256]),
+        )
+      : new Map<string, string>();
+  return {
+    versioned: files.filter((f) => !done.has(f)),
+    repeatable: repeatables.filter(
+      (f) => current.get(f) !== createHash("sha256").update(readFileSync(join(repeatableDir, f), "utf8")).digest("hex"),
+    ),
+  };
+}
+
+/** A service told not to migrate found its schema behind its code (or unreadable): one line for the operator. */
+export class SchemaNotMigratedError extends Error {
+  readonly operatorFacing = true;
+}
+
+/**
+ * At a service's start: applies its migrations when `migrateOnStart` (development, `npm start`),
+ * otherwise only checks that the schema is at the latest one and refuses with `SchemaNotMigratedError`
+ * when not. A service running as its own role has no DDL rights: `router migrate` does this step.
+ */
+export async function prepareSchema(db: Db, dir: string, opts: { migrateOnStart: boolean }): Promise<MigrationResult> {
+  if (opts.migrateOnStart) return migrate(db, dir);
+  let pending: PendingMigrations;
+  try {
+    pending = await pendingMigrations(db, dir);
+  } catch (err) {
+    throw new SchemaNotMigratedError(
+      `cannot read schema "${db.schema}"'s migrations (${err instanceof Error ? err.message : String(err)}): run \`router migrate\` (it also grants this service's role), then start again`,
+    );
+  }
+  const missing = [...pending.versioned, ...pending.repeatable.map((f) => `${REPEATABLE_DIR}/${f}`)];
+  if (missing.length > 0) {
+    throw new SchemaNotMigratedError(
+      `schema "${db.schema}" is not at the latest migration (not applied: ${missing.join(", ")}): run \`router migrate\`, then start again (ROUTER_MIGRATE_ON_START=false: services do not change their schema)`,
+    );
+  }
+  return { applied: [], repeated: [] };
 }

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { EventBus } from "@router/bus";
-import { DatabaseReadiness, migrate, type Db } from "@router/db";
+import { DatabaseReadiness, prepareSchema, type Db } from "@router/db";
 import { createHttpApp, finishApp, listen, metricsRoute, requireIdentity, type IdentityPublicKeys } from "@router/http-kit";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
@@ -17,6 +17,8 @@ import { upstreamRoutes } from "./upstream/upstream-routes";
 export { REQUEST_COMPLETED_TOPIC, CONSUMER_GROUP, requestCompletedHandler, requestsCompletedHandler } from "./recording/consumer";
 
 export interface ActivityDeps {
+  /** Applies migrations at start (default); false only checks the schema is at the latest one. */
+  migrateOnStart?: boolean;
   /** The Node process metrics in this registry (default true); the one-process runner leaves them to the gateway. */
   defaultMetrics?: boolean;
   db: Db;
@@ -45,7 +47,7 @@ export const ACTIVITY_MIGRATIONS_DIR = join(__dirname, "..", "migrations");
  */
 export async function startActivity(deps: ActivityDeps): Promise<RunningActivity> {
   const { log } = deps;
-  await migrate(deps.db, ACTIVITY_MIGRATIONS_DIR);
+  await prepareSchema(deps.db, ACTIVITY_MIGRATIONS_DIR, { migrateOnStart: deps.migrateOnStart ?? true });
   const metrics = new ActivityMetrics({ defaultMetrics: deps.defaultMetrics });
   const subscription = await subscribeRequestCompleted(deps.bus, { db: deps.db, log, clock: deps.clock, metrics });
 

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { EventBus } from "@router/bus";
-import { DatabaseReadiness, migrate, type Db } from "@router/db";
+import { DatabaseReadiness, prepareSchema, type Db } from "@router/db";
 import { createHttpApp, finishApp, listen, metricsRoute, requireIdentity, type IdentityPublicKeys } from "@router/http-kit";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
@@ -21,6 +21,8 @@ export { thresholdToAnnounce } from "./events/threshold-matching";
 export { DEFAULT_CHAT_HOOK_HOST, alertsEnvironment, checkAlertsEnvironment } from "./config";
 
 export interface AlertsDeps {
+  /** Applies migrations at start (default); false only checks the schema is at the latest one. */
+  migrateOnStart?: boolean;
   /** The Node process metrics in this registry (default true); the one-process runner leaves them to the gateway. */
   defaultMetrics?: boolean;
   db: Db;
@@ -62,7 +64,7 @@ export const ALERTS_MIGRATIONS_DIR = join(__dirname, "..", "migrations");
  */
 export async function startAlerts(deps: AlertsDeps): Promise<RunningAlerts> {
   const { log, clock } = deps;
-  await migrate(deps.db, ALERTS_MIGRATIONS_DIR);
+  await prepareSchema(deps.db, ALERTS_MIGRATIONS_DIR, { migrateOnStart: deps.migrateOnStart ?? true });
   const outbound = new Outbound({ ...deps.outbound, log, clock });
   const metrics = new AlertsMetrics({ defaultMetrics: deps.defaultMetrics, queued: () => outbound.stats().queued });
   const email = deps.email

@@ -24,6 +24,7 @@ async function main(): Promise<void> {
   const bus = await createBus(busConfigOf(cfg, { clientId: "alerts", dataDir: cfg.ROUTER_DATA_DIR, log }));
   const running = await startAlerts({
     db: store.db,
+    migrateOnStart: cfg.ROUTER_MIGRATE_ON_START,
     bus,
     log,
     clock: systemClock,

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { EventBus } from "@router/bus";
-import { DatabaseReadiness, migrate, type Db } from "@router/db";
+import { DatabaseReadiness, prepareSchema, type Db } from "@router/db";
 import { createHttpApp, finishApp, listen, metricsRoute, requireIdentity, type IdentityPublicKeys } from "@router/http-kit";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
@@ -15,6 +15,8 @@ import { BroadcastMetrics } from "./metrics";
 export { REQUEST_COMPLETED_TOPIC, CONSUMER_GROUP } from "./consumer/consumer";
 
 export interface BroadcastDeps {
+  /** Applies migrations at start (default); false only checks the schema is at the latest one. */
+  migrateOnStart?: boolean;
   db: Db;
   bus: EventBus;
   log: Logger;
@@ -53,7 +55,7 @@ const PRUNE_EVERY_MS = 60 * 60 * 1000;
  */
 export async function startBroadcast(deps: BroadcastDeps): Promise<RunningBroadcast> {
   const { log } = deps;
-  await migrate(deps.db, BROADCAST_MIGRATIONS_DIR);
+  await prepareSchema(deps.db, BROADCAST_MIGRATIONS_DIR, { migrateOnStart: deps.migrateOnStart ?? true });
   const outbound = new Outbound({ ...deps.outbound, log, clock: deps.clock });
   const metrics: BroadcastMetrics = new BroadcastMetrics({
     defaultMetrics: deps.defaultMetrics,

@@ -25,6 +25,7 @@ async function main(): Promise<void> {
   const { log: _log, clock: _clock, ...outbound } = outboundOptionsOf(cfg, { log });
   const running = await startBroadcast({
     db: store.db,
+    migrateOnStart: cfg.ROUTER_MIGRATE_ON_START,
     bus,
     log,
     clock: systemClock,

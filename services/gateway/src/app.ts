@@ -4,7 +4,7 @@ import { join } from "node:path";
 import Redis from "ioredis";
 import type { EventBus } from "@router/bus";
 import { parseIdentitySigningKey } from "@router/config";
-import { migrate, type Db } from "@router/db";
+import { prepareSchema, type Db } from "@router/db";
 import { createHttpApp, finishApp, identitySigningKey, listen, routeAhead, startMetricsServer } from "@router/http-kit";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
@@ -122,13 +122,18 @@ const RATE_LIMIT_REDIS_TIMEOUT_MS = 500;
 /** The request's path as `routeAhead` matches it (any letter case, an optional trailing slash). */
 const pathOf = (req: IncomingMessage): string => ((req.url ?? "").split("?")[0] ?? "").replace(/(?<=.)\/$/, "").toLowerCase();
 
-/** Applies the gateway's migrations (idempotent; safe when several replicas start together). */
-export function migrateGateway(db: Db): Promise<{ applied: string[] }> {
-  return migrate(db, GATEWAY_MIGRATIONS_DIR);
+/**
+ * Applies the gateway's migrations (idempotent; safe when several replicas start together), or with
+ * `migrateOnStart: false` only checks the schema is at the latest one (see prepareSchema).
+ */
+export function migrateGateway(db: Db, opts: { migrateOnStart: boolean } = { migrateOnStart: true }): Promise<{ applied: string[] }> {
+  return prepareSchema(db, GATEWAY_MIGRATIONS_DIR, opts);
 }
 
 export interface GatewayDeps {
   db: Db;
+  /** Applies migrations at start (default); false only checks the schema is at the latest one. */
+  migrateOnStart?: boolean;
   bus: EventBus;
   log: Logger;
   clock: Clock;
@@ -227,7 +232,7 @@ export interface RunningGateway {
 
 /** Migrates the gateway's schema, mounts every route and listens. Takes everything it uses as arguments. */
 export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
-  await migrateGateway(deps.db);
+  await migrateGateway(deps.db, { migrateOnStart: deps.migrateOnStart ?? true });
   const grpcDeadlineMs = deps.grpcDeadlineMs ?? 1000;
   const runawayUrl = deps.runawayUrl ?? DEFAULT_RUNAWAY_HTTP_URL;
   const pepper = deps.secrets.ROUTER_KEY_PEPPER;

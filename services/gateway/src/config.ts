@@ -285,6 +285,8 @@ export const gatewayConfigSchema = z.object({
   METRICS_HOST: z.string().default("127.0.0.1"),
   // Unset: one embedded PGlite under ROUTER_DATA_DIR.
   DATABASE_URL: z.string().optional(),
+  // false (production): only check the schema is at the latest migration; `router migrate` applies them.
+  ROUTER_MIGRATE_ON_START: env.bool(true),
   ...busEnvironment,
   ROUTING_GRPC_ADDR: z.string().default("127.0.0.1:50051"),
   LEDGER_GRPC_ADDR: z.string().default("127.0.0.1:50052"),

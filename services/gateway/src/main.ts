@@ -39,7 +39,7 @@ async function main(): Promise<void> {
   const routingClient = new routing.RoutingServiceClient(config.ROUTING_GRPC_ADDR, insecure(), clientOptionsFor(config.ROUTING_GRPC_ADDR));
   const ledgerClient = new ledger.LedgerServiceClient(config.LEDGER_GRPC_ADDR, insecure(), clientOptionsFor(config.LEDGER_GRPC_ADDR));
 
-  await migrateGateway(db);
+  await migrateGateway(db, { migrateOnStart: config.ROUTER_MIGRATE_ON_START });
   if (config.DATABASE_URL) {
     // In production the first operator organisation is an explicit step that hands its key to the
     // operator (the router-bootstrap Job writing it into a Secret, or `router org create --operator`
@@ -64,6 +64,7 @@ async function main(): Promise<void> {
 
   const gateway = await startGateway({
     db,
+    migrateOnStart: config.ROUTER_MIGRATE_ON_START,
     bus,
     log,
     clock: systemClock,

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { EventBus } from "@router/bus";
-import { DatabaseReadiness, migrate, type Db } from "@router/db";
+import { DatabaseReadiness, prepareSchema, type Db } from "@router/db";
 import { InProcessServer, startGrpcServer, type GrpcService } from "@router/grpc-kit";
 import { startInternalHttp, startMetricsServer, type RunningHttpServer, type IdentityPublicKeys } from "@router/http-kit";
 import type { Logger } from "@router/logging";
@@ -31,6 +31,8 @@ import { pruneRecordedRequests, recordRequests } from "./usage/usage-store";
 export { feeEnvironment, feeScheduleOf, stripeEnvironment, stripeSettingsOf } from "./config";
 
 export interface LedgerDeps {
+  /** Applies migrations at start (default); false only checks the schema is at the latest one. */
+  migrateOnStart?: boolean;
   /** The Node process metrics in this registry (default true); the one-process runner leaves them to the gateway. */
   defaultMetrics?: boolean;
   db: Db;
@@ -128,7 +130,7 @@ export async function startLedger(deps: LedgerDeps): Promise<RunningLedger> {
   if (!Number.isInteger(leaseShare) || leaseShare < 1) {
     throw new Error(`leaseShare must be an integer of at least 1, not ${leaseShare}`);
   }
-  await migrate(deps.db, LEDGER_MIGRATIONS_DIR);
+  await prepareSchema(deps.db, LEDGER_MIGRATIONS_DIR, { migrateOnStart: deps.migrateOnStart ?? true });
   const fees: FeeSchedule = deps.fees ?? NO_FEE;
   const processor = new StripeProcessor(deps.stripe ?? {});
   const policy = creditPolicy(fees, processor.configured);

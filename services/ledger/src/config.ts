@@ -66,6 +66,11 @@ export function stripeSettingsOf(config: z.infer<z.ZodObject<typeof stripeEnviro
 export const ledgerConfigSchema = z.object({
   /** Postgres URL; unset runs on the embedded PGlite under ROUTER_DATA_DIR. */
   DATABASE_URL: z.string().min(1).optional(),
+  /**
+   * false (production): the service only checks that its schema is at the latest migration and
+   * refuses to start if not; `router migrate` applies them, as the owner, and its role has no DDL rights.
+   */
+  ROUTER_MIGRATE_ON_START: env.bool(true),
   /** Where embedded state lives when DATABASE_URL is unset (PGlite files, generated secrets, the bus outbox). */
   ROUTER_DATA_DIR: z.string().default(".data"),
   /** The bus threshold crossings are published on. */

@@ -25,6 +25,7 @@ async function main(): Promise<void> {
 
   const ledger = await startLedger({
     db: store.db,
+    migrateOnStart: config.ROUTER_MIGRATE_ON_START,
     log,
     clock: systemClock,
     grpcPort: config.LEDGER_GRPC_PORT,

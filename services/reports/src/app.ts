@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { EventBus } from "@router/bus";
-import { DatabaseReadiness, migrate, type Db } from "@router/db";
+import { DatabaseReadiness, prepareSchema, type Db } from "@router/db";
 import { startInternalHttp, type IdentityPublicKeys } from "@router/http-kit";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
@@ -16,6 +16,8 @@ export const REPORTS_SCHEMA = "reports";
 export const REPORTS_MIGRATIONS_DIR = join(__dirname, "..", "migrations");
 
 export interface ReportsDeps {
+  /** Applies migrations at start (default); false only checks the schema is at the latest one. */
+  migrateOnStart?: boolean;
   db: Db;
   bus: EventBus;
   log: Logger;
@@ -42,7 +44,7 @@ export interface RunningReports {
  */
 export async function startReports(deps: ReportsDeps): Promise<RunningReports> {
   const { log } = deps;
-  await migrate(deps.db, REPORTS_MIGRATIONS_DIR);
+  await prepareSchema(deps.db, REPORTS_MIGRATIONS_DIR, { migrateOnStart: deps.migrateOnStart ?? true });
   const metrics = new ReportsMetrics({ defaultMetrics: deps.defaultMetrics });
   const subscription = await subscribeRollups(deps.bus, { db: deps.db, log, clock: deps.clock, metrics });
 

@@ -23,6 +23,7 @@ async function main(): Promise<void> {
   const bus = await createBus(busConfigOf(config, { clientId: "reports", dataDir: config.ROUTER_DATA_DIR, log }));
   const running = await startReports({
     db: store.db,
+    migrateOnStart: config.ROUTER_MIGRATE_ON_START,
     bus,
     log,
     clock: systemClock,

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import Redis from "ioredis";
 import type { EventBus, Subscription } from "@router/bus";
-import { migrate, type Db } from "@router/db";
+import { prepareSchema, type Db } from "@router/db";
 import { InProcessServer, startGrpcServer } from "@router/grpc-kit";
 import { createHttpApp, finishApp, listen, metricsRoute, type IdentityPublicKeys } from "@router/http-kit";
 import type { Logger } from "@router/logging";
@@ -43,6 +43,8 @@ export const ROUTING_MIGRATIONS_DIR = join(__dirname, "..", "migrations");
 export const ROUTING_SCHEMA = "routing";
 
 export interface RoutingDeps {
+  /** Applies migrations at start (default); false only checks the schema is at the latest one. */
+  migrateOnStart?: boolean;
   /** The Node process metrics in this registry (default true); the one-process runner leaves them to the gateway. */
   defaultMetrics?: boolean;
   /** A Db on the `routing` schema. Owned by the caller, which closes it. */
@@ -104,8 +106,8 @@ export interface RunningRouting {
   close(): Promise<void>;
 }
 
-export async function migrateRouting(db: Db): Promise<string[]> {
-  return (await migrate(db, ROUTING_MIGRATIONS_DIR)).applied;
+export async function migrateRouting(db: Db, opts: { migrateOnStart: boolean } = { migrateOnStart: true }): Promise<string[]> {
+  return (await prepareSchema(db, ROUTING_MIGRATIONS_DIR, opts)).applied;
 }
 
 /**
@@ -118,7 +120,7 @@ export function startRouting(deps: RoutingDeps & { grpcPort: number }): Promise<
 export function startRouting(deps: RoutingDeps): Promise<RunningRouting>;
 export async function startRouting(deps: RoutingDeps): Promise<RunningRouting> {
   const { db, log, clock } = deps;
-  await migrateRouting(db);
+  await migrateRouting(db, { migrateOnStart: deps.migrateOnStart ?? true });
   if ((await catalogRevision(db)) === 0n) {
     const file = deps.catalogFile ?? BUNDLED_CATALOG_FILE;
     const result = await importCatalog(db, readCatalogFile(file), clock);

@@ -26,6 +26,7 @@ async function main(): Promise<void> {
 
   const running = await startRouting({
     db,
+    migrateOnStart: config.ROUTER_MIGRATE_ON_START,
     bus,
     log,
     clock: systemClock,

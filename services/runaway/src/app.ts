@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { EventBus } from "@router/bus";
-import { DatabaseReadiness, migrate, type Db } from "@router/db";
+import { DatabaseReadiness, prepareSchema, type Db } from "@router/db";
 import { createHttpApp, finishApp, listen, metricsRoute, requireIdentity, type IdentityPublicKeys } from "@router/http-kit";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
@@ -21,6 +21,8 @@ export type { SweepReport } from "./sweep/sweeper";
 export const DEFAULT_SWEEP_INTERVAL_MS = 5 * 60_000;
 
 export interface RunawayDeps {
+  /** Applies migrations at start (default); false only checks the schema is at the latest one. */
+  migrateOnStart?: boolean;
   /** The Node process metrics in this registry (default true); the one-process runner leaves them to the gateway. */
   defaultMetrics?: boolean;
   db: Db;
@@ -54,7 +56,7 @@ export const RUNAWAY_MIGRATIONS_DIR = join(__dirname, "..", "migrations");
  */
 export async function startRunaway(deps: RunawayDeps): Promise<RunningRunaway> {
   const { log } = deps;
-  await migrate(deps.db, RUNAWAY_MIGRATIONS_DIR);
+  await prepareSchema(deps.db, RUNAWAY_MIGRATIONS_DIR, { migrateOnStart: deps.migrateOnStart ?? true });
   const metrics = new RunawayMetrics({ defaultMetrics: deps.defaultMetrics });
   const subscription = await subscribeRequestCompleted(deps.bus, { db: deps.db, log, clock: deps.clock, metrics });
   const schedule = new SweepSchedule(

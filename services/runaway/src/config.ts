@@ -6,6 +6,11 @@ export const runawayConfigSchema = z
   .object({
     /** Postgres URL; unset runs on embedded PGlite under ROUTER_DATA_DIR/pg-runaway. */
     DATABASE_URL: z.string().optional(),
+    /**
+     * false (production): the service only checks that its schema is at the latest migration and
+     * refuses to start if not; `router migrate` applies them, as the owner, and its role has no DDL rights.
+     */
+    ROUTER_MIGRATE_ON_START: env.bool(true),
     /** Embedded state: PGlite files, generated secrets, the bus outbox. */
     ROUTER_DATA_DIR: z.string().default(".data"),
     ...busEnvironment,

@@ -23,6 +23,7 @@ async function main(): Promise<void> {
   const bus = await createBus(busConfigOf(cfg, { clientId: "runaway", dataDir: cfg.ROUTER_DATA_DIR, log }));
   const running = await startRunaway({
     db: store.db,
+    migrateOnStart: cfg.ROUTER_MIGRATE_ON_START,
     bus,
     log,
     clock: systemClock,
