@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { AZURE_BENCH_DEPLOYMENT, FAKE_PROVIDER_KEY } from "./bench-keys";
 import type { LoadTarget } from "./load";
 
 /** A process's resident memory in MB (Linux), or null. */
@@ -11,15 +12,14 @@ export function rssMb(pid: number | undefined): number | null {
 }
 
 /** The instant fake OpenAI upstream in its own process (so its CPU is counted apart). */
-export async function startFake(): Promise<{ url: string; origin: string; pid: number | undefined; stop(): void }> {
+export async function startFake(): Promise<{ url: string; origin: string; azureUrl: string; pid: number | undefined; stop(): void }> {
   const child = spawn(process.execPath, [join(__dirname, "fake-upstream-process.js")], { stdio: ["ignore", "pipe", "inherit"] });
   const line = await new Promise<string>((resolve) => child.stdout.once("data", (d: Buffer) => resolve(d.toString())));
-  const { url, origin } = JSON.parse(line) as { url: string; origin: string };
-  return { url, origin, pid: child.pid, stop: () => child.kill("SIGTERM") };
+  const { url, origin, azureUrl } = JSON.parse(line) as { url: string; origin: string; azureUrl: string };
+  return { url, origin, azureUrl, pid: child.pid, stop: () => child.kill("SIGTERM") };
 }
 
-/** The provider key the benches register and send straight to the fake upstream (which takes any). */
-export const FAKE_PROVIDER_KEY = "sk-bench-000000000000";
+export { AZURE_BENCH_DEPLOYMENT, FAKE_PROVIDER_KEY };
 
 /** A chat completion straight to the fake upstream: the baseline each added latency is measured against. */
 export function directChat(fake: { origin: string }, body: string, stream: boolean): LoadTarget {

@@ -6,7 +6,7 @@ import { catchUpMs, REQUEST_COMPLETED_GROUPS } from "./consumer-lag";
 import { cpuPerRequest, sampleCpu, type CpuSubjects } from "./cpu";
 import { pauseDamonMonitors, runningDamonMonitors } from "./damon";
 import { gcPauses, overheadPercentileMs, scrapeGateway } from "./gateway-overhead";
-import { directChat, FAKE_PROVIDER_KEY, rssMb, startFake } from "./bench-processes";
+import { AZURE_BENCH_DEPLOYMENT, directChat, FAKE_PROVIDER_KEY, rssMb, startFake } from "./bench-processes";
 import { runLoad, type LoadResult, type LoadTarget } from "./load";
 import { ROUNDS, showRounds } from "./rounds";
 
@@ -26,6 +26,8 @@ const TRACE_DIR = process.env.BENCH_TRACE_DIR;
 const BENCH_AGENT = "bench-agent";
 const BUDGETS_VARIANT = "ceiling, workspace and agent budgets";
 const TURNS_VARIANT = "ceiling, workspace and agent budgets, run turns";
+/** The same request to a cloud: an organisation holding Azure OpenAI resources (in two regions) instead of an OpenAI key. */
+const AZURE_VARIANT = "Azure OpenAI, key without ceiling";
 /** The budgeted row's requests are turns of this many runs in turn, as agents' loops would send them. */
 const BENCH_RUNS = 64;
 const GUARDED_VARIANT = "guardrail with 26 content filters, preferences";
@@ -118,7 +120,7 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
   // BENCH_NODE_ARGS reaches the services, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile them under load.
   const gatewayMetricsPort = await freePort();
   const stack = await startStack({
-    providerBaseUrls: { openai: fake.url },
+    providerBaseUrls: { openai: fake.url, azure: fake.azureUrl },
     extraEnv: { LOG_LEVEL: "warn", GATEWAY_METRICS_PORT: String(gatewayMetricsPort), ...benchEnv() },
     nodeArgs: process.env.BENCH_NODE_ARGS?.split(" ").filter(Boolean),
   });
@@ -147,6 +149,17 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
         workspace_id: budgeted.data.id,
       }),
     );
+
+    const azureOrg = await stack.createOrg("Bench on Azure");
+    const azureMgmt = gatewayClient(stack.gatewayUrl, azureOrg.managementKey);
+    for (const [region, name] of [["swedencentral", "bench-eu"], ["eastus2", "bench-us"]]) {
+      const added = await azureMgmt.post("/v1/provider-keys", {
+        provider: "azure",
+        azure: { endpoint: `https://${name}.openai.azure.com`, region, api_key: FAKE_PROVIDER_KEY, deployments: { "openai/gpt-4o-mini": AZURE_BENCH_DEPLOYMENT } },
+      });
+      if (added.status !== 201) throw new Error(`adding an Azure resource answered ${added.status}: ${added.text}`);
+    }
+    const azureKey = keyOf(await azureMgmt.post("/v1/keys", { name: "no-ceiling" }));
 
     const gatewayOrigin = stack.gatewayUrl;
     const direct = (stream: boolean): LoadTarget => directChat(fake, body("gpt-4o-mini", stream), stream);
@@ -222,7 +235,7 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
     // rate: a shorter, slower warm-up left the first round measurably slower than the next ones.
     const warmRate = Math.max(...RATES);
     for (const stream of [false, true]) {
-      for (const t of [direct(stream), viaGateway(stream, plainKey), viaGateway(stream, ceilingKey), viaBudgets(stream), viaTurns(stream), viaGuarded(stream), ...INGRESS_ROWS.map((i) => viaIngress(i, stream))]) {
+      for (const t of [direct(stream), viaGateway(stream, plainKey), viaGateway(stream, ceilingKey), viaBudgets(stream), viaTurns(stream), viaGuarded(stream), ...INGRESS_ROWS.map((i) => viaIngress(i, stream)), viaGateway(stream, azureKey)]) {
         await runLoad(t, warmRate, 4);
       }
     }
@@ -272,6 +285,7 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
           await measure(round, `gateway ${kind} (${BUDGETS_VARIANT})`, rate, viaBudgets(stream));
           await measure(round, `gateway ${kind} (${TURNS_VARIANT})`, rate, viaTurns(stream));
           await measure(round, `gateway ${kind} (${GUARDED_VARIANT})`, rate, viaGuarded(stream));
+          await measure(round, `gateway ${kind} (${AZURE_VARIANT})`, rate, viaGateway(stream, azureKey));
           for (const ingress of INGRESS_ROWS) await measure(round, `gateway ${kind} (/v1/${ingress}, key without ceiling)`, rate, viaIngress(ingress, stream));
           // A stream's first token comes before its answer is kept: only the whole answer waits for the write.
           if (!stream) await measure(round, `gateway ${kind} (/v1/responses stored by default, key without ceiling)`, rate, viaStoredResponses);
@@ -316,7 +330,7 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
     for (const rate of RATES) {
       for (const kind of ["non-stream", "stream TTFT", "embeddings"]) {
         const variants =
-          kind === "embeddings" ? ["/v1/embeddings, key without ceiling"] : ["key without ceiling", "key with hard ceiling", BUDGETS_VARIANT, TURNS_VARIANT, GUARDED_VARIANT, ...ingressVariants];
+          kind === "embeddings" ? ["/v1/embeddings, key without ceiling"] : ["key without ceiling", "key with hard ceiling", BUDGETS_VARIANT, TURNS_VARIANT, GUARDED_VARIANT, AZURE_VARIANT, ...ingressVariants];
         for (const variant of variants) {
           const entry = { rate, kind, variant, added_p50_ms: [] as number[], added_p99_ms: [] as number[] };
           for (let round = 1; round <= ROUNDS; round++) {
