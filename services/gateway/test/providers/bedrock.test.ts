@@ -3,7 +3,9 @@ import {
   bedrockExceptionFrame,
   FAKE_AWS_ACCESS_KEY_ID,
   FAKE_AWS_SECRET_ACCESS_KEY,
+  startFakeBedrock,
   verifyBedrockSignature,
+  type FakeBedrock,
 } from "@router/testkit";
 import { EventStreamCodec } from "@smithy/eventstream-codec";
 import { fromUtf8, toUtf8 } from "@smithy/util-utf8";
@@ -489,5 +491,71 @@ describe("role assumption", () => {
     const keys = await new BedrockSigner({ roles: sts, clock }).keysFor(credential({ session_token: "tok" }));
     expect(keys).toEqual({ accessKeyId: FAKE_AWS_ACCESS_KEY_ID, secretAccessKey: FAKE_AWS_SECRET_ACCESS_KEY, sessionToken: "tok" });
     expect(calls).toHaveLength(0);
+  });
+});
+
+describe("the adapters against a fake Bedrock that refuses what Bedrock refuses", () => {
+  let fake: FakeBedrock;
+  const signer = new BedrockSigner();
+  beforeAll(async () => {
+    fake = await startFakeBedrock();
+  });
+  afterAll(() => fake.close());
+
+  const send = async (r: UpstreamHttpRequest) => {
+    const res = await fetch(r.url, { method: "POST", headers: r.headers, body: r.body });
+    return { status: res.status, headers: Object.fromEntries(res.headers), body: Buffer.from(await res.arrayBuffer()) };
+  };
+  const at = (overrides: Partial<UpstreamTarget> = {}) => bedrockTarget({ baseUrl: fake.url, ...overrides });
+
+  it("refuses an unsigned request, and the adapter reads the error's type from its header", async () => {
+    const res = await send(claude.buildRequest(chat({}), at(), false));
+    expect(res.status).toBe(403);
+    expect(claude.parseError(res.body.toString(), res.headers)).toEqual({ code: "MissingAuthenticationTokenException", message: "Missing Authentication Token" });
+  });
+
+  it("takes a signed Claude request and answers as Anthropic does, and refuses the body Anthropic's own API takes", async () => {
+    fake.script({ text: "Signed and served." });
+    const t = at();
+    const res = await send(await signer.sign(claude.buildRequest(chat({ max_tokens: 30 }), t, false), t));
+    expect(res.status).toBe(200);
+    expect(claude.parseCompletion(JSON.parse(res.body.toString())).choices[0]?.message.content).toBe("Signed and served.");
+    const anthropicBody = { model: "claude-sonnet-4-5-20250929", max_tokens: 30, messages: [{ role: "user", content: "Hi" }] };
+    const raw = { url: claude.buildRequest(chat({}), t, false).url, headers: { "content-type": "application/json", accept: "application/json" }, body: JSON.stringify(anthropicBody) };
+    const refused = await send(await signer.sign(raw, t));
+    expect(refused.status).toBe(400);
+    expect(claude.parseError(refused.body.toString(), refused.headers)).toMatchObject({ code: "ValidationException", message: expect.stringContaining("extraneous key [model]") });
+  });
+
+  it("takes a Converse conversation with tool calls and results, and streams its answer in frames the adapter decodes", async () => {
+    fake.script({ chunks: ["All ", "good."], usage: { prompt: 20, completion: 2 } });
+    const t = at({ upstreamModel: "mistral.mistral-large-2407-v1:0" });
+    const req = chat({
+      messages: [
+        { role: "system", content: "Be brief." },
+        { role: "user", content: "Weather?" },
+        { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "get_weather", arguments: "{}" } }] },
+        { role: "tool", tool_call_id: "c1", content: "" },
+        { role: "user", content: "And now?" },
+      ],
+      tools: [{ type: "function", function: { name: "get_weather" } }],
+    });
+    const res = await send(await signer.sign(converse.buildRequest(req, t, true), t));
+    expect(res.status).toBe(200);
+    expect(res.headers["content-type"]).toBe("application/vnd.amazon.eventstream");
+    const got = collect(await decodeFrames(converse, [res.body]));
+    expect(got.content).toBe("All good.");
+    expect(got.usage).toEqual({ prompt: 20, completion: 2, cached: 0, reasoning: 0 });
+  });
+
+  it("refuses a Converse conversation that does not alternate or holds blank text, as Bedrock does", async () => {
+    const t = at({ upstreamModel: "mistral.mistral-large-2407-v1:0" });
+    const url = converse.buildRequest(chat({}), t, false).url;
+    const body = (messages: unknown) => ({ url, headers: { "content-type": "application/json", accept: "application/json" }, body: JSON.stringify({ messages }) });
+    const twice = await send(await signer.sign(body([{ role: "user", content: [{ text: "a" }] }, { role: "user", content: [{ text: "b" }] }]), t));
+    expect(twice.status).toBe(400);
+    expect(converse.parseError(twice.body.toString(), twice.headers).message).toContain("must alternate");
+    const blank = await send(await signer.sign(body([{ role: "user", content: [{ text: " " }] }]), t));
+    expect(converse.parseError(blank.body.toString(), blank.headers).message).toContain("is blank");
   });
 });
