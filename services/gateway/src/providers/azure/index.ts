@@ -1,5 +1,9 @@
 import type { AzureCredential } from "../../provider-keys/cloud-credentials";
-import { openAiCompatibleAdapter } from "../openai-compatible";
+import { openAiEmbeddings, parseOpenAiEmbeddings } from "../openai-compatible/embeddings";
+import { OPENAI_PROFILES } from "../openai-compatible/profiles";
+import { buildOpenAiNativeRequest, buildOpenAiRequest } from "../openai-compatible/request";
+import { parseOpenAiCompletion, parseOpenAiError } from "../openai-compatible/response";
+import { createOpenAiStreamDecoder } from "../openai-compatible/stream";
 import { UnsupportedRequest, type ProviderAdapter, type UpstreamHttpRequest, type UpstreamTarget } from "../types";
 import { EntraTokens } from "./entra-tokens";
 
@@ -10,7 +14,9 @@ import { EntraTokens } from "./entra-tokens";
  * token minted from the credential's client secret.
  */
 
-const openai = openAiCompatibleAdapter("openai");
+// Azure OpenAI takes what OpenAI's own API takes.
+const profile = OPENAI_PROFILES.openai!;
+const embeddings = openAiEmbeddings(profile);
 /**
  * The catalog's base URL for Azure, which stands for "the resource's own endpoint": any other base
  * URL is the operator's override (a proxy in front of Azure, a test's fake) and wins.
@@ -62,32 +68,26 @@ async function authorize(req: UpstreamHttpRequest, target: UpstreamTarget, signa
   return { ...req, headers: { ...req.headers, authorization: `Bearer ${token}` } };
 }
 
-const embeddings = openai.embeddings;
-const buildNative = openai.buildNativeRequest as NonNullable<ProviderAdapter["buildNativeRequest"]>;
 
 export const azureOpenAiAdapter: ProviderAdapter = {
   family: "openai",
   buildRequest: (req, target, stream) => {
     const t = deployed(target);
-    return atDeployment(openai.buildRequest(req, t, stream), t, "chat/completions");
+    return atDeployment(buildOpenAiRequest(req, t, stream, profile), t, "chat/completions");
   },
   buildNativeRequest: (native, req, target, stream) => {
     const t = deployed(target);
-    return atDeployment(buildNative(native, req, t, stream), t, "chat/completions");
+    return atDeployment(buildOpenAiNativeRequest(native, req, t, stream, profile), t, "chat/completions");
   },
   authorize,
-  parseCompletion: openai.parseCompletion,
-  createStreamDecoder: openai.createStreamDecoder,
-  parseError: openai.parseError,
-  ...(embeddings
-    ? {
-        embeddings: {
-          buildRequest: (req, target) => {
-            const t = deployed(target);
-            return atDeployment(embeddings.buildRequest(req, t), t, "embeddings");
-          },
-          parse: embeddings.parse,
-        },
-      }
-    : {}),
+  parseCompletion: parseOpenAiCompletion,
+  createStreamDecoder: createOpenAiStreamDecoder,
+  parseError: parseOpenAiError,
+  embeddings: {
+    buildRequest: (req, target) => {
+      const t = deployed(target);
+      return atDeployment(embeddings.buildRequest(req, t), t, "embeddings");
+    },
+    parse: parseOpenAiEmbeddings,
+  },
 };
