@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -7,7 +8,9 @@ import { promisify } from "node:util";
 import { createPostgresDb } from "@router/db";
 import { parseIdentityPublicKeys, parseIdentitySigningKey } from "@router/config";
 import { identityPublicKeys, identitySigningKey, signIdentity, verifyIdentity, type Identity } from "@router/http-kit";
-import { createTestDatabase, type TestDatabase } from "@router/testkit";
+import { createTestDatabase, dropRoles, freePort, httpReady, newIdentityKeys, startNodeProcess, type TestDatabase } from "@router/testkit";
+
+const SERVICE_SCHEMAS = ["gateway", "routing", "ledger", "activity", "reports", "alerts", "broadcast", "runaway"];
 
 const CLI = join(__dirname, "..", "services", "cli", "dist", "main.js");
 /** What `npm run router --` runs: the build check, then the built CLI. */
@@ -20,11 +23,28 @@ const IDENTITY: Identity = { orgId: "org_cli", credential: "management", keyHash
 describe("the operator CLI", () => {
   let db: TestDatabase;
   let env: Record<string, string>;
+  // Roles are cluster-wide: this run's own names, dropped after its database.
+  const rolePrefix = `rt${randomBytes(4).toString("hex")}_`;
+  const urlAs = (role: string) => {
+    const url = new URL(db.url);
+    url.username = role;
+    return url.toString();
+  };
   beforeAll(async () => {
     db = await createTestDatabase("cli");
-    env = { PATH: process.env.PATH ?? "", DATABASE_URL: db.url, ROUTER_KEY_PEPPER: "cli-test-pepper", LOG_LEVEL: "silent" };
+    env = {
+      PATH: process.env.PATH ?? "",
+      DATABASE_URL: db.url,
+      ROUTER_KEY_PEPPER: "cli-test-pepper",
+      LOG_LEVEL: "silent",
+      ROUTER_DB_ROLE_PREFIX: rolePrefix,
+      ROUTER_DB_PASSWORD_GATEWAY: randomBytes(24).toString("base64url"),
+    };
   });
-  afterAll(() => db.drop());
+  afterAll(async () => {
+    await db.drop();
+    await dropRoles(SERVICE_SCHEMAS.map((s) => `${rolePrefix}${s}`));
+  });
 
   const cli = async (...args: string[]) => {
     const { stdout } = await run(process.execPath, [CLI, ...args], { env });
@@ -69,9 +89,35 @@ describe("the operator CLI", () => {
     }
   });
 
-  it("applies every service's migrations", async () => {
+  it("applies every service's migrations and grants each service's own role, creating it with --create-roles", async () => {
+    // Before any role exists: reported, not created (operators may provision roles themselves).
     const rows = await cli("migrate");
     expect(rows.map((r) => r.schema)).toEqual(["gateway", "routing", "ledger", "activity", "reports", "alerts", "broadcast", "runaway"]);
+    expect(rows.map((r) => r.role_status)).toEqual(Array(8).fill("missing"));
+    const withRoles = await cli("migrate", "--create-roles");
+    expect(withRoles.map((r) => r.applied)).toEqual(Array(8).fill([]));
+    expect(withRoles.map((r) => r.role)).toEqual(SERVICE_SCHEMAS.map((s) => `${rolePrefix}${s}`));
+    expect(withRoles.map((r) => r.role_status)).toEqual(Array(8).fill("created"));
+    // The password of the one service given one was set; its text is in no output.
+    expect(withRoles.filter((r) => r.password_set).map((r) => r.schema)).toEqual(["gateway"]);
+    expect(JSON.stringify(withRoles)).not.toContain(env.ROUTER_DB_PASSWORD_GATEWAY);
+    expect((await cli("migrate", "--create-roles")).map((r) => r.role_status)).toEqual(Array(8).fill("granted"));
+    // What the roles can do is libs/db's test; here: the ledger's role reads its own schema and not the gateway's.
+    const asLedger = createPostgresDb({ url: urlAs(`${rolePrefix}ledger`), schema: "ledger" });
+    try {
+      await expect(asLedger.query("SELECT count(*) FROM schema_migrations")).resolves.toBeDefined();
+      await expect(asLedger.query("SELECT count(*) FROM gateway.organisations")).rejects.toThrow(/permission denied for schema gateway/);
+    } finally {
+      await asLedger.close();
+    }
+  });
+
+  it("refuses --create-roles on the embedded store, which has no roles", async () => {
+    const { DATABASE_URL: _postgres, ...embedded } = env;
+    await expect(run(process.execPath, [CLI, "migrate", "--create-roles"], { env: embedded })).rejects.toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("--create-roles: needs DATABASE_URL"),
+    });
   });
 
   it("creates an organisation and prints its management key once", async () => {
@@ -87,33 +133,85 @@ describe("the operator CLI", () => {
     });
   });
 
-  it("probes a gateway's /health and counts up and down per region and UTC day", async () => {
+  it("probes a gateway's /health and reports up and down to its API, counted per region and UTC day; a wrong token is refused", async () => {
+    // A real gateway holds the token and takes the reports; in front of it, a /health the test turns up and down.
+    const probeToken = randomBytes(32).toString("hex");
+    const gatewayPort = await freePort();
+    const identity = newIdentityKeys();
+    const gateway = await startNodeProcess(
+      "gateway",
+      join(__dirname, "..", "services", "gateway", "dist", "main.js"),
+      {
+        ...env,
+        ROUTER_IDENTITY_SIGNING_KEY: identity.env.ROUTER_IDENTITY_SIGNING_KEY,
+        ROUTER_INTERNAL_SECRET: randomBytes(32).toString("hex"),
+        ROUTER_MASTER_KEY: randomBytes(32).toString("hex"),
+        ROUTER_DATA_DIR: join(__dirname, "..", ".data", `cli-probe-${process.pid}`),
+        ROUTER_PROBE_TOKEN: probeToken,
+        PORT: String(gatewayPort),
+        GATEWAY_METRICS_PORT: "0",
+      },
+      () => httpReady(`http://127.0.0.1:${gatewayPort}/health`),
+    );
     let healthy = true;
-    const server: Server = createServer((_req, res) => {
-      res.writeHead(healthy ? 200 : 500, { "content-type": "application/json" });
-      res.end(JSON.stringify({ status: healthy ? "ok" : "error" }));
+    const server: Server = createServer((req, res) => {
+      if (req.url === "/health") {
+        res.writeHead(healthy ? 200 : 500, { "content-type": "application/json" });
+        res.end(JSON.stringify({ status: healthy ? "ok" : "error" }));
+        return;
+      }
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        fetch(`http://127.0.0.1:${gatewayPort}${req.url ?? "/"}`, {
+          method: req.method,
+          headers: { authorization: req.headers.authorization ?? "", "content-type": req.headers["content-type"] ?? "" },
+          body: Buffer.concat(chunks),
+        }).then(async (r) => {
+          res.writeHead(r.status, { "content-type": r.headers.get("content-type") ?? "text/plain" });
+          res.end(Buffer.from(await r.arrayBuffer()));
+        }, () => res.writeHead(502).end());
+      });
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {
-      const probe = (...args: string[]) => run(process.execPath, [CLI, "probe", "--once", ...args], { env });
-      await probe("--url", url, "--region", "eu-west");
+      const probe = (token: string, ...args: string[]) =>
+        run(process.execPath, [CLI, "probe", "--once", ...args], { env: { PATH: env.PATH ?? "", LOG_LEVEL: "silent", ROUTER_PROBE_TOKEN: token } });
+      await probe(probeToken, "--url", url, "--region", "eu-west");
       healthy = false;
-      await probe("--url", url, "--region", "eu-west");
-      await probe("--url", "http://127.0.0.1:1", "--region", "us-east", "--timeout-ms", "500");
+      await probe(probeToken, "--url", url, "--region", "eu-west");
+      healthy = true;
+      await expect(probe(`${probeToken}0`, "--url", url, "--region", "us-east")).rejects.toMatchObject({
+        code: 1,
+        stderr: expect.stringContaining("the gateway refused the probe token (POST /v1/status/probes answered 401"),
+      });
+      // Nothing answers there: its result cannot be delivered either, and the probe says so.
+      await expect(probe(probeToken, "--url", "http://127.0.0.1:1", "--region", "us-east", "--timeout-ms", "500")).rejects.toMatchObject({
+        code: 1,
+        stderr: expect.stringContaining("1 result(s) not delivered"),
+      });
+      const uptime = (await (await fetch(`http://127.0.0.1:${gatewayPort}/v1/status/uptime`)).json()) as { data: { days: Array<{ probes: number }> } };
+      expect(uptime.data.days.at(-1)?.probes).toBe(2);
     } finally {
       server.close();
+      await gateway.stop();
+      rmSync(join(__dirname, "..", ".data", `cli-probe-${process.pid}`), { recursive: true, force: true });
     }
     const gw = createPostgresDb({ url: db.url, schema: "gateway" });
     try {
       const rows = await gw.query<{ region: string; probes: number; up: number }>("SELECT region, probes, up FROM uptime_days ORDER BY region");
-      expect(rows.rows).toEqual([
-        { region: "eu-west", probes: 2, up: 1 },
-        { region: "us-east", probes: 1, up: 0 },
-      ]);
+      expect(rows.rows).toEqual([{ region: "eu-west", probes: 2, up: 1 }]);
     } finally {
       await gw.close();
     }
+  });
+
+  it("refuses to probe without ROUTER_PROBE_TOKEN", async () => {
+    await expect(run(process.execPath, [CLI, "probe", "--once", "--url", "http://127.0.0.1:1", "--region", "eu"], { env })).rejects.toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("ROUTER_PROBE_TOKEN: required"),
+    });
   });
 
   it("declares Kafka topics only with KAFKA_BROKERS and a layout a broker accepts, naming what is wrong", async () => {

@@ -36,6 +36,20 @@ export async function createTestDatabase(label = "t"): Promise<TestDatabase> {
   };
 }
 
+/**
+ * Drops login roles a test created (cluster-wide, unlike its database): after the databases they
+ * were granted in are dropped, nothing depends on them.
+ */
+export async function dropRoles(roles: string[]): Promise<void> {
+  const admin = new Client({ connectionString: TEST_POSTGRES_ADMIN_URL });
+  await admin.connect();
+  try {
+    for (const role of roles) await admin.query(`DROP ROLE IF EXISTS ${admin.escapeIdentifier(role)}`);
+  } finally {
+    await admin.end();
+  }
+}
+
 /** A unique prefix for Redis keys and stream names so parallel test files never collide. */
 export function uniqueName(prefix: string): string {
   return `${prefix}-${randomBytes(6).toString("hex")}`;

@@ -40,9 +40,12 @@ export const COMMANDS: CommandHelp[] = [
   },
   {
     words: ["migrate"],
-    synopsis: "migrate",
-    summary: "Applies every service's database migrations, one JSON line per schema.",
-    details: "  (no options)",
+    synopsis: "migrate [--create-roles]",
+    summary: "Applies every service's database migrations and grants each service's role its own schema, one JSON line per schema.",
+    details: `  --create-roles     also create a missing service role (<ROUTER_DB_ROLE_PREFIX><service>, default
+                     router_gateway ...; DATABASE_URL's role then needs CREATEROLE)
+  Run as the schemas' owner (DATABASE_URL). On Postgres each existing role gets USAGE on its schema and
+  read/write on its tables, nothing elsewhere; ROUTER_DB_PASSWORD_<SERVICE> sets (or rotates) its password.`,
   },
   {
     words: ["events", "tail"],
@@ -66,12 +69,13 @@ export const COMMANDS: CommandHelp[] = [
   {
     words: ["probe"],
     synopsis: "probe --url <gateway> --region <name> [--interval <s>] [--timeout-ms <ms>] [--once]",
-    summary: "Calls <gateway>/health every interval and records it for GET /v1/status/uptime (one probe per region).",
+    summary: "Calls <gateway>/health every interval and reports it to the gateway for GET /v1/status/uptime (one probe per region).",
     details: `  --url <gateway>    the gateway's base URL, http:// or https:// (required)
   --region <name>    lower-case letters, digits and dashes, e.g. eu-west (required)
   --interval <s>     whole seconds between probes, 1 to 3600 (default 60)
   --timeout-ms <ms>  how long one probe may take, 100 to 60000 (default 10000)
-  --once             probe once and exit`,
+  --once             probe once and exit
+  Reports to <gateway>/v1/status/probes with ROUTER_PROBE_TOKEN (the gateway's own, required).`,
   },
 ];
 
@@ -79,7 +83,9 @@ const INVOCATION = "npm run router --";
 
 const SETTINGS = `Settings come from the environment, as for the services: DATABASE_URL (unset: the embedded store
 under ROUTER_DATA_DIR, default ./.data, which only one process may hold: stop \`npm start\` first),
-ROUTER_BUS, ROUTER_BUS_NAMESPACE, REDIS_URL, KAFKA_BROKERS, KAFKA_TOPIC_*, ROUTER_KEY_PEPPER.`;
+ROUTER_BUS, ROUTER_BUS_NAMESPACE, REDIS_URL, KAFKA_BROKERS, KAFKA_TOPIC_*, ROUTER_KEY_PEPPER,
+ROUTER_MIGRATE_ON_START (false: commands only check a schema, as its service's role), ROUTER_DB_ROLE_PREFIX,
+ROUTER_DB_PASSWORD_<SERVICE>, ROUTER_PROBE_TOKEN.`;
 
 /** The overview: every command on one line. */
 export function overview(): string {

@@ -41,6 +41,7 @@ async function main(argv: string[]): Promise<number> {
       "key-file": { type: "string" },
       "key-secret": { type: "string" },
       "public-keys": { type: "string" },
+      "create-roles": { type: "boolean", default: false },
     },
   });
   const [group, action, arg] = positionals;
@@ -60,7 +61,7 @@ async function main(argv: string[]): Promise<number> {
   // Logs go to stderr: stdout carries the command's own output (a created key, an org list), which
   // scripts parse.
   const log = createLogger({ level: config.LOG_LEVEL, base: { service: "cli" }, destination: process.stderr });
-  const stores = new Stores(config.DATABASE_URL, config.ROUTER_DATA_DIR);
+  const stores = new Stores(config.DATABASE_URL, config.ROUTER_DATA_DIR, config.ROUTER_MIGRATE_ON_START);
   try {
     if (group === "org" && action === "create") {
       return await runOrgCreate(stores, config, {
@@ -74,7 +75,7 @@ async function main(argv: string[]): Promise<number> {
     if (group === "org" && action === "list") return await runOrgList(stores);
     if (group === "key" && action === "create") return await runKeyCreate(stores, config, { org: values.org, name: values.name });
     if (group === "catalog" && action === "import") return await runCatalogImport(stores, arg);
-    if (group === "migrate") return await runMigrate(stores);
+    if (group === "migrate") return await runMigrate(stores, config, { createRoles: values["create-roles"] ?? false });
     if (group === "events" && action === "tail") return await runEventsTail(config, log, arg);
     if (group === "kafka" && action === "topics" && arg === "create") return await runKafkaTopicsCreate(config, log);
     if (group === "probe") {
@@ -90,7 +91,7 @@ async function main(argv: string[]): Promise<number> {
       }
       const stop = new AbortController();
       for (const sig of ["SIGINT", "SIGTERM"] as const) process.once(sig, () => stop.abort());
-      return await runProbe(stores, log, { url: values.url, region: values.region, intervalSeconds, timeoutMs, once: values.once ?? false }, stop.signal);
+      return await runProbe(log, { url: values.url, region: values.region, token: config.ROUTER_PROBE_TOKEN, intervalSeconds, timeoutMs, once: values.once ?? false }, stop.signal);
     }
     process.stderr.write(`unknown command: ${positionals.join(" ")}\n\n${overview()}\n`);
     return 2;

@@ -43,6 +43,7 @@ import { servedRoutes, type ServedRoute } from "./openapi/served-routes";
 import { loopbackHostOf, MCP_PATH, mcpRoutes } from "./mcp/mcp-route";
 import { SelfCalls } from "./rate-limits/self-calls";
 import { regionRoute, type RegionHeaders } from "./meta/region-route";
+import { probeRoute } from "./status/probe-route";
 import { uptimeRoute } from "./status/uptime-route";
 import { keyRoutes } from "./keys/key-routes";
 import { findKeyByHash } from "./keys/key-store";
@@ -134,6 +135,8 @@ export interface GatewayDeps {
   db: Db;
   /** Applies migrations at start (default); false only checks the schema is at the latest one. */
   migrateOnStart?: boolean;
+  /** The bearer token `router probe` reports with (`POST /v1/status/probes`); unset refuses every report. */
+  probeToken?: string;
   bus: EventBus;
   log: Logger;
   clock: Clock;
@@ -488,6 +491,8 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     }),
   );
   app.use(uptimeRoute({ db: deps.db, clock: deps.clock, publicLimit: rateLimits.publicRateLimit("uptime") }));
+  // The probes' reports share the uptime figure's per-address limit: one a minute per region.
+  app.use(probeRoute({ db: deps.db, clock: deps.clock, probeToken: deps.probeToken, publicLimit: rateLimits.publicRateLimit("uptime") }));
   app.use(regionRoute({ headers: deps.regionHeaders ?? {}, publicLimit: rateLimits.publicRateLimit("region") }));
   app.use(openApiRoutes({ version: deps.version, publicLimit: rateLimits.publicRateLimit("openapi") }));
   app.use(cspReportRoute({ log: deps.log, publicLimit: rateLimits.publicRateLimit("csp_report") }));

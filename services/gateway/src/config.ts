@@ -287,6 +287,8 @@ export const gatewayConfigSchema = z.object({
   DATABASE_URL: z.string().optional(),
   // false (production): only check the schema is at the latest migration; `router migrate` applies them.
   ROUTER_MIGRATE_ON_START: env.bool(true),
+  // What `router probe` reports uptime with (POST /v1/status/probes); unset refuses every report.
+  ROUTER_PROBE_TOKEN: z.string().min(32, "at least 32 characters (openssl rand -base64 32)").optional(),
   ...busEnvironment,
   ROUTING_GRPC_ADDR: z.string().default("127.0.0.1:50051"),
   LEDGER_GRPC_ADDR: z.string().default("127.0.0.1:50052"),

@@ -65,6 +65,7 @@ async function main(): Promise<void> {
   const gateway = await startGateway({
     db,
     migrateOnStart: config.ROUTER_MIGRATE_ON_START,
+    probeToken: config.ROUTER_PROBE_TOKEN,
     bus,
     log,
     clock: systemClock,

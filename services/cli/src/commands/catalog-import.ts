@@ -1,5 +1,4 @@
 import { readFileSync } from "node:fs";
-import { migrate } from "@router/db";
 import { BUNDLED_CATALOG_FILE, importCatalog, ROUTING_MIGRATIONS_DIR } from "@router/routing";
 import { systemClock } from "@router/money";
 import type { Stores } from "../stores";
@@ -8,8 +7,7 @@ import type { Stores } from "../stores";
 export async function runCatalogImport(stores: Stores, file: string | undefined): Promise<number> {
   const path = file ?? BUNDLED_CATALOG_FILE;
   const json: unknown = JSON.parse(readFileSync(path, "utf8"));
-  const db = await stores.open("routing");
-  await migrate(db, ROUTING_MIGRATIONS_DIR);
+  const db = await stores.openMigrated("routing", ROUTING_MIGRATIONS_DIR);
   const summary = await importCatalog(db, json, systemClock);
   // The revision is a bigint; it prints as a decimal string.
   const printable = JSON.stringify({ file: path, ...summary }, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v));

@@ -1,6 +1,7 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import { z } from "zod";
-import { dataOf, json, refusals, SECURITY } from "./envelopes";
+import { probeReportSchema } from "../status/probe-route";
+import { dataOf, json, jsonBody, refusals, SECURITY } from "./envelopes";
 
 export const OPENAPI_JSON_PATH = "/openapi.json";
 export const OPENAPI_YAML_PATH = "/openapi.yaml";
@@ -120,6 +121,17 @@ export function registerMetaPaths(registry: OpenAPIRegistry): void {
         ),
       ),
       ...refusals(429),
+    },
+  });
+  registry.registerPath({
+    method: "post",
+    path: "/v1/status/probes",
+    summary: "Count one uptime probe of /health from a region (`router probe` reports here)",
+    security: [{ probeToken: [] }],
+    request: { body: jsonBody(probeReportSchema) },
+    responses: {
+      201: json("Counted on the UTC day of `at` (default: the gateway's now)", dataOf(z.object({ region: z.string(), day: z.string(), up: z.boolean() }))),
+      ...refusals(400, 401, 429),
     },
   });
   registry.registerPath({

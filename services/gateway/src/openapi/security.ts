@@ -2,7 +2,7 @@ import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 
 /**
  * The credential classes: inference key, management key (both bearer), the dashboard session cookie,
- * and the payment processor's signature on the events it posts.
+ * the payment processor's signature on the events it posts, and the uptime probes' token.
  */
 export function registerSecuritySchemes(registry: OpenAPIRegistry): void {
   registry.registerComponent("securitySchemes", "inferenceKey", {
@@ -32,5 +32,10 @@ export function registerSecuritySchemes(registry: OpenAPIRegistry): void {
     in: "header",
     name: "Stripe-Signature",
     description: "The payment processor's (Stripe's) signature over the exact body, with its signing time; for the processor only",
+  });
+  registry.registerComponent("securitySchemes", "probeToken", {
+    type: "http",
+    scheme: "bearer",
+    description: "The uptime probes' token, ROUTER_PROBE_TOKEN (`POST /v1/status/probes` only)",
   });
 }

@@ -58,3 +58,52 @@ describe("GET /v1/status/uptime", () => {
     expect((await call(h.url, "GET", "/v1/status/uptime")).body.data.days.at(-1)).toEqual({ date: "2026-11-21", uptime: 70 / 81, probes: 81 });
   });
 });
+
+describe("POST /v1/status/probes", () => {
+  const token = "probe-token-0123456789abcdef0123456789";
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness("gwprobes", { probeToken: token });
+  });
+  afterAll(async () => h.close());
+
+  it("counts a probe with the token at the gateway's clock, and refuses a wrong or missing token with 401", async () => {
+    const report = (body: unknown, key?: string) => call(h.url, "POST", "/v1/status/probes", { key, body });
+    expect(await report({ region: "eu-west", up: true }, token)).toMatchObject({ status: 201, body: { data: { region: "eu-west", day: "2026-11-21", up: true } } });
+    expect((await report({ region: "eu-west", up: false }, token)).status).toBe(201);
+    for (const wrong of [`${token}x`, token.slice(0, -1), undefined]) {
+      const refused = await report({ region: "eu-west", up: true }, wrong);
+      expect(refused.status).toBe(401);
+      expect(refused.body.error.code).toBe("unauthorized");
+      expect(JSON.stringify(refused.body)).not.toContain(token);
+    }
+    const rows = await h.db.query("SELECT region, probes, up FROM uptime_days");
+    expect(rows.rows).toEqual([{ region: "eu-west", probes: 2, up: 1 }]);
+  });
+
+  it("names the field of a bad report", async () => {
+    const bad = await call(h.url, "POST", "/v1/status/probes", { key: token, body: { region: "EU West", up: true } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details).toEqual({ field: "region" });
+    const extra = await call(h.url, "POST", "/v1/status/probes", { key: token, body: { region: "eu", up: true, when: "now" } });
+    expect(extra.body.error.details).toEqual({ field: "when" });
+    // A late report (the probe kept it while the gateway was down) counts on its own day, up to 7 days back.
+    const late = await call(h.url, "POST", "/v1/status/probes", { key: token, body: { region: "late", up: false, at: "2026-11-19T23:59:00Z" } });
+    expect(late).toMatchObject({ status: 201, body: { data: { day: "2026-11-19" } } });
+    for (const at of ["2026-11-14T09:59:00Z", "2026-11-21T10:01:01Z", "yesterday"]) {
+      expect((await call(h.url, "POST", "/v1/status/probes", { key: token, body: { region: "eu", up: true, at } })).body.error.details).toEqual({ field: "at" });
+    }
+    expect((await call(h.url, "POST", "/v1/status/probes", { key: token, body: { region: "eu" } })).body.error.details).toEqual({ field: "up" });
+  });
+
+  it("refuses every report when the gateway has no token", async () => {
+    const off = await startHarness("gwprobesoff");
+    try {
+      const refused = await call(off.url, "POST", "/v1/status/probes", { key: token, body: { region: "eu", up: true } });
+      expect(refused.status).toBe(401);
+      expect(refused.body.error.message).toContain("ROUTER_PROBE_TOKEN");
+    } finally {
+      await off.close();
+    }
+  });
+});
