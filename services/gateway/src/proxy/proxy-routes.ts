@@ -1,4 +1,5 @@
 import type { Db } from "@router/db";
+import { MANAGEMENT_ROUTES, OWNED_FAMILIES, type Access, type Owner } from "@router/management-api";
 import { Router, type Request, type RequestHandler, type Response } from "express";
 import { signIdentity, type Identity, type IdentitySigningKey } from "@router/http-kit";
 import type { Caller } from "../auth/caller";
@@ -53,11 +54,8 @@ function afterWrite(hook: ((orgId: string) => void) | undefined): RequestHandler
   };
 }
 
-/** The header the payment processor (Stripe) signs its events in, checked by the ledger. */
-const PAYMENT_SIGNATURE_HEADER = "stripe-signature";
-
-/** Routes whose bodies the gateway forwards unread: see `proxyRoutes`. */
-export const CREDIT_OWN_BODY_PATHS = ["/v1/credits/checkout", "/v1/billing/webhook"] as const;
+/** Routes whose bodies the gateway forwards unread (the owner reads the bytes itself). */
+export const CREDIT_OWN_BODY_PATHS: readonly string[] = MANAGEMENT_ROUTES.filter((r) => r.bodyUnread).map((r) => r.path);
 
 /**
  * The identity an owning service sees for an inference key: no person and no management role, even
@@ -78,113 +76,123 @@ export function keyIdentity(caller: Caller): Identity {
 }
 
 /**
- * Routes other services own, forwarded after authentication with the signed identity header:
- * activity (usage, CSV export, generation records), routing's account defaults, presets, guardrails
- * and privacy policy, the ledger's workspace budgets, agents and runs, reports (branding and client
- * reports), alerts (channels, test alerts, deliveries), broadcast destinations, runaway's settings,
- * the ledger's credits (and the public fee schedule and payment-processor events), and the public
- * catalog (routing). The gateway only authenticates management callers here (every
- * role may read); the owning service checks the role against the permission table.
+ * What the gateway adds to a route beyond its description, by route key (`PUT /v1/privacy`) or a
+ * family's first path: checks and limits that run after authentication, and hooks on the answer.
+ */
+export type ProxyExtras = Record<string, readonly RequestHandler[]>;
+
+export function proxyExtras(deps: ProxyRoutesDeps): ProxyExtras {
+  // A named workspace filter must be one of the caller's organisation (404 otherwise).
+  const workspaceFilter = namedWorkspace(deps.db, { query: "workspace" });
+  // After a routing write, this gateway plans the organisation's next request afresh (routing has
+  // already dropped its own copy, on every replica), so the change binds on the very next request.
+  const routingWritten = afterWrite(deps.onRoutingWrite);
+  // After a budget write, this gateway's copy of which budgets exist is read again at once (other
+  // replicas within its few seconds), so the next request is admitted by the ledger.
+  const budgetWritten = afterWrite(deps.onBudgetWrite);
+  // A workspace's budgets: reading an unknown one lists none (the ledger scopes by organisation),
+  // while a write must name a workspace of the caller's organisation (404 otherwise).
+  const workspaceBudgetWrite = [namedWorkspace(deps.db, { param: "id" }), budgetWritten];
+  // An agent budget scoped to a workspace names it in the body (set) or the query (delete).
+  const agentBudgetWrite = [namedWorkspace(deps.db, { body: "workspace_id" }), namedWorkspace(deps.db, { query: "workspace_id" }), budgetWritten];
+  // Reports show the organisation's and the workspace's current names, which only the gateway holds.
+  const orgName = organisationName(deps.db);
+  const extras: Record<string, RequestHandler[]> = {
+    "GET /v1/activity/export": [deps.exportLimit, workspaceFilter],
+    "/v1/activity": [workspaceFilter],
+    "PUT /v1/workspaces/:id/budgets/:interval": workspaceBudgetWrite,
+    "DELETE /v1/workspaces/:id/budgets/:interval": workspaceBudgetWrite,
+    "PUT /v1/agents/:agent/budgets/:interval": agentBudgetWrite,
+    "DELETE /v1/agents/:agent/budgets/:interval": agentBudgetWrite,
+    "GET /v1/reports/branding": [orgName],
+    "PUT /v1/reports/branding": [orgName],
+    "GET /v1/reports/workspaces/:id": [namedWorkspace(deps.db, { param: "id" }), orgName],
+    "/v1/presets": [routingWritten],
+    "/v1/guardrails": [routingWritten],
+    "GET /v1/credits/fees": [deps.creditFeesLimit],
+    "POST /v1/billing/webhook": [deps.paymentEventsLimit],
+  };
+  for (const r of MANAGEMENT_ROUTES) {
+    if (r.owner === "activity" && r.access === "management") extras[r.key] ??= [workspaceFilter];
+    if (r.owner === "routing" && r.access === "public") extras[r.key] = [deps.catalogLimit];
+    // Every routing write changes the plan, but a preview, which saves nothing.
+    if (r.owner === "routing" && r.access === "management" && r.method !== "get" && r.path !== "/v1/privacy/preview") extras[r.key] = [routingWritten];
+  }
+  return extras;
+}
+
+/**
+ * Who the gateway lets through to a route, where it differs from the description's access: a
+ * management caller reaches `POST /v1/runs` so that the ledger refuses it in its own words.
+ */
+const AUTHENTICATE_AS: Readonly<Record<string, Access>> = { "POST /v1/runs": "any" };
+
+/**
+ * Routes other services own (`@router/management-api`), forwarded after authentication with the
+ * signed identity header: each description is one express route, with the extras above; then each
+ * family an owner holds whole, so that an undescribed path under it reaches the owner's own 404.
+ * The gateway only authenticates management callers here (every role may read); the owning
+ * service checks the role against the permission table.
  */
 export function proxyRoutes(deps: ProxyRoutesDeps): Router {
   const router = Router();
-  const activity: UpstreamTarget = { service: "activity", baseUrl: deps.activityUrl };
-  const routing: UpstreamTarget = { service: "routing", baseUrl: deps.routingUrl };
-  const ledger: UpstreamTarget = { service: "ledger", baseUrl: deps.ledgerUrl };
-  const reports: UpstreamTarget = { service: "reports", baseUrl: deps.reportsUrl };
-  const alerts: UpstreamTarget = { service: "alerts", baseUrl: deps.alertsUrl };
-  const broadcast: UpstreamTarget = { service: "broadcast", baseUrl: deps.broadcastUrl };
-  const runaway: UpstreamTarget = { service: "runaway", baseUrl: deps.runawayUrl };
+  const baseUrls: Record<Owner, string> = {
+    activity: deps.activityUrl,
+    routing: deps.routingUrl,
+    ledger: deps.ledgerUrl,
+    reports: deps.reportsUrl,
+    alerts: deps.alertsUrl,
+    broadcast: deps.broadcastUrl,
+    runaway: deps.runawayUrl,
+  };
+  const targetOf = (owner: Owner, passHeaders: readonly string[] | undefined): UpstreamTarget => ({
+    service: owner,
+    baseUrl: baseUrls[owner],
+    ...(passHeaders ? { passHeaders: [...passHeaders] } : {}),
+  });
 
-  // Signed with the wall clock, not the injected one: the receiving process checks its age.
-  const forwardAs = (target: UpstreamTarget, identityOf: (res: Response) => Identity): RequestHandler =>
-    async (req: Request, res: Response) => {
-      await deps.proxy.forward(req, res, target, await signIdentity(identityOf(res), deps.identityKey));
-    };
   const asPrincipal = (res: Response): Identity => {
     const identity = principalIdentity(requirePrincipal(res));
     const workspace = res.locals.workspace as Identity["workspace"];
     const orgName = res.locals.orgName as Identity["orgName"];
     return { ...identity, ...(workspace ? { workspace } : {}), ...(orgName !== undefined ? { orgName } : {}) };
   };
-  const workspaceFilter = namedWorkspace(deps.db, { query: "workspace" });
   const asInferenceKey = (res: Response) => keyIdentity(requireCaller(res));
-  const open =
-    (target: UpstreamTarget): RequestHandler =>
-    async (req: Request, res: Response) => {
-      await deps.proxy.forward(req, res, target, null);
-    };
+  // Runs: the agent's inference key, or a management key or session (the ledger checks the role).
+  const asRunCaller = (res: Response): Identity => (res.locals.principal ? asPrincipal(res) : asInferenceKey(res));
 
   const management = deps.manage("read");
-  router.get("/v1/activity/export", management, deps.exportLimit, workspaceFilter, forwardAs(activity, asPrincipal));
-  router.all(["/v1/activity", "/v1/activity/*rest"], management, workspaceFilter, forwardAs(activity, asPrincipal));
-  router.get("/v1/generation", deps.authenticate({ allow: ["inference"] }), forwardAs(activity, asInferenceKey));
-  router.get("/v1/generation/:id/content", management, forwardAs(activity, asPrincipal));
-  // After a routing write, this gateway plans the organisation's next request afresh (routing has
-  // already dropped its own copy, on every replica), so the change binds on the very next request.
-  const routingWritten = afterWrite(deps.onRoutingWrite);
-  router.all("/v1/routing/defaults", management, routingWritten, forwardAs(routing, asPrincipal));
-  // A workspace's budgets: reading an unknown one lists none (the ledger scopes by organisation),
-  // while a write must name a workspace of the caller's organisation (404 otherwise). The gateway
-  // serves /v1/workspaces and /v1/workspaces/{id} itself; only these sub-paths go to the ledger.
-  router.get("/v1/workspaces/:id/budgets", management, forwardAs(ledger, asPrincipal));
-  // After a budget write, this gateway's copy of which budgets exist is read again at once (other
-  // replicas within its few seconds), so the next request is admitted by the ledger.
-  const budgetWritten = afterWrite(deps.onBudgetWrite);
-  router.all(
-    "/v1/workspaces/:id/budgets/:interval",
-    management,
-    namedWorkspace(deps.db, { param: "id" }),
-    budgetWritten,
-    forwardAs(ledger, asPrincipal),
-  );
-  router.get("/v1/agents", management, forwardAs(ledger, asPrincipal));
-  // An agent budget scoped to a workspace names it in the body (set) or the query (delete).
-  router.all(
-    "/v1/agents/:agent/budgets/:interval",
-    management,
-    namedWorkspace(deps.db, { body: "workspace_id" }),
-    namedWorkspace(deps.db, { query: "workspace_id" }),
-    budgetWritten,
-    forwardAs(ledger, asPrincipal),
-  );
-  // Reports show the organisation's and the workspace's current names, which only the gateway holds.
-  const orgName = organisationName(deps.db);
-  router.get("/v1/reports/branding", management, orgName, forwardAs(reports, asPrincipal));
-  router.put("/v1/reports/branding", management, orgName, forwardAs(reports, asPrincipal));
-  router.get("/v1/reports/workspaces/:id", management, namedWorkspace(deps.db, { param: "id" }), orgName, forwardAs(reports, asPrincipal));
-  // Alert channels, test alerts and the delivery log; /v1/alerts/settings and /runaway belong to runaway.
-  router.all(["/v1/alerts/channels", "/v1/alerts/channels/*rest", "/v1/alerts/deliveries"], management, forwardAs(alerts, asPrincipal));
-  router.all(["/v1/broadcast/destinations", "/v1/broadcast/destinations/*rest"], management, forwardAs(broadcast, asPrincipal));
-  router.all(["/v1/presets", "/v1/presets/*rest"], management, routingWritten, forwardAs(routing, asPrincipal));
-  router.all(["/v1/guardrails", "/v1/guardrails/*rest"], management, routingWritten, forwardAs(routing, asPrincipal));
-  router.all("/v1/privacy", management, routingWritten, forwardAs(routing, asPrincipal));
-  router.all("/v1/privacy/preview", management, forwardAs(routing, asPrincipal));
-  // What a runaway flag does; the flag list itself adds key state (runaway/runaway-flag-routes.ts).
-  router.all("/v1/alerts/settings", management, forwardAs(runaway, asPrincipal));
-
-  // Runs: the agent's inference key opens, reads, closes and resumes its organisation's runs; a
-  // management key or session reads, closes and resumes them (the ledger checks the role, and
-  // refuses it an open).
   const inference = deps.authenticate({ allow: ["inference"] });
   const keyOrManagement: RequestHandler = (req, res, next) => {
     const bearer = req.headers.authorization?.replace(/^Bearer\s+/i, "") ?? "";
     return bearer.startsWith(KEY_PREFIXES.inference) ? inference(req, res, next) : management(req, res, next);
   };
-  const asRunCaller = (res: Response): Identity => (res.locals.principal ? asPrincipal(res) : asInferenceKey(res));
-  router.all(["/v1/runs", "/v1/runs/*rest"], keyOrManagement, forwardAs(ledger, asRunCaller));
-  // Credits: the balance, purchases and checkout (the ledger checks billing:read and billing:write).
-  // Checkout and the processor's events reach the ledger with their bodies unread
-  // (`CREDIT_OWN_BODY_PATHS`): checkout is refused before its body is read, and the processor signs
-  // the exact bytes.
-  router.get(["/v1/credits", "/v1/credits/purchases", "/v1/credits/purchases/:id/document"], management, forwardAs(ledger, asPrincipal));
-  router.post("/v1/credits/checkout", management, forwardAs(ledger, asPrincipal));
-  router.get("/v1/credits/fees", deps.creditFeesLimit, open(ledger));
-  const processor: UpstreamTarget = { ...ledger, passHeaders: [PAYMENT_SIGNATURE_HEADER] };
-  router.post("/v1/billing/webhook", deps.paymentEventsLimit, open(processor));
+  // Public and processor routes carry no identity: the processor signs its events itself.
+  const gates: Record<Access, { authenticate: RequestHandler[]; identity: ((res: Response) => Identity) | null }> = {
+    public: { authenticate: [], identity: null },
+    processor: { authenticate: [], identity: null },
+    inference: { authenticate: [inference], identity: asInferenceKey },
+    management: { authenticate: [management], identity: asPrincipal },
+    any: { authenticate: [keyOrManagement], identity: asRunCaller },
+  };
+  // Signed with the wall clock, not the injected one: the receiving process checks its age.
+  const forward =
+    (target: UpstreamTarget, identityOf: ((res: Response) => Identity) | null): RequestHandler =>
+    async (req: Request, res: Response) => {
+      const identity = identityOf ? await signIdentity(identityOf(res), deps.identityKey) : null;
+      await deps.proxy.forward(req, res, target, identity);
+    };
 
-  // Anthropic's SDKs send `anthropic-version`: routing answers them in Anthropic's Models API shape.
-  const catalog: UpstreamTarget = { ...routing, passHeaders: ["anthropic-version"] };
-  router.get(["/v1/models", "/v1/models/*rest", "/v1/providers"], deps.catalogLimit, open(catalog));
+  const extras = proxyExtras(deps);
+  for (const r of MANAGEMENT_ROUTES) {
+    if (r.serving !== "forwarded") continue;
+    const gate = gates[AUTHENTICATE_AS[r.key] ?? r.access];
+    router[r.method](r.path, ...gate.authenticate, ...(extras[r.key] ?? []), forward(targetOf(r.owner, r.passHeaders), gate.identity));
+  }
+  for (const family of OWNED_FAMILIES) {
+    const gate = gates[family.access];
+    const first = family.paths[0] ?? "";
+    router.all([...family.paths], ...gate.authenticate, ...(extras[first] ?? []), forward(targetOf(family.owner, undefined), gate.identity));
+  }
   return router;
 }

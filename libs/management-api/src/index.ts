@@ -1,0 +1,15 @@
+/**
+ * The management routes the edge serves for other services: for each, its method and path, the
+ * owning service, who may call, the permission the owner checks, and the zod schemas of its query,
+ * body and answer. The gateway's forwarding table, the OpenAPI document and the dashboard's types
+ * are made from these; the owners validate with the same schemas.
+ */
+export * from "./route";
+export * from "./routes";
+export * as activity from "./activity";
+export * as alerts from "./alerts";
+export * as broadcast from "./broadcast";
+export * as ledger from "./ledger";
+export * as reports from "./reports";
+export * as routing from "./routing";
+export * as runaway from "./runaway";
