@@ -1,4 +1,12 @@
-/** The API's resources as the dashboard reads them (the fields it shows). */
+/**
+ * The API's resources as the dashboard reads them. The routes other services own are typed from
+ * their descriptions (@router/management-api), type-only so no schema code reaches the bundle; the
+ * gateway's own resources are written out here.
+ */
+import type { activity, alerts, broadcast, ledger, reports, routing, runaway } from "@router/management-api";
+import type { z } from "zod";
+
+// ---- the gateway's own routes -------------------------------------------------------------------
 
 export type Role = "owner" | "admin" | "member" | "billing" | "readonly";
 
@@ -32,82 +40,6 @@ export interface SignInMethods {
   management_key: boolean;
   oauth: string[];
   wallet: boolean;
-}
-
-export interface Totals {
-  requests: number;
-  errors: number;
-  byok_requests: number;
-  /** At list price: what the providers charged on the organisation's own keys. */
-  spend: number;
-  /** Router's fees on top. */
-  fees?: number;
-  tokens: number;
-}
-
-export interface Summary {
-  current: Totals;
-  prior: Totals;
-  daily: Array<Totals & { date: string }>;
-}
-
-export interface RequestRecord {
-  id: string;
-  created_at: string;
-  requested_model: string;
-  served_model: string | null;
-  provider_slug: string | null;
-  status: string;
-  is_byok: boolean;
-  error_code: string | null;
-  error_message: string | null;
-  total_cost: number;
-  agent: string | null;
-  app_id: string | null;
-  app_title: string | null;
-  generation_ms: number | null;
-  /** With `include=key` on the list, and on the detail: the key charged (a dashboard session's is `dashboard:...`). */
-  key?: { hash: string; name: string | null } | null;
-}
-
-export type BreakdownDimension = "model" | "provider" | "key" | "app" | "agent";
-
-export interface BreakdownGroup {
-  /** Null for requests without one (no app, no agent). */
-  value: string | null;
-  /** A key's name, an app's title. */
-  label: string | null;
-  requests: number;
-  errors: number;
-  spend: number;
-  tokens: number;
-  /** With `daily=true`: every day of the period, oldest first. */
-  daily?: Array<{ date: string; requests: number; spend: number }>;
-}
-
-/** `GET /v1/activity/breakdown`. */
-export interface Breakdown {
-  by: BreakdownDimension;
-  days: number;
-  groups: BreakdownGroup[];
-  others: BreakdownGroup | null;
-}
-
-export interface Dispatch {
-  id: string;
-  attempt: number;
-  model_id: string;
-  provider_slug: string;
-  is_byok: boolean;
-  status: string;
-  http_status: number | null;
-  error_code: string | null;
-  error_message: string | null;
-  duration_ms: number | null;
-}
-
-export interface RequestDetail extends RequestRecord {
-  attempts: Dispatch[];
 }
 
 export type LimitReset = "daily" | "weekly" | "monthly" | "lifetime";
@@ -156,13 +88,6 @@ export interface WorkspaceRow {
   spend_this_month: number;
 }
 
-/** `GET /v1/workspaces/{id}/budgets` (the ledger's view). */
-export interface WorkspaceBudget {
-  interval: LimitReset;
-  limit_nanodollars: string;
-  include_byok: boolean;
-}
-
 export interface PkceDescription {
   callback_url: string | null;
   host: string | null;
@@ -186,73 +111,6 @@ export interface InvitationLookup {
   expires_at: string;
 }
 
-export interface AgentBudget {
-  agent: string;
-  interval: LimitReset;
-  limit_usd: number;
-  include_byok: boolean;
-  mode: "hard" | "soft";
-  workspace_id: string | null;
-}
-
-export interface AgentRow {
-  agent: string;
-  last_seen: string | null;
-  requests_this_month: number;
-  spend_this_month: number;
-  budgets: AgentBudget[];
-}
-
-export type RunStatus = "open" | "paused" | "completed" | "exhausted" | "cancelled";
-
-export interface Run {
-  id: string;
-  status: RunStatus;
-  goal: string | null;
-  budget: number;
-  spent: number;
-  reserved: number;
-  remaining: number;
-  max_turns: number | null;
-  turns_used: number;
-  max_tool_calls: number | null;
-  tool_calls_used: number;
-  max_cost_per_minute: number | null;
-  max_tool_calls_without_progress: number | null;
-  tool_calls_without_progress: number;
-  pause_reason: string | null;
-  paused_at: string | null;
-  created_at: string;
-  closed_at: string | null;
-}
-
-export interface RunTurn {
-  turn: number;
-  request_id: string;
-  status: string;
-  model: string | null;
-  finish_reason: string | null;
-  cost: number;
-  reserved: number;
-  tool_calls: number;
-  failed_tool_calls: number;
-  prompt_tokens: number;
-  cached_tokens: number;
-  cache_hit_rate: number | null;
-  model_switch: boolean;
-  admitted_at: string;
-}
-
-export interface RunTree extends Run {
-  tree: {
-    turns: RunTurn[];
-    cache_hit_rate: number | null;
-    failed_tool_calls: number;
-    model_switches: number;
-    terminal_status: RunStatus | null;
-  };
-}
-
 export interface Member {
   user_id: string;
   role: Role;
@@ -271,51 +129,6 @@ export interface Invitation {
   expires_at: string;
   created_by_name: string | null;
   url?: string;
-}
-
-export interface RoutingDefaults {
-  default_model: string | null;
-  fallback_models: string[];
-  default_sort: "price" | "throughput" | "latency" | null;
-  lock_sort: boolean;
-  updated_at: string | null;
-}
-
-export interface Preset {
-  slug: string;
-  name: string;
-  description: string | null;
-  version: number;
-  body: Record<string, unknown>;
-  reference: string;
-  updated_at: string;
-}
-
-export interface PresetVersion {
-  version: number;
-  body: Record<string, unknown>;
-  note: string | null;
-  created_at: string;
-}
-
-export interface PrivacyPolicy {
-  zdr: boolean;
-  zdr_groups: string[];
-  deny_training: boolean;
-  regions: string[];
-}
-
-export interface Eligibility {
-  available: number;
-  unavailable: number;
-  excluded?: Array<{ model_id: string; constraints: string[] }>;
-}
-
-export interface PrivacyState {
-  policy: PrivacyPolicy;
-  eligibility: Eligibility;
-  regions: string[];
-  groups: Array<{ group: string; models: number }>;
 }
 
 export interface PreviewCandidate {
@@ -341,103 +154,42 @@ export interface RoutePreview {
   content_filter: { labels: string[] } | null;
 }
 
-export type FilterAction = "block" | "redact" | "flag";
+// ---- routes other services own (@router/management-api) -----------------------------------------
 
-export interface Guardrail {
-  id: string;
-  name: string;
-  model_allowlist: string[];
-  provider_allowlist: string[];
-  allowed_data_regions: string[];
-  budget_nanodollars: string | null;
-  budget_reset: string | null;
-  content_filter_builtins: string[];
-  content_filters: Array<{ name?: string; pattern: string; action: FilterAction }>;
-  created_at: string;
-  assignments: Array<{ subject_type: "key" | "member"; subject_id: string }>;
-}
+export type Totals = z.infer<typeof activity.totals>;
+export type Summary = z.infer<typeof activity.summary>;
+export type RequestRecord = z.infer<typeof activity.requestRecord>;
+export type BreakdownDimension = z.infer<typeof activity.breakdown>["by"];
+export type BreakdownGroup = z.infer<typeof activity.breakdownGroup>;
+/** `GET /v1/activity/breakdown`. */
+export type Breakdown = z.infer<typeof activity.breakdown>;
+export type Dispatch = z.infer<typeof activity.upstreamAttempt>;
+export type RequestDetail = z.infer<typeof activity.requestDetail>;
 
-export interface AlertChannel {
-  id: string;
-  kind: "webhook" | "chat" | "email";
-  target: string;
-  name: string;
-  thresholds: number[];
-  disabled: boolean;
-  created_at: string;
-  signing_secret?: string;
-}
+/** `GET /v1/workspaces/{id}/budgets` (the ledger's view). */
+export type WorkspaceBudget = z.infer<typeof ledger.workspaceBudget>;
+export type AgentBudget = z.infer<typeof ledger.agentBudget>;
+export type AgentRow = z.infer<typeof ledger.agentRow>;
+export type Run = z.infer<typeof ledger.run>;
+export type RunStatus = Run["status"];
+export type RunTurn = z.infer<typeof ledger.runTurn>;
+export type RunTree = z.infer<typeof ledger.runTree>;
 
-export interface AlertDelivery {
-  id: string;
-  channel_name: string | null;
-  channel_kind: string | null;
-  event: string;
-  threshold: number | null;
-  status: "sent" | "failed" | "skipped";
-  http_status: number | null;
-  error: string | null;
-  key_name: string | null;
-  agent_tag: string | null;
-  attempts: number;
-  created_at: string;
-}
+export type RoutingDefaults = z.infer<typeof routing.routingDefaults>;
+export type Preset = z.infer<typeof routing.preset>;
+export type PresetVersion = z.infer<typeof routing.presetVersion>;
+export type PrivacyPolicy = z.infer<typeof routing.privacyPolicy>;
+/** The saved policy's counts, or a preview's with the models it would exclude. */
+export type Eligibility = z.infer<typeof routing.eligibilityCounts> & Partial<Pick<z.infer<typeof routing.eligibility>, "excluded">>;
+export type PrivacyState = z.infer<typeof routing.privacyState>;
+export type Guardrail = z.infer<typeof routing.guardrail>;
+export type FilterAction = Guardrail["content_filters"][number]["action"];
 
-export interface RunawayFlag {
-  id: string;
-  subject_kind: "key" | "agent";
-  subject: string;
-  key_name: string | null;
-  action: "alert" | "paused";
-  kind: "spend" | "rate";
-  window_start: string;
-  window_end: string;
-  spend: number;
-  usual_spend: number;
-  requests: number;
-  usual_requests: number;
-  created_at: string;
-  key_paused: boolean;
-}
+export type AlertChannel = z.infer<typeof alerts.alertChannel>;
+export type AlertDelivery = z.infer<typeof alerts.alertDelivery>;
+export type RunawayFlag = z.infer<typeof runaway.shownRunawayFlag>;
+export type Destination = z.infer<typeof broadcast.destination>;
 
-export interface Destination {
-  id: string;
-  kind: "webhook" | "otlp";
-  url: string;
-  name: string | null;
-  sample_rate: number;
-  disabled: boolean;
-  header_name: string | null;
-  header_hint: string | null;
-  last_attempt_at: string | null;
-  last_success_at: string | null;
-  last_http_status: number | null;
-  last_error: string | null;
-  created_at: string;
-  signing_secret?: string;
-}
-
-export interface Branding {
-  org_name: string | null;
-  brand_name: string | null;
-  brand_logo: string | null;
-  brand_footer: string | null;
-}
-
-export interface ReportLine {
-  requests: number;
-  total_tokens: number;
-  spend: number;
-}
-
-export interface ClientReport {
-  workspace: { id: string; name: string; name_in_month: string | null };
-  month: string;
-  period: { start: string; end: string; ended: boolean };
-  branding: Branding;
-  totals: ReportLine & { requests_by_status: Record<string, number> };
-  by_model: Array<ReportLine & { model: string | null }>;
-  by_agent: Array<ReportLine & { agent: string | null }>;
-  by_day: Array<{ date: string; requests: number; spend: number }>;
-  generated_at: string;
-}
+export type Branding = z.infer<typeof reports.branding>;
+export type ReportLine = z.infer<typeof reports.reportLine>;
+export type ClientReport = z.infer<typeof reports.clientReport>;
