@@ -1,6 +1,7 @@
 import { Router, type Request, type RequestHandler } from "express";
 import { DomainError } from "@router/errors";
 import { parseInput } from "@router/http-kit";
+import { routing } from "@router/management-api";
 import { z } from "zod";
 import type { HealthCache } from "../health/health-cache";
 import type { CatalogCache } from "./catalog-cache";
@@ -16,15 +17,7 @@ const count = (min: number, max: number) =>
     .transform(Number)
     .pipe(z.number().int().min(min).max(max));
 
-const ListModelsQuery = z.object({
-  limit: count(1, 500).default(100),
-  offset: count(0, 1_000_000_000).default(0),
-  q: z.string().max(200).optional(),
-  model_authors: z.string().max(2000).optional(),
-  context: count(0, 1_000_000_000).optional(),
-  // Any value is accepted; one that is not recognised sorts by id.
-  sort: z.string().max(64).optional(),
-});
+const ListModelsQuery = routing.listModelsQuery;
 
 type Sort = (a: Model, b: Model, catalog: CatalogSnapshot) => number;
 

@@ -1,9 +1,9 @@
 import { invalid } from "@router/errors";
 import { parseInput } from "@router/http-kit";
-import { z } from "zod";
+import { routing } from "@router/management-api";
 import type { CatalogSnapshot } from "../catalog/catalog-snapshot";
 
-export const DEFAULT_SORTS = ["price", "throughput", "latency"] as const;
+export const DEFAULT_SORTS = routing.DEFAULT_SORTS;
 export type DefaultSort = (typeof DEFAULT_SORTS)[number];
 
 /** An account's routing defaults ("Routing defaults", in the service README). */
@@ -28,16 +28,9 @@ export const NEVER_SET: RoutingDefaults = Object.freeze({
 });
 
 /** At most this many account fallback models; only the first few can ever fit the depth of three. */
-export const MAX_FALLBACK_MODELS = 10;
+export const MAX_FALLBACK_MODELS = routing.MAX_FALLBACK_MODELS;
 
-const MODEL_ID = z.string().min(1, "must not be empty").max(256);
-
-const DefaultsBody = z.object({
-  default_model: MODEL_ID.nullable().optional(),
-  fallback_models: z.array(MODEL_ID).max(MAX_FALLBACK_MODELS, `at most ${MAX_FALLBACK_MODELS} models`).optional(),
-  default_sort: z.enum(DEFAULT_SORTS).nullable().optional(),
-  lock_sort: z.boolean().optional(),
-});
+const DefaultsBody = routing.routingDefaultsBody;
 
 const KNOWN_FIELDS = new Set(Object.keys(DefaultsBody.shape));
 

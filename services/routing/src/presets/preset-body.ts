@@ -1,7 +1,8 @@
 import { invalid } from "@router/errors";
 import { fromZod } from "@router/http-kit";
-import { providerPreferencesSchema, reasoningSchema, ROUTING_STABILITIES, samplingSettings, tokenCount } from "@router/request-settings";
-import { z } from "zod";
+import { routing } from "@router/management-api";
+import type { providerPreferencesSchema } from "@router/request-settings";
+import type { z } from "zod";
 import type { CatalogSnapshot } from "../catalog/catalog-snapshot";
 import { resolveModel } from "../plan/model-resolution";
 import { PRESET_PREFIX } from "./preset-reference";
@@ -12,17 +13,7 @@ import { PRESET_PREFIX } from "./preset-reference";
  * body carries (messages, tools, stream, ...) is dropped and named in `dropped`.
  */
 
-const modelId = z.string().trim().min(1).max(256);
-
-export const PresetSettings = z.object({
-  model: modelId.optional(),
-  models: z.array(modelId).max(16).optional(),
-  ...samplingSettings,
-  max_tokens: tokenCount.optional(),
-  provider: providerPreferencesSchema.optional(),
-  reasoning: reasoningSchema.optional(),
-  routing_stability: z.enum(ROUTING_STABILITIES).optional(),
-});
+export const PresetSettings = routing.presetSettings;
 export type PresetSettings = z.infer<typeof PresetSettings>;
 export type PresetProvider = z.infer<typeof providerPreferencesSchema>;
 

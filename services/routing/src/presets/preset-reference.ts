@@ -1,6 +1,8 @@
+import { routing } from "@router/management-api";
+
 /** Slug rule (product rule: lower-case letters, digits and hyphens, at most 64). */
-export const PRESET_SLUG = /^[a-z0-9-]{1,64}$/;
-export const MAX_PRESET_SLUG = 64;
+export const PRESET_SLUG = routing.PRESET_SLUG;
+export const MAX_PRESET_SLUG = routing.MAX_PRESET_SLUG;
 
 export const PRESET_PREFIX = "@preset/";
 

@@ -1,5 +1,5 @@
 import { Router, type Request } from "express";
-import { z } from "zod";
+import { routing } from "@router/management-api";
 import { requirePermission } from "@router/access";
 import type { Db } from "@router/db";
 import { invalid, notFound } from "@router/errors";
@@ -8,7 +8,7 @@ import type { Clock } from "@router/money";
 import type { CatalogCache } from "../catalog/catalog-cache";
 import { readPresetBody } from "./preset-body";
 import type { PresetCache } from "./preset-cache";
-import { MAX_PRESET_SLUG, PRESET_SLUG, presetReference } from "./preset-reference";
+import { PRESET_SLUG, presetReference } from "./preset-reference";
 import { addVersion, createPreset, deletePreset, findPreset, listPresets, versionBody, type StoredPreset, type StoredVersion } from "./preset-store";
 
 export interface PresetRoutesDeps {
@@ -20,18 +20,11 @@ export interface PresetRoutesDeps {
   identityKeys: IdentityPublicKeys;
 }
 
-const name = z.string().trim().min(1, "must not be empty").max(80);
-const description = z.string().max(1000).nullable();
-const note = z.string().max(500).nullable();
-
-const CreateBody = z.strictObject({
-  slug: z.string().max(MAX_PRESET_SLUG, `at most ${MAX_PRESET_SLUG} characters`).regex(PRESET_SLUG, "lower-case letters, digits and hyphens only"),
-  name,
-  description: description.optional(),
-  body: z.unknown(),
-});
-const VersionBody = z.strictObject({ body: z.unknown(), note: note.optional(), name: name.optional(), description: description.optional() });
-const RevertBody = z.strictObject({ version: z.number().int().min(1), note: note.optional() });
+// The bodies as the API description gives them (@router/management-api): `body` must be a JSON
+// object, whose settings readPresetBody then keeps and checks against the catalog.
+const CreateBody = routing.createPresetBody;
+const VersionBody = routing.presetVersionBody;
+const RevertBody = routing.revertPresetBody;
 
 /**
  * The preset routes, scoped to the signed identity's organisation: reads for any role, writes with

@@ -1,6 +1,6 @@
 import { regionNames } from "../catalog/region-areas";
 import type { routing } from "@router/proto";
-import { z } from "zod";
+import { routing as routingApi } from "@router/management-api";
 import { invalid } from "@router/errors";
 import { parseInput } from "@router/http-kit";
 import type { CatalogSnapshot, RankedEndpoint } from "../catalog/catalog-snapshot";
@@ -18,13 +18,8 @@ export interface PrivacyPolicy {
 
 export const NO_POLICY: PrivacyPolicy = { zdr: false, zdrGroups: [], denyTraining: false, regions: [] };
 
-// Strict: an unknown field is a 400 (document 3), and an omitted one is off.
-const PolicyBody = z.strictObject({
-  zdr: z.boolean().default(false),
-  zdr_groups: z.array(z.string().min(1).max(100)).max(200).default([]),
-  deny_training: z.boolean().default(false),
-  regions: z.array(z.string().trim().min(1).max(64).transform((r) => r.toLowerCase())).max(100).default([]),
-});
+// Strict: an unknown field is a 400, and an omitted one is off (@router/management-api).
+const PolicyBody = routingApi.privacyPolicyBody;
 
 /**
  * Validates a whole policy. Groups must be model authors of the catalog and regions must be
