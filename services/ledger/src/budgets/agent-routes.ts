@@ -1,25 +1,16 @@
 import { Router, type Request } from "express";
-import { z } from "zod";
+import { ledger } from "@router/management-api";
 import { requirePermission } from "@router/access";
 import { invalid, notFound } from "@router/errors";
 import { identityOf, parseInput } from "@router/http-kit";
 import { fromUsd, toUsd } from "@router/money";
 import { agentActivity } from "../usage/usage-store";
 import type { AgentBudget } from "./budget-ceilings";
-import { AGENT_NAME, MAX_BUDGET_USD, parseInterval, WORKSPACE_ID } from "./budget-rules";
+import { AGENT_NAME, parseInterval } from "./budget-rules";
 import { agentBudgetsOf, deleteAgentBudget, putAgentBudget } from "./budget-store";
 import { objectBody, type BudgetRoutesDeps } from "./workspace-budget-routes";
 
-const workspaceId = z.string().regex(WORKSPACE_ID, "expected a workspace id (ws_...)");
-
-const agentBudgetBody = z
-  .object({
-    limit_usd: z.number().min(0).max(MAX_BUDGET_USD),
-    include_byok: z.boolean().default(true),
-    mode: z.enum(["hard", "soft"]).default("hard"),
-    workspace_id: workspaceId.nullable().optional(),
-  })
-  .strict();
+const agentBudgetBody = ledger.agentBudgetBody;
 
 /** An Agent budget (in the service README). */
 export function agentBudgetView(b: AgentBudget) {
@@ -98,7 +89,7 @@ export function agentRoutes(deps: BudgetRoutesDeps): Router {
     requirePermission(identity, "config:write");
     const agent = agentParam(req);
     const window = parseInterval(req.params.interval);
-    const scope = parseInput(z.object({ workspace_id: workspaceId.optional() }), { workspace_id: req.query.workspace_id }, "query")
+    const scope = parseInput(ledger.agentBudgetDeleteQuery, { workspace_id: req.query.workspace_id }, "query")
       .workspace_id ?? null;
     checkedScope(req, scope);
     if (!(await deleteAgentBudget(deps.db, identity.orgId, agent, scope, window))) throw notFound(`${window} budget`);

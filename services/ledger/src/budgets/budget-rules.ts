@@ -1,4 +1,5 @@
 import { invalid } from "@router/errors";
+import { ledger } from "@router/management-api";
 import { WINDOW_KINDS, type Nanodollars, type WindowKind } from "@router/money";
 import { formatUsd } from "../holds/sentences";
 
@@ -11,10 +12,10 @@ export interface BudgetCap {
 /** An agent name: 1 to 64 letters, digits, `.`, `_`, `:` or `-`, starting with a letter or digit. */
 export const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
 /** The gateway's workspace ids. */
-export const WORKSPACE_ID = /^ws_[0-9A-Za-z]{1,64}$/;
+export const WORKSPACE_ID = ledger.WORKSPACE_ID;
 // A bigint column holds about 9.2e9 USD in nanodollars; a billion leaves room for spend past it
 // (the same bound as a key's limit).
-export const MAX_BUDGET_USD = 1_000_000_000;
+export const MAX_BUDGET_USD = ledger.MAX_BUDGET_USD;
 
 // Narrowest first: daily, weekly, monthly, lifetime.
 const WIDTH: Record<WindowKind, number> = { daily: 0, weekly: 1, monthly: 2, lifetime: 3 };

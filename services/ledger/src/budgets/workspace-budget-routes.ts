@@ -1,5 +1,5 @@
 import { Router, type Request } from "express";
-import { z } from "zod";
+import { ledger } from "@router/management-api";
 import { requirePermission } from "@router/access";
 import type { Db } from "@router/db";
 import { invalid, notFound } from "@router/errors";
@@ -7,7 +7,7 @@ import { identityOf, parseInput } from "@router/http-kit";
 import { fromUsd, nanosString, toUsd, type Clock } from "@router/money";
 import type { BudgetCache } from "./budget-cache";
 import type { WorkspaceBudget } from "./budget-ceilings";
-import { MAX_BUDGET_USD, parseInterval, WORKSPACE_ID } from "./budget-rules";
+import { parseInterval, WORKSPACE_ID } from "./budget-rules";
 import { deleteWorkspaceBudget, putWorkspaceBudget, workspaceBudgetsOf } from "./budget-store";
 
 export interface BudgetRoutesDeps {
@@ -16,14 +16,7 @@ export interface BudgetRoutesDeps {
   clock: Clock;
 }
 
-const workspaceBudgetBody = z
-  .object({
-    limit_usd: z.number().min(0).max(MAX_BUDGET_USD),
-    // Every request is BYOK while credits cannot buy anything, so a budget that left BYOK spend out
-    // would count nothing: it is counted unless the caller says otherwise (docs/adr, ADR 0039).
-    include_byok: z.boolean().default(true),
-  })
-  .strict();
+const workspaceBudgetBody = ledger.workspaceBudgetBody;
 
 /** A Workspace budget (in the service README). */
 export function workspaceBudgetView(b: WorkspaceBudget) {

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { requirePermission } from "@router/access";
 import type { Db } from "@router/db";
 import { DomainError, invalid, notFound } from "@router/errors";
+import { ledger } from "@router/management-api";
 import { identityOf, parseInput } from "@router/http-kit";
 import { fromUsd, toUsd } from "@router/money";
 import { purchaseFee, type CreditPolicy } from "./credit-policy";
@@ -21,19 +22,8 @@ export interface CreditRoutesDeps {
 /** The checkout route reads its own body, after the 409 of a deployment where credits cannot be bought (`ownBodyPaths`). */
 export const CHECKOUT_PATH = "/v1/credits/checkout";
 
-const DEFAULT_PAGE = 20;
-const MAX_PAGE = 100;
 
-const purchasesQuery = z.looseObject({
-  limit: z
-    .string()
-    .regex(/^\d{1,9}$/, "must be a whole number")
-    .transform(Number)
-    .pipe(z.number().int().min(1, "must be at least 1").max(MAX_PAGE, `must be at most ${MAX_PAGE}`))
-    .default(DEFAULT_PAGE),
-  // The last purchase of the previous page, handed out as `next_cursor`.
-  cursor: z.string().regex(PURCHASE_ID, "not a cursor this list returned").optional(),
-});
+const purchasesQuery = ledger.purchasesQuery;
 
 const CHECKOUT_BODY_LIMIT = "16kb";
 /** The largest purchase checkout takes, USD (ours: a larger one is an agreement, not a card payment). */

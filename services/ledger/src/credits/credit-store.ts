@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Db } from "@router/db";
 import { toNanos, type Nanodollars } from "@router/money";
+import { ledger } from "@router/management-api";
 
 /** An organisation's balance; an organisation that never bought anything has all zeros. */
 export interface CreditBalance {
@@ -67,7 +68,7 @@ const purchaseOfRow = (r: PurchaseRow): Purchase => ({
   taxJurisdiction: r.tax_jurisdiction,
 });
 
-export const PURCHASE_ID = /^pur_[A-Za-z0-9_-]{1,64}$/;
+export const PURCHASE_ID = ledger.PURCHASE_ID;
 const newPurchaseId = (): string => `pur_${randomBytes(16).toString("base64url")}`;
 
 export async function balanceOf(db: Db, orgId: string): Promise<CreditBalance> {

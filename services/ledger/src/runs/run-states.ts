@@ -1,5 +1,7 @@
+import { ledger } from "@router/management-api";
+
 /** A run's status (the API's enum values). */
-export const RUN_STATUSES = ["open", "paused", "completed", "exhausted", "cancelled"] as const;
+export const RUN_STATUSES = ledger.RUN_STATUSES;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
 /**
