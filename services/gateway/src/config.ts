@@ -1,6 +1,6 @@
 import { busEnvironment, checkBusEnvironment } from "@router/bus";
 import { env, resolveSecrets, z, type Secrets } from "@router/config";
-import { DEFAULT_KEEPALIVE_MS } from "./chat/sse-response";
+import { DEFAULT_KEEPALIVE_MS } from "./ingress/sse-response";
 import { DEFAULT_TIMEOUTS, type UpstreamTimeouts } from "./dispatch/upstream-client";
 import type { OAuthProviders } from "./sign-in/oauth-providers";
 import type { RegionHeaders } from "./meta/region-route";

@@ -5,8 +5,8 @@ import { NO_RENAMED_TOOLS, type ClientToolNames } from "../ingress/client-tool-n
 import { randomId } from "../random-tokens";
 import { promptTokenBound } from "../spend/worst-case";
 import type { LeaseTicket } from "../spend/spend-leases";
-import type { ChatRequest } from "./request-schema";
-import type { RouterHeaders } from "./router-headers";
+import type { ChatRequest } from "../request-model/request-schema";
+import type { RouterHeaders } from "../request-model/router-headers";
 
 /**
  * A valid request as it passes through the stages: admission, a responder, finishing. `I` is what

@@ -16,9 +16,9 @@ import { Finishing } from "./finishing";
 import { chatCompletionsIngress } from "../ingress/chat-completions";
 import type { AnyIngress } from "../ingress/ingress";
 import { JsonResponder } from "./json-responder";
-import { readRouterHeaders } from "./router-headers";
+import { readRouterHeaders } from "../request-model/router-headers";
 import { EmbeddingsResponder } from "./embeddings-responder";
-import { DEFAULT_KEEPALIVE_MS } from "./sse-response";
+import { DEFAULT_KEEPALIVE_MS } from "../ingress/sse-response";
 import { StreamResponder } from "./stream-responder";
 
 export { CHAT_COMPLETIONS_PATH } from "../ingress/chat-completions";

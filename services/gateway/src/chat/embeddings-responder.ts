@@ -11,7 +11,7 @@ import { sendChatError, sendUnserved } from "./error-response";
 import type { Finishing } from "./finishing";
 import { outcomeOf } from "./request-outcome";
 import { requestMetadata } from "./router-metadata";
-import { estimatedUsage } from "./usage-cost";
+import { estimatedUsage } from "../spend/usage-cost";
 
 /**
  * Answers an embeddings request (always whole: embeddings have no stream) once a provider embedded

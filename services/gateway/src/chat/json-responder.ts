@@ -12,7 +12,7 @@ import { sendChatError, sendUnserved } from "./error-response";
 import type { Finishing } from "./finishing";
 import { outcomeOf } from "./request-outcome";
 import { requestMetadata } from "./router-metadata";
-import { completionChars, estimatedUsage } from "./usage-cost";
+import { completionChars, estimatedUsage } from "../spend/usage-cost";
 
 /** Answers a non-stream request once a provider answered whole, in the ingress's format. */
 export class JsonResponder {

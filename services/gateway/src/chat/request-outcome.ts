@@ -6,9 +6,9 @@ import type { Caller } from "../auth/caller";
 import type { Attempt, Candidate } from "../dispatch/types";
 import type { FinishReason, TokenUsage } from "../providers/types";
 import type { ChatContext } from "./chat-context";
-import type { RouterHeaders } from "./router-headers";
+import type { RouterHeaders } from "../request-model/router-headers";
 import { droppedBuiltinTools } from "./builtin-tools";
-import { totalCost, usageLines, type UsageLine } from "./usage-cost";
+import { totalCost, usageLines, type UsageLine } from "../spend/usage-cost";
 
 export const REQUEST_COMPLETED_TOPIC = TOPICS.requestCompleted;
 

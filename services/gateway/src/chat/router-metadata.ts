@@ -2,7 +2,7 @@ import { toUsd } from "@router/money";
 import type { routing } from "@router/proto";
 import type { Attempt, CascadeResult, Candidate, Skip } from "../dispatch/types";
 import type { ChatContext } from "./chat-context";
-import { effectivePrices } from "./usage-cost";
+import { effectivePrices } from "../spend/usage-cost";
 
 export interface MetadataInput {
   id: string;

@@ -12,8 +12,8 @@ import { interruptionOf, type Finishing } from "./finishing";
 import { GATEWAY_SHUTDOWN } from "../shutdown/drain";
 import { outcomeOf } from "./request-outcome";
 import { requestMetadata } from "./router-metadata";
-import { SseResponse } from "./sse-response";
-import { estimatedUsage, streamUsage } from "./usage-cost";
+import { SseResponse } from "../ingress/sse-response";
+import { estimatedUsage, streamUsage } from "../spend/usage-cost";
 
 /**
  * Answers a stream request with server-sent events: status and headers at once (with the first

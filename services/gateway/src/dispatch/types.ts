@@ -1,5 +1,5 @@
 import type { routing } from "@router/proto";
-import type { ChatRequest } from "../chat/request-schema";
+import type { ChatRequest } from "../request-model/request-schema";
 import type { NativeBody } from "../ingress/ingress";
 import type { DispatchCredential } from "../provider-keys/dispatch-credential";
 import type { ApiFamily, ChunkChoice, Completion, Embeddings, FinishReason, SseMessage, TokenUsage } from "../providers/types";

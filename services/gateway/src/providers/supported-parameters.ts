@@ -1,4 +1,4 @@
-import type { ChatRequest } from "../chat/request-schema";
+import type { ChatRequest } from "../request-model/request-schema";
 import { UnsupportedRequest } from "./types";
 
 /**

@@ -1,4 +1,4 @@
-import type { ChatRequest, ReasoningDetail } from "../chat/request-schema";
+import type { ChatRequest, ReasoningDetail } from "../request-model/request-schema";
 import type { CloudCredential } from "../provider-keys/cloud-credentials";
 
 /**

@@ -1,7 +1,7 @@
 import { fromUsd } from "@router/money";
 import type { routing } from "@router/proto";
 import type { ChatContext } from "../chat/chat-context";
-import type { ChatRequest } from "../chat/request-schema";
+import type { ChatRequest } from "../request-model/request-schema";
 
 /**
  * What routing's `Plan` is asked for one chat request: its model chain, routing fields and

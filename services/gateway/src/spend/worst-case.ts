@@ -1,8 +1,8 @@
 import { costOfTokens, maxNanos, type Nanodollars } from "@router/money";
 import type { Candidate } from "../dispatch/types";
 import { reasoningAllowance, requestedMaxTokens } from "../providers/message-content";
-import type { ChatRequest } from "../chat/request-schema";
-import { effectivePrices } from "../chat/usage-cost";
+import type { ChatRequest } from "../request-model/request-schema";
+import { effectivePrices } from "./usage-cost";
 
 /**
  * Prompt tokens are at most the UTF-8 byte length of what is sent: no tokenizer emits more tokens

@@ -8,8 +8,8 @@ import { reasoningDetailOf } from "../../src/ingress/responses/encrypted-reasoni
 import { blocksOf, StreamBlocks, type BlockSink } from "../../src/ingress/output-blocks";
 import type { ChatContext } from "../../src/chat/chat-context";
 import type { Candidate } from "../../src/dispatch/types";
-import type { SseResponse } from "../../src/chat/sse-response";
-import { parseChatRequest } from "../../src/chat/request-schema";
+import type { SseResponse } from "../../src/ingress/sse-response";
+import { parseChatRequest } from "../../src/request-model/request-schema";
 import { adapterFor } from "../../src/providers/registry";
 import { bodyOf, target } from "../providers/wire-samples";
 

@@ -6,7 +6,7 @@ import { responsesIngress } from "../../src/ingress/responses";
 import { flatToolName, translateTools } from "../../src/ingress/responses/tools";
 import { cascadeForBuiltinTools, droppedBuiltinTools, droppedToolsHeader } from "../../src/chat/builtin-tools";
 import type { ChatContext } from "../../src/chat/chat-context";
-import type { SseResponse } from "../../src/chat/sse-response";
+import type { SseResponse } from "../../src/ingress/sse-response";
 import type { Candidate } from "../../src/dispatch/types";
 import type { ClientToolNames } from "../../src/ingress/client-tool-names";
 

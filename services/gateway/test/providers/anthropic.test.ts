@@ -1,6 +1,6 @@
 import { startFakeAnthropic, type FakeUpstream } from "@router/testkit";
 import { DomainError } from "@router/errors";
-import { parseChatRequest } from "../../src/chat/request-schema";
+import { parseChatRequest } from "../../src/request-model/request-schema";
 import { adapterFor } from "../../src/providers/registry";
 import { UnsupportedRequest, type StreamEvent } from "../../src/providers/types";
 import { bodyOf, chat, collect, decodeStream, sample, sampleJson, target } from "./wire-samples";

@@ -1,4 +1,4 @@
-import { parseChatRequest } from "../../src/chat/request-schema";
+import { parseChatRequest } from "../../src/request-model/request-schema";
 import { adapterFor } from "../../src/providers/registry";
 import { bodyOf, target } from "./wire-samples";
 

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseChatRequest, type ChatRequest } from "../../src/chat/request-schema";
+import { parseChatRequest, type ChatRequest } from "../../src/request-model/request-schema";
 import { StreamEventReader } from "../../src/dispatch/stream-reader";
 import type { ProviderAdapter, StreamEvent, UpstreamTarget } from "../../src/providers/types";
 

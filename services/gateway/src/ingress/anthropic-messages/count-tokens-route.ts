@@ -6,9 +6,9 @@ import { Router, type NextFunction, type Request, type Response } from "express"
 import { requireCaller, type Authenticate } from "../../auth/authenticate";
 import { newChatContext } from "../../chat/chat-context";
 import type { ChatDeps } from "../../chat/chat-deps";
-import type { ChatRequest } from "../../chat/request-schema";
-import { readRouterHeaders } from "../../chat/router-headers";
-import { estimatedInputTokens, TOKEN_COUNT_HEADER } from "../../chat/token-estimate";
+import type { ChatRequest } from "../../request-model/request-schema";
+import { readRouterHeaders } from "../../request-model/router-headers";
+import { estimatedInputTokens, TOKEN_COUNT_HEADER } from "../../request-model/token-estimate";
 import type { UpstreamClient } from "../../dispatch/upstream-client";
 import { upstreamTarget } from "../../dispatch/upstream-target";
 import { anthropicNativeBody } from "../../providers/anthropic/native-request";

@@ -1,8 +1,8 @@
 import type { IncomingMessage } from "node:http";
 import type { ErrorBody } from "@router/http-kit";
 import type { ChatContext } from "../../chat/chat-context";
-import type { SseResponse } from "../../chat/sse-response";
-import { promptParts } from "../../chat/usage-cost";
+import type { SseResponse } from "../sse-response";
+import { promptParts } from "../../spend/usage-cost";
 import type { Candidate } from "../../dispatch/types";
 import { asRecord, parseRecord, type ChunkChoice, type FinishReason, type SseMessage, type TokenUsage } from "../../providers/types";
 import type { Ingress, IngressStream, ServedAnswer, StreamEnd, StreamFailure } from "../ingress";

@@ -1,6 +1,6 @@
 import type { ChatContext } from "../../chat/chat-context";
-import { parseChatRequest } from "../../chat/request-schema";
-import type { SseResponse } from "../../chat/sse-response";
+import { parseChatRequest } from "../../request-model/request-schema";
+import type { SseResponse } from "../sse-response";
 import type { Candidate } from "../../dispatch/types";
 import type { ChunkChoice } from "../../providers/types";
 import type { Ingress, IngressStream, ServedAnswer, StreamEnd, StreamFailure } from "../ingress";

@@ -1,7 +1,7 @@
 import { DomainError } from "@router/errors";
 import { errorBody } from "@router/http-kit";
 import type { Candidate } from "../../dispatch/types";
-import { promptParts } from "../../chat/usage-cost";
+import { promptParts } from "../../spend/usage-cost";
 import type { TokenUsage } from "../../providers/types";
 
 // The OpenAI-compatible shapes the chat route answers with.

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { ReasoningDetail } from "../../chat/request-schema";
+import type { ReasoningDetail } from "../../request-model/request-schema";
 import type { OutputBlock } from "../output-blocks";
 
 /**

@@ -1,6 +1,6 @@
 import type { ChatContext } from "../../chat/chat-context";
-import type { SseResponse } from "../../chat/sse-response";
-import { promptParts } from "../../chat/usage-cost";
+import type { SseResponse } from "../sse-response";
+import { promptParts } from "../../spend/usage-cost";
 import type { Candidate } from "../../dispatch/types";
 import type { ChunkChoice, FinishReason, TokenUsage } from "../../providers/types";
 import type { Ingress, IngressStream, ServedAnswer, StreamEnd, StreamFailure } from "../ingress";

@@ -3,7 +3,7 @@ import { writeHttpError } from "@router/http-kit";
 import type { Logger } from "@router/logging";
 import { Router, type Request, type RequestHandler, type Response } from "express";
 import { requireCaller } from "../../auth/authenticate";
-import { estimatedInputTokens, TOKEN_COUNT_HEADER } from "../../chat/token-estimate";
+import { estimatedInputTokens, TOKEN_COUNT_HEADER } from "../../request-model/token-estimate";
 import type { CredentialRateLimit } from "../../rate-limits/rate-limit-middleware";
 import type { Ingress } from "../ingress";
 import { openAiError } from "../openai-error";

@@ -6,7 +6,7 @@ import type {
   FilePart,
   ReasoningEncryptedDetail,
   ReasoningTextDetail,
-} from "../../chat/request-schema";
+} from "../../request-model/request-schema";
 import {
   jsonInstruction,
   parseDataUrl,
