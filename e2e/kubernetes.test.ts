@@ -16,7 +16,7 @@ interface Container {
   name: string;
   image: string;
   command?: string[];
-  env?: Array<{ name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } }>;
+  env?: Array<{ name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean } } }>;
   envFrom?: Array<{ secretRef?: { name: string }; configMapRef?: { name: string } }>;
   startupProbe?: Record<string, unknown>;
   readinessProbe?: Record<string, unknown>;
@@ -36,6 +36,12 @@ const mainContainer = (o: K8sObject): Container => {
   return c;
 };
 const byKind = (objects: K8sObject[], kind: string) => objects.filter((o) => o.kind === kind);
+/** Every Secret and ConfigMap a pod's containers read, as `Secret/<name>` or `Secret/<name>:<key>`. */
+const sourcesOf = (o: K8sObject): string[] =>
+  podSpec(o).containers.flatMap((c) => [
+    ...(c.envFrom ?? []).flatMap((f) => [f.secretRef ? `Secret/${f.secretRef.name}` : null, f.configMapRef ? `ConfigMap/${f.configMapRef.name}` : null]),
+    ...(c.env ?? []).map((e) => (e.valueFrom?.secretKeyRef ? `Secret/${e.valueFrom.secretKeyRef.name}:${e.valueFrom.secretKeyRef.key}` : null)),
+  ]).filter((x): x is string => x !== null);
 const find = (objects: K8sObject[], kind: string, name: string) => objects.find((o) => o.kind === kind && o.metadata.name === name);
 
 /** Validates objects against the Kubernetes (and prometheus-operator) schemas in a child ES module. */
@@ -72,19 +78,48 @@ describe.each(overlays)("deploy/k8s/overlays/%s", (overlay) => {
 
   it("carries no Secret: router-secrets is created outside the repository", () => {
     expect(byKind(objects, "Secret")).toEqual([]);
-    for (const d of [...byKind(objects, "Deployment"), ...byKind(objects, "Job")]) {
+    // Every pod but the uptime probe, which connects to nothing but the public URL.
+    for (const d of [...byKind(objects, "Deployment"), ...byKind(objects, "Job")].filter((o) => !o.metadata.name.startsWith("probe-"))) {
       expect(JSON.stringify(podSpec(d))).toContain('"secretRef":{"name":"router-secrets"}');
     }
   });
 
+  it("connects each service as its own database role; only the migrate Job holds the owner's URL, and services do not migrate", () => {
+    const workloads = [...byKind(objects, "Deployment"), ...byKind(objects, "Job")];
+    const readers = (source: string) => workloads.filter((o) => sourcesOf(o).includes(source)).map((o) => `${o.kind}/${o.metadata.name}`).sort();
+    for (const name of SERVICES) {
+      const env = mainContainer(find(objects, "Deployment", name)!).env ?? [];
+      expect(env.filter((e) => e.name === "DATABASE_URL")).toEqual([{ name: "DATABASE_URL", valueFrom: { secretKeyRef: { name: "router-database", key: name } } }]);
+      // The bootstrap Job writes the gateway's rows as the gateway's role.
+      const expected = name === "gateway" && overlay === "production" ? ["Deployment/gateway", "Job/router-bootstrap"] : [`Deployment/${name}`];
+      expect(readers(`Secret/router-database:${name}`)).toEqual(expected);
+    }
+    expect(readers("Secret/router-database:migrate")).toEqual(["Job/router-migrate"]);
+    expect(mainContainer(find(objects, "Job", "router-migrate")!).env).toEqual([
+      { name: "DATABASE_URL", valueFrom: { secretKeyRef: { name: "router-database", key: "migrate" } } },
+    ]);
+    // No pod has a database URL written into its manifest, nor reads router-database whole.
+    for (const o of workloads) {
+      expect(JSON.stringify(podSpec(o))).not.toMatch(/postgres(ql)?:\/\//);
+      expect(sourcesOf(o)).not.toContain("Secret/router-database");
+    }
+    const config = find(objects, "ConfigMap", "router-config") as K8sObject & { data: Record<string, string> };
+    expect(config.data.ROUTER_MIGRATE_ON_START).toBe("false");
+  });
+
+  it("gives the uptime probe its token and nothing else; the gateway checks the same token", () => {
+    const probes = byKind(objects, "Deployment").filter((o) => o.metadata.name.startsWith("probe-"));
+    expect(probes.length).toBeGreaterThan(0);
+    for (const probe of probes) {
+      expect(sourcesOf(probe)).toEqual(["Secret/router-probe-token:ROUTER_PROBE_TOKEN"]);
+      expect(JSON.stringify(podSpec(probe))).not.toContain("DATABASE_URL");
+    }
+    const gatewayToken = (mainContainer(find(objects, "Deployment", "gateway")!).env ?? []).find((e) => e.name === "ROUTER_PROBE_TOKEN");
+    expect(gatewayToken?.valueFrom?.secretKeyRef).toEqual({ name: "router-probe-token", key: "ROUTER_PROBE_TOKEN", optional: true });
+  });
+
   it("gives each pod only the secrets it uses: the edge's signing key to the gateway alone", () => {
     const workloads = [...byKind(objects, "Deployment"), ...byKind(objects, "Job")];
-    /** Every Secret and ConfigMap a pod's containers read, as `Secret/<name>` or `Secret/<name>:<key>`. */
-    const sourcesOf = (o: K8sObject): string[] =>
-      podSpec(o).containers.flatMap((c) => [
-        ...(c.envFrom ?? []).flatMap((f) => [f.secretRef ? `Secret/${f.secretRef.name}` : null, f.configMapRef ? `ConfigMap/${f.configMapRef.name}` : null]),
-        ...(c.env ?? []).map((e) => (e.valueFrom?.secretKeyRef ? `Secret/${e.valueFrom.secretKeyRef.name}:${e.valueFrom.secretKeyRef.key}` : null)),
-      ]).filter((x): x is string => x !== null);
     const readers = (source: string) => workloads.filter((o) => sourcesOf(o).includes(source)).map((o) => `${o.kind}/${o.metadata.name}`).sort();
     expect(readers("Secret/router-edge-secrets")).toEqual(["Deployment/gateway"]);
     expect(readers("Secret/router-master-key")).toEqual(["Deployment/alerts", "Deployment/broadcast", "Deployment/gateway"]);

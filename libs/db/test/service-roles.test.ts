@@ -2,7 +2,6 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Client } from "pg";
 import {
   createPostgresDb,
   ensureServiceRole,
@@ -13,7 +12,7 @@ import {
   serviceRoleName,
   type Db,
 } from "@router/db";
-import { createTestDatabase, TEST_POSTGRES_ADMIN_URL, type TestDatabase } from "@router/testkit";
+import { createTestDatabase, dropRoles, type TestDatabase } from "@router/testkit";
 
 /** Two services' migrations: gateway-like (a table) and routing-like (a table, a sequence, a function). */
 function migrationDirs() {
@@ -66,13 +65,7 @@ describe("per-service roles", () => {
     await migrator?.routing.close();
     await tdb.drop();
     // The database (and every grant in it) is gone: the cluster-wide roles can go too.
-    const admin = new Client({ connectionString: TEST_POSTGRES_ADMIN_URL });
-    await admin.connect();
-    try {
-      for (const schema of ["gateway", "routing"]) await admin.query(`DROP ROLE IF EXISTS ${serviceRoleName(schema, prefix)}`);
-    } finally {
-      await admin.end();
-    }
+    await dropRoles(["gateway", "routing"].map((schema) => serviceRoleName(schema, prefix)));
   });
 
   it("reads and writes its own tables, sequences and functions through unqualified names", async () => {

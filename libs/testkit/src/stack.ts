@@ -2,11 +2,14 @@ import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { createTestDatabase, type TestDatabase } from "./database";
+import { createTestDatabase, dropRoles, type TestDatabase } from "./database";
 import { parseEventStream, type ParsedEventStream } from "./event-stream";
 import { freePort, httpReady, startNodeProcess, tcpReady, type ChildService } from "./processes";
 import { newIdentityKeys } from "./identity-keys";
 import { dropStackBus, prepareStackBus, stackBusEnv, stackBusOf, type StackBus } from "./stack-bus";
+
+/** Every service's schema, each with its own login role when the stack runs them as in production. */
+const STACK_SERVICES = ["gateway", "routing", "ledger", "activity", "reports", "alerts", "broadcast", "runaway"];
 
 /** The gateway and its replicas (`gateway-replica-<n>`). */
 const isGateway = (s: ChildService): boolean => s.name.startsWith("gateway");
@@ -81,6 +84,12 @@ async function startStackWith(opts: {
   nodeArgs?: string[];
   /** How long each service may take to come up; default 20 s. */
   startTimeoutMs?: number;
+  /**
+   * true (default): as in production, `router migrate --create-roles` prepares the database as its
+   * owner and each service connects as its own login role with ROUTER_MIGRATE_ON_START=false.
+   * false: every service connects as the owner and migrates at its start.
+   */
+  serviceRoles?: boolean;
 }): Promise<Stack> {
   const bus = stackBusOf(`e2e-${randomBytes(4).toString("hex")}`);
   await prepareStackBus(bus);
@@ -142,7 +151,17 @@ async function startStackWith(opts: {
   };
   const gatewayNodeArgs = [...GATEWAY_NODE_ARGS, ...(opts.nodeArgs ?? [])];
   const startTimeoutMs = opts.startTimeoutMs ?? 20_000;
+  // Roles are cluster-wide: this stack's own names, dropped with it.
+  const rolePrefix = opts.serviceRoles === false ? null : `rt${randomBytes(4).toString("hex")}_`;
+  /** A service's environment: its own role's URL (trust auth: no password), or the stack's. */
+  const as = (service: string, base: Record<string, string>): Record<string, string> => {
+    if (rolePrefix === null) return base;
+    const url = new URL(db.url);
+    url.username = `${rolePrefix}${service}`;
+    return { ...base, DATABASE_URL: url.toString(), ROUTER_MIGRATE_ON_START: "false", ...opts.extraEnv };
+  };
   const services: ChildService[] = [];
+  const dropStackRoles = () => (rolePrefix === null ? Promise.resolve() : dropRoles(STACK_SERVICES.map((s) => `${rolePrefix}${s}`)));
   // The edge first, as a rollout would: the gateway's shutdown hands its last settlements and lease
   // releases to a ledger that is still there.
   const stopAll = async () => {
@@ -150,24 +169,30 @@ async function startStackWith(opts: {
     await Promise.all(services.filter((s) => !isGateway(s)).map((s) => s.stop()));
   };
   try {
+    if (rolePrefix !== null) {
+      await promisify(execFile)(process.execPath, [main("cli"), "migrate", "--create-roles"], {
+        env: { PATH: process.env.PATH ?? "", DATABASE_URL: db.url, ROUTER_DB_ROLE_PREFIX: rolePrefix, LOG_LEVEL: "warn" },
+      });
+    }
     // Settled, not Promise.all: when one fails to start, the ones that did start are stopped too
     // (otherwise they outlive the test run and keep jest from exiting).
     const started = await Promise.allSettled([
-      startNodeProcess("routing", main("routing"), env, () => httpReady(`http://127.0.0.1:${routingHttp}/v1/providers`), startTimeoutMs, opts.nodeArgs),
-      startNodeProcess("ledger", main("ledger"), env, async () => (await tcpReady(ledgerGrpc)) && (await tcpReady(ledgerHttp)), startTimeoutMs, opts.nodeArgs),
-      startNodeProcess("activity", main("activity"), env, () => tcpReady(activityHttp), startTimeoutMs, opts.nodeArgs),
-      startNodeProcess("reports", main("reports"), env, () => tcpReady(reportsHttp), startTimeoutMs, opts.nodeArgs),
-      startNodeProcess("alerts", main("alerts"), env, () => tcpReady(alertsHttp), startTimeoutMs, opts.nodeArgs),
-      startNodeProcess("broadcast", main("broadcast"), env, () => httpReady(`http://127.0.0.1:${broadcastHttp}/health`), startTimeoutMs, opts.nodeArgs),
-      startNodeProcess("runaway", main("runaway"), env, () => httpReady(`http://127.0.0.1:${runawayHttp}/health`), startTimeoutMs, opts.nodeArgs),
+      startNodeProcess("routing", main("routing"), as("routing", env), () => httpReady(`http://127.0.0.1:${routingHttp}/v1/providers`), startTimeoutMs, opts.nodeArgs),
+      startNodeProcess("ledger", main("ledger"), as("ledger", env), async () => (await tcpReady(ledgerGrpc)) && (await tcpReady(ledgerHttp)), startTimeoutMs, opts.nodeArgs),
+      startNodeProcess("activity", main("activity"), as("activity", env), () => tcpReady(activityHttp), startTimeoutMs, opts.nodeArgs),
+      startNodeProcess("reports", main("reports"), as("reports", env), () => tcpReady(reportsHttp), startTimeoutMs, opts.nodeArgs),
+      startNodeProcess("alerts", main("alerts"), as("alerts", env), () => tcpReady(alertsHttp), startTimeoutMs, opts.nodeArgs),
+      startNodeProcess("broadcast", main("broadcast"), as("broadcast", env), () => httpReady(`http://127.0.0.1:${broadcastHttp}/health`), startTimeoutMs, opts.nodeArgs),
+      startNodeProcess("runaway", main("runaway"), as("runaway", env), () => httpReady(`http://127.0.0.1:${runawayHttp}/health`), startTimeoutMs, opts.nodeArgs),
     ]);
     for (const s of started) if (s.status === "fulfilled") services.push(s.value);
     const failed = started.find((s) => s.status === "rejected");
     if (failed) throw failed.reason;
-    services.push(await startNodeProcess("gateway", main("gateway"), gatewayEnv, () => httpReady(`http://127.0.0.1:${gatewayPort}/health`), startTimeoutMs, gatewayNodeArgs));
+    services.push(await startNodeProcess("gateway", main("gateway"), as("gateway", gatewayEnv), () => httpReady(`http://127.0.0.1:${gatewayPort}/health`), startTimeoutMs, gatewayNodeArgs));
   } catch (err) {
     await stopAll();
     await db.drop();
+    await dropStackRoles();
     await dropStackBus(bus);
     throw err;
   }
@@ -195,14 +220,14 @@ async function startStackWith(opts: {
       // Admit and leases on another replica than the one that takes management writes, as a load balancer may send them.
       if (replicaOpts.grpcLedger) ledger.LEDGER_GRPC_ADDR = replicaOpts.grpcLedger.grpcAddr;
       // Each replica keeps its own bus outbox, as each pod would on its own volume.
-      const replicaEnv = { ...gatewayEnv, ...ledger, PORT: String(port), ROUTER_DATA_DIR: join(env.ROUTER_DATA_DIR ?? "", name) };
+      const replicaEnv = { ...as("gateway", gatewayEnv), ...ledger, PORT: String(port), ROUTER_DATA_DIR: join(env.ROUTER_DATA_DIR ?? "", name) };
       services.push(await startNodeProcess(name, main("gateway"), replicaEnv, () => httpReady(`http://127.0.0.1:${port}/health`), 20_000, gatewayNodeArgs));
       return `http://127.0.0.1:${port}`;
     },
     async startLedgerReplica() {
       const [grpc, http] = [await freePort(), await freePort()];
       const name = `ledger-replica-${services.filter((s) => s.name.startsWith("ledger")).length}`;
-      const replicaEnv = { ...env, LEDGER_GRPC_PORT: String(grpc), LEDGER_HTTP_PORT: String(http), ROUTER_DATA_DIR: join(env.ROUTER_DATA_DIR ?? "", name) };
+      const replicaEnv = { ...as("ledger", env), LEDGER_GRPC_PORT: String(grpc), LEDGER_HTTP_PORT: String(http), ROUTER_DATA_DIR: join(env.ROUTER_DATA_DIR ?? "", name) };
       services.push(
         await startNodeProcess(name, main("ledger"), replicaEnv, async () => (await tcpReady(grpc)) && (await tcpReady(http)), 20_000, opts.nodeArgs),
       );
@@ -212,6 +237,7 @@ async function startStackWith(opts: {
     async stop() {
       await stopAll();
       await db.drop();
+      await dropStackRoles();
       await dropStackBus(bus);
     },
   };
