@@ -3,13 +3,13 @@ import { requirePermission } from "@router/access";
 import type { Db } from "@router/db";
 import { identityOf, parseInput } from "@router/http-kit";
 import { toNanos, toUsd, type Clock } from "@router/money";
-import { z } from "zod";
 import { decodeCursor, toPage } from "../paging/keyset";
-import { pagingParams, queryOf, windowStart } from "../paging/query-params";
+import { queryOf, windowStart } from "../paging/query-params";
 import { isoOf } from "../requests/request-row";
 import { recentSessions, sessionFigures, type SessionFigures, type SessionRow } from "./conversation-queries";
+import { activity } from "@router/management-api";
 
-const conversationsQuery = z.object(pagingParams);
+const conversationsQuery = activity.conversationsQuery;
 
 /**
  * The Conversation of the product's API (the service README). `started_at` and `last_seen_at` are the session's own; the

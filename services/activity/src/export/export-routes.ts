@@ -4,23 +4,16 @@ import type { Db } from "@router/db";
 import { identityOf, parseInput } from "@router/http-kit";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
-import { z } from "zod";
-import { queryOf, workspaceFilter } from "../paging/query-params";
+import { queryOf } from "../paging/query-params";
 import { writeCsvExport } from "./export-csv";
 import { exportRows } from "./export-rows";
+import { activity } from "@router/management-api";
 
 /** The export stops at 200,000 rows (services/activity/README.md). */
 export const EXPORT_MAX_ROWS = 200_000;
 const BATCH_ROWS = 1000;
 
-const exportQuery = z.object({
-  month: z
-    .string()
-    // Years from 1970: Date.UTC reads years 0-99 as 1900-1999.
-    .regex(/^(19[7-9]\d|[2-9]\d{3})-(0[1-9]|1[0-2])$/, "must be a month as YYYY-MM (UTC)")
-    .optional(),
-  workspace: workspaceFilter,
-});
+const exportQuery = activity.exportQuery;
 
 /** [first instant of the month, first instant of the next), UTC. */
 function monthRange(month: string): { from: Date; to: Date } {

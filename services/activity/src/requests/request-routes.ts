@@ -3,41 +3,20 @@ import type { Db } from "@router/db";
 import { notFound } from "@router/errors";
 import { identityOf, parseInput } from "@router/http-kit";
 import type { Clock } from "@router/money";
-import { z } from "zod";
 import { requirePermission } from "@router/access";
 import { requireInferenceKey } from "../access/credentials";
 import { decodeCursor, toPage } from "../paging/keyset";
-import { pagingParams, queryOf, textFilter, windowStart, workspaceFilter } from "../paging/query-params";
+import { queryOf, windowStart } from "../paging/query-params";
 import { renderAttempt } from "../upstream/attempt-row";
 import { renderGenerationRecord } from "./generation-record";
 import { attemptsOfRequest, findRequest, listRequests } from "./request-queries";
 import type { RequestRow } from "./request-row";
 import { priceVersionIdsOf, renderRequestRecord, renderUsageLines, contentFilterLabelsOf, droppedToolsOf, cacheTokensOf } from "./request-row";
+import { activity } from "@router/management-api";
 
-// The agent name rule of the product's API (the service README).
-const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
-
-const activityQuery = z.object({
-  ...pagingParams,
-  model: textFilter,
-  provider: textFilter,
-  workspace: workspaceFilter,
-  agent: z.string().regex(AGENT_NAME, "must be an agent name").optional(),
-  status: z.string().regex(/^[a-z_]{1,32}$/, "must be a request status such as complete").optional(),
-  byok: z
-    .enum(["true", "false"], { error: "must be true or false" })
-    .transform((v) => v === "true")
-    .optional(),
-  app: textFilter,
-  /** A key's hash (or a dashboard session's charge hash), as the row's `key.hash` gives it. */
-  key: textFilter,
-  /** `include=key` adds each row's `key` (the record itself has exactly the spec's fields). */
-  include: z.enum(["key"], { error: "must be key" }).optional(),
-});
-
-const generationQuery = z.object({
-  id: z.string({ error: "is required" }).min(1, "is required").max(200, "is too long"),
-});
+// The query schemas as the API description gives them (@router/management-api).
+const activityQuery = activity.activityQuery;
+const generationQuery = activity.generationQuery;
 
 const keyOf = (r: RequestRow) => (r.key_hash === null ? null : { hash: r.key_hash, name: r.key_name });
 

@@ -3,10 +3,9 @@ import { requirePermission } from "@router/access";
 import type { Db, Queryable } from "@router/db";
 import { identityOf, parseInput } from "@router/http-kit";
 import { toUsd, type Clock } from "@router/money";
-import { z } from "zod";
-import { intParam, MAX_DAYS, queryOf, workspaceFilter } from "../paging/query-params";
+import { queryOf } from "../paging/query-params";
 import { summaryPeriods } from "./totals";
-import { DEFAULT_SUMMARY_DAYS } from "./totals-routes";
+import { activity } from "@router/management-api";
 
 /**
  * What a breakdown groups by: the column that names a group, and the one that labels it (a key's
@@ -22,20 +21,7 @@ const DIMENSIONS = {
 
 export type BreakdownDimension = keyof typeof DIMENSIONS;
 
-const DEFAULT_GROUPS = 10;
-const MAX_GROUPS = 100;
-
-const breakdownQuery = z.object({
-  by: z.enum(Object.keys(DIMENSIONS) as [BreakdownDimension, ...BreakdownDimension[]], { error: "must be one of model, provider, key, app, agent" }),
-  days: intParam(1, MAX_DAYS).default(DEFAULT_SUMMARY_DAYS),
-  workspace: workspaceFilter,
-  limit: intParam(1, MAX_GROUPS).default(DEFAULT_GROUPS),
-  /** `daily=true` adds each group's days (the stacked chart's series). */
-  daily: z
-    .enum(["true", "false"], { error: "must be true or false" })
-    .transform((v) => v === "true")
-    .default(false),
-});
+const breakdownQuery = activity.breakdownQuery;
 
 type Int8 = bigint | string | number;
 

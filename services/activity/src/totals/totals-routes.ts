@@ -3,17 +3,12 @@ import { requirePermission } from "@router/access";
 import type { Db } from "@router/db";
 import { identityOf, parseInput } from "@router/http-kit";
 import type { Clock } from "@router/money";
-import { z } from "zod";
-import { intParam, MAX_DAYS, queryOf, workspaceFilter } from "../paging/query-params";
+import { queryOf } from "../paging/query-params";
 import { addSums, EMPTY_SUMS, renderTotals, summaryPeriods } from "./totals";
 import { dailySums } from "./totals-queries";
+import { activity } from "@router/management-api";
 
-export const DEFAULT_SUMMARY_DAYS = 30;
-
-const summaryQuery = z.object({
-  days: intParam(1, MAX_DAYS).default(DEFAULT_SUMMARY_DAYS),
-  workspace: workspaceFilter,
-});
+const summaryQuery = activity.summaryQuery;
 
 export function totalsRoutes(deps: { db: Db; clock: Clock }): Router {
   const router = Router();

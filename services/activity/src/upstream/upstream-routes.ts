@@ -2,19 +2,14 @@ import { Router } from "express";
 import type { Db } from "@router/db";
 import { identityOf, parseInput } from "@router/http-kit";
 import type { Clock } from "@router/money";
-import { z } from "zod";
 import { requirePermission } from "@router/access";
 import { decodeCursor, toPage } from "../paging/keyset";
-import { pagingParams, queryOf, textFilter, windowStart } from "../paging/query-params";
+import { queryOf, windowStart } from "../paging/query-params";
 import { listAttempts } from "./attempt-queries";
 import { renderAttempt } from "./attempt-row";
+import { activity } from "@router/management-api";
 
-const upstreamQuery = z.object({
-  ...pagingParams,
-  request: textFilter,
-  provider: textFilter,
-  status: z.enum(["ok", "error"], { error: "must be ok or error" }).optional(),
-});
+const upstreamQuery = activity.upstreamQuery;
 
 export interface UpstreamRoutesDeps {
   db: Db;

@@ -1,23 +1,13 @@
 import { invalid } from "@router/errors";
 import { parseInput } from "@router/http-kit";
+import { alerts } from "@router/management-api";
 import { checkTargetUrl, type AllowedHosts } from "@router/outbound";
 import { z } from "zod";
 import type { ChannelKind } from "./channel-store";
 
 export const DEFAULT_THRESHOLDS = [50, 80, 100];
 
-const addChannelBody = z.strictObject({
-  kind: z.enum(["webhook", "chat", "email"], { error: "must be webhook, chat or email" }),
-  target: z.string({ error: "is required (a string)" }).trim().min(1, "is required"),
-  name: z.string({ error: "must be a string or null" }).trim().min(1, "must not be empty").max(100, "must be at most 100 characters").nullable().optional(),
-  thresholds: z
-    .array(z.number({ error: "must be whole percentages" }).int("must be whole percentages").min(1, "must be 1 to 100").max(100, "must be 1 to 100"), {
-      error: "must be an array of whole percentages",
-    })
-    .min(1, "must list at least one threshold")
-    .max(100, "must list at most 100 thresholds")
-    .optional(),
-});
+const addChannelBody = alerts.addChannelBody;
 
 const emailAddress = z.email().max(254);
 

@@ -4,14 +4,12 @@ import type { Db } from "@router/db";
 import { invalid } from "@router/errors";
 import { identityOf, parseInput } from "@router/http-kit";
 import type { Clock } from "@router/money";
-import { z } from "zod";
-import { getRunawayAction, RUNAWAY_ACTIONS, setRunawayAction } from "./settings-store";
+import { runaway } from "@router/management-api";
+import { getRunawayAction, setRunawayAction } from "./settings-store";
 
 export const SETTINGS_PATH = "/v1/alerts/settings";
 
-const settingsBody = z.strictObject({
-  runaway_action: z.enum(RUNAWAY_ACTIONS, { error: "is required: alert or pause" }),
-});
+const settingsBody = runaway.runawaySettingsBody;
 
 /** `GET` (any role) and `PUT` (`config:write`) of what a runaway flag does to a key. */
 export function settingsRoutes(deps: { db: Db; clock: Clock }): Router {

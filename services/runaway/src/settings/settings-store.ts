@@ -1,9 +1,10 @@
 import type { Queryable } from "@router/db";
+import { runaway } from "@router/management-api";
 
 /** What a runaway flag does to a key: `alert` only (the default), or `pause` it too. */
 export type RunawayAction = "alert" | "pause";
 
-export const RUNAWAY_ACTIONS = ["alert", "pause"] as const;
+export const RUNAWAY_ACTIONS = runaway.RUNAWAY_ACTIONS;
 export const DEFAULT_RUNAWAY_ACTION: RunawayAction = "alert";
 
 export async function getRunawayAction(q: Queryable, orgId: string): Promise<RunawayAction> {
