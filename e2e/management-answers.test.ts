@@ -1,11 +1,20 @@
-import { managementRoute } from "@router/management-api";
+import { managementRoute, runaway } from "@router/management-api";
+import { ManualClock } from "@router/money";
 import { newIdentityKeys } from "@router/testkit";
 import { z } from "zod";
+import { startActivityHarness } from "../services/activity/test/activity-harness";
+import { completedEvent, identityHeader as activityIdentity } from "../services/activity/test/request-events";
+import { recordRequests } from "../services/activity/src/recording/request-record";
+import { startAlertsHarness } from "../services/alerts/test/alerts-harness";
+import { startBroadcastHarness } from "../services/broadcast/test/broadcast-harness";
+import { startTestLedger } from "../services/ledger/test/ledger-fixture";
+import { startReportsHarness } from "../services/reports/test/reports-harness";
 import { fixtureCatalog } from "../services/routing/test/catalog-fixture";
 import { managementIdentity, signedCall, startHarness, type Harness } from "../services/routing/test/routing-harness";
+import { startRunawayHarness } from "../services/runaway/test/runaway-harness";
 
 /*
- * The answer schemas of the descriptions against what an owner really answers: routing's routes are
+ * The answer schemas of the descriptions against what the owners really answer: their routes are
  * called as the gateway calls them, and each answer must parse with its route's schema and carry no
  * field the schema leaves out.
  */
@@ -39,9 +48,9 @@ function undocumented(schema: JsonSchema, value: unknown, where: string, out: st
   return out;
 }
 
-/** What is wrong with `body` as the answer of `key`: schema issues, then fields it does not describe. */
-function answerProblems(key: string, body: unknown): string[] {
-  const answer = managementRoute(key)?.answer;
+/** What is wrong with `body` as the answer of `key` (or as `schema`): schema issues, then fields it does not describe. */
+function answerProblems(key: string, body: unknown, schema?: z.ZodType): string[] {
+  const answer = schema ?? managementRoute(key)?.answer;
   if (!answer || answer === "csv") return [`${key}: no JSON answer described`];
   const parsed = answer.safeParse(body);
   if (!parsed.success) return parsed.error.issues.map((i) => `${key} ${i.path.join(".")}: ${i.message}`);
@@ -115,5 +124,150 @@ describe("routing's answers", () => {
   it("find a field the description leaves out", () => {
     const row = { interval: "daily", limit_nanodollars: "1", include_byok: true, surprise: 1 };
     expect(answerProblems("GET /v1/workspaces/:id/budgets", { data: [row], next_cursor: null })).toEqual(["GET /v1/workspaces/:id/budgets.data[0].surprise"]);
+  });
+});
+
+/** Checks one answer: its status is the description's, and its body the description's answer. */
+function answerOf(key: string, res: { status: number; body: unknown }, schema?: z.ZodType): string[] {
+  const status = managementRoute(key)?.status ?? 200;
+  if (res.status !== status) return [`${key}: ${res.status} ${JSON.stringify(res.body)}`];
+  return answerProblems(key, res.body, schema);
+}
+
+const clock = () => new ManualClock(new Date("2026-11-21T10:00:00.000Z"));
+
+describe("the other owners' answers", () => {
+  it("activity's match their descriptions", async () => {
+    const c = clock();
+    const h = await startActivityHarness("mgmtanswers_activity", c);
+    try {
+      const org = "org_answers";
+      await recordRequests(h.db, [completedEvent({ requestId: "gen-answers-1", orgId: org, createdAtMs: BigInt(c.now().getTime() - 60_000) })], c.now());
+      const get = async (path: string, credential: "management" | "inference" = "management") => {
+        const res = await fetch(`${h.base}${path}`, { headers: await activityIdentity(org, credential) });
+        return { status: res.status, body: (await res.json()) as unknown };
+      };
+      const problems = [
+        ...answerOf("GET /v1/activity", await get("/v1/activity?include=key")),
+        ...answerOf("GET /v1/activity", await get("/v1/activity")),
+        ...answerOf("GET /v1/activity/requests/:id", await get("/v1/activity/requests/gen-answers-1")),
+        ...answerOf("GET /v1/activity/summary", await get("/v1/activity/summary?days=7")),
+        ...answerOf("GET /v1/activity/breakdown", await get("/v1/activity/breakdown?by=model&daily=true&limit=1")),
+        ...answerOf("GET /v1/activity/upstream", await get("/v1/activity/upstream")),
+        ...answerOf("GET /v1/activity/conversations", await get("/v1/activity/conversations")),
+        ...answerOf("GET /v1/generation", await get("/v1/generation?id=gen-answers-1", "inference")),
+      ];
+      expect(problems).toEqual([]);
+    } finally {
+      await h.close();
+    }
+  });
+
+  it("the ledger's match their descriptions", async () => {
+    const l = await startTestLedger({ label: "mgmtanswers_ledger" });
+    try {
+      const org = "org_answers";
+      const ws = "ws_answers1";
+      const writer = { orgId: org, workspace: ws };
+      const res = async (p: Promise<{ status: number; json: unknown }>) => {
+        const r = await p;
+        return { status: r.status, body: r.json };
+      };
+      const problems = [
+        ...answerOf("PUT /v1/workspaces/:id/budgets/:interval", await res(l.http("PUT", `/v1/workspaces/${ws}/budgets/daily`, writer, { limit_usd: 5 }))),
+        ...answerOf("GET /v1/workspaces/:id/budgets", await res(l.http("GET", `/v1/workspaces/${ws}/budgets`, writer))),
+        ...answerOf("DELETE /v1/workspaces/:id/budgets/:interval", await res(l.http("DELETE", `/v1/workspaces/${ws}/budgets/daily`, writer))),
+        ...answerOf("PUT /v1/agents/:agent/budgets/:interval", await res(l.http("PUT", "/v1/agents/planner/budgets/weekly", writer, { limit_usd: 3, workspace_id: ws }))),
+        ...answerOf("GET /v1/agents", await res(l.http("GET", "/v1/agents", writer))),
+        ...answerOf("DELETE /v1/agents/:agent/budgets/:interval", await res(l.http("DELETE", `/v1/agents/planner/budgets/weekly?workspace_id=${ws}`, writer))),
+        ...answerOf("GET /v1/credits", await res(l.http("GET", "/v1/credits", writer))),
+        ...answerOf("GET /v1/credits/purchases", await res(l.http("GET", "/v1/credits/purchases", writer))),
+        ...answerOf("GET /v1/credits/fees", await res(l.http("GET", "/v1/credits/fees", writer))),
+      ];
+      const agent = { orgId: org, credential: "inference" as const };
+      const opened = await res(l.http("POST", "/v1/runs", agent, { goal: "answers", budget_usd: 1, max_turns: 3, model_policy: { prefer: "cheap" } }));
+      problems.push(...answerOf("POST /v1/runs", opened));
+      const runId = (opened.body as { data?: { id?: string } }).data?.id ?? "run_missing";
+      problems.push(
+        ...answerOf("GET /v1/runs", await res(l.http("GET", "/v1/runs", agent))),
+        ...answerOf("GET /v1/runs/:id", await res(l.http("GET", `/v1/runs/${runId}`, agent))),
+        ...answerOf("POST /v1/runs/:id/close", await res(l.http("POST", `/v1/runs/${runId}/close`, agent, { status: "cancelled" }))),
+      );
+      expect(problems).toEqual([]);
+    } finally {
+      await l.close();
+    }
+  });
+
+  it("alerts' match their descriptions", async () => {
+    const h = await startAlertsHarness("mgmtanswers_alerts");
+    try {
+      const caller = { orgId: "org_answers" };
+      const created = await h.call("POST", "/v1/alerts/channels", caller, { kind: "webhook", target: `${h.receiver.url}/hook/answers`, name: "ops" });
+      const id = String(created.body.data?.id);
+      const problems = [
+        ...answerOf("POST /v1/alerts/channels", created),
+        ...answerOf("GET /v1/alerts/channels", await h.call("GET", "/v1/alerts/channels", caller)),
+        ...answerOf("POST /v1/alerts/channels/:id/test", await h.call("POST", `/v1/alerts/channels/${id}/test`, caller)),
+        ...answerOf("GET /v1/alerts/deliveries", await h.call("GET", "/v1/alerts/deliveries", caller)),
+        ...answerOf("DELETE /v1/alerts/channels/:id", await h.call("DELETE", `/v1/alerts/channels/${id}`, caller)),
+      ];
+      expect(problems).toEqual([]);
+    } finally {
+      await h.close();
+    }
+  });
+
+  it("broadcast's match their descriptions", async () => {
+    const h = await startBroadcastHarness("mgmtanswers_broadcast", clock());
+    try {
+      const call = async (method: string, path: string, body?: unknown) => {
+        const r = await h.call(method, path, "org_answers", body);
+        return { status: r.status, body: r.json as unknown };
+      };
+      const created = await call("POST", "/v1/broadcast/destinations", { kind: "webhook", url: `${h.receiver.url}/answers`, name: "Audit" });
+      const id = String((created.body as { data?: { id?: string } }).data?.id);
+      const problems = [
+        ...answerOf("POST /v1/broadcast/destinations", created),
+        ...answerOf("POST /v1/broadcast/destinations", await call("POST", "/v1/broadcast/destinations", { kind: "otlp", url: `${h.receiver.url}/v1/traces`, header_name: "x-api-key", header_value: "secret-value-1" })),
+        ...answerOf("PATCH /v1/broadcast/destinations/:id", await call("PATCH", `/v1/broadcast/destinations/${id}`, { sample_rate: 0.5 })),
+        ...answerOf("POST /v1/broadcast/destinations/:id/test", await call("POST", `/v1/broadcast/destinations/${id}/test`)),
+        ...answerOf("GET /v1/broadcast/destinations", await call("GET", "/v1/broadcast/destinations")),
+        ...answerOf("DELETE /v1/broadcast/destinations/:id", await call("DELETE", `/v1/broadcast/destinations/${id}`)),
+      ];
+      expect(problems).toEqual([]);
+    } finally {
+      await h.close();
+    }
+  });
+
+  it("runaway's and reports' match their descriptions", async () => {
+    const c = clock();
+    const r = await startRunawayHarness("mgmtanswers_runaway", c);
+    const reportsHarness = await startReportsHarness("mgmtanswers_reports", c);
+    try {
+      const org = "org_answers";
+      await r.db.query(
+        `INSERT INTO flags (id, org_id, subject_kind, subject, key_hash, key_name, action, kind, window_start, window_end,
+           spend_nanodollars, usual_spend_nanodollars, requests, usual_requests, created_at, published_at)
+         VALUES ('flag_answers', $1, 'key', 'abcdefabcdef', $2, 'ci', 'paused', 'spend', $3, $3, 5000000000, 1000000000, 30, 4, $3, $3)`,
+        [org, "a".repeat(64), c.now()],
+      );
+      const ws = { id: "ws_answers1", name: "Client One" };
+      const as = { orgId: org, orgName: "Answers Ltd", workspace: ws };
+      const problems = [
+        ...answerOf("PUT /v1/alerts/settings", await r.put("/v1/alerts/settings", org, { runaway_action: "pause" })),
+        ...answerOf("GET /v1/alerts/settings", await r.get("/v1/alerts/settings", org)),
+        // Runaway's own list: the gateway adds `key_paused` to each row (the described answer).
+        ...answerOf("GET /v1/alerts/runaway", await r.get("/v1/alerts/runaway", org), z.object({ data: z.array(runaway.runawayFlag), next_cursor: z.null() })),
+        ...answerOf("PUT /v1/reports/branding", await reportsHarness.call("PUT", "/v1/reports/branding", as, { brand_name: "Acme", brand_footer: "Thanks" })),
+        ...answerOf("GET /v1/reports/branding", await reportsHarness.call("GET", "/v1/reports/branding", as)),
+        ...answerOf("GET /v1/reports/workspaces/:id", await reportsHarness.call("GET", `/v1/reports/workspaces/${ws.id}?month=2026-11`, as)),
+      ];
+      expect(problems).toEqual([]);
+    } finally {
+      await reportsHarness.close();
+      await r.close();
+    }
   });
 });
