@@ -3,8 +3,8 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { lockDataDir } from "./data-dir-lock";
-import { PGlite } from "@electric-sql/pglite";
 import { assertSchemaName, type Db, type Queryable } from "./db";
+import { PgliteThread, type PgliteSession } from "./pglite-thread";
 
 /**
  * Postgres's buffer cache inside PGlite's WASM memory. The default (128 MB) is sized for a server;
@@ -19,17 +19,17 @@ export function isNewEmbeddedStore(dataDir: string): boolean {
 }
 
 /**
- * Embedded Postgres (PGlite, WASM) for the one-process default. One instance is shared by every
- * service's schema; PGlite has a single session, so every statement and transaction is serialised
- * here and the search_path is switched to the caller's schema before it runs.
+ * Embedded Postgres (PGlite, WASM, on its own thread) for the one-process default. One instance is
+ * shared by every service's schema; PGlite has a single session, so every statement and transaction
+ * is serialised here and the search_path is switched to the caller's schema before it runs.
  */
 export class EmbeddedPostgres {
-  private readonly pg: PGlite;
+  private readonly pg: PgliteSession;
   private chain: Promise<unknown> = Promise.resolve();
   private currentSchema = "";
 
   private constructor(
-    pg: PGlite,
+    pg: PgliteSession,
     private readonly unlock: () => Promise<void>,
   ) {
     this.pg = pg;
@@ -48,8 +48,7 @@ export class EmbeddedPostgres {
     }
     try {
       if (dataDir && isNewEmbeddedStore(dataDir)) await initialiseApart(dataDir);
-      const pg = new PGlite(dataDir ?? undefined, { parsers: { 20: (v: string) => BigInt(v) }, postgresqlconf: [SHARED_BUFFERS] });
-      await pg.waitReady;
+      const pg = await PgliteThread.open({ dataDir, postgresqlconf: [SHARED_BUFFERS] });
       return new EmbeddedPostgres(pg, unlock);
     } catch (err) {
       await unlock();
