@@ -187,6 +187,13 @@ describe("the dashboard in a browser", () => {
     await page.getByRole("button", { name: "Add provider key" }).click();
     await page.getByText(/azure\.endpoint/).waitFor();
     await expectAccessible(page, "provider-keys-cloud");
+
+    // Deleted again from its row: the completions of the next tests go to the fake OpenAI, not to this resource.
+    page.once("dialog", (d) => void d.accept());
+    await page.getByRole("button", { name: "Delete azure key EU resource" }).click();
+    await page.getByRole("heading", { name: "azure: EU resource" }).waitFor({ state: "detached" });
+    const left = await gatewayClient(stack.gatewayUrl, org.managementKey).get("/v1/provider-keys");
+    expect(left.json.data.map((c: Record<string, unknown>) => c.provider_slug)).toEqual(["openai"]);
   });
 
   it("shows a completion in recent requests and in the chart, and opens it with its dispatches", async () => {
