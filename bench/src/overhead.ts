@@ -26,7 +26,7 @@ const TRACE_DIR = process.env.BENCH_TRACE_DIR;
 const BENCH_AGENT = "bench-agent";
 const BUDGETS_VARIANT = "ceiling, workspace and agent budgets";
 const TURNS_VARIANT = "ceiling, workspace and agent budgets, run turns";
-/** The same request to a cloud: an organisation holding Azure OpenAI resources (in two regions) instead of an OpenAI key. */
+/** The same request to a cloud: an organisation holding an Azure OpenAI resource instead of an OpenAI key. */
 const AZURE_VARIANT = "Azure OpenAI, key without ceiling";
 /** The budgeted row's requests are turns of this many runs in turn, as agents' loops would send them. */
 const BENCH_RUNS = 64;
@@ -152,13 +152,12 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
 
     const azureOrg = await stack.createOrg("Bench on Azure");
     const azureMgmt = gatewayClient(stack.gatewayUrl, azureOrg.managementKey);
-    for (const [region, name] of [["swedencentral", "bench-eu"], ["eastus2", "bench-us"]]) {
-      const added = await azureMgmt.post("/v1/provider-keys", {
-        provider: "azure",
-        azure: { endpoint: `https://${name}.openai.azure.com`, region, api_key: FAKE_PROVIDER_KEY, deployments: { "openai/gpt-4o-mini": AZURE_BENCH_DEPLOYMENT } },
-      });
-      if (added.status !== 201) throw new Error(`adding an Azure resource answered ${added.status}: ${added.text}`);
-    }
+    // One resource, as the OpenAI row has one endpoint: a region's credential plans only its region's endpoint.
+    const azureResource = await azureMgmt.post("/v1/provider-keys", {
+      provider: "azure",
+      azure: { endpoint: "https://bench-eu.openai.azure.com", region: "swedencentral", api_key: FAKE_PROVIDER_KEY, deployments: { "openai/gpt-4o-mini": AZURE_BENCH_DEPLOYMENT } },
+    });
+    if (azureResource.status !== 201) throw new Error(`adding an Azure resource answered ${azureResource.status}: ${azureResource.text}`);
     const azureKey = keyOf(await azureMgmt.post("/v1/keys", { name: "no-ceiling" }));
 
     const gatewayOrigin = stack.gatewayUrl;

@@ -199,6 +199,20 @@ describe("privacy policy over the bundled catalog", () => {
     expect(east.cascade.map((c) => c.endpointId)).toEqual(["ep_azure_gpt-4o-mini_eastus2"]);
   });
 
+  it("plans a cloud's endpoints only in the regions the organisation's credentials serve", async () => {
+    const org = newOrg();
+    const eu = await h.plan({ orgId: org, model: "openai/gpt-4o-mini", byokProviders: ["azure"], credentialRegions: [{ providerSlug: "azure", regions: ["swedencentral"] }] });
+    expect(eu.cascade.map((c) => c.endpointId)).toEqual(["ep_azure_gpt-4o-mini_swedencentral"]);
+    expect(eu.refused.map((r) => [r.endpointId, r.constraint]).sort()).toEqual([
+      ["ep_azure_gpt-4o-mini_eastus2", "byok_credential"],
+      ["ep_openai_gpt-4o-mini", "byok_credential"],
+    ]);
+    // One endpoint left: nothing to draw between, so the plan is the same for every request.
+    expect(eu.ordering).not.toBe("sampled");
+    const both = await h.plan({ orgId: org, model: "openai/gpt-4o-mini", byokProviders: ["azure"], credentialRegions: [{ providerSlug: "azure", regions: ["eastus2", "swedencentral"] }] });
+    expect(both.cascade.map((c) => c.endpointId).sort()).toEqual(["ep_azure_gpt-4o-mini_eastus2", "ep_azure_gpt-4o-mini_swedencentral"]);
+  });
+
   it("with zdr on, keeps the endpoints that declare ZDR and refuses the others with privacy.zdr", async () => {
     const org = newOrg();
     expect((await as(org).put("/v1/privacy", { zdr: true })).status).toBe(200);

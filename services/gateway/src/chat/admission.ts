@@ -45,8 +45,7 @@ export class ChatAdmission {
     // Router's fee on this request (0 unless the operator charges one): its record's billed cost.
     if (this.deps.credits) ctx.feeBps = await this.deps.credits.feeBps();
     const credentials = await this.deps.credentials.enabledFor(caller.orgId);
-    const byokProviders = [...new Set(credentials.map((c) => c.providerSlug))];
-    const plan = await this.deps.routing.plan(planRequestOf(ctx, byokProviders, this.openCircuits()));
+    const plan = await this.deps.routing.plan(planRequestOf(ctx, credentials, this.openCircuits()));
     ctx.plan = plan;
     // A named preset's sampling settings count in the worst case and go upstream.
     ctx.request = withPresetParams(ctx.request, plan.preset);

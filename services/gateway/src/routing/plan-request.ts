@@ -1,20 +1,53 @@
 import { fromUsd } from "@router/money";
 import type { routing } from "@router/proto";
 import type { ChatContext } from "../chat/chat-context";
+import type { DispatchCredential } from "../provider-keys/dispatch-credential";
 import type { ChatRequest } from "../request-model/request-schema";
 
 /**
- * What routing's `Plan` is asked for one chat request: its model chain, routing fields and
- * preferences, the providers the organisation holds credentials for, and the endpoints whose
- * circuit is open in this gateway.
+ * Which providers the organisation's credentials reach, and for a cloud in which regions: a cloud
+ * credential serves its own region only, so Plan leaves out the endpoints none of them can serve
+ * (the draw would otherwise weigh endpoints the cascade must then skip).
  */
-export function planRequestOf(ctx: ChatContext, byokProviders: string[], openCircuits: string[]): routing.PlanRequest {
+export function credentialScope(credentials: readonly DispatchCredential[]): CredentialScope {
+  // The credential source hands out one array per organisation until it reloads: work it out once.
+  let scope = scopes.get(credentials);
+  if (!scope) scopes.set(credentials, (scope = scopeOf(credentials)));
+  return scope;
+}
+
+type CredentialScope = Pick<routing.PlanRequest, "byokProviders" | "credentialRegions">;
+const scopes = new WeakMap<readonly DispatchCredential[], CredentialScope>();
+
+function scopeOf(credentials: readonly DispatchCredential[]): CredentialScope {
+  const providers = new Set<string>();
+  const regions = new Map<string, Set<string>>();
+  for (const c of credentials) {
+    providers.add(c.providerSlug);
+    const region = c.cloud?.region;
+    if (!region) continue;
+    let set = regions.get(c.providerSlug);
+    if (!set) regions.set(c.providerSlug, (set = new Set()));
+    set.add(region);
+  }
+  return {
+    byokProviders: [...providers],
+    credentialRegions: [...regions].map(([providerSlug, set]) => ({ providerSlug, regions: [...set].sort() })),
+  };
+}
+
+/**
+ * What routing's `Plan` is asked for one chat request: its model chain, routing fields and
+ * preferences, the providers (and clouds' regions) the organisation holds credentials for, and the
+ * endpoints whose circuit is open in this gateway.
+ */
+export function planRequestOf(ctx: ChatContext, credentials: readonly DispatchCredential[], openCircuits: string[]): routing.PlanRequest {
   const { request } = ctx;
   return {
     orgId: ctx.caller.orgId,
     model: request.model ?? "",
     models: request.models ?? [],
-    byokProviders,
+    ...credentialScope(credentials),
     accountFallbackModels: [],
     provider: request.provider ? providerPreferences(request.provider) : undefined,
     sessionId: request.session_id ?? "",

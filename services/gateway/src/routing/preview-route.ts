@@ -84,7 +84,7 @@ export function previewRoutes(deps: {
     const request = parseChatRequest(hasMessages ? supplied : { ...supplied, messages: [{ role: "user", content: "" }] });
     const ctx = newChatContext(caller, readRouterHeaders(req), request, deps.chat.clock.now(), performance.now(), chatCompletionsIngress);
     const credentials = await deps.chat.credentials.enabledFor(caller.orgId);
-    const plan = await deps.chat.routing.plan(planRequestOf(ctx, [...new Set(credentials.map((c) => c.providerSlug))], deps.openCircuits()));
+    const plan = await deps.chat.routing.plan(planRequestOf(ctx, credentials, deps.openCircuits()));
     ctx.request = withPresetParams(ctx.request, plan.preset);
     const filtered = hasMessages ? deps.chat.contentFilters.apply(plan.contentFilters, ctx.request.messages) : null;
     const decision = await spend.admit({

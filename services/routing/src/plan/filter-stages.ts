@@ -19,10 +19,22 @@ export interface FilterStage {
 
 export const BYOK_CREDENTIAL = "byok_credential";
 
-/** Nothing routes until the organisation holds an enabled credential for the endpoint's provider. */
-export function credentialStage(byokProviders: readonly string[]): FilterStage {
+/**
+ * Nothing routes until the organisation holds an enabled credential for the endpoint's provider,
+ * and, for a cloud whose credentials name their regions, one for the endpoint's region (an endpoint
+ * that declares no region passes on any of them).
+ */
+export function credentialStage(byokProviders: readonly string[], credentialRegions: readonly routing.CredentialRegions[] = []): FilterStage {
   const held = new Set(byokProviders);
-  return { refuses: (r) => (held.has(r.provider.slug) ? null : BYOK_CREDENTIAL) };
+  const regions = new Map(credentialRegions.map((c) => [c.providerSlug, new Set(c.regions)]));
+  return {
+    refuses: (r) => {
+      if (!held.has(r.provider.slug)) return BYOK_CREDENTIAL;
+      const served = regions.get(r.provider.slug);
+      const region = r.endpoint.deploymentRegion;
+      return !served || region === null || served.has(region) ? null : BYOK_CREDENTIAL;
+    },
+  };
 }
 
 /** The filter part of a model's variant (`:free`, `:exacto`); `:floor` and `:nitro` only sort. */
@@ -39,7 +51,7 @@ export function filterStages(
   guardrails: readonly RoutingGuardrail[] = [],
   privacy: PrivacyPolicy = NO_POLICY,
 ): FilterStage[] {
-  return [credentialStage(req.byokProviders), ...guardrailStages(guardrails), ...privacyStages(privacy), ...preferenceStages(req), variantStage];
+  return [credentialStage(req.byokProviders, req.credentialRegions), ...guardrailStages(guardrails), ...privacyStages(privacy), ...preferenceStages(req), variantStage];
 }
 
 /**

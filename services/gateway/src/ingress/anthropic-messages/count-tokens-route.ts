@@ -53,7 +53,7 @@ export function countTokensRoutes(deps: {
       const { request, native } = parseMessages({ max_tokens: 1, ...(body as Record<string, unknown>) });
       const ctx = newChatContext(caller, readRouterHeaders(req), request, deps.chat.clock.now(), performance.now(), anthropicMessagesIngress);
       const credentials = await deps.chat.credentials.enabledFor(caller.orgId);
-      const plan = await deps.chat.routing.plan(planRequestOf(ctx, [...new Set(credentials.map((c) => c.providerSlug))], deps.openCircuits()));
+      const plan = await deps.chat.routing.plan(planRequestOf(ctx, credentials, deps.openCircuits()));
       if (plan.refusal) throw new DomainError(plan.refusal.code as DomainError["code"], plan.refusal.message, { status: plan.refusal.httpStatus || 404 });
       const first = plan.cascade[0];
       if (!first) throw new DomainError("no_route", "no endpoint can serve this model", { status: 404 });

@@ -72,6 +72,17 @@ export interface PlanRequest {
    * requested model of the other kind is refused with a 400.
    */
   operation: string;
+  /**
+   * The regions the organisation's cloud credentials serve, by provider (a Bedrock credential for
+   * eu-central-1): an endpoint of a provider listed here passes only in one of its regions (or when
+   * it declares none). A provider not listed is not limited by region.
+   */
+  credentialRegions: CredentialRegions[];
+}
+
+export interface CredentialRegions {
+  providerSlug: string;
+  regions: string[];
 }
 
 /** The `provider` object of a chat request (routing preferences and constraints). */
@@ -297,6 +308,7 @@ function createBasePlanRequest(): PlanRequest {
     workspaceId: "",
     memberUserId: "",
     operation: "",
+    credentialRegions: [],
   };
 }
 
@@ -352,6 +364,9 @@ export const PlanRequest: MessageFns<PlanRequest> = {
     }
     if (message.operation !== "") {
       writer.uint32(138).string(message.operation);
+    }
+    for (const v of message.credentialRegions) {
+      CredentialRegions.encode(v!, writer.uint32(146).fork()).join();
     }
     return writer;
   },
@@ -505,6 +520,14 @@ export const PlanRequest: MessageFns<PlanRequest> = {
             message.operation = reader.string();
             continue;
           }
+          case 18: {
+            if (tag !== 146) {
+              break;
+            }
+
+            message.credentialRegions.push(CredentialRegions.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -588,6 +611,11 @@ export const PlanRequest: MessageFns<PlanRequest> = {
         ? globalThis.String(object.member_user_id)
         : "",
       operation: isSet(object.operation) ? globalThis.String(object.operation) : "",
+      credentialRegions: globalThis.Array.isArray(object?.credentialRegions)
+        ? object.credentialRegions.map((e: any) => CredentialRegions.fromJSON(e))
+        : globalThis.Array.isArray(object?.credential_regions)
+        ? object.credential_regions.map((e: any) => CredentialRegions.fromJSON(e))
+        : [],
     };
   },
 
@@ -644,6 +672,9 @@ export const PlanRequest: MessageFns<PlanRequest> = {
     if (message.operation !== "") {
       obj.operation = message.operation;
     }
+    if (message.credentialRegions?.length) {
+      obj.credentialRegions = message.credentialRegions.map((e) => CredentialRegions.toJSON(e));
+    }
     return obj;
   },
 
@@ -671,6 +702,96 @@ export const PlanRequest: MessageFns<PlanRequest> = {
     message.workspaceId = object.workspaceId ?? "";
     message.memberUserId = object.memberUserId ?? "";
     message.operation = object.operation ?? "";
+    message.credentialRegions = object.credentialRegions?.map((e) => CredentialRegions.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseCredentialRegions(): CredentialRegions {
+  return { providerSlug: "", regions: [] };
+}
+
+export const CredentialRegions: MessageFns<CredentialRegions> = {
+  encode(message: CredentialRegions, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.providerSlug !== "") {
+      writer.uint32(10).string(message.providerSlug);
+    }
+    for (const v of message.regions) {
+      writer.uint32(18).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CredentialRegions {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCredentialRegions();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.providerSlug = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.regions.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CredentialRegions {
+    return {
+      providerSlug: isSet(object.providerSlug)
+        ? globalThis.String(object.providerSlug)
+        : isSet(object.provider_slug)
+        ? globalThis.String(object.provider_slug)
+        : "",
+      regions: globalThis.Array.isArray(object?.regions) ? object.regions.map((e: any) => globalThis.String(e)) : [],
+    };
+  },
+
+  toJSON(message: CredentialRegions): unknown {
+    const obj: any = {};
+    if (message.providerSlug !== "") {
+      obj.providerSlug = message.providerSlug;
+    }
+    if (message.regions?.length) {
+      obj.regions = message.regions;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CredentialRegions>, I>>(base?: I): CredentialRegions {
+    return CredentialRegions.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CredentialRegions>, I>>(object: I): CredentialRegions {
+    const message = createBaseCredentialRegions();
+    message.providerSlug = object.providerSlug ?? "";
+    message.regions = object.regions?.map((e) => e) || [];
     return message;
   },
 };
