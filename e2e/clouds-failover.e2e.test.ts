@@ -110,4 +110,23 @@ describe("failover between clouds, inside the organisation's regions", () => {
     expect(vertex.modelRequests().every((r) => r.path.includes("/locations/europe-west1/"))).toBe(true);
     expect(bedrock.requests.every((r) => !JSON.stringify(r.headers).includes("us-east-1"))).toBe(true);
   });
+
+  it("keeps a key under a guardrail of one region there, whatever the request's provider order says", async () => {
+    const guardrail = await mgmt.post("/v1/guardrails", { name: "Frankfurt only", allowed_data_regions: ["eu-central-1"] });
+    expect(guardrail.status).toBe(201);
+    const key = (await mgmt.post("/v1/keys", { name: "frankfurt app" })).json.data as { key: string; hash: string };
+    const assigned = await mgmt.post(`/v1/guardrails/${guardrail.json.data.id as string}/assignments`, { subject_type: "key", subject_id: key.hash });
+    expect(assigned.status).toBe(201);
+    const frankfurt = gatewayClient(stack.gatewayUrl, key.key);
+    const res = await frankfurt.post("/v1/chat/completions", { model: CLAUDE, messages: user("Hi"), provider: { order: ["vertex", "bedrock"] } });
+    expect(res.status).toBe(200);
+    expect(res.json.provider).toBe("bedrock");
+    expect(vertex.modelRequests()).toHaveLength(0);
+
+    // Throttled there, the request is refused rather than moved out of the guardrail's region.
+    bedrock.failRegion("eu-central-1", { kind: "status", status: 429, code: "ThrottlingException", message: "Too many requests" });
+    const throttled = await frankfurt.post("/v1/chat/completions", { model: CLAUDE, messages: user("Hi"), provider: { order: ["vertex", "bedrock"] } });
+    expect(throttled.status).toBe(429);
+    expect(vertex.modelRequests()).toHaveLength(0);
+  });
 });
