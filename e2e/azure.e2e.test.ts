@@ -138,6 +138,15 @@ describe("Azure OpenAI through the stack", () => {
     expect(sent().path).toMatch(/^\/openai\/deployments\/embed-(eu|us)\/embeddings$/);
   });
 
+  it("names the missing deployment when the resources deploy no model the request asks for", async () => {
+    const res = await client.post("/v1/chat/completions", { model: "openai/gpt-4o", messages: user("Hi") });
+    expect(res.status).toBe(404);
+    expect(res.json.error.message).toBe(
+      "no deployment of openai/gpt-4o in the organisation's Azure OpenAI resources: add one to a credential's deployments (catalog model id = deployment name)",
+    );
+    expect(azure.requests).toHaveLength(0);
+  });
+
   it("fails over from a throttled resource to the other region before the first byte", async () => {
     azure.script({ failure: { kind: "status", status: 429, code: "429", message: "Rate limit is exceeded." } }, { text: "Served by the other resource." });
     const res = await client.post("/v1/chat/completions", { model: MODEL, messages: user("Hi") });

@@ -13,6 +13,13 @@ export function dispatchError(r: CascadeResult, cascadeModels: string[]): Domain
     // endpoint was passed over for want of a credential (or an adapter) that may serve it.
     const providers = [...new Set(r.skipped.map((s) => s.candidate.providerSlug))];
     const models = [...new Set(cascadeModels)];
+    if (r.skipped.length > 0 && r.skipped.every((s) => s.reason === "no_deployment")) {
+      return new DomainError(
+        "no_route",
+        `no deployment of ${models.join(", ") || "this model"} in the organisation's Azure OpenAI resources: add one to a credential's deployments (catalog model id = deployment name)`,
+        { status: 404, details: { unsatisfied_filters: ["byok_credential"], providers } },
+      );
+    }
     return new DomainError(
       "no_route",
       `no enabled provider credential can serve ${models.join(", ") || "this request"}: add a provider key for ${providers.join(" or ") || "its provider"}`,

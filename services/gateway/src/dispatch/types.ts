@@ -33,7 +33,8 @@ export interface Attempt {
 export interface Skip {
   candidate: Candidate;
   /** `fallback_policy`: a failed credential's policy ruled the endpoint out. */
-  reason: "no_credential" | "circuit_open" | "no_adapter" | "fallback_policy";
+  /** `no_deployment`: the organisation's Azure resources in the endpoint's region deploy no model of it. */
+  reason: "no_credential" | "no_deployment" | "circuit_open" | "no_adapter" | "fallback_policy";
 }
 
 export interface CascadeInput {

@@ -22,7 +22,7 @@ import { BreakerOpen, EndpointBreakers, type BreakerOptions, type CircuitListene
 import { StreamEventReader } from "./stream-reader";
 import type { Attempt, CascadeInput, CascadeResult, CompletionResult, EmbeddingsResult, Skip, StreamResult, StreamSink } from "./types";
 import { UpstreamClient, type UpstreamTimeouts } from "./upstream-client";
-import { credentialServes, upstreamTarget } from "./upstream-target";
+import { credentialServes, lacksDeployment, upstreamTarget } from "./upstream-target";
 
 export interface UpstreamDispatcherOptions {
   timeouts?: Partial<UpstreamTimeouts>;
@@ -79,7 +79,7 @@ export class UpstreamDispatcher {
       const usable = input.credentials.filter(
         (c) => c.providerSlug === candidate.providerSlug && credentialServes(c, candidate) && input.allows(c, candidate.modelId),
       );
-      if (usable.length === 0) skipped.push({ candidate, reason: "no_credential" });
+      if (usable.length === 0) skipped.push({ candidate, reason: lacksDeployment(input.credentials, candidate) ? "no_deployment" : "no_credential" });
       for (const credential of usable) out.push({ index: out.length + 1, candidate, credential, adapter });
     }
     return out;

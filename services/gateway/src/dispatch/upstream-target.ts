@@ -13,6 +13,18 @@ export function credentialServes(credential: DispatchCredential, candidate: Cand
   return cloud.provider !== "azure" || Object.hasOwn(cloud.deployments, candidate.modelId);
 }
 
+/** Whether the organisation holds Azure resources in the endpoint's region, none of which deploys its model. */
+export function lacksDeployment(credentials: readonly DispatchCredential[], candidate: Candidate): boolean {
+  let inRegion = false;
+  for (const c of credentials) {
+    if (c.providerSlug !== candidate.providerSlug || c.cloud?.provider !== "azure") continue;
+    if (candidate.deploymentRegion && c.cloud.region !== candidate.deploymentRegion) continue;
+    if (Object.hasOwn(c.cloud.deployments, candidate.modelId)) return false;
+    inRegion = true;
+  }
+  return inRegion;
+}
+
 /**
  * Where and as whom a request for `candidate` goes: the operator's base URL for its provider (a
  * self-hosted server, a test's fake) over the catalog's, and the endpoint's own model name. Every
