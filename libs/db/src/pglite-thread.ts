@@ -109,7 +109,7 @@ export class PgliteThread implements PgliteSession {
     // The thread keeps the process alive only while a statement is out, like a socket would.
     if (this.pending.size === 0) this.worker.ref();
     return new Promise<T>((resolve, reject) => {
-      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      this.pending.set(id, { resolve, reject });
       this.worker.postMessage({ ...req, id });
     });
   }
