@@ -71,6 +71,10 @@ const credential = z
     priority: z.number().int(),
     fallback_policy: z.enum(["platform", "none_for_models", "none_for_provider"]),
     model_filter: z.record(z.string(), z.unknown()),
+    settings: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe("A cloud credential's showable part: endpoint, region, project, deployments (Azure OpenAI, Bedrock, Vertex AI); absent for an API key"),
     disabled: z.boolean(),
     created_at: timestamp,
     last_used_at: timestamp.nullable(),
