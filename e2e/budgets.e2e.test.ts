@@ -62,8 +62,11 @@ describe("spend budgets through the separate-process stack", () => {
     // The races below send 200 requests at once at one workspace's counters on a 2-core box shared
     // with every service: the ledger's answer can take longer than the gateway's default 1-second
     // deadline (a 503 ledger_timeout, seen here at the commit before these suites changed too). What
-    // they test is that budgets hold under the race, so the deadline is not what binds.
-    stack = await startStack({ providerBaseUrls: { openai: openai.url }, extraEnv: { GRPC_DEADLINE_MS: "5000" } });
+    // they test is that budgets hold under the race, so the deadline is not what binds. For the same
+    // reason Admit may wait up to 4 s (under that deadline) for recalled leases to give back their
+    // unspent share: under the full suite's load a recall once took longer than the default 1.5 s, and
+    // the leased race served one request fewer than the budget allows.
+    stack = await startStack({ providerBaseUrls: { openai: openai.url }, extraEnv: { GRPC_DEADLINE_MS: "5000", LEDGER_LEASE_WAIT_MS: "4000" } });
     const org = await stack.createOrg("Budgets Inc");
     mgmt = gatewayClient(stack.gatewayUrl, org.managementKey);
     expect((await mgmt.post("/v1/provider-keys", { provider: "openai", api_key: "sk-openai-budgets-01" })).status).toBe(201);
