@@ -98,9 +98,15 @@ export function runRoutes(deps: RunRoutesDeps): Router {
   router.get("/v1/runs/:id", async (req, res) => {
     const identity = identityOf(req);
     allow(identity, "usage:read");
-    const run = await findRun(deps.db, identity.orgId, runIdParam(req));
-    if (!run) throw runNotFound();
-    res.json({ data: runTreeView(run, await turnsOf(deps.db, run.id)) });
+    // The run and its turns from one snapshot: a turn's settlement changes both in one statement,
+    // and two separate reads could show a turn settled beside the run's counters from before it.
+    const tree = await deps.db.tx(async (q) => {
+      await q.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+      const found = await findRun(q, identity.orgId, runIdParam(req));
+      return found ? runTreeView(found, await turnsOf(q, found.id)) : null;
+    });
+    if (!tree) throw runNotFound();
+    res.json({ data: tree });
   });
 
   router.post("/v1/runs/:id/close", async (req, res) => {
