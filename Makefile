@@ -66,7 +66,7 @@ bench-management: build ## A management read authenticated with a key and with a
 lint: ## Lint the protobuf contracts, type-check everything (tests included) and run ESLint
 	cd proto && npx buf lint
 	npx tsc -b
-	npx tsc -p services/gateway/dashboard
+	npx tsc -p services/console/dashboard
 	npx tsc -p tsconfig.test.json
 	npx eslint --max-warnings 0 .
 

@@ -3,7 +3,7 @@ const eslint = require("@eslint/js");
 const tseslint = require("typescript-eslint");
 
 module.exports = tseslint.config(
-  { ignores: ["**/dist/**", "**/node_modules/**", "libs/proto/src/generated/**", "**/*.js", "**/*.mjs", "services/gateway/dashboard/vite.config.ts"] },
+  { ignores: ["**/dist/**", "**/node_modules/**", "libs/proto/src/generated/**", "**/*.js", "**/*.mjs", "services/console/dashboard/vite.config.ts"] },
   {
     languageOptions: {
       // One program for sources, tests and e2e, with @router/* resolved to sources (no build needed).
@@ -30,9 +30,9 @@ module.exports = tseslint.config(
   },
   {
     // The dashboard (browser code, Preact): its own TypeScript program (DOM types, JSX).
-    files: ["services/gateway/dashboard/src/**/*.{ts,tsx}"],
+    files: ["services/console/dashboard/src/**/*.{ts,tsx}"],
     extends: [eslint.configs.recommended, ...tseslint.configs.recommendedTypeChecked],
-    languageOptions: { parserOptions: { project: "./services/gateway/dashboard/tsconfig.json", tsconfigRootDir: __dirname } },
+    languageOptions: { parserOptions: { project: "./services/console/dashboard/tsconfig.json", tsconfigRootDir: __dirname } },
   },
   {
     // Test support: fake providers and clients hand tests parsed JSON as `any`, read field by field

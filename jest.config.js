@@ -1,6 +1,6 @@
 /** @type {import('jest').Config} */
 const libs = "errors|request-settings|access|proto|grpc-kit|config|logging|money|http-kit|db|tracing|bus|loading-cache|testkit|sealing|outbound|content-filter|management-api";
-const services = "gateway|routing|ledger|activity|reports|alerts|broadcast|runaway";
+const services = "gateway|console|routing|ledger|activity|reports|alerts|broadcast|runaway";
 module.exports = {
   testEnvironment: "node",
   transform: {

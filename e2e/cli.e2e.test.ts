@@ -10,7 +10,7 @@ import { parseIdentityPublicKeys, parseIdentitySigningKey } from "@router/config
 import { identityPublicKeys, identitySigningKey, signIdentity, verifyIdentity, type Identity } from "@router/http-kit";
 import { createTestDatabase, dropRoles, freePort, httpReady, newIdentityKeys, startNodeProcess, type TestDatabase } from "@router/testkit";
 
-const SERVICE_SCHEMAS = ["gateway", "routing", "ledger", "activity", "reports", "alerts", "broadcast", "runaway"];
+const SERVICE_SCHEMAS = ["gateway", "console", "routing", "ledger", "activity", "reports", "alerts", "broadcast", "runaway"];
 
 const CLI = join(__dirname, "..", "services", "cli", "dist", "main.js");
 /** What `npm run router --` runs: the build check, then the built CLI. */
@@ -92,16 +92,16 @@ describe("the operator CLI", () => {
   it("applies every service's migrations and grants each service's own role, creating it with --create-roles", async () => {
     // Before any role exists: reported, not created (operators may provision roles themselves).
     const rows = await cli("migrate");
-    expect(rows.map((r) => r.schema)).toEqual(["gateway", "routing", "ledger", "activity", "reports", "alerts", "broadcast", "runaway"]);
-    expect(rows.map((r) => r.role_status)).toEqual(Array(8).fill("missing"));
+    expect(rows.map((r) => r.schema)).toEqual(SERVICE_SCHEMAS);
+    expect(rows.map((r) => r.role_status)).toEqual(Array(9).fill("missing"));
     const withRoles = await cli("migrate", "--create-roles");
-    expect(withRoles.map((r) => r.applied)).toEqual(Array(8).fill([]));
+    expect(withRoles.map((r) => r.applied)).toEqual(Array(9).fill([]));
     expect(withRoles.map((r) => r.role)).toEqual(SERVICE_SCHEMAS.map((s) => `${rolePrefix}${s}`));
-    expect(withRoles.map((r) => r.role_status)).toEqual(Array(8).fill("created"));
+    expect(withRoles.map((r) => r.role_status)).toEqual(Array(9).fill("created"));
     // The password of the one service given one was set; its text is in no output.
     expect(withRoles.filter((r) => r.password_set).map((r) => r.schema)).toEqual(["gateway"]);
     expect(JSON.stringify(withRoles)).not.toContain(env.ROUTER_DB_PASSWORD_GATEWAY);
-    expect((await cli("migrate", "--create-roles")).map((r) => r.role_status)).toEqual(Array(8).fill("granted"));
+    expect((await cli("migrate", "--create-roles")).map((r) => r.role_status)).toEqual(Array(9).fill("granted"));
     // What the roles can do is libs/db's test; here: the ledger's role reads its own schema and not the gateway's.
     const asLedger = createPostgresDb({ url: urlAs(`${rolePrefix}ledger`), schema: "ledger" });
     try {
@@ -134,10 +134,18 @@ describe("the operator CLI", () => {
   });
 
   it("probes a gateway's /health and reports up and down to its API, counted per region and UTC day; a wrong token is refused", async () => {
-    // A real gateway holds the token and takes the reports; in front of it, a /health the test turns up and down.
+    // A real gateway takes the reports and forwards them to a real console, which holds the token; in
+    // front of the gateway, a /health the test turns up and down.
     const probeToken = randomBytes(32).toString("hex");
     const gatewayPort = await freePort();
+    const consolePort = await freePort();
     const identity = newIdentityKeys();
+    const consoleSvc = await startNodeProcess(
+      "console",
+      join(__dirname, "..", "services", "console", "dist", "main.js"),
+      { ...env, ROUTER_PROBE_TOKEN: probeToken, CONSOLE_HTTP_PORT: String(consolePort) },
+      () => httpReady(`http://127.0.0.1:${consolePort}/health`),
+    );
     const gateway = await startNodeProcess(
       "gateway",
       join(__dirname, "..", "services", "gateway", "dist", "main.js"),
@@ -147,7 +155,7 @@ describe("the operator CLI", () => {
         ROUTER_INTERNAL_SECRET: randomBytes(32).toString("hex"),
         ROUTER_MASTER_KEY: randomBytes(32).toString("hex"),
         ROUTER_DATA_DIR: join(__dirname, "..", ".data", `cli-probe-${process.pid}`),
-        ROUTER_PROBE_TOKEN: probeToken,
+        CONSOLE_HTTP_URL: `http://127.0.0.1:${consolePort}`,
         PORT: String(gatewayPort),
         GATEWAY_METRICS_PORT: "0",
       },
@@ -196,14 +204,15 @@ describe("the operator CLI", () => {
     } finally {
       server.close();
       await gateway.stop();
+      await consoleSvc.stop();
       rmSync(join(__dirname, "..", ".data", `cli-probe-${process.pid}`), { recursive: true, force: true });
     }
-    const gw = createPostgresDb({ url: db.url, schema: "gateway" });
+    const counts = createPostgresDb({ url: db.url, schema: "console" });
     try {
-      const rows = await gw.query<{ region: string; probes: number; up: number }>("SELECT region, probes, up FROM uptime_days ORDER BY region");
+      const rows = await counts.query<{ region: string; probes: number; up: number }>("SELECT region, probes, up FROM uptime_days ORDER BY region");
       expect(rows.rows).toEqual([{ region: "eu-west", probes: 2, up: 1 }]);
     } finally {
-      await gw.close();
+      await counts.close();
     }
   });
 

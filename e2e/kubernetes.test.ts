@@ -10,7 +10,7 @@ const overlays = readdirSync(join(k8s, "overlays"));
 const version = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string }).version;
 
 /** Services that get a Deployment, an autoscaler, a disruption budget and a ServiceMonitor. */
-const SERVICES = ["gateway", "routing", "ledger", "activity", "reports", "alerts", "broadcast", "runaway"];
+const SERVICES = ["gateway", "console", "routing", "ledger", "activity", "reports", "alerts", "broadcast", "runaway"];
 
 interface Container {
   name: string;
@@ -78,8 +78,10 @@ describe.each(overlays)("deploy/k8s/overlays/%s", (overlay) => {
 
   it("carries no Secret: router-secrets is created outside the repository", () => {
     expect(byKind(objects, "Secret")).toEqual([]);
-    // Every pod but the uptime probe, which connects to nothing but the public URL.
-    for (const d of [...byKind(objects, "Deployment"), ...byKind(objects, "Job")].filter((o) => !o.metadata.name.startsWith("probe-"))) {
+    // Every pod but the uptime probe, which connects to nothing but the public URL, and the console,
+    // which connects to nothing but its own schema.
+    const connectsOnlyToItsOwn = (o: K8sObject) => o.metadata.name.startsWith("probe-") || o.metadata.name === "console";
+    for (const d of [...byKind(objects, "Deployment"), ...byKind(objects, "Job")].filter((o) => !connectsOnlyToItsOwn(o))) {
       expect(JSON.stringify(podSpec(d))).toContain('"secretRef":{"name":"router-secrets"}');
     }
   });
@@ -107,15 +109,20 @@ describe.each(overlays)("deploy/k8s/overlays/%s", (overlay) => {
     expect(config.data.ROUTER_MIGRATE_ON_START).toBe("false");
   });
 
-  it("gives the uptime probe its token and nothing else; the gateway checks the same token", () => {
+  it("gives the uptime probe its token and nothing else; the console checks the same token, and the gateway never sees it", () => {
     const probes = byKind(objects, "Deployment").filter((o) => o.metadata.name.startsWith("probe-"));
     expect(probes.length).toBeGreaterThan(0);
     for (const probe of probes) {
       expect(sourcesOf(probe)).toEqual(["Secret/router-probe-token:ROUTER_PROBE_TOKEN"]);
       expect(JSON.stringify(podSpec(probe))).not.toContain("DATABASE_URL");
     }
-    const gatewayToken = (mainContainer(find(objects, "Deployment", "gateway")!).env ?? []).find((e) => e.name === "ROUTER_PROBE_TOKEN");
-    expect(gatewayToken?.valueFrom?.secretKeyRef).toEqual({ name: "router-probe-token", key: "ROUTER_PROBE_TOKEN", optional: true });
+    const consoleToken = (mainContainer(find(objects, "Deployment", "console")!).env ?? []).find((e) => e.name === "ROUTER_PROBE_TOKEN");
+    expect(consoleToken?.valueFrom?.secretKeyRef).toEqual({ name: "router-probe-token", key: "ROUTER_PROBE_TOKEN", optional: true });
+    const workloads = [...byKind(objects, "Deployment"), ...byKind(objects, "Job")];
+    const readers = workloads.filter((o) => sourcesOf(o).includes("Secret/router-probe-token:ROUTER_PROBE_TOKEN")).map((o) => o.metadata.name);
+    expect(readers.filter((n) => !n.startsWith("probe-"))).toEqual(["console"]);
+    // The console's pod reads its own role's URL and the probes' token, and no other secret.
+    expect(sourcesOf(find(objects, "Deployment", "console")!)).toEqual(["ConfigMap/router-config", "Secret/router-database:console", "Secret/router-probe-token:ROUTER_PROBE_TOKEN"]);
   });
 
   it("gives each pod only the secrets it uses: the edge's signing key to the gateway alone", () => {

@@ -9,6 +9,7 @@ import { startTestLedger } from "../services/ledger/test/ledger-fixture";
 import { startReportsHarness } from "../services/reports/test/reports-harness";
 import { startHarness as startRoutingHarness } from "../services/routing/test/routing-harness";
 import { startRunawayHarness } from "../services/runaway/test/runaway-harness";
+import { startConsoleHarness } from "../services/console/test/console-harness";
 
 /*
  * "The description covers every route": each owning service is started as its own tests start it,
@@ -74,6 +75,7 @@ const OWNERS: Record<Owner, () => Promise<{ close(): Promise<void> }>> = {
   alerts: () => startAlertsHarness("mgmtroutes_alerts"),
   broadcast: () => startBroadcastHarness("mgmtroutes_broadcast", clock()),
   runaway: () => startRunawayHarness("mgmtroutes_runaway", clock()),
+  console: () => startConsoleHarness("mgmtroutes_console"),
 };
 
 describe("the management route descriptions", () => {

@@ -4,3 +4,4 @@ export * from "./identity";
 export * from "./metrics";
 export * from "./internal-http";
 export * from "./json-depth";
+export * from "./session-cookies";

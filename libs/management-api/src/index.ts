@@ -9,6 +9,8 @@ export * from "./routes";
 export * as activity from "./activity";
 export * as alerts from "./alerts";
 export * as broadcast from "./broadcast";
+export * as console from "./console";
+export { CONSOLE_PAGES, DASHBOARD_PAGES } from "./console";
 export * as ledger from "./ledger";
 export * as reports from "./reports";
 export * as routing from "./routing";

@@ -2,7 +2,7 @@ import type { Permission } from "@router/access";
 import { z } from "zod";
 
 /** The services that own management routes; the gateway forwards to them by this name. */
-export const OWNERS = ["activity", "routing", "ledger", "reports", "alerts", "broadcast", "runaway"] as const;
+export const OWNERS = ["activity", "routing", "ledger", "reports", "alerts", "broadcast", "runaway", "console"] as const;
 export type Owner = (typeof OWNERS)[number];
 
 export type Method = "get" | "post" | "put" | "patch" | "delete";
@@ -10,9 +10,9 @@ export type Method = "get" | "post" | "put" | "patch" | "delete";
 /**
  * Who may call: `public` (no credential), `inference` (an inference key), `management` (a
  * management key or a dashboard session), `any` (either), `processor` (the payment processor,
- * which signs its events).
+ * which signs its events), `probe` (an uptime probe, with the token the owner checks).
  */
-export type Access = "public" | "inference" | "management" | "any" | "processor";
+export type Access = "public" | "inference" | "management" | "any" | "processor" | "probe";
 
 /** How the gateway serves the route: forwarded as it is, or composed (the gateway adds its own fields). */
 export type Serving = "forwarded" | "composed";

@@ -1,6 +1,7 @@
 import { ACTIVITY_ROUTES } from "./activity";
 import { ALERTS_ROUTES } from "./alerts";
 import { BROADCAST_ROUTES } from "./broadcast";
+import { CONSOLE_ROUTES } from "./console";
 import { LEDGER_ROUTES } from "./ledger";
 import { REPORTS_ROUTES } from "./reports";
 import type { Access, ManagementRoute, Owner } from "./route";
@@ -16,6 +17,7 @@ export const MANAGEMENT_ROUTES: readonly ManagementRoute[] = [
   ...ALERTS_ROUTES,
   ...RUNAWAY_ROUTES,
   ...BROADCAST_ROUTES,
+  ...CONSOLE_ROUTES,
 ];
 
 /**

@@ -9,7 +9,7 @@ import { newIdentityKeys } from "./identity-keys";
 import { dropStackBus, prepareStackBus, stackBusEnv, stackBusOf, type StackBus } from "./stack-bus";
 
 /** Every service's schema, each with its own login role when the stack runs them as in production. */
-const STACK_SERVICES = ["gateway", "routing", "ledger", "activity", "reports", "alerts", "broadcast", "runaway"];
+const STACK_SERVICES = ["gateway", "console", "routing", "ledger", "activity", "reports", "alerts", "broadcast", "runaway"];
 
 /** The gateway and its replicas (`gateway-replica-<n>`). */
 const isGateway = (s: ChildService): boolean => s.name.startsWith("gateway");
@@ -58,7 +58,7 @@ export interface LedgerReplica {
 
 /**
  * A port picked free can be taken by another test process before the service binds it (every
- * stack starts eight services): a start that fails on EADDRINUSE is tried again on fresh ports.
+ * stack starts nine services): a start that fails on EADDRINUSE is tried again on fresh ports.
  */
 export async function startStack(opts: StackOptions): Promise<Stack> {
   for (let attempt = 1; ; attempt++) {
@@ -71,7 +71,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
 }
 
 /**
- * Starts every service (routing, ledger, activity, reports, alerts, broadcast, runaway, then the
+ * Starts every service (console, routing, ledger, activity, reports, alerts, broadcast, runaway, then the
  * gateway) as separate Node processes on a fresh Postgres database, the real Redis and a real bus
  * (namespaced so parallel runs never share topics): Redis Streams, or Kafka when the environment
  * sets ROUTER_BUS=kafka and KAFKA_BROKERS (its topics declared first, as a deployment does), with
@@ -104,6 +104,7 @@ async function startStackWith(opts: {
   const alertsHttp = await freePort();
   const broadcastHttp = await freePort();
   const runawayHttp = await freePort();
+  const consoleHttp = await freePort();
   const identity = newIdentityKeys();
   const env: Record<string, string> = {
     DATABASE_URL: db.url,
@@ -125,6 +126,7 @@ async function startStackWith(opts: {
     ALERTS_HTTP_PORT: String(alertsHttp),
     BROADCAST_HTTP_PORT: String(broadcastHttp),
     RUNAWAY_HTTP_PORT: String(runawayHttp),
+    CONSOLE_HTTP_PORT: String(consoleHttp),
     ROUTING_GRPC_ADDR: `127.0.0.1:${routingGrpc}`,
     LEDGER_GRPC_ADDR: `127.0.0.1:${ledgerGrpc}`,
     ROUTING_HTTP_URL: `http://127.0.0.1:${routingHttp}`,
@@ -134,6 +136,7 @@ async function startStackWith(opts: {
     ALERTS_HTTP_URL: `http://127.0.0.1:${alertsHttp}`,
     BROADCAST_HTTP_URL: `http://127.0.0.1:${broadcastHttp}`,
     RUNAWAY_HTTP_URL: `http://127.0.0.1:${runawayHttp}`,
+    CONSOLE_HTTP_URL: `http://127.0.0.1:${consoleHttp}`,
     // Any free port: parallel stacks must never contend for the default metrics ports.
     GATEWAY_METRICS_PORT: "0",
     LEDGER_METRICS_PORT: "0",
@@ -184,6 +187,7 @@ async function startStackWith(opts: {
       startNodeProcess("alerts", main("alerts"), as("alerts", env), () => tcpReady(alertsHttp), startTimeoutMs, opts.nodeArgs),
       startNodeProcess("broadcast", main("broadcast"), as("broadcast", env), () => httpReady(`http://127.0.0.1:${broadcastHttp}/health`), startTimeoutMs, opts.nodeArgs),
       startNodeProcess("runaway", main("runaway"), as("runaway", env), () => httpReady(`http://127.0.0.1:${runawayHttp}/health`), startTimeoutMs, opts.nodeArgs),
+      startNodeProcess("console", main("console"), as("console", env), () => httpReady(`http://127.0.0.1:${consoleHttp}/health`), startTimeoutMs, opts.nodeArgs),
     ]);
     for (const s of started) if (s.status === "fulfilled") services.push(s.value);
     const failed = started.find((s) => s.status === "rejected");

@@ -2,7 +2,7 @@ import { kafkaTopicEnvironment } from "@router/bus";
 import { env, loadConfig, z } from "@router/config";
 
 /** The schemas `router migrate` applies, in order: one per service, each with its own login role. */
-export const SERVICE_SCHEMAS = ["gateway", "routing", "ledger", "activity", "reports", "alerts", "broadcast", "runaway"] as const;
+export const SERVICE_SCHEMAS = ["gateway", "console", "routing", "ledger", "activity", "reports", "alerts", "broadcast", "runaway"] as const;
 
 /** Printable ASCII only: Postgres normalises a password (SASLprep), which leaves exactly that as it is. */
 const rolePassword = z

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { startActivity } from "@router/activity";
 import { startAlerts } from "@router/alerts";
 import { startBroadcast } from "@router/broadcast";
+import { startConsole } from "@router/console";
 import { busConfigOf, createBus, type EventBus } from "@router/bus";
 import { parseIdentityPublicKeys, providerBaseUrls, resolveSecrets } from "@router/config";
 import { identityPublicKeys } from "@router/http-kit";
@@ -25,7 +26,7 @@ const BUS_DRAIN_MS = 10_000;
 
 const VERSION = (JSON.parse(readFileSync(join(__dirname, "..", "package.json"), "utf8")) as { version: string }).version;
 
-/** Runs gateway, routing, ledger, activity, reports, alerts, broadcast and runaway in this one process on embedded defaults. */
+/** Runs gateway, console, routing, ledger, activity, reports, alerts, broadcast and runaway in this one process on embedded defaults. */
 async function main(): Promise<void> {
   const config = loadEmbeddedConfig(process.env);
   // Before anything is written under ROUTER_DATA_DIR: a port in use is one line, and no new directory.
@@ -146,6 +147,13 @@ async function main(): Promise<void> {
     outbound,
     defaultMetrics: false,
   });
+  const consoleSvc = await startConsole({
+    defaultMetrics: false,
+    db: openDb("console"),
+    log: root.child({ service: "console" }),
+    clock,
+    httpPort: 0,
+  });
   const gatewayDb = openDb("gateway");
   const gateway = await startGateway({
     db: gatewayDb,
@@ -165,6 +173,7 @@ async function main(): Promise<void> {
     ledgerUrl: `http://127.0.0.1:${ledgerSvc.httpPort ?? 0}`,
     reportsUrl: `http://127.0.0.1:${reportsSvc.httpPort}`,
     broadcastUrl: `http://127.0.0.1:${broadcastSvc.httpPort}`,
+    consoleUrl: `http://127.0.0.1:${consoleSvc.httpPort}`,
     providerBaseUrls: providerBaseUrls(process.env),
     redisUrl: config.REDIS_URL,
     grpcDeadlineMs: config.GRPC_DEADLINE_MS,
@@ -210,6 +219,7 @@ async function main(): Promise<void> {
         hurry: () => gateway.hurryClose(),
       },
       { step: "bus.drain", run: () => drainBus(bus, log), timeoutMs: BUS_DRAIN_MS + 1_000 },
+      { step: "console", run: () => consoleSvc.close() },
       { step: "reports", run: () => reportsSvc.close() },
       { step: "alerts", run: () => alertsSvc.close() },
       { step: "runaway", run: () => runawaySvc.close() },

@@ -36,15 +36,11 @@ import { ContentFilters } from "./content-filter/content-filters";
 import { BudgetSubjects } from "./spend/budget-subjects";
 import { CreditStanding } from "./spend/credit-standing";
 import { InferenceRateTiers, type RateTier } from "./rate-limits/inference-tiers";
-import { cspReportRoute } from "./meta/csp-report-route";
-import { dashboardRoutes } from "./dashboard/dashboard-routes";
 import { openApiRoutes } from "./openapi/openapi-routes";
 import { servedRoutes, type ServedRoute } from "./openapi/served-routes";
 import { loopbackHostOf, MCP_PATH, mcpRoutes } from "./mcp/mcp-route";
 import { SelfCalls } from "./rate-limits/self-calls";
 import { regionRoute, type RegionHeaders } from "./meta/region-route";
-import { probeRoute } from "./status/probe-route";
-import { uptimeRoute } from "./status/uptime-route";
 import { keyRoutes } from "./keys/key-routes";
 import { findKeyByHash } from "./keys/key-store";
 import { GatewayMetrics } from "./metrics";
@@ -61,7 +57,7 @@ import { OAuthClients, type OAuthProviders } from "./sign-in/oauth-providers";
 import { oauthRoutes } from "./sign-in/oauth-routes";
 import { signInMethodsRoute } from "./sign-in/sign-in-methods";
 import { walletRoutes } from "./sign-in/wallet-routes";
-import { CREDIT_OWN_BODY_PATHS, proxyRoutes } from "./proxy/proxy-routes";
+import { consolePageRoutes, CREDIT_OWN_BODY_PATHS, proxyRoutes } from "./proxy/proxy-routes";
 import { runawayFlagRoutes } from "./runaway/runaway-flag-routes";
 import { subscribeRunawayFlags } from "./runaway/runaway-pauses";
 import { trustedProxies } from "./rate-limits/client-address";
@@ -72,7 +68,7 @@ import { SessionDirectory } from "./sessions/session-directory";
 import { SessionIssuer } from "./sessions/session-issuer";
 import { sessionRoutes } from "./sessions/session-routes";
 import { UpstreamProxy } from "./proxy/upstream-proxy";
-import { DEFAULT_RUNAWAY_HTTP_URL, type GatewaySecrets } from "./config";
+import { DEFAULT_CONSOLE_HTTP_URL, DEFAULT_RUNAWAY_HTTP_URL, type GatewaySecrets } from "./config";
 import { cachedRoutingPort } from "./routing/plan-cache";
 import { grpcRoutingPort } from "./routing/routing-port";
 import { HoldClosings } from "./spend/hold-closings";
@@ -103,7 +99,6 @@ export {
   upstreamOptionsOf,
 } from "./config";
 export type { OAuthProviders } from "./sign-in/oauth-providers";
-export { recordProbe } from "./status/uptime-store";
 export type { RateLimitOverrides } from "./rate-limits/limits";
 
 /** The Postgres schema the gateway owns. */
@@ -135,8 +130,6 @@ export interface GatewayDeps {
   db: Db;
   /** Applies migrations at start (default); false only checks the schema is at the latest one. */
   migrateOnStart?: boolean;
-  /** The bearer token `router probe` reports with (`POST /v1/status/probes`); unset refuses every report. */
-  probeToken?: string;
   bus: EventBus;
   log: Logger;
   clock: Clock;
@@ -160,6 +153,8 @@ export interface GatewayDeps {
   broadcastUrl: string;
   /** The runaway service's HTTP address (flags and their settings). Default `http://127.0.0.1:8087`. */
   runawayUrl?: string;
+  /** The console's HTTP address (the dashboard's pages, uptime and probe reports). Default `http://127.0.0.1:8088`. */
+  consoleUrl?: string;
   /** `ROUTER_PROVIDER_<SLUG>_BASE_URL` overrides, by lower-case slug. */
   providerBaseUrls: Record<string, string>;
   /** Set when rate limits and caches are shared through Redis. */
@@ -214,8 +209,6 @@ export interface GatewayDeps {
   metricsPort?: number;
   /** Address of the metrics listener; default loopback. */
   metricsHost?: string;
-  /** The built dashboard (its `index.html` and `assets/`). Default: services/gateway/dashboard/dist. */
-  dashboardDir?: string;
 }
 
 export interface RunningGateway {
@@ -490,13 +483,10 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       openCircuits: () => upstream.breakers.openEndpoints(),
     }),
   );
-  app.use(uptimeRoute({ db: deps.db, clock: deps.clock, publicLimit: rateLimits.publicRateLimit("uptime") }));
-  // The probes' reports share the uptime figure's per-address limit: one a minute per region.
-  app.use(probeRoute({ db: deps.db, clock: deps.clock, probeToken: deps.probeToken, publicLimit: rateLimits.publicRateLimit("uptime") }));
   app.use(regionRoute({ headers: deps.regionHeaders ?? {}, publicLimit: rateLimits.publicRateLimit("region") }));
   app.use(openApiRoutes({ version: deps.version, publicLimit: rateLimits.publicRateLimit("openapi") }));
-  app.use(cspReportRoute({ log: deps.log, publicLimit: rateLimits.publicRateLimit("csp_report") }));
-  app.use(dashboardRoutes({ dir: deps.dashboardDir, log: deps.log }));
+  const consoleUrl = deps.consoleUrl ?? DEFAULT_CONSOLE_HTTP_URL;
+  app.use(consolePageRoutes({ proxy, consoleUrl, cspReportLimit: rateLimits.publicRateLimit("csp_report") }));
   // Answers generations this gateway just served; any other id falls through to the proxy.
   app.use(generationRoutes({ authenticate: inference, recent }));
   app.use(storedResponseRoutes({ authenticate: inference, responses: storedResponses, log: deps.log }));
@@ -522,6 +512,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       reportsUrl: deps.reportsUrl,
       broadcastUrl: deps.broadcastUrl,
       runawayUrl,
+      consoleUrl,
       onRoutingWrite: (orgId) => {
         plans.forgetOrganisation(orgId);
         accountPrivacy.invalidate(orgId);
@@ -529,6 +520,8 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       catalogLimit: rateLimits.publicRateLimit("catalog"),
       creditFeesLimit: rateLimits.publicRateLimit("credit_fees"),
       paymentEventsLimit: rateLimits.publicRateLimit("payment_events"),
+      // The probes' reports share the uptime figure's per-address limit: one a minute per region.
+      uptimeLimit: rateLimits.publicRateLimit("uptime"),
       exportLimit: rateLimits.credentialRateLimit("activity_export"),
     }),
   );

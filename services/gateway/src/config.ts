@@ -264,6 +264,7 @@ export function incompleteSignInProviders(config: SignInEnv): Array<{ provider: 
 
 /** Where the runaway service listens unless told otherwise (its RUNAWAY_HTTP_PORT default). */
 export const DEFAULT_RUNAWAY_HTTP_URL = "http://127.0.0.1:8087";
+export const DEFAULT_CONSOLE_HTTP_URL = "http://127.0.0.1:8088";
 
 /** The edge headers `GET /v1/region` trusts; the one-process runner reads them too. */
 export const regionEnvironment = {
@@ -287,8 +288,6 @@ export const gatewayConfigSchema = z.object({
   DATABASE_URL: z.string().optional(),
   // false (production): only check the schema is at the latest migration; `router migrate` applies them.
   ROUTER_MIGRATE_ON_START: env.bool(true),
-  // What `router probe` reports uptime with (POST /v1/status/probes); unset refuses every report.
-  ROUTER_PROBE_TOKEN: z.string().min(32, "at least 32 characters (openssl rand -base64 32)").optional(),
   ...busEnvironment,
   ROUTING_GRPC_ADDR: z.string().default("127.0.0.1:50051"),
   LEDGER_GRPC_ADDR: z.string().default("127.0.0.1:50052"),
@@ -299,6 +298,7 @@ export const gatewayConfigSchema = z.object({
   ALERTS_HTTP_URL: z.string().url().default("http://127.0.0.1:8084"),
   BROADCAST_HTTP_URL: z.string().url().default("http://127.0.0.1:8086"),
   RUNAWAY_HTTP_URL: z.string().url().default(DEFAULT_RUNAWAY_HTTP_URL),
+  CONSOLE_HTTP_URL: z.string().url().default(DEFAULT_CONSOLE_HTTP_URL),
   ROUTER_DATA_DIR: z.string().default("./.data"),
   // Where people reach this deployment: invitation links and sign-in redirects. Unset: http://127.0.0.1:<PORT>.
   ROUTER_PUBLIC_URL: z.string().url().optional(),

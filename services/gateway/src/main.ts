@@ -65,7 +65,6 @@ async function main(): Promise<void> {
   const gateway = await startGateway({
     db,
     migrateOnStart: config.ROUTER_MIGRATE_ON_START,
-    probeToken: config.ROUTER_PROBE_TOKEN,
     bus,
     log,
     clock: systemClock,
@@ -78,6 +77,7 @@ async function main(): Promise<void> {
     activityUrl: config.ACTIVITY_HTTP_URL,
     alertsUrl: config.ALERTS_HTTP_URL,
     runawayUrl: config.RUNAWAY_HTTP_URL,
+    consoleUrl: config.CONSOLE_HTTP_URL,
     routingUrl: config.ROUTING_HTTP_URL,
     ledgerUrl: config.LEDGER_HTTP_URL,
     reportsUrl: config.REPORTS_HTTP_URL,

@@ -111,7 +111,6 @@ export interface Harness {
 }
 
 export interface HarnessOptions {
-  probeToken?: string;
   activityUrl?: string;
   alertsUrl?: string;
   routingUrl?: string;
@@ -188,7 +187,6 @@ export async function startHarness(label: string, opts: HarnessOptions = {}): Pr
       oauthProviders: opts.oauthProviders,
       walletSignIn: opts.walletSignIn,
       regionHeaders: opts.regionHeaders,
-      probeToken: opts.probeToken,
       drainGraceMs: 1_000,
     });
     gateways.push(g);

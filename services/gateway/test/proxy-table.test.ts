@@ -26,10 +26,12 @@ function idleDeps(): ProxyRoutesDeps {
     reportsUrl: url,
     broadcastUrl: url,
     runawayUrl: url,
+    consoleUrl: url,
     catalogLimit: pass,
     creditFeesLimit: pass,
     paymentEventsLimit: pass,
     exportLimit: pass,
+    uptimeLimit: pass,
   };
 }
 

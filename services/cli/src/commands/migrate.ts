@@ -2,6 +2,7 @@ import { ensureServiceRole, migrate, serviceRoleName } from "@router/db";
 import { ACTIVITY_MIGRATIONS_DIR } from "@router/activity";
 import { ALERTS_MIGRATIONS_DIR } from "@router/alerts";
 import { BROADCAST_MIGRATIONS_DIR } from "@router/broadcast";
+import { CONSOLE_MIGRATIONS_DIR } from "@router/console";
 import { GATEWAY_MIGRATIONS_DIR } from "@router/gateway";
 import { LEDGER_MIGRATIONS_DIR } from "@router/ledger";
 import { REPORTS_MIGRATIONS_DIR } from "@router/reports";
@@ -12,6 +13,8 @@ import type { Stores } from "../stores";
 
 const MIGRATIONS: Record<(typeof SERVICE_SCHEMAS)[number], string> = {
   gateway: GATEWAY_MIGRATIONS_DIR,
+  // After the gateway: its first migration brings the gateway's earlier uptime counts along.
+  console: CONSOLE_MIGRATIONS_DIR,
   routing: ROUTING_MIGRATIONS_DIR,
   ledger: LEDGER_MIGRATIONS_DIR,
   activity: ACTIVITY_MIGRATIONS_DIR,

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { requirePermission, type Permission } from "@router/access";
 import { DomainError } from "@router/errors";
-import { csrfHolds, cookiesOf, CSRF_HEADER, SESSION_COOKIE } from "../sessions/session-cookies";
+import { csrfHolds, cookiesOf, CSRF_HEADER, SESSION_COOKIE } from "@router/http-kit";
 import type { SessionDirectory } from "../sessions/session-directory";
 import { sessionTokenHash } from "../sessions/session-store";
 import type { StoredKey } from "../keys/key-store";

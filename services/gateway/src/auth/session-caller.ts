@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Permission } from "@router/access";
 import { DomainError } from "@router/errors";
-import { cookiesOf, SESSION_COOKIE } from "../sessions/session-cookies";
+import { cookiesOf, SESSION_COOKIE } from "@router/http-kit";
 import { callerOf, resolveBearerKey, type ResolveCaller } from "./authenticate";
 import type { Caller } from "./caller";
 import { admitPrincipal, resolvePrincipal, type ManagementAuthDeps } from "./management-auth";

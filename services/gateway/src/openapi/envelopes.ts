@@ -54,12 +54,13 @@ export function refusals(...statuses: (keyof typeof REFUSALS)[]): Record<number,
 type SecurityRequirements = Record<string, string[]>[];
 
 /** Security requirements, by the credential classes of the API (schemes in security.ts). */
-export const SECURITY: Record<"inference" | "management" | "session" | "public" | "processor", SecurityRequirements> = {
+export const SECURITY: Record<"inference" | "management" | "session" | "public" | "processor" | "probe", SecurityRequirements> = {
   inference: [{ inferenceKey: [] }],
   management: [{ managementKey: [] }, { session: [] }],
   session: [{ session: [] }],
   public: [],
   processor: [{ processorSignature: [] }],
+  probe: [{ probeToken: [] }],
 };
 
 /** A path parameter object, every one a string. */

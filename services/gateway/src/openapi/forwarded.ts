@@ -9,6 +9,7 @@ const REFUSALS_BY_ACCESS = {
   management: refusals(400, 401, 403, 404, 429),
   any: refusals(400, 401, 403, 404, 429),
   processor: refusals(400, 429),
+  probe: refusals(400, 401, 429),
 };
 
 const ACCESS_SECURITY: Record<Access, (typeof SECURITY)[keyof typeof SECURITY]> = {
@@ -17,6 +18,7 @@ const ACCESS_SECURITY: Record<Access, (typeof SECURITY)[keyof typeof SECURITY]> 
   management: SECURITY.management,
   any: [...SECURITY.inference, ...SECURITY.management],
   processor: SECURITY.processor,
+  probe: SECURITY.probe,
 };
 
 function paramsOf(path: string) {

@@ -1,7 +1,6 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import { z } from "zod";
-import { probeReportSchema } from "../status/probe-route";
-import { dataOf, json, jsonBody, refusals, SECURITY } from "./envelopes";
+import { dataOf, json, refusals, SECURITY } from "./envelopes";
 
 export const OPENAPI_JSON_PATH = "/openapi.json";
 export const OPENAPI_YAML_PATH = "/openapi.yaml";
@@ -12,7 +11,7 @@ const rateLimiting = z
 const health = z.object({ status: z.string(), version: z.string(), rate_limiting: rateLimiting }).meta({ id: "Health" });
 const cacheCounters = z.object({ hit: z.number().int(), miss: z.number().int(), stale: z.number().int(), size: z.number().int() }).nullable();
 
-/** Health, probes, diagnostics, region, CSP reports, uptime and this description. */
+/** Health, diagnostics, region, the dashboard's pages and CSP reports, and this description (uptime and probes are the console's, described with its routes). */
 export function registerMetaPaths(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: "get",
@@ -104,35 +103,6 @@ export function registerMetaPaths(registry: OpenAPIRegistry): void {
       },
     },
     responses: { 204: { description: "Received" }, ...refusals(400, 429) },
-  });
-  registry.registerPath({
-    method: "get",
-    path: "/v1/status/uptime",
-    summary: "Measured uptime of the last 90 UTC days, oldest first",
-    responses: {
-      200: json(
-        "Uptime",
-        dataOf(
-          z.object({
-            days: z.array(z.object({ date: z.string(), uptime: z.number().nullable(), probes: z.number().int() })),
-            overall: z.number().nullable(),
-            measured_days: z.number().int(),
-          }),
-        ),
-      ),
-      ...refusals(429),
-    },
-  });
-  registry.registerPath({
-    method: "post",
-    path: "/v1/status/probes",
-    summary: "Count one uptime probe of /health from a region (`router probe` reports here)",
-    security: [{ probeToken: [] }],
-    request: { body: jsonBody(probeReportSchema) },
-    responses: {
-      201: json("Counted on the UTC day of `at` (default: the gateway's now)", dataOf(z.object({ region: z.string(), day: z.string(), up: z.boolean() }))),
-      ...refusals(400, 401, 429),
-    },
   });
   registry.registerPath({
     method: "get",

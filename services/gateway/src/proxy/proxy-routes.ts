@@ -1,5 +1,5 @@
 import type { Db } from "@router/db";
-import { MANAGEMENT_ROUTES, OWNED_FAMILIES, type Access, type Owner } from "@router/management-api";
+import { CONSOLE_PAGES, MANAGEMENT_ROUTES, OWNED_FAMILIES, type Access, type Owner } from "@router/management-api";
 import { Router, type Request, type RequestHandler, type Response } from "express";
 import { signIdentity, type Identity, type IdentitySigningKey } from "@router/http-kit";
 import type { Caller } from "../auth/caller";
@@ -25,12 +25,15 @@ export interface ProxyRoutesDeps {
   reportsUrl: string;
   broadcastUrl: string;
   runawayUrl: string;
+  consoleUrl: string;
   /** Per-client-address limit on the public catalog routes. */
   catalogLimit: RequestHandler;
   /** Per-client-address limit on the public fee schedule. */
   creditFeesLimit: RequestHandler;
   /** Per-client-address limit on the payment processor's events. */
   paymentEventsLimit: RequestHandler;
+  /** Per-client-address limit on the uptime figure and the probes' reports. */
+  uptimeLimit: RequestHandler;
   /** Per-credential limit on the CSV export, after the management authentication (and its limit). */
   exportLimit: RequestHandler;
   /** Called once a budget write was answered, with the organisation (the gateway's budget-subjects cache). */
@@ -55,7 +58,10 @@ function afterWrite(hook: ((orgId: string) => void) | undefined): RequestHandler
 }
 
 /** Routes whose bodies the gateway forwards unread (the owner reads the bytes itself). */
-export const CREDIT_OWN_BODY_PATHS: readonly string[] = MANAGEMENT_ROUTES.filter((r) => r.bodyUnread).map((r) => r.path);
+export const CREDIT_OWN_BODY_PATHS: readonly string[] = [
+  ...MANAGEMENT_ROUTES.filter((r) => r.bodyUnread).map((r) => r.path),
+  ...CONSOLE_PAGES.filter((p) => p.bodyUnread).flatMap((p) => p.paths),
+];
 
 /**
  * The identity an owning service sees for an inference key: no person and no management role, even
@@ -110,6 +116,8 @@ export function proxyExtras(deps: ProxyRoutesDeps): ProxyExtras {
     "/v1/presets": [routingWritten],
     "/v1/guardrails": [routingWritten],
     "GET /v1/credits/fees": [deps.creditFeesLimit],
+    "GET /v1/status/uptime": [deps.uptimeLimit],
+    "POST /v1/status/probes": [deps.uptimeLimit],
     "POST /v1/billing/webhook": [deps.paymentEventsLimit],
   };
   for (const r of MANAGEMENT_ROUTES) {
@@ -144,6 +152,7 @@ export function proxyRoutes(deps: ProxyRoutesDeps): Router {
     alerts: deps.alertsUrl,
     broadcast: deps.broadcastUrl,
     runaway: deps.runawayUrl,
+    console: deps.consoleUrl,
   };
   const targetOf = (owner: Owner, passHeaders: readonly string[] | undefined): UpstreamTarget => ({
     service: owner,
@@ -171,6 +180,7 @@ export function proxyRoutes(deps: ProxyRoutesDeps): Router {
   const gates: Record<Access, { authenticate: RequestHandler[]; identity: ((res: Response) => Identity) | null }> = {
     public: { authenticate: [], identity: null },
     processor: { authenticate: [], identity: null },
+    probe: { authenticate: [], identity: null },
     inference: { authenticate: [inference], identity: asInferenceKey },
     management: { authenticate: [management], identity: asPrincipal },
     any: { authenticate: [keyOrManagement], identity: asRunCaller },
@@ -193,6 +203,21 @@ export function proxyRoutes(deps: ProxyRoutesDeps): Router {
     const gate = gates[family.access];
     const first = family.paths[0] ?? "";
     router.all([...family.paths], ...gate.authenticate, ...(extras[first] ?? []), forward(targetOf(family.owner, undefined), gate.identity));
+  }
+  return router;
+}
+
+/**
+ * The console's pages for browsers (`@router/management-api`'s CONSOLE_PAGES): forwarded unauthenticated
+ * and without an identity, passing on only the headers a page reads (the session cookie for `/`).
+ */
+export function consolePageRoutes(deps: { proxy: UpstreamProxy; consoleUrl: string; cspReportLimit: RequestHandler }): Router {
+  const router = Router();
+  const limits = { csp_report: deps.cspReportLimit };
+  for (const page of CONSOLE_PAGES) {
+    const target: UpstreamTarget = { service: "console", baseUrl: deps.consoleUrl, ...(page.passHeaders ? { passHeaders: [...page.passHeaders] } : {}) };
+    const limit = page.limit ? [limits[page.limit]] : [];
+    router[page.method]([...page.paths], ...limit, async (req: Request, res: Response) => deps.proxy.forward(req, res, target, null));
   }
   return router;
 }

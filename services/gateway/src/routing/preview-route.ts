@@ -5,7 +5,7 @@ import { Router, type Request, type Response } from "express";
 import { callerMiddleware, requireCaller, type ResolveCaller } from "../auth/authenticate";
 import { usesSession } from "../auth/session-caller";
 import { sessionTokenHash } from "../sessions/session-store";
-import { cookiesOf, SESSION_COOKIE } from "../sessions/session-cookies";
+import { cookiesOf, SESSION_COOKIE } from "@router/http-kit";
 import { newChatContext } from "../chat/chat-context";
 import { chatCompletionsIngress } from "../ingress/chat-completions";
 import type { ChatDeps } from "../chat/chat-deps";

@@ -1,7 +1,7 @@
 import type { Request, Response } from "express";
 import type { Queryable } from "@router/db";
 import type { Clock } from "@router/money";
-import { clearSessionCookies, setSessionCookies } from "./session-cookies";
+import { clearSessionCookies, setSessionCookies } from "@router/http-kit";
 import type { SessionDirectory } from "./session-directory";
 import { endSession, insertSession, newSessionToken, SESSION_TTL_MS, sessionTokenHash, type AuthMethod } from "./session-store";
 

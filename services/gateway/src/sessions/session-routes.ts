@@ -14,7 +14,7 @@ import { claimedKeyClass, hashKey, keyClassOf } from "../keys/key-secret";
 import { getOrganisation } from "../organisations/organisation-store";
 import { memberRole, membershipsOf } from "../people/member-store";
 import { getUser } from "../people/user-store";
-import { cookiesOf, csrfHolds, SESSION_COOKIE } from "./session-cookies";
+import { cookiesOf, csrfHolds, SESSION_COOKIE } from "@router/http-kit";
 import type { SessionIssuer } from "./session-issuer";
 import { sessionTokenHash, type AuthMethod } from "./session-store";
 

@@ -3,7 +3,7 @@ import type { Db } from "@router/db";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
 import { signInPerson } from "../people/person-sign-in";
-import { cookieOptions, cookiesOf } from "../sessions/session-cookies";
+import { cookieOptions, cookiesOf } from "@router/http-kit";
 import type { SessionIssuer } from "../sessions/session-issuer";
 import type { OAuthClients } from "./oauth-providers";
 import { OAUTH_COOKIE, OAUTH_STATE_TTL_MS, openOAuthState, sealOAuthState } from "./oauth-state-cookie";

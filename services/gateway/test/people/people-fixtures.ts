@@ -2,7 +2,7 @@ import type { Role } from "@router/access";
 import { Browser } from "@router/testkit";
 import { insertMember } from "../../src/people/member-store";
 import { signInPerson } from "../../src/people/person-sign-in";
-import { csrfTokenOf } from "../../src/sessions/session-cookies";
+import { csrfTokenOf } from "@router/http-kit";
 import { insertSession, newSessionToken, sessionTokenHash } from "../../src/sessions/session-store";
 import type { Harness } from "../harness";
 

@@ -1,9 +1,11 @@
 import { invalid } from "@router/errors";
 import { jsonDepthError } from "@router/http-kit";
 import type { Logger } from "@router/logging";
-import express, { Router, type RequestHandler } from "express";
+import express, { Router } from "express";
 import { z } from "zod";
 
+/** Where the dashboard's pages report violations; the gateway forwards it here with its own body. */
+export const CSP_REPORT_PATH = "/csp-report";
 export const CSP_REPORT_TYPES = ["application/csp-report", "application/reports+json"];
 const MAX_VIOLATIONS = 10;
 const MAX_FIELD = 200;
@@ -68,13 +70,12 @@ function violationsOf(body: unknown): Violation[] {
 /**
  * `POST /csp-report` (public): browsers' Content-Security-Policy violation reports, in either
  * format. The first ten violations are logged with four fields clipped to 200 characters; nothing
- * is stored and nothing is echoed (the answer is an empty 204).
+ * is stored and nothing is echoed (the answer is an empty 204). The gateway limits it per address.
  */
-export function cspReportRoute(deps: { log: Logger; publicLimit: RequestHandler }): Router {
+export function cspReportRoute(deps: { log: Logger; onViolations?: (count: number) => void }): Router {
   const router = Router();
-  router.post("/csp-report", deps.publicLimit, express.text({ type: CSP_REPORT_TYPES, limit: MAX_BODY }), (req, res) => {
+  router.post(CSP_REPORT_PATH, express.text({ type: CSP_REPORT_TYPES, limit: MAX_BODY }), (req, res) => {
     if (!req.is(CSP_REPORT_TYPES)) throw invalid("content-type", `expected one of ${CSP_REPORT_TYPES.join(", ")}`);
-    // application/reports+json is already parsed by the app's JSON parser; csp-report arrives as text.
     let parsed: unknown = req.body;
     if (typeof parsed === "string") {
       try {
@@ -87,7 +88,9 @@ export function cspReportRoute(deps: { log: Logger; publicLimit: RequestHandler 
       if (tooDeep) throw tooDeep;
     }
     const violations = violationsOf(parsed);
-    for (const v of violations.slice(0, MAX_VIOLATIONS)) deps.log.warn({ csp: v }, "gateway.csp.violation");
+    const logged = violations.slice(0, MAX_VIOLATIONS);
+    for (const v of logged) deps.log.warn({ csp: v }, "console.csp.violation");
+    deps.onViolations?.(logged.length);
     res.status(204).end();
   });
   return router;

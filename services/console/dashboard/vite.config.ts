@@ -1,7 +1,7 @@
 import { defineConfig } from "vite";
 
 // Preact through esbuild's automatic JSX runtime: no framework plugin needed. The build emits only
-// external scripts and stylesheets (no inline code), which the gateway's Content-Security-Policy
+// external scripts and stylesheets (no inline code), which the console's Content-Security-Policy
 // requires (script-src 'self', style-src 'self').
 export default defineConfig({
   base: "/",

@@ -1,6 +1,6 @@
-import { uptimeOf, uptimeWindow } from "../../src/status/uptime";
-import { recordProbe } from "../../src/status/uptime-store";
-import { call, startHarness, type Harness } from "../harness";
+import { uptimeOf, uptimeWindow } from "../src/status/uptime";
+import { recordProbe } from "../src/status/uptime-store";
+import { call, startConsoleHarness, type ConsoleHarness } from "./console-harness";
 
 const NOW = new Date("2026-11-21T10:00:00.000Z");
 
@@ -36,9 +36,9 @@ describe("uptime over 90 UTC days", () => {
 });
 
 describe("GET /v1/status/uptime", () => {
-  let h: Harness;
+  let h: ConsoleHarness;
   beforeAll(async () => {
-    h = await startHarness("gwuptime");
+    h = await startConsoleHarness("cuptime", { now: NOW });
   });
   afterAll(async () => h.close());
 
@@ -61,13 +61,13 @@ describe("GET /v1/status/uptime", () => {
 
 describe("POST /v1/status/probes", () => {
   const token = "probe-token-0123456789abcdef0123456789";
-  let h: Harness;
+  let h: ConsoleHarness;
   beforeAll(async () => {
-    h = await startHarness("gwprobes", { probeToken: token });
+    h = await startConsoleHarness("cprobes", { probeToken: token, now: NOW });
   });
   afterAll(async () => h.close());
 
-  it("counts a probe with the token at the gateway's clock, and refuses a wrong or missing token with 401", async () => {
+  it("counts a probe with the token at the console's clock, and refuses a wrong or missing token with 401", async () => {
     const report = (body: unknown, key?: string) => call(h.url, "POST", "/v1/status/probes", { key, body });
     expect(await report({ region: "eu-west", up: true }, token)).toMatchObject({ status: 201, body: { data: { region: "eu-west", day: "2026-11-21", up: true } } });
     expect((await report({ region: "eu-west", up: false }, token)).status).toBe(201);
@@ -84,20 +84,20 @@ describe("POST /v1/status/probes", () => {
   it("names the field of a bad report", async () => {
     const bad = await call(h.url, "POST", "/v1/status/probes", { key: token, body: { region: "EU West", up: true } });
     expect(bad.status).toBe(400);
-    expect(bad.body.error.details).toEqual({ field: "region" });
+    expect(bad.body.error.details).toMatchObject({ field: "region" });
     const extra = await call(h.url, "POST", "/v1/status/probes", { key: token, body: { region: "eu", up: true, when: "now" } });
-    expect(extra.body.error.details).toEqual({ field: "when" });
+    expect(extra.body.error.details).toMatchObject({ field: "when" });
     // A late report (the probe kept it while the gateway was down) counts on its own day, up to 7 days back.
     const late = await call(h.url, "POST", "/v1/status/probes", { key: token, body: { region: "late", up: false, at: "2026-11-19T23:59:00Z" } });
     expect(late).toMatchObject({ status: 201, body: { data: { day: "2026-11-19" } } });
     for (const at of ["2026-11-14T09:59:00Z", "2026-11-21T10:01:01Z", "yesterday"]) {
-      expect((await call(h.url, "POST", "/v1/status/probes", { key: token, body: { region: "eu", up: true, at } })).body.error.details).toEqual({ field: "at" });
+      expect((await call(h.url, "POST", "/v1/status/probes", { key: token, body: { region: "eu", up: true, at } })).body.error.details).toMatchObject({ field: "at" });
     }
-    expect((await call(h.url, "POST", "/v1/status/probes", { key: token, body: { region: "eu" } })).body.error.details).toEqual({ field: "up" });
+    expect((await call(h.url, "POST", "/v1/status/probes", { key: token, body: { region: "eu" } })).body.error.details).toMatchObject({ field: "up" });
   });
 
-  it("refuses every report when the gateway has no token", async () => {
-    const off = await startHarness("gwprobesoff");
+  it("refuses every report when the console has no token", async () => {
+    const off = await startConsoleHarness("cprobesoff", { now: NOW });
     try {
       const refused = await call(off.url, "POST", "/v1/status/probes", { key: token, body: { region: "eu", up: true } });
       expect(refused.status).toBe(401);

@@ -3,21 +3,20 @@ import { join } from "node:path";
 import express, { Router, type NextFunction, type Request, type Response } from "express";
 import { notFound } from "@router/errors";
 import type { Logger } from "@router/logging";
-import { cookiesOf, SESSION_COOKIE } from "../sessions/session-cookies";
+import { cookiesOf, SESSION_COOKIE } from "@router/http-kit";
+import { DASHBOARD_PAGES } from "@router/management-api";
+import { CSP_REPORT_PATH } from "./csp-report-route";
 
-/** The dashboard's page routes: one bundle, the path picks the page (`/invite` is the invitation landing). */
-export const DASHBOARD_PAGES = ["/signin", "/auth", "/workspace", "/invite"] as const;
 
-/** Where `npm run build` puts the dashboard (services/gateway/dashboard/dist), next to this package's own dist. */
+/** Where `npm run build` puts the dashboard (services/console/dashboard/dist), next to this package's own dist. */
 export const DEFAULT_DASHBOARD_DIR = join(__dirname, "..", "..", "dashboard", "dist");
 
-const CSP_REPORT_PATH = "/csp-report";
 const REPORT_GROUP = "csp";
 
 /**
  * The pages' Content-Security-Policy: scripts, styles and requests from this origin only, no inline
  * script or style, never framed (the consent screen must not be clickjacked), violations reported
- * to the gateway's own CSP report route in both report formats.
+ * to this service's CSP report route (through the gateway) in both report formats.
  */
 export const DASHBOARD_CSP = [
   "default-src 'none'",
@@ -53,10 +52,10 @@ export function dashboardRoutes(deps: { dir?: string; log: Logger }): Router {
   const dir = deps.dir ?? DEFAULT_DASHBOARD_DIR;
   const indexPath = join(dir, "index.html");
   const index = existsSync(indexPath) ? readFileSync(indexPath) : undefined;
-  if (!index) deps.log.warn({ dir }, "gateway.dashboard.not_built");
+  if (!index) deps.log.warn({ dir }, "console.dashboard.not_built");
   const router = Router();
 
-  // A person who opens the gateway's address lands on the dashboard: the sign-in page, or with a
+  // A person who opens the gateway's address (forwarded here with the cookie header) lands on the dashboard: the sign-in page, or with a
   // session cookie the workspace (which sends an ended session to sign in again).
   router.get("/", (req: Request, res: Response) => {
     res.setHeader("Cache-Control", "no-cache");

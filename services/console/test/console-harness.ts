@@ -1,0 +1,61 @@
+import type { Writable } from "node:stream";
+import { createPostgresDb, type Db } from "@router/db";
+import { createLogger } from "@router/logging";
+import { ManualClock } from "@router/money";
+import { createTestDatabase, readJsonOrText, type TestDatabase } from "@router/testkit";
+import { startConsole, type RunningConsole } from "../src/app";
+
+export interface ConsoleHarness {
+  url: string;
+  db: Db;
+  testDb: TestDatabase;
+  clock: ManualClock;
+  console: RunningConsole;
+  close(): Promise<void>;
+}
+
+/** The real console on a fresh Postgres database, HTTP on a free port, its clock by hand. */
+export async function startConsoleHarness(
+  label: string,
+  opts: { probeToken?: string; logTo?: Writable; dashboardDir?: string; now?: Date } = {},
+): Promise<ConsoleHarness> {
+  const testDb = await createTestDatabase(label);
+  const db = createPostgresDb({ url: testDb.url, schema: "console" });
+  const clock = new ManualClock(opts.now ?? new Date("2026-11-21T10:00:00.000Z"));
+  const log = opts.logTo ? createLogger({ level: "info", destination: opts.logTo }) : createLogger({ level: "silent" });
+  const running = await startConsole({ db, log, clock, httpPort: 0, probeToken: opts.probeToken, dashboardDir: opts.dashboardDir, defaultMetrics: false });
+  return {
+    url: `http://127.0.0.1:${running.httpPort}`,
+    db,
+    testDb,
+    clock,
+    console: running,
+    async close() {
+      await running.close();
+      await db.close();
+      await testDb.drop();
+    },
+  };
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  // Tests read arbitrary fields of the answer; the shape is what each test asserts.
+  body: any;
+}
+
+/** One request to the console, JSON unless `rawBody` is given. */
+export async function call(
+  baseUrl: string,
+  method: string,
+  path: string,
+  opts: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+): Promise<ApiResponse> {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.key) headers.authorization = `Bearer ${opts.key}`;
+  const body = opts.rawBody ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body));
+  if (body !== undefined) headers["content-type"] ??= "application/json";
+  const res = await fetch(`${baseUrl}${path}`, { method, headers, body });
+  return { status: res.status, headers: res.headers, body: await readJsonOrText(res) };
+}
