@@ -1,5 +1,6 @@
 import { managementRoute, runaway } from "@router/management-api";
 import { ManualClock } from "@router/money";
+import { ledger as ledgerProto } from "@router/proto";
 import { newIdentityKeys } from "@router/testkit";
 import { z } from "zod";
 import { startActivityHarness } from "../services/activity/test/activity-harness";
@@ -7,6 +8,8 @@ import { completedEvent, identityHeader as activityIdentity } from "../services/
 import { recordRequests } from "../services/activity/src/recording/request-record";
 import { startAlertsHarness } from "../services/alerts/test/alerts-harness";
 import { startBroadcastHarness } from "../services/broadcast/test/broadcast-harness";
+import { call as gatewayCall, newOrganisation, startHarness as startGatewayHarness } from "../services/gateway/test/harness";
+import { s256Challenge } from "../services/gateway/src/pkce/pkce-request";
 import { startTestLedger } from "../services/ledger/test/ledger-fixture";
 import { startReportsHarness } from "../services/reports/test/reports-harness";
 import { fixtureCatalog } from "../services/routing/test/catalog-fixture";
@@ -54,7 +57,8 @@ function answerProblems(key: string, body: unknown, schema?: z.ZodType): string[
   if (!answer || answer === "csv") return [`${key}: no JSON answer described`];
   const parsed = answer.safeParse(body);
   if (!parsed.success) return parsed.error.issues.map((i) => `${key} ${i.path.join(".")}: ${i.message}`);
-  return undocumented(z.toJSONSchema(answer, { io: "output", unrepresentable: "any" }) as JsonSchema, body, key, []);
+  // An empty metadata registry: schemas named for the API description (`.meta({ id })`) are inlined, not referenced.
+  return undocumented(z.toJSONSchema(answer, { io: "output", unrepresentable: "any", metadata: z.registry() }) as JsonSchema, body, key, []);
 }
 
 describe("routing's answers", () => {
@@ -268,6 +272,77 @@ describe("the other owners' answers", () => {
     } finally {
       await reportsHarness.close();
       await r.close();
+    }
+  });
+});
+
+describe("the gateway's own answers", () => {
+  it("match their descriptions, field for field", async () => {
+    const h = await startGatewayHarness("mgmtanswers_gateway");
+    try {
+      const org = await newOrganisation(h, "Answers Ltd");
+      const key = org.managementKey;
+      const call = (method: string, path: string, body?: unknown, opts: { key?: string; headers?: Record<string, string> } = { key }) =>
+        gatewayCall(h.url, method, path, { ...opts, body });
+      // A budget on the organisation's workspace, so that a row's budgets are not all empty.
+      h.ledger.workspaces.set(org.workspaceId, {
+        spendThisMonthNanodollars: 1_500_000_000n,
+        budgets: [{ window: ledgerProto.Window.WINDOW_MONTHLY, limitNanodollars: 20_000_000_000n, includeByok: true }],
+      });
+
+      const created = await call("POST", "/v1/keys", { name: "answers", limit: 5, limit_reset: "monthly" });
+      const inference = (created.body as { data: { key: string; hash: string } }).data;
+      const workspace = await call("POST", "/v1/workspaces", { name: "Client Two" });
+      const workspaceId = (workspace.body as { data: { id: string } }).data.id;
+      const credential = await call("POST", "/v1/provider-keys", { provider: "openai", api_key: "sk-answers-0123456789" });
+      const credentialId = (credential.body as { data: { id: string } }).data.id;
+      const invitation = await call("POST", "/v1/organization/invitations", { role: "member" });
+      const { id: invitationId, url } = (invitation.body as { data: { id: string; url: string } }).data;
+      const exchanged = await call("POST", "/v1/auth/exchange", { key });
+      const cookie = exchanged.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
+      const verifier = "v".repeat(43);
+      const pkce = `callback_url=${encodeURIComponent("https://app.example/cb")}&code_challenge=${s256Challenge(verifier)}&code_challenge_method=S256`;
+      const approved = await call("POST", "/v1/auth/pkce/approve", {
+        callback_url: "https://app.example/cb",
+        code_challenge: s256Challenge(verifier),
+        code_challenge_method: "S256",
+      });
+      const code = (approved.body as { data: { code: string } }).data.code;
+
+      const problems = [
+        ...answerOf("GET /v1/organization", await call("GET", "/v1/organization")),
+        ...answerOf("PATCH /v1/organization", await call("PATCH", "/v1/organization", { name: "Answers Limited" })),
+        ...answerOf("POST /v1/workspaces", workspace),
+        ...answerOf("GET /v1/workspaces", await call("GET", "/v1/workspaces")),
+        ...answerOf("PATCH /v1/workspaces/:id", await call("PATCH", `/v1/workspaces/${workspaceId}`, { name: "Client 2" })),
+        ...answerOf("DELETE /v1/workspaces/:id", await call("DELETE", `/v1/workspaces/${workspaceId}`)),
+        ...answerOf("POST /v1/keys", created),
+        ...answerOf("GET /v1/keys", await call("GET", "/v1/keys")),
+        ...answerOf("GET /v1/key", await call("GET", "/v1/key", undefined, { key: inference.key })),
+        ...answerOf("PATCH /v1/keys/:hash", await call("PATCH", `/v1/keys/${inference.hash}`, { paused: true })),
+        ...answerOf("DELETE /v1/keys/:hash", await call("DELETE", `/v1/keys/${inference.hash}`)),
+        ...answerOf("POST /v1/provider-keys", credential),
+        ...answerOf("GET /v1/provider-keys", await call("GET", "/v1/provider-keys")),
+        ...answerOf("PATCH /v1/provider-keys/:id", await call("PATCH", `/v1/provider-keys/${credentialId}`, { disabled: true })),
+        ...answerOf("DELETE /v1/provider-keys/:id", await call("DELETE", `/v1/provider-keys/${credentialId}`)),
+        ...answerOf("GET /v1/organization/members", await call("GET", "/v1/organization/members")),
+        ...answerOf("POST /v1/organization/invitations", invitation),
+        ...answerOf("GET /v1/organization/invitations", await call("GET", "/v1/organization/invitations")),
+        ...answerOf("POST /v1/invitations/lookup", await call("POST", "/v1/invitations/lookup", { token: url.split("#token=")[1] }, {})),
+        ...answerOf("DELETE /v1/organization/invitations/:id", await call("DELETE", `/v1/organization/invitations/${invitationId}`)),
+        ...answerOf("POST /v1/auth/exchange", exchanged),
+        ...answerOf("GET /v1/auth/session", await call("GET", "/v1/auth/session", undefined, { headers: { cookie } })),
+        ...answerOf("GET /v1/auth/organizations", await call("GET", "/v1/auth/organizations")),
+        ...answerOf("POST /v1/auth/switch", await call("POST", "/v1/auth/switch", { org_id: org.orgId })),
+        ...answerOf("POST /v1/auth/signout", await call("POST", "/v1/auth/signout", undefined, {})),
+        ...answerOf("GET /v1/auth/methods", await call("GET", "/v1/auth/methods", undefined, {})),
+        ...answerOf("GET /v1/auth/pkce", await call("GET", `/v1/auth/pkce?${pkce}`, undefined, {})),
+        ...answerOf("POST /v1/auth/pkce/approve", approved),
+        ...answerOf("POST /v1/auth/keys", await call("POST", "/v1/auth/keys", { code, code_verifier: verifier }, {})),
+      ];
+      expect(problems).toEqual([]);
+    } finally {
+      await h.close();
     }
   });
 });

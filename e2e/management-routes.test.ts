@@ -1,10 +1,11 @@
-import { MANAGEMENT_ROUTES, OWNED_FAMILIES, type Owner } from "@router/management-api";
+import { GATEWAY, MANAGEMENT_ROUTES, OWNED_FAMILIES, type Owner } from "@router/management-api";
 import { ManualClock } from "@router/money";
 import { newIdentityKeys } from "@router/testkit";
 import type { Express } from "express";
 import { startActivityHarness } from "../services/activity/test/activity-harness";
 import { startAlertsHarness } from "../services/alerts/test/alerts-harness";
 import { startBroadcastHarness } from "../services/broadcast/test/broadcast-harness";
+import { startHarness as startGatewayHarness } from "../services/gateway/test/harness";
 import { startTestLedger } from "../services/ledger/test/ledger-fixture";
 import { startReportsHarness } from "../services/reports/test/reports-harness";
 import { startHarness as startRoutingHarness } from "../services/routing/test/routing-harness";
@@ -100,5 +101,52 @@ describe("the management route descriptions", () => {
       const routes = served.get(family.owner) ?? [];
       expect([prefix, routes.some((k) => k.split(" ")[1]?.startsWith(prefix))]).toEqual([prefix, true]);
     }
+  });
+});
+
+/**
+ * The /v1 routes the gateway serves that are no management route: the inference API's (its
+ * request formats are mounted as middleware, not read here), diagnostics, and routes described by
+ * hand (redirects, a CORS preflight, content-logging settings).
+ */
+const GATEWAY_NOT_MANAGEMENT = [
+  "POST /v1/messages/count_tokens",
+  "POST /v1/responses/input_tokens",
+  "GET /v1/responses/:id",
+  "GET /v1/responses/:id/input_items",
+  "DELETE /v1/responses/:id",
+  "POST /v1/routing/preview",
+  "GET /v1/generation",
+  "GET /v1/health",
+  "GET /v1/region",
+  "GET /v1/logging",
+  "PUT /v1/logging",
+  "OPTIONS /v1/auth/keys",
+  "GET /v1/auth/oauth/:provider/start",
+  "GET /v1/auth/oauth/:provider/callback",
+];
+
+describe("the descriptions of the gateway's own management routes", () => {
+  let served: string[] = [];
+  beforeAll(async () => {
+    served = await servedBy(() => startGatewayHarness("mgmtroutes_gateway"));
+  }, 120_000);
+
+  it("describe every /v1 route the gateway serves itself, and only routes it serves", () => {
+    // What it forwards (or composes) is described with its owner; families reach their owner whole.
+    const others = new Set([
+      ...MANAGEMENT_ROUTES.filter((r) => r.owner !== GATEWAY).map((r) => r.key),
+      ...OWNED_FAMILIES.flatMap((f) => f.paths.map((p) => `ALL ${p}`)),
+      ...GATEWAY_NOT_MANAGEMENT,
+    ]);
+    const own = served.filter((k) => !others.has(k));
+    const described = MANAGEMENT_ROUTES.filter((r) => r.owner === GATEWAY).map((r) => r.key);
+    expect(described.length).toBeGreaterThan(0);
+    expect({ undescribed: own.filter((k) => !described.includes(k)) }).toEqual({ undescribed: [] });
+    expect({ notServed: described.filter((k) => !served.includes(k)) }).toEqual({ notServed: [] });
+  });
+
+  it("name no route of the gateway's that it does not serve", () => {
+    expect(GATEWAY_NOT_MANAGEMENT.filter((k) => !served.includes(k))).toEqual([]);
   });
 });

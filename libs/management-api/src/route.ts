@@ -14,10 +14,16 @@ export type Method = "get" | "post" | "put" | "patch" | "delete";
  */
 export type Access = "public" | "inference" | "management" | "any" | "processor" | "probe";
 
-/** How the gateway serves the route: forwarded as it is, or composed (the gateway adds its own fields). */
-export type Serving = "forwarded" | "composed";
+/**
+ * How the gateway serves the route: forwarded as it is, composed (the gateway adds its own fields),
+ * or served by the gateway itself (owner `gateway`, never forwarded).
+ */
+export type Serving = "forwarded" | "composed" | "served";
 
-export interface ManagementRoute {
+/** The owner of the management routes the gateway still serves itself: moving one is a change of owner. */
+export const GATEWAY = "gateway";
+
+interface RouteFields {
   /** `GET /v1/presets/:slug`: unique, and the key the gateway's per-route options use. */
   key: string;
   method: Method;
@@ -25,7 +31,6 @@ export interface ManagementRoute {
   path: string;
   /** The OpenAPI form: `/v1/presets/{slug}`. */
   openApiPath: string;
-  owner: Owner;
   access: Access;
   /** What the owner checks against the role table (@router/access); null where no role is read. */
   permission: Permission | null;
@@ -39,26 +44,29 @@ export interface ManagementRoute {
   /** The success status (200 unless given). */
   status?: number;
   /** Refusals besides the usual ones of its access. */
-  refused?: Array<402 | 409>;
+  refused?: Array<401 | 402 | 409>;
   /** Request headers the owner reads, passed on by the gateway (every other one is dropped). */
   passHeaders?: readonly string[];
   /** The owner reads the raw body itself (a signature over the bytes, a refusal before reading). */
   bodyUnread?: boolean;
-  serving: Serving;
+  /** Only a dashboard session may call (a management key gets 403). */
+  sessionOnly?: boolean;
 }
 
-export type RouteInput = Omit<ManagementRoute, "key" | "openApiPath" | "serving"> & { serving?: Serving };
+/** A route another service owns (forwarded or composed), or one the gateway serves itself. */
+type Ownership = { owner: Owner; serving: "forwarded" | "composed" } | { owner: typeof GATEWAY; serving: "served" };
+
+export type ManagementRoute = RouteFields & Ownership;
+
+export type RouteInput = Omit<RouteFields, "key" | "openApiPath"> &
+  ({ owner: Owner; serving?: "forwarded" | "composed" } | { owner: typeof GATEWAY; serving: "served" });
 
 /** `/v1/presets/:slug` → `/v1/presets/{slug}`. */
 export const openApiPathOf = (path: string): string => path.replace(/:(\w+)/g, "{$1}");
 
 export function route(input: RouteInput): ManagementRoute {
-  return {
-    ...input,
-    key: `${input.method.toUpperCase()} ${input.path}`,
-    openApiPath: openApiPathOf(input.path),
-    serving: input.serving ?? "forwarded",
-  };
+  const fields = { key: `${input.method.toUpperCase()} ${input.path}`, openApiPath: openApiPathOf(input.path) };
+  return input.owner === GATEWAY ? { ...input, ...fields } : { ...input, ...fields, serving: input.serving ?? "forwarded" };
 }
 
 /** `{"data": T}`, the body of every `/v1` JSON answer. */

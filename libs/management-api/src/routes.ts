@@ -2,13 +2,18 @@ import { ACTIVITY_ROUTES } from "./activity";
 import { ALERTS_ROUTES } from "./alerts";
 import { BROADCAST_ROUTES } from "./broadcast";
 import { CONSOLE_ROUTES } from "./console";
+import { KEY_ROUTES } from "./keys";
 import { LEDGER_ROUTES } from "./ledger";
+import { ORGANISATION_ROUTES } from "./organisations";
+import { PEOPLE_ROUTES } from "./people";
+import { PROVIDER_KEY_ROUTES } from "./provider-keys";
 import { REPORTS_ROUTES } from "./reports";
 import type { Access, ManagementRoute, Owner } from "./route";
 import { ROUTING_ROUTES } from "./routing";
 import { RUNAWAY_ROUTES } from "./runaway";
+import { SESSION_ROUTES } from "./sessions";
 
-/** Every route the edge serves for another service, one description each. */
+/** Every management route the edge serves, for another service or (owner `gateway`) itself, one description each. */
 export const MANAGEMENT_ROUTES: readonly ManagementRoute[] = [
   ...ROUTING_ROUTES,
   ...ACTIVITY_ROUTES,
@@ -18,6 +23,11 @@ export const MANAGEMENT_ROUTES: readonly ManagementRoute[] = [
   ...RUNAWAY_ROUTES,
   ...BROADCAST_ROUTES,
   ...CONSOLE_ROUTES,
+  ...KEY_ROUTES,
+  ...PROVIDER_KEY_ROUTES,
+  ...ORGANISATION_ROUTES,
+  ...PEOPLE_ROUTES,
+  ...SESSION_ROUTES,
 ];
 
 /**

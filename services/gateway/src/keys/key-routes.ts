@@ -1,10 +1,10 @@
 import { Router, type Request, type Response } from "express";
 import { DomainError, invalid, notFound } from "@router/errors";
 import type { Db } from "@router/db";
+import { keys as described } from "@router/management-api";
 import { parseInput } from "@router/http-kit";
 import { fromUsd, type Clock } from "@router/money";
 import type { ledger } from "@router/proto";
-import { z } from "zod";
 import type { AuthCache } from "../auth/auth-cache";
 import { requireCaller, type Authenticate } from "../auth/authenticate";
 import type { Manage } from "../auth/management-auth";
@@ -30,25 +30,9 @@ export interface KeyRoutesDeps {
   grpcDeadlineMs: number;
 }
 
-// A bigint column holds about 9.2e9 USD in nanodollars; a billion leaves room for spend past it.
-const MAX_LIMIT_USD = 1_000_000_000;
-const limitUsd = z.number().min(0).max(MAX_LIMIT_USD);
-const windowKind = z.enum(["daily", "weekly", "monthly", "lifetime"]);
-const limitMode = z.enum(["hard", "soft"]);
-const workspaceId = z.string().regex(/^ws_[0-9A-Za-z]{1,64}$/, "expected a workspace id (ws_...)");
-
-const CREATE_FIELDS = ["name", "limit", "limit_reset", "limit_mode", "include_byok_in_limit", "workspace_id", "class"];
-export const createBody = z.object({
-  name: z.string().trim().min(1).max(200).nullable().optional(),
-  limit: limitUsd.nullable().optional(),
-  limit_reset: windowKind.nullable().optional(),
-  limit_mode: limitMode.default("hard"),
-  include_byok_in_limit: z.boolean().default(false),
-  workspace_id: workspaceId.optional(),
-  class: z.enum(["inference", "management"]).default("inference"),
-});
-
-const PATCH_FIELDS = ["limit", "limit_reset", "limit_mode", "include_byok_in_limit", "workspace_id", "paused"];
+// The bodies and the query are the descriptions' (@router/management-api); the fields they name are all a body may carry.
+const CREATE_FIELDS = Object.keys(described.createKeyBody.shape);
+const PATCH_FIELDS = Object.keys(described.patchKeyBody.shape);
 const FIXED_ON_PATCH: Record<string, string> = {
   class: "cannot change; create a key of the other class instead",
   name: "cannot change",
@@ -58,21 +42,6 @@ const FIXED_ON_PATCH: Record<string, string> = {
   prefix: "cannot change",
   label: "cannot change",
 };
-export const patchBody = z.object({
-  limit: limitUsd.nullable().optional(),
-  limit_reset: windowKind.nullable().optional(),
-  limit_mode: limitMode.optional(),
-  include_byok_in_limit: z.boolean().optional(),
-  workspace_id: workspaceId.optional(),
-  paused: z.boolean().optional(),
-});
-
-export const listQuery = z.object({
-  include_disabled: z
-    .enum(["true", "false", "1", "0"])
-    .optional()
-    .transform((v) => v === "true" || v === "1"),
-});
 
 function hashParam(req: Request): string {
   const hash = String(req.params.hash ?? "");
@@ -93,7 +62,7 @@ export function keyRoutes(deps: KeyRoutesDeps): Router {
 
   router.get("/v1/keys", deps.manage("read"), async (req: Request, res: Response) => {
     const { orgId } = requirePrincipal(res);
-    const query = parseInput(listQuery, req.query, "query");
+    const query = parseInput(described.listKeysQuery, req.query, "query");
     const keys = await listKeys(deps.db, orgId, query.include_disabled);
     const usage = await measureKeyUsage(deps.ledger, keys.filter((k) => !k.disabled), usageOpts);
     res.json({ data: keys.map((k) => keyListRow(k, usage.get(k.hash))), next_cursor: null });
@@ -101,7 +70,7 @@ export function keyRoutes(deps: KeyRoutesDeps): Router {
 
   router.post("/v1/keys", deps.manage("config:write"), async (req: Request, res: Response) => {
     const caller = requirePrincipal(res);
-    const body = parseInput(createBody, objectBody(req, CREATE_FIELDS));
+    const body = parseInput(described.createKeyBody, objectBody(req, CREATE_FIELDS));
     let workspace = body.workspace_id ?? caller.workspaceId;
     if (body.workspace_id !== undefined && !(await workspaceBelongsTo(deps.db, caller.orgId, body.workspace_id))) {
       throw notFound("workspace");
@@ -131,7 +100,7 @@ export function keyRoutes(deps: KeyRoutesDeps): Router {
   router.patch("/v1/keys/:hash", deps.manage("config:write"), async (req: Request, res: Response) => {
     const { orgId } = requirePrincipal(res);
     const hash = hashParam(req);
-    const body = parseInput(patchBody, objectBody(req, PATCH_FIELDS, FIXED_ON_PATCH));
+    const body = parseInput(described.patchKeyBody, objectBody(req, PATCH_FIELDS, FIXED_ON_PATCH));
     if (Object.values(body).every((v) => v === undefined)) {
       throw invalid("body", `at least one of ${PATCH_FIELDS.join(", ")} is required`);
     }

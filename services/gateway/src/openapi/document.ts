@@ -3,7 +3,6 @@ import { stringify } from "yaml";
 import { registerChatPaths } from "./chat";
 import { registerIngressPaths } from "./ingress";
 import { registerForwardedPaths } from "./forwarded";
-import { registerKeyPaths } from "./keys";
 import { registerMetaPaths } from "./meta";
 import { registerOrganisationPaths } from "./organisations";
 import { registerSecuritySchemes } from "./security";
@@ -20,7 +19,6 @@ export function buildOpenApiDocument(version: string): OpenApiDocument {
   registerSecuritySchemes(registry);
   registerChatPaths(registry);
   registerIngressPaths(registry);
-  registerKeyPaths(registry);
   registerOrganisationPaths(registry);
   registerSignInPaths(registry);
   registerForwardedPaths(registry);

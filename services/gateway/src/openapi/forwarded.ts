@@ -1,5 +1,5 @@
 import type { OpenAPIRegistry, ResponseConfig } from "@asteasolutions/zod-to-openapi";
-import { MANAGEMENT_ROUTES, type Access, type ManagementRoute } from "@router/management-api";
+import { GATEWAY, MANAGEMENT_ROUTES, type Access, type ManagementRoute } from "@router/management-api";
 import { z } from "zod";
 import { json, jsonBody, refusals, SECURITY } from "./envelopes";
 
@@ -32,9 +32,10 @@ function answerOf(route: ManagementRoute): ResponseConfig {
 }
 
 /**
- * Routes the edge serves for the services that own them (activity, routing, the ledger, reports,
- * alerts, broadcast, runaway), from their descriptions in @router/management-api: the same zod
- * schemas the owners validate with.
+ * Management routes, from their descriptions in @router/management-api: those the edge serves for
+ * the services that own them (activity, routing, the ledger, reports, alerts, broadcast, runaway,
+ * console) and those the gateway serves itself (keys, organisation, people, sessions), with the
+ * same zod schemas the owners validate with.
  */
 export function registerForwardedPaths(registry: OpenAPIRegistry): void {
   for (const route of MANAGEMENT_ROUTES) {
@@ -43,8 +44,8 @@ export function registerForwardedPaths(registry: OpenAPIRegistry): void {
       method: route.method,
       path: route.openApiPath,
       summary: route.summary,
-      description: `Served by the ${route.owner} service.${permission}`,
-      security: ACCESS_SECURITY[route.access],
+      description: `${route.owner === GATEWAY ? "Served by the gateway itself." : `Served by the ${route.owner} service.`}${permission}`,
+      security: route.sessionOnly ? SECURITY.session : ACCESS_SECURITY[route.access],
       request: { params: paramsOf(route.openApiPath), query: route.query as z.ZodObject | undefined, body: route.body ? jsonBody(route.body) : undefined },
       responses: {
         [route.status ?? 200]: answerOf(route),

@@ -2,14 +2,12 @@ import { Router, type Request, type Response } from "express";
 import type { Db } from "@router/db";
 import { notFound } from "@router/errors";
 import { parseInput } from "@router/http-kit";
-import { z } from "zod";
+import { organisations } from "@router/management-api";
 import type { Manage } from "../auth/management-auth";
 import { requirePrincipal } from "../auth/principal";
 import { objectBody } from "../json-body";
-import { ORGANISATION_NAME } from "./display-name";
 import { getOrganisation, renameOrganisation, type Organisation } from "./organisation-store";
 
-export const renameBody = z.object({ name: ORGANISATION_NAME });
 const FIXED = { id: "cannot change", slug: "cannot change", plan: "cannot change here", created_at: "cannot change", members: "cannot change" };
 
 /** The Organisation resource (in the service README). */
@@ -30,7 +28,7 @@ export function organisationRoutes(deps: { db: Db; manage: Manage }): Router {
   });
   router.patch("/v1/organization", deps.manage("org:write"), async (req: Request, res: Response) => {
     const { orgId } = requirePrincipal(res);
-    const { name } = parseInput(renameBody, objectBody(req, ["name"], FIXED));
+    const { name } = parseInput(organisations.renameBody, objectBody(req, ["name"], FIXED));
     await renameOrganisation(deps.db, orgId, name);
     res.json({ data: await read(orgId) });
   });

@@ -3,12 +3,11 @@ import type { Db } from "@router/db";
 import { DomainError, invalid, notFound } from "@router/errors";
 import { parseInput } from "@router/http-kit";
 import type { Clock } from "@router/money";
+import { organisations } from "@router/management-api";
 import type { ledger } from "@router/proto";
-import { z } from "zod";
 import type { Manage } from "../auth/management-auth";
 import { requirePrincipal } from "../auth/principal";
 import { objectBody } from "../json-body";
-import { WORKSPACE_NAME } from "./display-name";
 import { lockOrganisation } from "./organisation-store";
 import { workspaceSpend, type WorkspaceSpend } from "./workspace-spend";
 import {
@@ -22,7 +21,6 @@ import {
   type Workspace,
 } from "./workspace-store";
 
-export const nameBody = z.object({ name: WORKSPACE_NAME });
 const FIXED = { id: "cannot change", slug: "cannot change", created_at: "cannot change", active_keys: "cannot change" };
 export const WORKSPACE_ID = /^ws_[0-9A-Za-z]{1,64}$/;
 
@@ -72,7 +70,7 @@ export function workspaceRoutes(deps: WorkspaceRoutesDeps): Router {
 
   router.post("/v1/workspaces", deps.manage("config:write"), async (req: Request, res: Response) => {
     const p = requirePrincipal(res);
-    const { name } = parseInput(nameBody, objectBody(req, ["name"], FIXED));
+    const { name } = parseInput(organisations.workspaceNameBody, objectBody(req, ["name"], FIXED));
     const id = await deps.db.tx(async (q) => {
       await lockOrganisation(q, p.orgId);
       if ((await countWorkspaces(q, p.orgId)) >= MAX_WORKSPACES) {
@@ -90,7 +88,7 @@ export function workspaceRoutes(deps: WorkspaceRoutesDeps): Router {
   router.patch("/v1/workspaces/:id", deps.manage("config:write"), async (req: Request, res: Response) => {
     const p = requirePrincipal(res);
     const id = idParam(req);
-    const { name } = parseInput(nameBody, objectBody(req, ["name"], FIXED));
+    const { name } = parseInput(organisations.workspaceNameBody, objectBody(req, ["name"], FIXED));
     if (!(await renameWorkspace(deps.db, p.orgId, id, name))) throw notFound("workspace");
     const renamed = await getWorkspace(deps.db, p.orgId, id);
     if (!renamed) throw notFound("workspace");

@@ -1,10 +1,10 @@
 import { Router, type Request, type RequestHandler, type Response } from "express";
-import { ASSIGNABLE_ROLES, ROLE_NAMES } from "@router/access";
+import { ROLE_NAMES } from "@router/access";
 import type { Db } from "@router/db";
 import { DomainError, invalid, notFound } from "@router/errors";
 import { parseInput } from "@router/http-kit";
+import { people } from "@router/management-api";
 import type { Clock } from "@router/money";
-import { z } from "zod";
 import type { Manage } from "../auth/management-auth";
 import { requirePrincipal, type Principal } from "../auth/principal";
 import { objectBody } from "../json-body";
@@ -34,8 +34,6 @@ export interface InvitationRoutesDeps {
   publicLimit: RequestHandler;
 }
 
-export const createBody = z.object({ role: z.enum(ASSIGNABLE_ROLES) });
-export const tokenBody = z.object({ token: z.string().min(1).max(200) });
 const INVITATION_ID = /^inv_[0-9A-Za-z]{1,64}$/;
 
 function invitationView(i: Invitation) {
@@ -70,7 +68,7 @@ export function invitationRoutes(deps: InvitationRoutesDeps): Router {
 
   router.post("/v1/organization/invitations", owners, async (req: Request, res: Response) => {
     const p = requirePrincipal(res);
-    const { role } = parseInput(createBody, objectBody(req, ["role"]));
+    const { role } = parseInput(people.invitationBody, objectBody(req, ["role"]));
     const createdByName = await inviterName(deps.db, p);
     const { invitation, token } = await deps.db.tx(async (q) => {
       const now = deps.clock.now();
@@ -96,7 +94,7 @@ export function invitationRoutes(deps: InvitationRoutesDeps): Router {
   });
 
   router.post("/v1/invitations/lookup", deps.publicLimit, async (req: Request, res: Response) => {
-    const { token } = parseInput(tokenBody, objectBody(req, ["token"]));
+    const { token } = parseInput(people.tokenBody, objectBody(req, ["token"]));
     const found = await findOpenInvitation(deps.db, token, deps.clock.now());
     if (!found) throw notFound("invitation");
     res.json({ data: { org_name: found.orgName, role: found.role, role_name: ROLE_NAMES[found.role], expires_at: found.expiresAt.toISOString() } });
@@ -104,7 +102,7 @@ export function invitationRoutes(deps: InvitationRoutesDeps): Router {
 
   router.post("/v1/invitations/accept", deps.manage("read", { sessionOnly: true, person: true }), async (req: Request, res: Response) => {
     const p = requirePrincipal(res);
-    const { token } = parseInput(tokenBody, objectBody(req, ["token"]));
+    const { token } = parseInput(people.tokenBody, objectBody(req, ["token"]));
     const userId = p.userId!;
     const previous = p.session!.tokenHash;
     const issued = await deps.db.tx(async (q) => {

@@ -1,10 +1,10 @@
 import { Router, type Request, type Response } from "express";
-import { ASSIGNABLE_ROLES, ROLE_NAMES } from "@router/access";
+import { ROLE_NAMES } from "@router/access";
 import type { Db } from "@router/db";
 import { DomainError, invalid, notFound } from "@router/errors";
 import { parseInput } from "@router/http-kit";
+import { people } from "@router/management-api";
 import type { Clock } from "@router/money";
-import { z } from "zod";
 import type { AuthCache } from "../auth/auth-cache";
 import type { Manage } from "../auth/management-auth";
 import { requirePrincipal } from "../auth/principal";
@@ -32,7 +32,6 @@ export interface MemberRoutesDeps {
   issuer: SessionIssuer;
 }
 
-export const roleBody = z.object({ role: z.enum(ASSIGNABLE_ROLES) });
 const USER_ID = /^usr_[0-9A-Za-z]{1,64}$/;
 
 function userIdParam(req: Request): string {
@@ -78,7 +77,7 @@ export function memberRoutes(deps: MemberRoutesDeps): Router {
   router.patch("/v1/organization/members/:userId", deps.manage("members:write"), async (req: Request, res: Response) => {
     const p = requirePrincipal(res);
     const userId = userIdParam(req);
-    const { role } = parseInput(roleBody, objectBody(req, ["role"]));
+    const { role } = parseInput(people.roleBody, objectBody(req, ["role"]));
     await deps.db.tx(async (q) => {
       await lockOrganisation(q, p.orgId);
       const current = await memberRole(q, p.orgId, userId);

@@ -1,41 +1,14 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { invalid } from "@router/errors";
 import { parseInput } from "@router/http-kit";
-import { z } from "zod";
-import { displayName } from "../organisations/display-name";
+import { sessions } from "@router/management-api";
 
-/** The one challenge method this gateway issues codes under (RFC 7636 section 4.2). */
-export const PKCE_METHOD = "S256";
+// The request's fields and their rules are the description's (@router/management-api).
+export const { PKCE_METHOD, KEY_LABEL_MAX } = sessions;
+const requestFields = sessions.pkceRequestFields;
 
-/** Longest key label; a default taken from a longer callback host is cut to it. */
-export const KEY_LABEL_MAX = 200;
-
-// RFC 7636: a verifier is 43 to 128 unreserved characters; an S256 challenge is base64url.
-const CHALLENGE = /^[A-Za-z0-9_-]{43,128}$/;
-const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
 // Where plain http is allowed for a callback: the app runs on the person's own machine.
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
-
-const required = (what: string) => (issue: { input: unknown }) => (issue.input === undefined ? "required" : `expected ${what}`);
-
-/** `code_challenge_method`: `S256`, sent explicitly; `plain`, `none` and anything else are refused. */
-export const challengeMethod = z.literal(PKCE_METHOD, {
-  error: "must be S256 (plain and none are refused; send it explicitly)",
-});
-
-export const codeVerifier = z
-  .string({ error: required("a string") })
-  .regex(VERIFIER, "must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~ (RFC 7636)");
-
-/** The fields an authorization request carries, as the query of describe or the body of approve. */
-export const requestFields = z.object({
-  callback_url: z.string({ error: required("a string") }).optional(),
-  code_challenge: z
-    .string({ error: required("a string") })
-    .regex(CHALLENGE, "must be 43 to 128 characters of the base64url alphabet (A-Z a-z 0-9 - _)"),
-  code_challenge_method: challengeMethod,
-  key_label: displayName(KEY_LABEL_MAX).optional(),
-});
 
 /** The body fields of approve; describe reads the same names from its query. */
 export const PKCE_REQUEST_FIELDS = ["callback_url", "code_challenge", "code_challenge_method", "key_label"] as const;

@@ -2,8 +2,8 @@ import { Router, type NextFunction, type Request, type RequestHandler, type Resp
 import type { Db } from "@router/db";
 import { invalid } from "@router/errors";
 import { parseInput } from "@router/http-kit";
+import { sessions } from "@router/management-api";
 import { fromUsd, toUsd, type Clock } from "@router/money";
-import { z } from "zod";
 import type { Manage } from "../auth/management-auth";
 import { requirePrincipal } from "../auth/principal";
 import { objectBody } from "../json-body";
@@ -11,15 +11,7 @@ import { mintKey } from "../keys/key-secret";
 import { insertKey } from "../keys/key-store";
 import { defaultWorkspaceOf } from "../organisations/organisation-store";
 import { consumePkceCode, insertPkceCode } from "./pkce-codes";
-import {
-  challengeMethod,
-  codeVerifier,
-  parsePkceRequest,
-  PKCE_METHOD,
-  PKCE_REQUEST_FIELDS,
-  redirectWithCode,
-  verifierMatches,
-} from "./pkce-request";
+import { parsePkceRequest, PKCE_METHOD, PKCE_REQUEST_FIELDS, redirectWithCode, verifierMatches } from "./pkce-request";
 
 /** Spend ceiling (USD) and lifetime (days) of a key issued through PKCE, unless the deployment sets them. */
 export const DEFAULT_PKCE_KEY_LIMIT_USD = 10;
@@ -40,12 +32,7 @@ export interface PkceRoutesDeps {
 
 export const PKCE_EXCHANGE_PATH = "/v1/auth/keys";
 
-const EXCHANGE_FIELDS = ["code", "code_verifier", "code_challenge_method"];
-export const exchangeBody = z.object({
-  code: z.string({ error: (i) => (i.input === undefined ? "required" : "expected a string") }).min(1, "required").max(512),
-  code_verifier: codeVerifier,
-  code_challenge_method: challengeMethod.optional(),
-});
+const EXCHANGE_FIELDS = Object.keys(sessions.pkceExchangeBody.shape);
 
 const DAY_MS = 24 * 3600_000;
 
@@ -122,7 +109,7 @@ export function pkceRoutes(deps: PkceRoutesDeps): Router {
 
   router.options(PKCE_EXCHANGE_PATH, exchangePreflight);
   router.post(PKCE_EXCHANGE_PATH, anyOrigin, deps.publicLimit, async (req: Request, res: Response) => {
-    const body = parseInput(exchangeBody, objectBody(req, EXCHANGE_FIELDS));
+    const body = parseInput(sessions.pkceExchangeBody, objectBody(req, EXCHANGE_FIELDS));
     const now = deps.clock.now();
     // Consumed here, before the verifier is checked: a code gets one attempt.
     const approved = await consumePkceCode(deps.db, body.code, now);

@@ -1,22 +1,11 @@
-import { z } from "zod";
-
-const modelPattern = z
-  .string()
-  .min(1)
-  .max(200)
-  .regex(/^[A-Za-z0-9._:/~@-]+\*?$/, "expected a model id such as openai/gpt-4o, or a prefix ending in *");
+import { providerKeys } from "@router/management-api";
+import type { z } from "zod";
 
 /**
  * `model_filter` of a provider credential: `allow` (when present and non-empty, only these
- * models) and `deny` (never these; deny wins). Entries are catalog model ids (`author/slug`), or
- * a prefix ending in `*` (`openai/gpt-4o*`).
+ * models) and `deny` (never these; deny wins), as the credential routes' description holds it.
  */
-export const modelFilterSchema = z
-  .object({
-    allow: z.array(modelPattern).max(500).optional(),
-    deny: z.array(modelPattern).max(500).optional(),
-  })
-  .strict();
+export const modelFilterSchema = providerKeys.modelFilterSchema;
 
 export type ModelFilter = z.infer<typeof modelFilterSchema>;
 

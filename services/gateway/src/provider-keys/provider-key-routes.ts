@@ -2,8 +2,9 @@ import { Router, type Request, type Response } from "express";
 import type { Db } from "@router/db";
 import { invalid, notFound } from "@router/errors";
 import { parseInput } from "@router/http-kit";
+import { providerKeys } from "@router/management-api";
 import type { Clock } from "@router/money";
-import { z } from "zod";
+import type { z } from "zod";
 import type { Manage } from "../auth/management-auth";
 import { requirePrincipal } from "../auth/principal";
 import { objectBody } from "../json-body";
@@ -16,9 +17,7 @@ import {
   setCredentialDisabled,
   type CredentialRecord,
 } from "./credential-store";
-import { CLOUD_PROVIDERS, CLOUD_SCHEMAS, cloudKeyHint, isCloudProvider, settingsOf, type CloudCredential } from "./cloud-credentials";
-import { modelFilterSchema } from "./model-filter";
-import { isProviderSlug, PROVIDER_SLUGS } from "./provider-slugs";
+import { cloudKeyHint, isCloudProvider, settingsOf, type CloudCredential } from "./cloud-credentials";
 import type { SecretSealer } from "./sealing";
 
 export interface ProviderKeyRoutesDeps {
@@ -29,44 +28,10 @@ export interface ProviderKeyRoutesDeps {
   clock: Clock;
 }
 
-const CREATE_FIELDS = ["provider", "api_key", ...CLOUD_PROVIDERS, "name", "tier", "priority", "fallback_policy", "model_filter"];
-export const createBody = z
-  .object({
-    provider: z.string().refine(isProviderSlug, { message: `expected one of ${PROVIDER_SLUGS.join(", ")}` }),
-    api_key: z
-      .string()
-      .min(1)
-      .max(8192)
-      .refine((k) => k.trim() === k && !/[\r\n\0]/.test(k), { message: "must not contain surrounding spaces or line breaks" })
-      .optional(),
-    // A cloud's credential document, under the cloud's own name (`"bedrock": {...}`).
-    azure: CLOUD_SCHEMAS.azure.optional(),
-    bedrock: CLOUD_SCHEMAS.bedrock.optional(),
-    vertex: CLOUD_SCHEMAS.vertex.optional(),
-    name: z.string().trim().min(1).max(200).nullable().optional(),
-    tier: z.enum(["prioritized", "fallback"]).default("prioritized"),
-    priority: z.number().int().min(-1_000_000).max(1_000_000).default(0),
-    fallback_policy: z.enum(["platform", "none_for_models", "none_for_provider"]).default("platform"),
-    model_filter: modelFilterSchema.default({}),
-  })
-  .superRefine((b, ctx) => {
-    const provider: string = b.provider;
-    const cloud = isCloudProvider(provider) ? provider : null;
-    for (const other of CLOUD_PROVIDERS) {
-      if (other !== cloud && b[other] !== undefined) {
-        ctx.addIssue({ code: "custom", path: [other], message: `only for provider ${other}` });
-      }
-    }
-    if (cloud && b[cloud] === undefined) {
-      ctx.addIssue({ code: "custom", path: [cloud], message: `required for provider ${cloud}: the ${cloud} credential document` });
-    }
-    if (cloud && b.api_key !== undefined) {
-      ctx.addIssue({ code: "custom", path: ["api_key"], message: `not used for provider ${cloud}; put its key inside "${cloud}"` });
-    }
-    if (!cloud && b.api_key === undefined) ctx.addIssue({ code: "custom", path: ["api_key"], message: "required" });
-  });
+// The bodies are the description's (@router/management-api).
+const CREATE_FIELDS: readonly string[] = providerKeys.CREDENTIAL_FIELDS;
 
-type CreateBody = z.infer<typeof createBody>;
+type CreateBody = z.infer<typeof providerKeys.createCredentialBody>;
 
 /** What is sealed, the hint shown, and the settings shown: the key, or the cloud's document. */
 function secretOf(body: CreateBody): { text: string; hint: string; settings: Record<string, unknown> } {
@@ -84,7 +49,6 @@ function secretOf(body: CreateBody): { text: string; hint: string; settings: Rec
 const PATCH_FIXED: Record<string, string> = Object.fromEntries(
   CREATE_FIELDS.map((f) => [f, "cannot change; only disabled can. Add a new credential and delete this one"]),
 );
-export const patchBody = z.object({ disabled: z.boolean() });
 
 const ID_PATTERN = /^pk_[0-9A-Za-z]{1,64}$/;
 
@@ -127,7 +91,7 @@ export function providerKeyRoutes(deps: ProviderKeyRoutesDeps): Router {
 
   router.post("/v1/provider-keys", deps.manage("config:write"), async (req: Request, res: Response) => {
     const { orgId } = requirePrincipal(res);
-    const body = parseInput(createBody, objectBody(req, CREATE_FIELDS));
+    const body = parseInput(providerKeys.createCredentialBody, objectBody(req, CREATE_FIELDS));
     const id = newId("pk_");
     const secret = secretOf(body);
     const created = await insertCredential(deps.db, {
@@ -153,7 +117,7 @@ export function providerKeyRoutes(deps: ProviderKeyRoutesDeps): Router {
     const id = idParam(req);
     const raw = objectBody(req, ["disabled"], PATCH_FIXED);
     if (raw.disabled === undefined) throw invalid("disabled", "required (true or false)");
-    const body = parseInput(patchBody, raw);
+    const body = parseInput(providerKeys.patchCredentialBody, raw);
     const found = await setCredentialDisabled(deps.db, orgId, id, body.disabled);
     deps.credentials.invalidate(orgId);
     if (!found) throw notFound("provider credential");

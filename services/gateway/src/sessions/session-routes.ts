@@ -3,8 +3,8 @@ import { ROLE_NAMES } from "@router/access";
 import type { Db } from "@router/db";
 import { DomainError, notFound } from "@router/errors";
 import { parseInput } from "@router/http-kit";
+import { sessions } from "@router/management-api";
 import type { Clock } from "@router/money";
-import { z } from "zod";
 import type { AuthCache } from "../auth/auth-cache";
 import { seatlessKey } from "../auth/authenticate";
 import type { Manage } from "../auth/management-auth";
@@ -30,9 +30,6 @@ export interface SessionRoutesDeps {
   publicLimit: RequestHandler;
 }
 
-export const exchangeBody = z.object({ key: z.string().min(1) });
-export const switchBody = z.object({ org_id: z.string().regex(/^org_[0-9A-Za-z]{1,64}$/, "expected an organisation id (org_...)") });
-
 /** The Session resource (in the service README). */
 export async function sessionView(
   db: Db,
@@ -53,7 +50,7 @@ export function sessionRoutes(deps: SessionRoutesDeps): Router {
   const router = Router();
 
   router.post("/v1/auth/exchange", deps.publicLimit, async (req: Request, res: Response) => {
-    const { key: plaintext } = parseInput(exchangeBody, objectBody(req, ["key"]));
+    const { key: plaintext } = parseInput(sessions.exchangeKeyBody, objectBody(req, ["key"]));
     const claimed = claimedKeyClass(plaintext);
     if (claimed === "inference") {
       throw new DomainError("invalid_request", "key: this is an inference key (rt-v1-...); sign in with a management key (rt-mgmt-...)", {
@@ -115,7 +112,7 @@ export function sessionRoutes(deps: SessionRoutesDeps): Router {
 
   router.post("/v1/auth/switch", deps.manage("read"), async (req: Request, res: Response) => {
     const p = requirePrincipal(res);
-    const { org_id: target } = parseInput(switchBody, objectBody(req, ["org_id"]));
+    const { org_id: target } = parseInput(sessions.switchBody, objectBody(req, ["org_id"]));
     if (target === p.orgId) {
       res.json({ data: { org_id: target } });
       return;

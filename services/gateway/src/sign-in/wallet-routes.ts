@@ -4,8 +4,8 @@ import type * as Siwe from "siwe";
 import type { Db } from "@router/db";
 import { DomainError, notFound } from "@router/errors";
 import { parseInput } from "@router/http-kit";
+import { sessions } from "@router/management-api";
 import type { Clock } from "@router/money";
-import { z } from "zod";
 import { objectBody } from "../json-body";
 import { signInPerson } from "../people/person-sign-in";
 import type { SessionIssuer } from "../sessions/session-issuer";
@@ -36,20 +36,10 @@ function wallet(): { ethers: typeof Ethers; siwe: typeof Siwe } {
 }
 
 /**
- * `0x` and 40 hex digits; mixed case must carry a valid EIP-55 checksum. Lower-cased, so one wallet
- * is one person however its address is written (ethers alone would also take it without `0x`).
+ * The description's bodies (@router/management-api), with the EIP-55 checksum of a mixed-case
+ * address checked by ethers (which alone would also take an address without `0x`).
  */
-const address = z
-  .string()
-  .regex(/^0x[0-9a-fA-F]{40}$/, "expected a 0x-prefixed 20-byte hex address")
-  .refine((a) => wallet().ethers.isAddress(a), "the mixed-case address fails its EIP-55 checksum")
-  .transform((a) => a.toLowerCase());
-export const challengeBody = z.object({ address });
-export const verifyBody = z.object({
-  address,
-  signature: z.string().regex(/^0x[0-9a-fA-F]{130}$/, "expected a 65-byte 0x-prefixed hex signature"),
-  nonce: z.string().min(8).max(64),
-});
+const bodies = sessions.walletBodies((a) => wallet().ethers.isAddress(a));
 
 function refused(field: string, message: string): DomainError {
   return new DomainError("unauthorized", `${field}: ${message}`, { details: { field } });
@@ -68,7 +58,7 @@ export function walletRoutes(deps: WalletRoutesDeps): Router {
   };
 
   router.post("/v1/auth/wallet/challenge", offered, deps.publicLimit, async (req: Request, res: Response) => {
-    const body = parseInput(challengeBody, objectBody(req, ["address"]));
+    const body = parseInput(bodies.challenge, objectBody(req, ["address"]));
     const now = deps.clock.now();
     const expiresAt = new Date(now.getTime() + WALLET_CHALLENGE_TTL_MS);
     const site = new URL(deps.publicUrl());
@@ -90,7 +80,7 @@ export function walletRoutes(deps: WalletRoutesDeps): Router {
   });
 
   router.post("/v1/auth/wallet/verify", offered, async (req: Request, res: Response) => {
-    const body = parseInput(verifyBody, objectBody(req, ["address", "signature", "nonce"]));
+    const body = parseInput(bodies.verify, objectBody(req, ["address", "signature", "nonce"]));
     const now = deps.clock.now();
     const challenge = await consumeChallenge(deps.db, body.nonce, now);
     if (!challenge) throw refused("nonce", "unknown or already used; ask for a new challenge");

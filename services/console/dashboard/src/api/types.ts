@@ -1,135 +1,31 @@
 /**
- * The API's resources as the dashboard reads them. The routes other services own are typed from
- * their descriptions (@router/management-api), type-only so no schema code reaches the bundle; the
- * gateway's own resources are written out here.
+ * The API's resources as the dashboard reads them, typed from the routes' descriptions
+ * (@router/management-api), type-only so no schema code reaches the bundle. The route preview,
+ * part of the inference API, is written out here.
  */
-import type { activity, alerts, broadcast, ledger, reports, routing, runaway } from "@router/management-api";
+import type { activity, alerts, broadcast, keys, ledger, organisations, people, providerKeys, reports, routing, runaway, sessions } from "@router/management-api";
 import type { z } from "zod";
 
 // ---- the gateway's own routes -------------------------------------------------------------------
 
-export type Role = "owner" | "admin" | "member" | "billing" | "readonly";
-
-export interface Session {
-  expires_at: string;
-  org_id: string;
-  key_name: string | null;
-  user: { id: string; name: string | null; email: string | null; avatar_url: string | null; provider: string } | null;
-  auth_method: string;
-}
-
-export interface Membership {
-  id: string;
-  name: string | null;
-  role: Role;
-  role_name: string;
-  current: boolean;
-}
-
+export type Member = z.infer<typeof people.member>;
+export type Role = Member["role"];
+export type Invitation = z.infer<typeof people.invitation> & Partial<Pick<z.infer<typeof people.createdInvitation>, "url">>;
+export type InvitationLookup = z.infer<typeof people.invitationLookup>;
+export type Session = z.infer<typeof sessions.session>;
+export type Membership = z.infer<typeof sessions.membership>;
+export type SignInMethods = z.infer<typeof sessions.signInMethods>;
+export type PkceDescription = z.infer<typeof sessions.pkceDescription>;
+export type PkceApproval = z.infer<typeof sessions.pkceApproval>;
 /** `GET /v1/organization`: id and slug never change, the plan is not changed here. */
-export interface Organisation {
-  id: string;
-  name: string;
-  slug: string;
-  plan: string;
-  created_at: string;
-  members: number;
-}
+export type Organisation = z.infer<typeof organisations.organisation>;
+export type WorkspaceRow = z.infer<typeof organisations.workspace>;
+export type KeyRow = z.infer<typeof keys.keyRow>;
+export type LimitReset = NonNullable<KeyRow["limit_reset"]>;
+export type CreatedKey = z.infer<typeof keys.createdKey>;
+export type ProviderCredential = z.infer<typeof providerKeys.credential>;
 
-export interface SignInMethods {
-  management_key: boolean;
-  oauth: string[];
-  wallet: boolean;
-}
-
-export type LimitReset = "daily" | "weekly" | "monthly" | "lifetime";
-
-export interface KeyRow {
-  hash: string;
-  prefix: string;
-  name: string | null;
-  label: string | null;
-  class: "inference" | "management";
-  disabled: boolean;
-  limit: number | null;
-  limit_reset: LimitReset | null;
-  limit_mode: "hard" | "soft";
-  include_byok_in_limit: boolean;
-  usage: number | null;
-  limit_remaining: number | null;
-  paused: boolean;
-  paused_reason: string | null;
-  created_at: string;
-  expires_at: string | null;
-}
-
-export interface CreatedKey {
-  key: string;
-  hash: string;
-  name: string | null;
-}
-
-export interface ProviderCredential {
-  id: string;
-  provider_slug: string;
-  name: string | null;
-  key_hint: string;
-  tier: "prioritized" | "fallback";
-  priority: number;
-  disabled: boolean;
-  last_used_at: string | null;
-  /** A cloud credential's showable part (endpoint, region, project); absent for a key. */
-  settings?: Record<string, unknown>;
-}
-
-export interface WorkspaceRow {
-  id: string;
-  name: string;
-  spend_this_month: number;
-}
-
-export interface PkceDescription {
-  callback_url: string | null;
-  host: string | null;
-  headless: boolean;
-  key_label: string;
-  code_challenge_method: string;
-  limit: number;
-  expires_in_days: number;
-}
-
-export interface PkceApproval {
-  code: string;
-  redirect_to: string | null;
-  expires_at: string;
-}
-
-export interface InvitationLookup {
-  org_name: string | null;
-  role: Role;
-  role_name: string;
-  expires_at: string;
-}
-
-export interface Member {
-  user_id: string;
-  role: Role;
-  role_name: string;
-  joined_at: string;
-  name: string | null;
-  email: string | null;
-  provider: string;
-  is_you: boolean;
-}
-
-export interface Invitation {
-  id: string;
-  role: Role;
-  created_at: string;
-  expires_at: string;
-  created_by_name: string | null;
-  url?: string;
-}
+// ---- the route preview (the inference API's) ---------------------------------------------------
 
 export interface PreviewCandidate {
   model: string;
@@ -154,7 +50,7 @@ export interface RoutePreview {
   content_filter: { labels: string[] } | null;
 }
 
-// ---- routes other services own (@router/management-api) -----------------------------------------
+// ---- routes other services own -----------------------------------------------------------------
 
 export type Totals = z.infer<typeof activity.totals>;
 export type Summary = z.infer<typeof activity.summary>;
