@@ -1,6 +1,6 @@
 import type { Db } from "@router/db";
 import type { IdentitySigningKey } from "@router/http-kit";
-import { MANAGEMENT_ROUTES, OWNED_FAMILIES } from "@router/management-api";
+import { GATEWAY, MANAGEMENT_ROUTES, OWNED_FAMILIES } from "@router/management-api";
 import express, { type RequestHandler } from "express";
 import type { Authenticate } from "../src/auth/authenticate";
 import type { Manage } from "../src/auth/management-auth";
@@ -50,6 +50,14 @@ describe("the gateway's forwarding table", () => {
     const composed = MANAGEMENT_ROUTES.filter((r) => r.serving === "composed").map((r) => r.key);
     expect(composed).toEqual(["GET /v1/alerts/runaway"]);
     for (const key of composed) expect(table).not.toContain(key);
+  });
+
+  it("forwards no route the gateway serves itself, and no path under one", () => {
+    const own = MANAGEMENT_ROUTES.filter((r) => r.owner === GATEWAY);
+    expect(own.map((r) => r.serving)).toEqual(own.map(() => "served"));
+    expect(own.length).toBeGreaterThan(0);
+    const forwarded = (path: string) => table.some((key) => key.split(" ")[1] === path);
+    expect(own.filter((r) => forwarded(r.path)).map((r) => r.key)).toEqual([]);
   });
 
   it("keys every extra by a description or a family", () => {

@@ -13,12 +13,6 @@ export const errorEnvelope = z
   })
   .meta({ id: "Error" });
 
-/**
- * An object whose fields the owning service defines: used for forwarded routes whose zod schemas
- * live in other services (importing them would pull those services into the gateway).
- */
-export const looseObject = z.looseObject({}).meta({ id: "OwnedByAnotherService" });
-
 /** Every timestamp of the API. */
 export const timestamp = z.string().meta({ description: "ISO 8601 UTC with milliseconds" });
 
