@@ -138,12 +138,20 @@ describe("the operator CLI", () => {
     // front of the gateway, a /health the test turns up and down.
     const probeToken = randomBytes(32).toString("hex");
     const gatewayPort = await freePort();
-    const consolePort = await freePort();
+    const [consolePort, consoleGrpc] = [await freePort(), await freePort()];
     const identity = newIdentityKeys();
+    const masterKey = randomBytes(32).toString("hex");
     const consoleSvc = await startNodeProcess(
       "console",
       join(__dirname, "..", "services", "console", "dist", "main.js"),
-      { ...env, ROUTER_PROBE_TOKEN: probeToken, CONSOLE_HTTP_PORT: String(consolePort) },
+      {
+        ...env,
+        ROUTER_PROBE_TOKEN: probeToken,
+        ROUTER_MASTER_KEY: masterKey,
+        ROUTER_IDENTITY_PUBLIC_KEYS: identity.env.ROUTER_IDENTITY_PUBLIC_KEYS,
+        CONSOLE_HTTP_PORT: String(consolePort),
+        CONSOLE_GRPC_PORT: String(consoleGrpc),
+      },
       () => httpReady(`http://127.0.0.1:${consolePort}/health`),
     );
     const gateway = await startNodeProcess(
@@ -153,9 +161,10 @@ describe("the operator CLI", () => {
         ...env,
         ROUTER_IDENTITY_SIGNING_KEY: identity.env.ROUTER_IDENTITY_SIGNING_KEY,
         ROUTER_INTERNAL_SECRET: randomBytes(32).toString("hex"),
-        ROUTER_MASTER_KEY: randomBytes(32).toString("hex"),
+        ROUTER_MASTER_KEY: masterKey,
         ROUTER_DATA_DIR: join(__dirname, "..", ".data", `cli-probe-${process.pid}`),
         CONSOLE_HTTP_URL: `http://127.0.0.1:${consolePort}`,
+        CONSOLE_GRPC_ADDR: `127.0.0.1:${consoleGrpc}`,
         PORT: String(gatewayPort),
         GATEWAY_METRICS_PORT: "0",
       },

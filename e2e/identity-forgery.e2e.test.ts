@@ -7,7 +7,7 @@ import { newIdentityKeys, startFakeOpenAi, startStack, type FakeUpstream, type S
  * Each internal service trusts an identity only when the edge's private key signed it. Against the
  * separate-process stack (the gateway alone holds the signing key, every other service only the
  * public set), a caller that reaches an internal port directly and signs with any other Ed25519
- * key, or with the old shared-secret HS256 scheme, is refused by every service; the same identity
+ * key, or with the old shared-secret HS256 scheme, is refused by every service (the console's credential routes too); the same identity
  * signed with the edge's key is accepted, so the refusals are the signature's doing.
  */
 describe("an identity not signed by the edge's key", () => {
@@ -33,6 +33,7 @@ describe("an identity not signed by the edge's key", () => {
       { service: "alerts", url: `${e.ALERTS_HTTP_URL}/v1/alerts/channels` },
       { service: "broadcast", url: `${e.BROADCAST_HTTP_URL}/v1/broadcast/destinations` },
       { service: "runaway", url: `${e.RUNAWAY_HTTP_URL}/v1/alerts/settings` },
+      { service: "console", url: `${e.CONSOLE_HTTP_URL}/v1/provider-keys` },
     ];
   }, 120_000);
 

@@ -121,16 +121,23 @@ describe.each(overlays)("deploy/k8s/overlays/%s", (overlay) => {
     const workloads = [...byKind(objects, "Deployment"), ...byKind(objects, "Job")];
     const readers = workloads.filter((o) => sourcesOf(o).includes("Secret/router-probe-token:ROUTER_PROBE_TOKEN")).map((o) => o.metadata.name);
     expect(readers.filter((n) => !n.startsWith("probe-"))).toEqual(["console"]);
-    // The console's pod reads its own role's URL and the probes' token, and no other secret.
-    expect(sourcesOf(find(objects, "Deployment", "console")!)).toEqual(["ConfigMap/router-config", "Secret/router-database:console", "Secret/router-probe-token:ROUTER_PROBE_TOKEN"]);
+    // The console's pod reads its own role's URL, the probes' token, the master key and the edge's
+    // public keys, and no other secret (no bus, no Redis: not router-secrets).
+    expect(sourcesOf(find(objects, "Deployment", "console")!).sort()).toEqual([
+      "ConfigMap/router-config",
+      "ConfigMap/router-identity-public-keys",
+      "Secret/router-database:console",
+      "Secret/router-master-key",
+      "Secret/router-probe-token:ROUTER_PROBE_TOKEN",
+    ]);
   });
 
   it("gives each pod only the secrets it uses: the edge's signing key to the gateway alone", () => {
     const workloads = [...byKind(objects, "Deployment"), ...byKind(objects, "Job")];
     const readers = (source: string) => workloads.filter((o) => sourcesOf(o).includes(source)).map((o) => `${o.kind}/${o.metadata.name}`).sort();
     expect(readers("Secret/router-edge-secrets")).toEqual(["Deployment/gateway"]);
-    expect(readers("Secret/router-master-key")).toEqual(["Deployment/alerts", "Deployment/broadcast", "Deployment/gateway"]);
-    const verifiers = ["activity", "alerts", "broadcast", "ledger", "reports", "routing", "runaway"];
+    expect(readers("Secret/router-master-key")).toEqual(["Deployment/alerts", "Deployment/broadcast", "Deployment/console", "Deployment/gateway"]);
+    const verifiers = ["activity", "alerts", "broadcast", "console", "ledger", "reports", "routing", "runaway"];
     expect(readers("ConfigMap/router-identity-public-keys")).toEqual(verifiers.map((n) => `Deployment/${n}`));
     // No variable of any pod names the signing key, apart from the gateway's Secret.
     for (const o of workloads) {

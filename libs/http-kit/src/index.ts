@@ -5,3 +5,4 @@ export * from "./metrics";
 export * from "./internal-http";
 export * from "./json-depth";
 export * from "./session-cookies";
+export * from "./object-body";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { dataOf, FREE_FORM, GATEWAY, pageOf, route, timestamp } from "./route";
+import { dataOf, FREE_FORM, pageOf, route, timestamp } from "./route";
 
 // ---- providers --------------------------------------------------------------------------------
 
@@ -143,6 +143,12 @@ export const CLOUD_SCHEMAS = {
   vertex: vertexCredentialSchema,
 } as const;
 
+/** A cloud credential document with the cloud it is for: what is sealed, and what the gateway opens. */
+export type CloudCredential =
+  | ({ provider: "azure" } & z.infer<typeof azureCredentialSchema>)
+  | ({ provider: "bedrock" } & z.infer<typeof bedrockCredentialSchema>)
+  | ({ provider: "vertex" } & z.infer<typeof vertexCredentialSchema>);
+
 // ---- model filter -----------------------------------------------------------------------------
 
 const modelPattern = z
@@ -248,9 +254,8 @@ export const credential = z
 
 // ---- the routes -------------------------------------------------------------------------------
 
-const owner = GATEWAY;
-const serving = "served" as const;
-const management = { owner, serving, access: "management" } as const;
+// The console owns provider credentials; the gateway forwards these and reads the enabled ones over gRPC.
+const management = { owner: "console", access: "management" } as const;
 
 export const PROVIDER_KEY_ROUTES = [
   route({ ...management, permission: "read", method: "get", path: "/v1/provider-keys", summary: "List provider credentials (keys are never returned)", answer: pageOf(credential) }),

@@ -105,6 +105,7 @@ async function startStackWith(opts: {
   const broadcastHttp = await freePort();
   const runawayHttp = await freePort();
   const consoleHttp = await freePort();
+  const consoleGrpc = await freePort();
   const identity = newIdentityKeys();
   const env: Record<string, string> = {
     DATABASE_URL: db.url,
@@ -127,6 +128,7 @@ async function startStackWith(opts: {
     BROADCAST_HTTP_PORT: String(broadcastHttp),
     RUNAWAY_HTTP_PORT: String(runawayHttp),
     CONSOLE_HTTP_PORT: String(consoleHttp),
+    CONSOLE_GRPC_PORT: String(consoleGrpc),
     ROUTING_GRPC_ADDR: `127.0.0.1:${routingGrpc}`,
     LEDGER_GRPC_ADDR: `127.0.0.1:${ledgerGrpc}`,
     ROUTING_HTTP_URL: `http://127.0.0.1:${routingHttp}`,
@@ -137,6 +139,7 @@ async function startStackWith(opts: {
     BROADCAST_HTTP_URL: `http://127.0.0.1:${broadcastHttp}`,
     RUNAWAY_HTTP_URL: `http://127.0.0.1:${runawayHttp}`,
     CONSOLE_HTTP_URL: `http://127.0.0.1:${consoleHttp}`,
+    CONSOLE_GRPC_ADDR: `127.0.0.1:${consoleGrpc}`,
     // Any free port: parallel stacks must never contend for the default metrics ports.
     GATEWAY_METRICS_PORT: "0",
     LEDGER_METRICS_PORT: "0",
@@ -187,7 +190,7 @@ async function startStackWith(opts: {
       startNodeProcess("alerts", main("alerts"), as("alerts", env), () => tcpReady(alertsHttp), startTimeoutMs, opts.nodeArgs),
       startNodeProcess("broadcast", main("broadcast"), as("broadcast", env), () => httpReady(`http://127.0.0.1:${broadcastHttp}/health`), startTimeoutMs, opts.nodeArgs),
       startNodeProcess("runaway", main("runaway"), as("runaway", env), () => httpReady(`http://127.0.0.1:${runawayHttp}/health`), startTimeoutMs, opts.nodeArgs),
-      startNodeProcess("console", main("console"), as("console", env), () => httpReady(`http://127.0.0.1:${consoleHttp}/health`), startTimeoutMs, opts.nodeArgs),
+      startNodeProcess("console", main("console"), as("console", env), async () => (await httpReady(`http://127.0.0.1:${consoleHttp}/health`)) && (await tcpReady(consoleGrpc)), startTimeoutMs, opts.nodeArgs),
     ]);
     for (const s of started) if (s.status === "fulfilled") services.push(s.value);
     const failed = started.find((s) => s.status === "rejected");

@@ -1,8 +1,13 @@
 import { join } from "node:path";
 import { DatabaseReadiness, prepareSchema, type Db } from "@router/db";
-import { createHttpApp, finishApp, listen, metricsRoute } from "@router/http-kit";
+import { InProcessServer, startGrpcServer } from "@router/grpc-kit";
+import { createHttpApp, finishApp, listen, metricsRoute, requireIdentity, type IdentityPublicKeys } from "@router/http-kit";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
+import { consoleRpc } from "@router/proto";
+import { ProviderCredentialSealer } from "@router/sealing";
+import { credentialRoutes } from "./credentials/credential-routes";
+import { consoleGrpcService } from "./credentials/credential-service";
 import { CSP_REPORT_PATH, cspReportRoute } from "./dashboard/csp-report-route";
 import { dashboardRoutes } from "./dashboard/dashboard-routes";
 import { ConsoleMetrics } from "./metrics";
@@ -26,7 +31,16 @@ export interface ConsoleDeps {
   clock: Clock;
   /** 0 picks a free port. */
   httpPort: number;
+  /**
+   * The ConsoleService's port (0 picks a free one), or "in-process": no gRPC listener, the gateway
+   * calls it only through `RunningConsole.inProcess` (the one-process runner).
+   */
+  grpcPort: number | "in-process";
   host?: string;
+  /** Verifies the identity the gateway signs and forwards with management routes. */
+  identityKeys: IdentityPublicKeys;
+  /** ROUTER_MASTER_KEY: seals provider credentials as they are added. */
+  masterKey: string;
   /** The bearer token `router probe` reports with (`POST /v1/status/probes`); unset refuses every report. */
   probeToken?: string;
   /** The built dashboard (its `index.html` and `assets/`). Default: services/console/dashboard/dist. */
@@ -35,14 +49,19 @@ export interface ConsoleDeps {
 
 export interface RunningConsole {
   httpPort: number;
+  /** Set unless `grpcPort` was "in-process". */
+  grpcPort?: number;
+  /** The ConsoleService without a socket, for a gateway in this process. */
+  inProcess: consoleRpc.ConsoleServiceClient;
   close(): Promise<void>;
 }
 
 /**
- * Starts the console: the control plane's face to people and probes. It serves the dashboard's pages
- * and assets, their CSP reports, and the uptime figure with the probes' reports. Every route is public
- * (the probes bring their own token); the gateway forwards them here and limits them per address.
- * The caller owns db and closes it.
+ * Starts the console, the control plane off the data plane. Over HTTP, as the gateway forwards them:
+ * the dashboard's pages and assets, their CSP reports, the uptime figure with the probes' reports
+ * (public: the probes bring their own token; the gateway limits them per address), and the
+ * organisations' provider credentials (with the caller's signed identity). Over gRPC, what the gateway
+ * asks on a cache miss: an organisation's enabled credentials, sealed. The caller owns db and closes it.
  */
 export async function startConsole(deps: ConsoleDeps): Promise<RunningConsole> {
   const { log, clock } = deps;
@@ -66,12 +85,28 @@ export async function startConsole(deps: ConsoleDeps): Promise<RunningConsole> {
   app.use(probeRoute({ db: deps.db, clock, probeToken: deps.probeToken, onReport: metrics.probeReported }));
   app.use(cspReportRoute({ log, onViolations: metrics.cspViolated }));
   app.use(dashboardRoutes({ dir: deps.dashboardDir, log }));
+  // Every route below carries the caller's identity, signed by the gateway.
+  app.use(requireIdentity(deps.identityKeys));
+  app.use(credentialRoutes({ db: deps.db, sealer: new ProviderCredentialSealer(deps.masterKey), clock }));
   finishApp(app, log);
 
+  const services = [consoleGrpcService({ db: deps.db, log })];
+  const inProcess = new InProcessServer(services);
   const server = await listen(app, deps.httpPort, deps.host ?? "127.0.0.1");
-  log.info({ httpPort: server.port }, "console.started");
+  const grpc =
+    deps.grpcPort === "in-process"
+      ? undefined
+      : await startGrpcServer(services, { port: deps.grpcPort, host: deps.host, log }).catch(async (err: unknown) => {
+          await server.close();
+          throw err;
+        });
+  log.info({ httpPort: server.port, grpcPort: grpc?.port ?? "in-process" }, "console.started");
   return {
     httpPort: server.port,
-    close: () => server.close(),
+    grpcPort: grpc?.port,
+    inProcess: inProcess.client(consoleRpc.ConsoleServiceClient),
+    async close() {
+      await Promise.all([server.close(), grpc?.close(), inProcess.close()]);
+    },
   };
 }

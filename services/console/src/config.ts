@@ -12,6 +12,8 @@ export const consoleConfigSchema = z.object({
   /** Embedded state: PGlite files and generated secrets. */
   ROUTER_DATA_DIR: z.string().default(".data"),
   CONSOLE_HTTP_PORT: env.port(8088),
+  /** The ConsoleService (gRPC) the gateway asks for provider credentials (`CONSOLE_GRPC_ADDR` on the gateway). */
+  CONSOLE_GRPC_PORT: env.port(50053),
   /** Internal port: loopback unless the deployment puts it on a private network. */
   CONSOLE_HOST: z.string().default("127.0.0.1"),
   /**

@@ -2,7 +2,7 @@ import type { Writable } from "node:stream";
 import { createPostgresDb, type Db } from "@router/db";
 import { createLogger } from "@router/logging";
 import { ManualClock } from "@router/money";
-import { createTestDatabase, readJsonOrText, type TestDatabase } from "@router/testkit";
+import { createTestDatabase, newIdentityKeys, readJsonOrText, type TestDatabase } from "@router/testkit";
 import { startConsole, type RunningConsole } from "../src/app";
 
 export interface ConsoleHarness {
@@ -11,6 +11,8 @@ export interface ConsoleHarness {
   testDb: TestDatabase;
   clock: ManualClock;
   console: RunningConsole;
+  /** The edge's key pair: `identity.sign(...)` makes the header the gateway would forward. */
+  identity: ReturnType<typeof newIdentityKeys>;
   close(): Promise<void>;
 }
 
@@ -23,13 +25,26 @@ export async function startConsoleHarness(
   const db = createPostgresDb({ url: testDb.url, schema: "console" });
   const clock = new ManualClock(opts.now ?? new Date("2026-11-21T10:00:00.000Z"));
   const log = opts.logTo ? createLogger({ level: "info", destination: opts.logTo }) : createLogger({ level: "silent" });
-  const running = await startConsole({ db, log, clock, httpPort: 0, probeToken: opts.probeToken, dashboardDir: opts.dashboardDir, defaultMetrics: false });
+  const identity = newIdentityKeys();
+  const running = await startConsole({
+    db,
+    log,
+    clock,
+    httpPort: 0,
+    grpcPort: "in-process",
+    identityKeys: identity.publicKeys,
+    masterKey: "console-test-master-key-0123456789",
+    probeToken: opts.probeToken,
+    dashboardDir: opts.dashboardDir,
+    defaultMetrics: false,
+  });
   return {
     url: `http://127.0.0.1:${running.httpPort}`,
     db,
     testDb,
     clock,
     console: running,
+    identity,
     async close() {
       await running.close();
       await db.close();

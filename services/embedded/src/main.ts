@@ -9,7 +9,7 @@ import { busConfigOf, createBus, type EventBus } from "@router/bus";
 import { parseIdentityPublicKeys, providerBaseUrls, resolveSecrets } from "@router/config";
 import { identityPublicKeys } from "@router/http-kit";
 import { createPostgresDb, EmbeddedPostgres, isNewEmbeddedStore, type Db } from "@router/db";
-import { ensureOperatorOrganisation, pkceOptionsOf, storedResponseOptionsOf, rateLimitOptionsOf, incompleteSignInProviders, regionOptionsOf, signInOptionsOf, startGateway, upstreamOptionsOf } from "@router/gateway";
+import { ensureOperatorOrganisation, migrateGateway, pkceOptionsOf, storedResponseOptionsOf, rateLimitOptionsOf, incompleteSignInProviders, regionOptionsOf, signInOptionsOf, startGateway, upstreamOptionsOf } from "@router/gateway";
 import { feeScheduleOf, startLedger, stripeSettingsOf } from "@router/ledger";
 import { createLogger, exitOnStartFailure, installProcessHandlers, stopOnSignals, type Logger } from "@router/logging";
 import { systemClock } from "@router/money";
@@ -147,14 +147,19 @@ async function main(): Promise<void> {
     outbound,
     defaultMetrics: false,
   });
+  const gatewayDb = openDb("gateway");
+  // The gateway's schema first: the console's first migrations bring along what the gateway kept before it.
+  await migrateGateway(gatewayDb);
   const consoleSvc = await startConsole({
     defaultMetrics: false,
     db: openDb("console"),
     log: root.child({ service: "console" }),
     clock,
     httpPort: 0,
+    grpcPort: "in-process",
+    identityKeys,
+    masterKey: secrets.ROUTER_MASTER_KEY,
   });
-  const gatewayDb = openDb("gateway");
   const gateway = await startGateway({
     db: gatewayDb,
     bus,
@@ -166,6 +171,7 @@ async function main(): Promise<void> {
     secrets,
     routing: routingSvc.inProcess,
     ledger: ledgerSvc.inProcess,
+    console: consoleSvc.inProcess,
     activityUrl: `http://127.0.0.1:${activitySvc.httpPort}`,
     alertsUrl: `http://127.0.0.1:${alertsSvc.httpPort}`,
     runawayUrl: `http://127.0.0.1:${runawaySvc.httpPort}`,

@@ -8,7 +8,8 @@ import { prepareSchema, type Db } from "@router/db";
 import { createHttpApp, finishApp, identitySigningKey, listen, routeAhead, startMetricsServer } from "@router/http-kit";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
-import type { ledger, routing } from "@router/proto";
+import type { consoleRpc, ledger, routing } from "@router/proto";
+import { ProviderCredentialSealer } from "@router/sealing";
 import { AuthCache } from "./auth/auth-cache";
 import { createAuthenticator, createCallerResolver } from "./auth/authenticate";
 import { createManagementAuth } from "./auth/management-auth";
@@ -44,9 +45,8 @@ import { regionRoute, type RegionHeaders } from "./meta/region-route";
 import { keyRoutes } from "./keys/key-routes";
 import { findKeyByHash } from "./keys/key-store";
 import { GatewayMetrics } from "./metrics";
+import { grpcCredentialDirectory } from "./provider-keys/console-port";
 import { StoredCredentialSource } from "./provider-keys/credential-source";
-import { providerKeyRoutes } from "./provider-keys/provider-key-routes";
-import { SecretSealer } from "./provider-keys/sealing";
 import { loggingRoutes } from "./logging-settings/logging-routes";
 import { organisationRoutes } from "./organisations/organisation-routes";
 import { workspaceRoutes } from "./organisations/workspace-routes";
@@ -143,6 +143,8 @@ export interface GatewayDeps {
   secrets: GatewaySecrets;
   routing: routing.RoutingServiceClient;
   ledger: ledger.LedgerServiceClient;
+  /** The console: an organisation's provider credentials, asked on a cache miss. */
+  console: consoleRpc.ConsoleServiceClient;
   activityUrl: string;
   /** The alerts service: alert channels, test alerts and the delivery log are forwarded there. */
   alertsUrl: string;
@@ -245,8 +247,12 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const authenticate = createAuthenticator(authDeps);
   const metrics = new GatewayMetrics();
   metrics.watchAuthCache(() => authCache.stats());
-  const sealer = new SecretSealer(deps.secrets.ROUTER_MASTER_KEY);
-  const credentials = new StoredCredentialSource({ db: deps.db, sealer, clock: deps.clock, log: deps.log });
+  const credentials = new StoredCredentialSource({
+    directory: grpcCredentialDirectory(deps.console, { deadlineMs: grpcDeadlineMs }),
+    sealer: new ProviderCredentialSealer(deps.secrets.ROUTER_MASTER_KEY),
+    clock: deps.clock,
+    log: deps.log,
+  });
   const proxy = new UpstreamProxy(deps.log);
   const upstream = new UpstreamDispatcher({ timeouts: deps.upstreamTimeouts, onCircuitChange: metrics.circuitChanged });
   const recent = createRecentGenerations({ redis, log: deps.log });
@@ -398,7 +404,6 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       identityKey,
     }),
   );
-  app.use(providerKeyRoutes({ db: deps.db, manage, sealer, credentials, clock: deps.clock }));
   app.use(
     sessionRoutes({
       db: deps.db,
@@ -513,6 +518,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       broadcastUrl: deps.broadcastUrl,
       runawayUrl,
       consoleUrl,
+      onCredentialWrite: (orgId) => credentials.invalidate(orgId),
       onRoutingWrite: (orgId) => {
         plans.forgetOrganisation(orgId);
         accountPrivacy.invalidate(orgId);

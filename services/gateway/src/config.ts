@@ -290,6 +290,7 @@ export const gatewayConfigSchema = z.object({
   ROUTER_MIGRATE_ON_START: env.bool(true),
   ...busEnvironment,
   ROUTING_GRPC_ADDR: z.string().default("127.0.0.1:50051"),
+  CONSOLE_GRPC_ADDR: z.string().default("127.0.0.1:50053"),
   LEDGER_GRPC_ADDR: z.string().default("127.0.0.1:50052"),
   ROUTING_HTTP_URL: z.string().url().default("http://127.0.0.1:8082"),
   ACTIVITY_HTTP_URL: z.string().url().default("http://127.0.0.1:8083"),

@@ -7,7 +7,7 @@ import { openServiceDb } from "@router/db";
 import { clientOptionsFor, insecure } from "@router/grpc-kit";
 import { createLogger, exitOnStartFailure, installProcessHandlers, stopOnSignals } from "@router/logging";
 import { systemClock } from "@router/money";
-import { ledger, routing } from "@router/proto";
+import { consoleRpc, ledger, routing } from "@router/proto";
 import { ensureOperatorOrganisation, GATEWAY_SCHEMA, migrateGateway, operatorOrganisationExists, startGateway } from "./app";
 import { gatewayConfigSchema, gatewaySecrets, pkceOptionsOf, storedResponseOptionsOf, rateLimitOptionsOf, incompleteSignInProviders, regionOptionsOf, signInOptionsOf, upstreamOptionsOf } from "./config";
 
@@ -37,6 +37,7 @@ async function main(): Promise<void> {
     busConfigOf(config, { clientId: "gateway", dataDir: config.ROUTER_DATA_DIR, outboxDir: config.ROUTER_OUTBOX_DIR, log }),
   );
   const routingClient = new routing.RoutingServiceClient(config.ROUTING_GRPC_ADDR, insecure(), clientOptionsFor(config.ROUTING_GRPC_ADDR));
+  const consoleClient = new consoleRpc.ConsoleServiceClient(config.CONSOLE_GRPC_ADDR, insecure(), clientOptionsFor(config.CONSOLE_GRPC_ADDR));
   const ledgerClient = new ledger.LedgerServiceClient(config.LEDGER_GRPC_ADDR, insecure(), clientOptionsFor(config.LEDGER_GRPC_ADDR));
 
   await migrateGateway(db, { migrateOnStart: config.ROUTER_MIGRATE_ON_START });
@@ -73,6 +74,7 @@ async function main(): Promise<void> {
     publicUrl: config.ROUTER_PUBLIC_URL,
     secrets,
     routing: routingClient,
+    console: consoleClient,
     ledger: ledgerClient,
     activityUrl: config.ACTIVITY_HTTP_URL,
     alertsUrl: config.ALERTS_HTTP_URL,
@@ -103,7 +105,7 @@ async function main(): Promise<void> {
   // before any channel closes; the bus then flushes its outbox; the store closes last.
   stopOnSignals(log, "gateway", [
     { step: "gateway", run: () => gateway.close(), timeoutMs: gateway.closeTimeoutMs },
-    { step: "grpc", run: () => (routingClient.close(), ledgerClient.close()) },
+    { step: "grpc", run: () => (routingClient.close(), ledgerClient.close(), consoleClient.close()) },
     { step: "bus", run: () => bus.close() },
     { step: "store", run: () => store.close() },
     { step: "tracing", run: () => tracing.shutdown() },

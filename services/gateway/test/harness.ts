@@ -9,6 +9,7 @@ import { createLogger, type Logger } from "@router/logging";
 import { ManualClock } from "@router/money";
 import { ledger, routing } from "@router/proto";
 import { createTestDatabase, readJsonOrText, type TestDatabase } from "@router/testkit";
+import { startConsole, type RunningConsole } from "@router/console";
 import { createOrganisation, startGateway, type OAuthProviders, type RateLimitOverrides, type RunningGateway } from "../src/app";
 
 export const silentLog = createLogger({ level: "silent" });
@@ -105,6 +106,8 @@ export interface Harness {
   ledgerClient: ledger.LedgerServiceClient;
   routingClient: routing.RoutingServiceClient;
   gateway: RunningGateway;
+  /** The real console beside it (provider credentials), on the same database, called in process. */
+  console: RunningConsole;
   url: string;
   startAnother(): Promise<RunningGateway>;
   close(): Promise<void>;
@@ -153,6 +156,17 @@ export async function startHarness(label: string, opts: HarnessOptions = {}): Pr
   // Nothing these tests reach calls routing over gRPC; the client never connects.
   const routingClient = new routing.RoutingServiceClient("127.0.0.1:1", insecure(), CLIENT_OPTIONS);
   const rateLimitPrefix = opts.rateLimitPrefix ?? `test:rl:${randomBytes(6).toString("hex")}`;
+  const consoleDb = createPostgresDb({ url: testDb.url, schema: "console" });
+  const consoleSvc = await startConsole({
+    db: consoleDb,
+    log: silentLog,
+    clock,
+    httpPort: 0,
+    grpcPort: "in-process",
+    identityKeys: publicKeysOf(secrets),
+    masterKey: secrets.ROUTER_MASTER_KEY,
+    defaultMetrics: false,
+  });
   const gateways: RunningGateway[] = [];
   const buses: EventBus[] = [];
   const start = async () => {
@@ -167,6 +181,8 @@ export async function startHarness(label: string, opts: HarnessOptions = {}): Pr
       secrets,
       routing: routingClient,
       ledger: ledgerClient,
+      console: consoleSvc.inProcess,
+      consoleUrl: `http://127.0.0.1:${consoleSvc.httpPort}`,
       activityUrl: opts.activityUrl ?? "http://127.0.0.1:1",
       alertsUrl: opts.alertsUrl ?? "http://127.0.0.1:1",
       routingUrl: opts.routingUrl ?? "http://127.0.0.1:1",
@@ -202,6 +218,7 @@ export async function startHarness(label: string, opts: HarnessOptions = {}): Pr
     ledgerClient,
     routingClient,
     gateway,
+    console: consoleSvc,
     url: `http://127.0.0.1:${gateway.port}`,
     startAnother: start,
     async close() {
@@ -210,6 +227,8 @@ export async function startHarness(label: string, opts: HarnessOptions = {}): Pr
       ledgerClient.close();
       routingClient.close();
       await fakeLedger.stop();
+      await consoleSvc.close();
+      await consoleDb.close();
       await db.close();
       await testDb.drop();
     },

@@ -1,5 +1,5 @@
 import { hashKey, keyClassOf, mintKey } from "../src/keys/key-secret";
-import { randomBase62, randomId } from "../src/random-tokens";
+import { randomBase62, randomId } from "@router/random-tokens";
 
 describe("key secrets", () => {
   it("mints 256-bit base62 secrets with the class prefix and a hash that depends on the pepper", () => {

@@ -1,6 +1,12 @@
+import { ProviderCredentialSealer } from "@router/sealing";
+import { grpcCredentialDirectory } from "../src/provider-keys/console-port";
 import { StoredCredentialSource } from "../src/provider-keys/credential-source";
-import { SecretSealer } from "../src/provider-keys/sealing";
 import { call, newOrganisation, silentLog, startHarness, type Harness } from "./harness";
+
+/**
+ * Provider credentials end to end: the routes the gateway forwards to the console (which owns and
+ * seals them), and the gateway's dispatch view, which asks the console over gRPC (in process here).
+ */
 
 let h: Harness;
 let mgmt: string;
@@ -14,16 +20,20 @@ beforeAll(async () => {
   const org = await newOrganisation(h);
   mgmt = org.managementKey;
   orgId = org.orgId;
-  source = new StoredCredentialSource(
-    { db: h.db, sealer: new SecretSealer(h.secrets.ROUTER_MASTER_KEY), clock: h.clock, log: silentLog },
-    { cacheTtlMs: 0, flushIntervalMs: 60_000 },
-  );
+  source = dispatchView(h.secrets.ROUTER_MASTER_KEY, { cacheTtlMs: 0, flushIntervalMs: 60_000 });
 });
 
 afterAll(async () => {
   await source.close();
   await h.close();
 });
+
+function dispatchView(masterKey: string, opts: ConstructorParameters<typeof StoredCredentialSource>[1]): StoredCredentialSource {
+  return new StoredCredentialSource(
+    { directory: grpcCredentialDirectory(h.console.inProcess), sealer: new ProviderCredentialSealer(masterKey), clock: h.clock, log: silentLog },
+    opts,
+  );
+}
 
 async function addCredential(body: Record<string, unknown>) {
   const res = await call(h.url, "POST", "/v1/provider-keys", { key: mgmt, body });
@@ -58,7 +68,7 @@ describe("provider credentials", () => {
 
   it("stores the key sealed: no column holds its bytes, and it opens back to the same key", async () => {
     const created = await addCredential({ provider: "anthropic", api_key: "sk-ant-api03-secretvalue-0123456789" });
-    const raw = await h.db.query<Record<string, unknown>>("SELECT * FROM provider_credentials WHERE id = $1", [created.id]);
+    const raw = await h.db.query<Record<string, unknown>>("SELECT * FROM console.provider_credentials WHERE id = $1", [created.id]);
     const row = raw.rows[0] as Record<string, unknown>;
     for (const value of Object.values(row)) {
       const bytes = Buffer.isBuffer(value) ? value : Buffer.from(JSON.stringify(value) ?? "");
@@ -70,10 +80,7 @@ describe("provider credentials", () => {
 
   it("does not open under another master key", async () => {
     const created = await addCredential({ provider: "mistral", api_key: "mistral-key-abcdefgh" });
-    const wrong = new StoredCredentialSource(
-      { db: h.db, sealer: new SecretSealer("a different master key"), clock: h.clock, log: silentLog },
-      { cacheTtlMs: 0 },
-    );
+    const wrong = dispatchView("a different master key", { cacheTtlMs: 0 });
     try {
       expect((await wrong.enabledFor(orgId)).map((c) => c.id)).not.toContain(created.id);
     } finally {
@@ -189,10 +196,7 @@ describe("the dispatch view of credentials", () => {
   });
 
   it("reuses decrypted credentials within the cache TTL and reads again after it", async () => {
-    const cached = new StoredCredentialSource(
-      { db: h.db, sealer: new SecretSealer(h.secrets.ROUTER_MASTER_KEY), clock: h.clock, log: silentLog },
-      { cacheTtlMs: 5_000 },
-    );
+    const cached = dispatchView(h.secrets.ROUTER_MASTER_KEY, { cacheTtlMs: 5_000 });
     try {
       const org = await newOrganisation(h, "Caching");
       expect(await cached.enabledFor(org.orgId)).toEqual([]);
@@ -206,34 +210,63 @@ describe("the dispatch view of credentials", () => {
   });
 });
 
-describe("the instance that changes a credential", () => {
-  it("drops its cached dispatch view at once, even inside the cache TTL", async () => {
-    const { createHttpApp, finishApp, listen } = await import("@router/http-kit");
+describe("the instance that forwards a credential change", () => {
+  it("drops its cached dispatch view once the console answered, even inside the cache TTL", async () => {
+    const { createHttpApp, finishApp, identitySigningKey, listen } = await import("@router/http-kit");
+    const { parseIdentitySigningKey } = await import("@router/config");
     const { AuthCache } = await import("../src/auth/auth-cache");
+    const { createAuthenticator } = await import("../src/auth/authenticate");
     const { createManagementAuth } = await import("../src/auth/management-auth");
     const { SessionDirectory } = await import("../src/sessions/session-directory");
     const { findKeyByHash } = await import("../src/keys/key-store");
-    const { providerKeyRoutes } = await import("../src/provider-keys/provider-key-routes");
-    const sealer = new SecretSealer(h.secrets.ROUTER_MASTER_KEY);
-    const credentials = new StoredCredentialSource({ db: h.db, sealer, clock: h.clock, log: silentLog }, { cacheTtlMs: 60_000 });
-    const manage = createManagementAuth({
-      keys: { cache: new AuthCache((hash) => findKeyByHash(h.db, hash), h.clock), pepper: h.secrets.ROUTER_KEY_PEPPER, clock: h.clock },
-      sessions: new SessionDirectory({ db: h.db, clock: h.clock, log: silentLog }),
-      csrfSecret: h.secrets.ROUTER_INTERNAL_SECRET,
-    });
+    const { proxyRoutes } = await import("../src/proxy/proxy-routes");
+    const { UpstreamProxy } = await import("../src/proxy/upstream-proxy");
+    const credentials = dispatchView(h.secrets.ROUTER_MASTER_KEY, { cacheTtlMs: 60_000 });
+    const keys = { cache: new AuthCache((hash) => findKeyByHash(h.db, hash), h.clock), pepper: h.secrets.ROUTER_KEY_PEPPER, clock: h.clock };
+    const sessions = new SessionDirectory({ db: h.db, clock: h.clock, log: silentLog });
+    const manage = createManagementAuth({ keys, sessions, csrfSecret: h.secrets.ROUTER_INTERNAL_SECRET });
+    const proxy = new UpstreamProxy(silentLog);
+    const pass: import("express").RequestHandler = (_req, _res, next) => next();
+    const nowhere = "http://127.0.0.1:1";
     const app = createHttpApp({ log: silentLog });
-    app.use(providerKeyRoutes({ db: h.db, manage, sealer, credentials, clock: h.clock }));
+    app.use(
+      proxyRoutes({
+        db: h.db,
+        authenticate: createAuthenticator(keys),
+        manage,
+        proxy,
+        identityKey: identitySigningKey(parseIdentitySigningKey(h.secrets.ROUTER_IDENTITY_SIGNING_KEY)),
+        activityUrl: nowhere,
+        alertsUrl: nowhere,
+        routingUrl: nowhere,
+        ledgerUrl: nowhere,
+        reportsUrl: nowhere,
+        broadcastUrl: nowhere,
+        runawayUrl: nowhere,
+        consoleUrl: `http://127.0.0.1:${h.console.httpPort}`,
+        onCredentialWrite: (org) => credentials.invalidate(org),
+        catalogLimit: pass,
+        creditFeesLimit: pass,
+        paymentEventsLimit: pass,
+        exportLimit: pass,
+        uptimeLimit: pass,
+      }),
+    );
     const server = await listen(finishApp(app, silentLog), 0);
     const url = `http://127.0.0.1:${server.port}`;
     try {
       const org = await newOrganisation(h, "Invalidation");
       expect(await credentials.enabledFor(org.orgId)).toEqual([]);
       const added = await call(url, "POST", "/v1/provider-keys", { key: org.managementKey, body: { provider: "vllm", api_key: "vllm-token-1234" } });
+      expect(added.status).toBe(201);
       expect((await credentials.enabledFor(org.orgId)).map((c) => c.id)).toEqual([added.body.data.id]);
       await call(url, "PATCH", `/v1/provider-keys/${added.body.data.id}`, { key: org.managementKey, body: { disabled: true } });
       expect(await credentials.enabledFor(org.orgId)).toEqual([]);
     } finally {
       await server.close();
+      await proxy.close();
+      sessions.close();
+      keys.cache.close();
       await credentials.close();
     }
   });

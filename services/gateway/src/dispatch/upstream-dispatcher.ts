@@ -15,7 +15,7 @@ import {
   type UpstreamHttpRequest,
   type UpstreamTarget,
 } from "../providers/types";
-import { randomId } from "../random-tokens";
+import { randomId } from "@router/random-tokens";
 import { AttemptFailure, failureFromError, notSent } from "./attempt-failure";
 import { CascadeWalk, type PlannedAttempt } from "./cascade-walk";
 import { BreakerOpen, EndpointBreakers, type BreakerOptions, type CircuitListener } from "./endpoint-breakers";

@@ -11,7 +11,7 @@ import type { Manage } from "../auth/management-auth";
 import { requirePrincipal } from "../auth/principal";
 import type { SessionIssuer } from "../sessions/session-issuer";
 import { endSessionsOfKey } from "../sessions/session-store";
-import { objectBody } from "../json-body";
+import { objectBody } from "@router/http-kit";
 import { defaultWorkspaceOf, workspaceBelongsTo } from "../organisations/organisation-store";
 import { isKeyHash, mintKey } from "./key-secret";
 import { getKey, insertKey, listKeys, revokeKey, updateKey, type KeyChanges } from "./key-store";

@@ -1,5 +1,5 @@
 import { createHmac } from "node:crypto";
-import { randomBase62 } from "../random-tokens";
+import { randomBase62 } from "@router/random-tokens";
 
 export type KeyClass = "inference" | "management";
 

@@ -6,7 +6,7 @@ import type { Clock } from "@router/money";
 import { z } from "zod";
 import type { Manage } from "../auth/management-auth";
 import { requirePrincipal } from "../auth/principal";
-import { objectBody } from "../json-body";
+import { objectBody } from "@router/http-kit";
 import { isKeyHash } from "../keys/key-secret";
 import { DEFAULT_LOGGING, foreignKeyHashes, loadLogging, saveLogging, type LoggingSettings } from "./logging-store";
 

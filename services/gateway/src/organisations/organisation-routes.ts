@@ -5,7 +5,7 @@ import { parseInput } from "@router/http-kit";
 import { organisations } from "@router/management-api";
 import type { Manage } from "../auth/management-auth";
 import { requirePrincipal } from "../auth/principal";
-import { objectBody } from "../json-body";
+import { objectBody } from "@router/http-kit";
 import { getOrganisation, renameOrganisation, type Organisation } from "./organisation-store";
 
 const FIXED = { id: "cannot change", slug: "cannot change", plan: "cannot change here", created_at: "cannot change", members: "cannot change" };

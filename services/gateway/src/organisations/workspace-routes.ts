@@ -7,7 +7,7 @@ import { organisations } from "@router/management-api";
 import type { ledger } from "@router/proto";
 import type { Manage } from "../auth/management-auth";
 import { requirePrincipal } from "../auth/principal";
-import { objectBody } from "../json-body";
+import { objectBody } from "@router/http-kit";
 import { lockOrganisation } from "./organisation-store";
 import { workspaceSpend, type WorkspaceSpend } from "./workspace-spend";
 import {

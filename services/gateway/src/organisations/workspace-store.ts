@@ -1,5 +1,5 @@
 import type { Queryable } from "@router/db";
-import { newId } from "../random-tokens";
+import { newId } from "@router/random-tokens";
 import { slugify, withFreeSlug } from "./slugs";
 
 /** Most workspaces one organisation may hold. */

@@ -7,7 +7,7 @@ import { people } from "@router/management-api";
 import type { Clock } from "@router/money";
 import type { Manage } from "../auth/management-auth";
 import { requirePrincipal, type Principal } from "../auth/principal";
-import { objectBody } from "../json-body";
+import { objectBody } from "@router/http-kit";
 import { lockOrganisation } from "../organisations/organisation-store";
 import type { SessionIssuer } from "../sessions/session-issuer";
 import {

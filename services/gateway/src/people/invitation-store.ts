@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Role } from "@router/access";
 import type { Queryable } from "@router/db";
-import { newId, randomId } from "../random-tokens";
+import { newId, randomId } from "@router/random-tokens";
 
 /** How long an invitation link stays valid. */
 export const INVITATION_TTL_MS = 7 * 24 * 3600_000;

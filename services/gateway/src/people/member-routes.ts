@@ -8,7 +8,7 @@ import type { Clock } from "@router/money";
 import type { AuthCache } from "../auth/auth-cache";
 import type { Manage } from "../auth/management-auth";
 import { requirePrincipal } from "../auth/principal";
-import { objectBody } from "../json-body";
+import { objectBody } from "@router/http-kit";
 import { lockOrganisation } from "../organisations/organisation-store";
 import { withdrawPkceCodesOf } from "../pkce/pkce-codes";
 import type { SessionIssuer } from "../sessions/session-issuer";

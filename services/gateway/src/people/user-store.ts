@@ -1,5 +1,5 @@
 import type { Queryable } from "@router/db";
-import { newId } from "../random-tokens";
+import { newId } from "@router/random-tokens";
 
 /** A person who can sign in. */
 export interface User {

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Queryable } from "@router/db";
 import { toNanos, type Nanodollars } from "@router/money";
-import { randomId } from "../random-tokens";
+import { randomId } from "@router/random-tokens";
 
 /** How long an authorization code may be exchanged after approval. */
 export const PKCE_CODE_TTL_MS = 10 * 60_000;

@@ -6,7 +6,7 @@ import { sessions } from "@router/management-api";
 import { fromUsd, toUsd, type Clock } from "@router/money";
 import type { Manage } from "../auth/management-auth";
 import { requirePrincipal } from "../auth/principal";
-import { objectBody } from "../json-body";
+import { objectBody } from "@router/http-kit";
 import { mintKey } from "../keys/key-secret";
 import { insertKey } from "../keys/key-store";
 import { defaultWorkspaceOf } from "../organisations/organisation-store";

@@ -1,29 +1,25 @@
-import type { Db } from "@router/db";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
 import { LoadingCache, type LoadingCacheStats } from "@router/loading-cache";
 import { isCloudProvider, openedCloudCredential, type CloudCredential } from "./cloud-credentials";
-import { enabledSealedCredentials, recordCredentialUse } from "./credential-store";
+import type { CredentialDirectory } from "./console-port";
 import type { CredentialSource, DispatchCredential } from "./dispatch-credential";
 import { filterAllows } from "./model-filter";
-import type { SecretSealer } from "./sealing";
+import { providerCredentialContext, type ProviderCredentialSealer } from "@router/sealing";
 
 export interface CredentialSourceOptions {
-  /** How long decrypted credentials are reused before the store is read again. */
+  /** How long decrypted credentials are reused before the console is asked again. */
   cacheTtlMs?: number;
   /** How often recorded uses are written back. */
   flushIntervalMs?: number;
 }
 
-/** The sealing context binds a sealed key to its credential and organisation. */
-export function sealingContext(orgId: string, credentialId: string): string {
-  return `${orgId}/${credentialId}`;
-}
 
 /**
- * The chat path's view of provider credentials: decrypted, ordered for dispatch, cached for a few
- * seconds per organisation (this instance drops its entry at once when it changes a credential),
- * with `last_used_at` written back in batches off the request path.
+ * The chat path's view of provider credentials: the console keeps them (sealed); this asks it for an
+ * organisation's enabled ones on a cache miss, opens them with the master key, and keeps them a few
+ * seconds per organisation (this instance drops its entry at once when it forwards a change), with
+ * `last_used_at` sent back in batches off the request path.
  */
 export class StoredCredentialSource implements CredentialSource {
   private readonly cache: LoadingCache<DispatchCredential[]>;
@@ -32,7 +28,7 @@ export class StoredCredentialSource implements CredentialSource {
   private flushing: Promise<void> | null = null;
 
   constructor(
-    private readonly deps: { db: Db; sealer: SecretSealer; clock: Clock; log: Logger },
+    private readonly deps: { directory: CredentialDirectory; sealer: ProviderCredentialSealer; clock: Clock; log: Logger },
     opts: CredentialSourceOptions = {},
   ) {
     this.cache = new LoadingCache((orgId) => this.load(orgId), deps.clock, { ttlMs: opts.cacheTtlMs ?? 5_000 });
@@ -70,7 +66,8 @@ export class StoredCredentialSource implements CredentialSource {
     if (this.pendingUses.size === 0) return Promise.resolve();
     const batch = this.pendingUses;
     this.pendingUses = new Map();
-    this.flushing = recordCredentialUse(this.deps.db, batch)
+    this.flushing = this.deps.directory
+      .recordUses(batch)
       .catch((err: unknown) => {
         this.deps.log.warn({ err, credentials: batch.size }, "gateway.provider_credential.last_used_failed");
         for (const [id, at] of batch) this.markUsed(id, at);
@@ -88,13 +85,13 @@ export class StoredCredentialSource implements CredentialSource {
   }
 
   private async load(orgId: string): Promise<DispatchCredential[]> {
-    const rows = await enabledSealedCredentials(this.deps.db, orgId);
+    const rows = await this.deps.directory.enabledSealed(orgId);
     const out: DispatchCredential[] = [];
     for (const row of rows) {
       let apiKey: string;
       let cloud: CloudCredential | null = null;
       try {
-        apiKey = this.deps.sealer.open(row.sealed, sealingContext(orgId, row.id));
+        apiKey = this.deps.sealer.open(row.sealed, providerCredentialContext(orgId, row.id));
         if (isCloudProvider(row.providerSlug)) {
           cloud = openedCloudCredential(row.providerSlug, apiKey);
           apiKey = "";

@@ -36,6 +36,8 @@ export interface ProxyRoutesDeps {
   uptimeLimit: RequestHandler;
   /** Per-credential limit on the CSV export, after the management authentication (and its limit). */
   exportLimit: RequestHandler;
+  /** Called once a provider-credential write was answered, with the organisation (the dispatch view's cache). */
+  onCredentialWrite?: (orgId: string) => void;
   /** Called once a budget write was answered, with the organisation (the gateway's budget-subjects cache). */
   onBudgetWrite?: (orgId: string) => void;
   /**
@@ -96,6 +98,9 @@ export function proxyExtras(deps: ProxyRoutesDeps): ProxyExtras {
   // After a budget write, this gateway's copy of which budgets exist is read again at once (other
   // replicas within its few seconds), so the next request is admitted by the ledger.
   const budgetWritten = afterWrite(deps.onBudgetWrite);
+  // After a credential write, this gateway reads the organisation's credentials from the console
+  // again on its next request (other replicas within their few seconds).
+  const credentialWritten = afterWrite(deps.onCredentialWrite);
   // A workspace's budgets: reading an unknown one lists none (the ledger scopes by organisation),
   // while a write must name a workspace of the caller's organisation (404 otherwise).
   const workspaceBudgetWrite = [namedWorkspace(deps.db, { param: "id" }), budgetWritten];
@@ -114,6 +119,9 @@ export function proxyExtras(deps: ProxyRoutesDeps): ProxyExtras {
     "PUT /v1/reports/branding": [orgName],
     "GET /v1/reports/workspaces/:id": [namedWorkspace(deps.db, { param: "id" }), orgName],
     "/v1/presets": [routingWritten],
+    "POST /v1/provider-keys": [credentialWritten],
+    "PATCH /v1/provider-keys/:id": [credentialWritten],
+    "DELETE /v1/provider-keys/:id": [credentialWritten],
     "/v1/guardrails": [routingWritten],
     "GET /v1/credits/fees": [deps.creditFeesLimit],
     "GET /v1/status/uptime": [deps.uptimeLimit],

@@ -9,7 +9,7 @@ import type { AuthCache } from "../auth/auth-cache";
 import { seatlessKey } from "../auth/authenticate";
 import type { Manage } from "../auth/management-auth";
 import { requirePrincipal, type Principal } from "../auth/principal";
-import { objectBody } from "../json-body";
+import { objectBody } from "@router/http-kit";
 import { claimedKeyClass, hashKey, keyClassOf } from "../keys/key-secret";
 import { getOrganisation } from "../organisations/organisation-store";
 import { memberRole, membershipsOf } from "../people/member-store";

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Role } from "@router/access";
 import type { Queryable } from "@router/db";
-import { randomId } from "../random-tokens";
+import { randomId } from "@router/random-tokens";
 
 export type AuthMethod = "management_key" | "oauth" | "wallet" | "invitation";
 

@@ -6,7 +6,7 @@ import { DomainError, notFound } from "@router/errors";
 import { parseInput } from "@router/http-kit";
 import { sessions } from "@router/management-api";
 import type { Clock } from "@router/money";
-import { objectBody } from "../json-body";
+import { objectBody } from "@router/http-kit";
 import { signInPerson } from "../people/person-sign-in";
 import type { SessionIssuer } from "../sessions/session-issuer";
 import { consumeChallenge, insertChallenge, WALLET_CHALLENGE_TTL_MS } from "./wallet-challenges";

@@ -1,9 +1,10 @@
 import type { Queryable } from "@router/db";
-import type { DispatchCredential } from "./dispatch-credential";
-import type { SealedSecret } from "./sealing";
+import type { SealedSecret } from "@router/sealing";
 
-type Tier = DispatchCredential["tier"];
-type FallbackPolicy = DispatchCredential["fallbackPolicy"];
+/** Which credentials are tried first: every prioritized one before any fallback one. */
+export type Tier = "prioritized" | "fallback";
+/** What may serve when the organisation's own credentials cannot: the platform's, or nothing. */
+export type FallbackPolicy = "platform" | "none_for_models" | "none_for_provider";
 
 /** A credential as listed: everything but the key, which no route returns. */
 export interface CredentialRecord {

@@ -1,15 +1,14 @@
 import { Router, type Request, type Response } from "express";
+import { requirePermission } from "@router/access";
 import type { Db } from "@router/db";
 import { invalid, notFound } from "@router/errors";
-import { parseInput } from "@router/http-kit";
+import { identityOf, objectBody, parseInput } from "@router/http-kit";
 import { providerKeys } from "@router/management-api";
 import type { Clock } from "@router/money";
+import { newId } from "@router/random-tokens";
+import { providerCredentialContext, type ProviderCredentialSealer } from "@router/sealing";
 import type { z } from "zod";
-import type { Manage } from "../auth/management-auth";
-import { requirePrincipal } from "../auth/principal";
-import { objectBody } from "../json-body";
-import { newId } from "../random-tokens";
-import { sealingContext, type StoredCredentialSource } from "./credential-source";
+import { cloudKeyHint, settingsOf } from "./cloud-documents";
 import {
   deleteCredential,
   insertCredential,
@@ -17,14 +16,12 @@ import {
   setCredentialDisabled,
   type CredentialRecord,
 } from "./credential-store";
-import { cloudKeyHint, isCloudProvider, settingsOf, type CloudCredential } from "./cloud-credentials";
-import type { SecretSealer } from "./sealing";
 
-export interface ProviderKeyRoutesDeps {
+const { isCloudProvider } = providerKeys;
+
+export interface CredentialRoutesDeps {
   db: Db;
-  manage: Manage;
-  sealer: SecretSealer;
-  credentials: StoredCredentialSource;
+  sealer: ProviderCredentialSealer;
   clock: Clock;
 }
 
@@ -38,7 +35,7 @@ function secretOf(body: CreateBody): { text: string; hint: string; settings: Rec
   const provider: string = body.provider;
   if (isCloudProvider(provider)) {
     const document = (body as Record<string, unknown>)[provider] as Record<string, unknown>;
-    const cloud = { provider, ...document } as unknown as CloudCredential;
+    const cloud = { provider, ...document } as unknown as providerKeys.CloudCredential;
     return { text: JSON.stringify(document), hint: cloudKeyHint(cloud), settings: settingsOf(cloud) };
   }
   const key = body.api_key as string;
@@ -80,17 +77,25 @@ function idParam(req: Request): string {
   return id;
 }
 
-/** Provider credentials (BYOK): list, add, enable or disable, delete. The key is never returned. */
-export function providerKeyRoutes(deps: ProviderKeyRoutesDeps): Router {
+/**
+ * Provider credentials (BYOK): list, add, enable or disable, delete. The key is never returned. The
+ * gateway forwards these with the caller's signed identity, and drops its cached dispatch view of the
+ * organisation's credentials once a change is answered (other replicas within their few seconds).
+ */
+export function credentialRoutes(deps: CredentialRoutesDeps): Router {
   const router = Router();
-  router.get("/v1/provider-keys", deps.manage("read"), async (_req: Request, res: Response) => {
-    const { orgId } = requirePrincipal(res);
+  router.get("/v1/provider-keys", async (req: Request, res: Response) => {
+    const identity = identityOf(req);
+    requirePermission(identity, "read");
+    const { orgId } = identity;
     const rows = await listCredentials(deps.db, orgId);
     res.json({ data: rows.map(view), next_cursor: null });
   });
 
-  router.post("/v1/provider-keys", deps.manage("config:write"), async (req: Request, res: Response) => {
-    const { orgId } = requirePrincipal(res);
+  router.post("/v1/provider-keys", async (req: Request, res: Response) => {
+    const identity = identityOf(req);
+    requirePermission(identity, "config:write");
+    const { orgId } = identity;
     const body = parseInput(providerKeys.createCredentialBody, objectBody(req, CREATE_FIELDS));
     const id = newId("pk_");
     const secret = secretOf(body);
@@ -100,7 +105,7 @@ export function providerKeyRoutes(deps: ProviderKeyRoutesDeps): Router {
       providerSlug: body.provider,
       name: body.name ?? null,
       keyHint: secret.hint,
-      sealed: deps.sealer.seal(secret.text, sealingContext(orgId, id)),
+      sealed: deps.sealer.seal(secret.text, providerCredentialContext(orgId, id)),
       settings: secret.settings,
       tier: body.tier,
       priority: body.priority,
@@ -108,27 +113,28 @@ export function providerKeyRoutes(deps: ProviderKeyRoutesDeps): Router {
       modelFilter: body.model_filter,
       createdAt: deps.clock.now(),
     });
-    deps.credentials.invalidate(orgId);
     res.status(201).json({ data: view(created) });
   });
 
-  router.patch("/v1/provider-keys/:id", deps.manage("config:write"), async (req: Request, res: Response) => {
-    const { orgId } = requirePrincipal(res);
+  router.patch("/v1/provider-keys/:id", async (req: Request, res: Response) => {
+    const identity = identityOf(req);
+    requirePermission(identity, "config:write");
+    const { orgId } = identity;
     const id = idParam(req);
     const raw = objectBody(req, ["disabled"], PATCH_FIXED);
     if (raw.disabled === undefined) throw invalid("disabled", "required (true or false)");
     const body = parseInput(providerKeys.patchCredentialBody, raw);
     const found = await setCredentialDisabled(deps.db, orgId, id, body.disabled);
-    deps.credentials.invalidate(orgId);
     if (!found) throw notFound("provider credential");
     res.json({ data: { id, disabled: body.disabled } });
   });
 
-  router.delete("/v1/provider-keys/:id", deps.manage("config:write"), async (req: Request, res: Response) => {
-    const { orgId } = requirePrincipal(res);
+  router.delete("/v1/provider-keys/:id", async (req: Request, res: Response) => {
+    const identity = identityOf(req);
+    requirePermission(identity, "config:write");
+    const { orgId } = identity;
     const id = idParam(req);
     const found = await deleteCredential(deps.db, orgId, id);
-    deps.credentials.invalidate(orgId);
     if (!found) throw notFound("provider credential");
     res.json({ data: { deleted: true } });
   });
