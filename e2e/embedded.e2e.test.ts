@@ -175,6 +175,17 @@ describe("the one-process default (npm start)", () => {
     );
     expect(info.limit).toBe(body.limit);
     expect(info.limit_remaining).toBeCloseTo(info.limit - info.usage, 9);
+
+    // MCP: the console of this process serves it, and its tool calls this gateway back as the caller.
+    const mcp = await fetch(`${base}/mcp`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${created.key}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "get_key_usage", arguments: {} } }),
+    });
+    expect(mcp.status).toBe(200);
+    const tool = ((await mcp.json()) as { result: { isError: boolean; content: Array<{ text: string }> } }).result;
+    expect(tool.isError).toBe(false);
+    expect(JSON.parse(tool.content[0]?.text ?? "{}")).toMatchObject({ data: { limit: body.limit, usage: info.usage } });
   }, 60_000);
 
   it("calls routing and the ledger in process: no port of the process answers gRPC", async () => {

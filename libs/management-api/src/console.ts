@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { dataOf, route } from "./route";
+import { dataOf, route, type Access } from "./route";
 
 // ---- uptime -----------------------------------------------------------------------------------
 
@@ -58,3 +58,31 @@ export const CONSOLE_PAGES: ReadonlyArray<{ method: "get" | "post"; paths: reado
   { method: "get", paths: [...DASHBOARD_PAGES, "/assets/*file"] },
   { method: "post", paths: ["/csp-report"], limit: "csp_report", bodyUnread: true },
 ];
+
+// ---- MCP --------------------------------------------------------------------------------------
+
+/**
+ * The header a gateway adds when it forwards `/mcp`: a short-lived token the gateways sign, naming
+ * the MCP client's address. The console hands it back unchanged on each tool's call of a gateway
+ * route, so that any replica counts the per-address limits for that client, not for the console.
+ */
+export const SELF_CALL_HEADER = "x-router-self-call";
+
+/** The MCP caller's headers the tools call the gateway's routes with: the routes then see the same caller. */
+export const MCP_CALLER_HEADERS = ["authorization", "user-agent", "http-referer", "x-title"] as const;
+
+/**
+ * The MCP server, served by the console. The gateway authenticates `POST` first (`access`: inference
+ * keys only, as the routes the tools call) and forwards it with the body unread (the console answers
+ * a malformed one as a JSON-RPC error), the caller's headers (and the protocol revision the client
+ * speaks, which the SDK checks) and a self-call token. Any other method reaches the console as it
+ * is, for its 405.
+ */
+export const CONSOLE_MCP = {
+  path: "/mcp",
+  method: "post",
+  access: "inference",
+  passHeaders: [...MCP_CALLER_HEADERS, "mcp-protocol-version"],
+  bodyUnread: true,
+  selfCall: true,
+} as const satisfies { path: string; method: "post"; access: Access; passHeaders: readonly string[]; bodyUnread: boolean; selfCall: boolean };

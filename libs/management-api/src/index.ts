@@ -10,7 +10,7 @@ export * as activity from "./activity";
 export * as alerts from "./alerts";
 export * as broadcast from "./broadcast";
 export * as console from "./console";
-export { CONSOLE_PAGES, DASHBOARD_PAGES } from "./console";
+export { CONSOLE_MCP, CONSOLE_PAGES, DASHBOARD_PAGES, MCP_CALLER_HEADERS, SELF_CALL_HEADER } from "./console";
 export * as keys from "./keys";
 export * as ledger from "./ledger";
 export * as organisations from "./organisations";

@@ -140,6 +140,8 @@ async function startStackWith(opts: {
     RUNAWAY_HTTP_URL: `http://127.0.0.1:${runawayHttp}`,
     CONSOLE_HTTP_URL: `http://127.0.0.1:${consoleHttp}`,
     CONSOLE_GRPC_ADDR: `127.0.0.1:${consoleGrpc}`,
+    // Where the console's MCP tools call the gateway (it starts after the console: this is only its address).
+    CONSOLE_GATEWAY_URL: `http://127.0.0.1:${gatewayPort}`,
     // Any free port: parallel stacks must never contend for the default metrics ports.
     GATEWAY_METRICS_PORT: "0",
     LEDGER_METRICS_PORT: "0",

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { DatabaseReadiness, prepareSchema, type Db } from "@router/db";
 import { InProcessServer, startGrpcServer } from "@router/grpc-kit";
@@ -10,12 +11,18 @@ import { credentialRoutes } from "./credentials/credential-routes";
 import { consoleGrpcService } from "./credentials/credential-service";
 import { CSP_REPORT_PATH, cspReportRoute } from "./dashboard/csp-report-route";
 import { dashboardRoutes } from "./dashboard/dashboard-routes";
+import { DEFAULT_GATEWAY_URL } from "./config";
+import { MCP_PATH, mcpRoutes } from "./mcp/mcp-route";
 import { ConsoleMetrics } from "./metrics";
 import { probeRoute } from "./status/probe-route";
 import { uptimeRoute } from "./status/uptime-route";
 
 export { recordProbe } from "./status/uptime-store";
 export { DEFAULT_DASHBOARD_DIR, DASHBOARD_CSP } from "./dashboard/dashboard-routes";
+export { loopbackHostOf } from "./mcp/mcp-route";
+
+/** Named to MCP clients in the server's `initialize` answer. */
+const VERSION = (JSON.parse(readFileSync(join(__dirname, "..", "package.json"), "utf8")) as { version: string }).version;
 
 /** The Postgres schema the console owns. */
 export const CONSOLE_SCHEMA = "console";
@@ -45,6 +52,11 @@ export interface ConsoleDeps {
   probeToken?: string;
   /** The built dashboard (its `index.html` and `assets/`). Default: services/console/dashboard/dist. */
   dashboardDir?: string;
+  /**
+   * The gateway the MCP tools call (CONSOLE_GATEWAY_URL), or a getter read on each call (the
+   * one-process runner knows its gateway's port once it listens). Default `http://127.0.0.1:8080`.
+   */
+  gatewayUrl?: string | (() => string);
 }
 
 export interface RunningConsole {
@@ -68,8 +80,8 @@ export async function startConsole(deps: ConsoleDeps): Promise<RunningConsole> {
   await prepareSchema(deps.db, CONSOLE_MIGRATIONS_DIR, { migrateOnStart: deps.migrateOnStart ?? true });
   const metrics = new ConsoleMetrics({ defaultMetrics: deps.defaultMetrics });
 
-  // The CSP reports' bodies are read by their route, in their own content types.
-  const app = createHttpApp({ log, bodyLimit: "64kb", ownBodyPaths: [CSP_REPORT_PATH] });
+  // The CSP reports' bodies and MCP's messages are read by their routes (their own content types, JSON-RPC errors).
+  const app = createHttpApp({ log, bodyLimit: "64kb", ownBodyPaths: [CSP_REPORT_PATH, MCP_PATH] });
   // 503 while the database does not answer: readiness takes the pod out of rotation until it does.
   const readiness = new DatabaseReadiness(deps.db);
   app.get("/health", async (_req, res) => {
@@ -85,6 +97,8 @@ export async function startConsole(deps: ConsoleDeps): Promise<RunningConsole> {
   app.use(probeRoute({ db: deps.db, clock, probeToken: deps.probeToken, onReport: metrics.probeReported }));
   app.use(cspReportRoute({ log, onViolations: metrics.cspViolated }));
   app.use(dashboardRoutes({ dir: deps.dashboardDir, log }));
+  const gatewayUrl = deps.gatewayUrl ?? DEFAULT_GATEWAY_URL;
+  app.use(mcpRoutes({ gatewayUrl: typeof gatewayUrl === "string" ? () => gatewayUrl : gatewayUrl, version: VERSION }));
   // Every route below carries the caller's identity, signed by the gateway.
   app.use(requireIdentity(deps.identityKeys));
   app.use(credentialRoutes({ db: deps.db, sealer: new ProviderCredentialSealer(deps.masterKey), clock }));

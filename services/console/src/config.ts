@@ -1,5 +1,7 @@
 import { env, z } from "@router/config";
 
+export const DEFAULT_GATEWAY_URL = "http://127.0.0.1:8080";
+
 /** The console service's settings, read from the environment once in main.ts. */
 export const consoleConfigSchema = z.object({
   /** Postgres URL; unset runs on embedded PGlite under ROUTER_DATA_DIR. */
@@ -16,6 +18,8 @@ export const consoleConfigSchema = z.object({
   CONSOLE_GRPC_PORT: env.port(50053),
   /** Internal port: loopback unless the deployment puts it on a private network. */
   CONSOLE_HOST: z.string().default("127.0.0.1"),
+  /** The gateway the MCP tools call, as the MCP client: any replica (`http://gateway:8080` in a deployment). */
+  CONSOLE_GATEWAY_URL: env.url().default(DEFAULT_GATEWAY_URL),
   /**
    * The bearer token of `POST /v1/status/probes`, where `router probe` reports uptime; unset refuses
    * every report. Only the probes and this service hold it.

@@ -31,6 +31,7 @@ async function main(): Promise<void> {
     host: cfg.CONSOLE_HOST,
     probeToken: cfg.ROUTER_PROBE_TOKEN,
     dashboardDir: cfg.CONSOLE_DASHBOARD_DIR,
+    gatewayUrl: cfg.CONSOLE_GATEWAY_URL,
   });
   log.info({ httpPort: running.httpPort, grpcPort: running.grpcPort, database: store.describe }, "console.listening");
 

@@ -19,7 +19,7 @@ export interface ConsoleHarness {
 /** The real console on a fresh Postgres database, HTTP on a free port, its clock by hand. */
 export async function startConsoleHarness(
   label: string,
-  opts: { probeToken?: string; logTo?: Writable; dashboardDir?: string; now?: Date } = {},
+  opts: { probeToken?: string; logTo?: Writable; dashboardDir?: string; now?: Date; gatewayUrl?: string } = {},
 ): Promise<ConsoleHarness> {
   const testDb = await createTestDatabase(label);
   const db = createPostgresDb({ url: testDb.url, schema: "console" });
@@ -37,6 +37,7 @@ export async function startConsoleHarness(
     probeToken: opts.probeToken,
     dashboardDir: opts.dashboardDir,
     defaultMetrics: false,
+    gatewayUrl: opts.gatewayUrl,
   });
   return {
     url: `http://127.0.0.1:${running.httpPort}`,

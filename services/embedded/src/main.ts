@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { startActivity } from "@router/activity";
 import { startAlerts } from "@router/alerts";
 import { startBroadcast } from "@router/broadcast";
-import { startConsole } from "@router/console";
+import { loopbackHostOf, startConsole } from "@router/console";
 import { busConfigOf, createBus, type EventBus } from "@router/bus";
 import { parseIdentityPublicKeys, providerBaseUrls, resolveSecrets } from "@router/config";
 import { identityPublicKeys } from "@router/http-kit";
@@ -150,6 +150,8 @@ async function main(): Promise<void> {
   const gatewayDb = openDb("gateway");
   // The gateway's schema first: the console's first migrations bring along what the gateway kept before it.
   await migrateGateway(gatewayDb);
+  // The console's MCP tools call the gateway, whose port is known once it listens (after the console).
+  let gatewayUrl = "";
   const consoleSvc = await startConsole({
     defaultMetrics: false,
     db: openDb("console"),
@@ -159,6 +161,7 @@ async function main(): Promise<void> {
     grpcPort: "in-process",
     identityKeys,
     masterKey: secrets.ROUTER_MASTER_KEY,
+    gatewayUrl: () => gatewayUrl,
   });
   const gateway = await startGateway({
     db: gatewayDb,
@@ -193,6 +196,7 @@ async function main(): Promise<void> {
     ...regionOptionsOf(config),
     version: VERSION,
   });
+  gatewayUrl = `http://${loopbackHostOf(config.HOST)}:${gateway.port}`;
 
   const operator = await ensureOperatorOrganisation(gatewayDb, secrets.ROUTER_KEY_PEPPER, clock);
   const url = config.ROUTER_PUBLIC_URL?.replace(/\/+$/, "") ?? `http://${browsableHost(config.HOST)}:${gateway.port}`;

@@ -8,6 +8,7 @@ import { prepareSchema, type Db } from "@router/db";
 import { createHttpApp, finishApp, identitySigningKey, listen, routeAhead, startMetricsServer } from "@router/http-kit";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
+import { CONSOLE_MCP } from "@router/management-api";
 import type { consoleRpc, ledger, routing } from "@router/proto";
 import { ProviderCredentialSealer } from "@router/sealing";
 import { AuthCache } from "./auth/auth-cache";
@@ -39,8 +40,7 @@ import { CreditStanding } from "./spend/credit-standing";
 import { InferenceRateTiers, type RateTier } from "./rate-limits/inference-tiers";
 import { openApiRoutes } from "./openapi/openapi-routes";
 import { servedRoutes, type ServedRoute } from "./openapi/served-routes";
-import { loopbackHostOf, MCP_PATH, mcpRoutes } from "./mcp/mcp-route";
-import { SelfCalls } from "./rate-limits/self-calls";
+import { SelfCallTokens } from "./rate-limits/self-calls";
 import { regionRoute, type RegionHeaders } from "./meta/region-route";
 import { keyRoutes } from "./keys/key-routes";
 import { findKeyByHash } from "./keys/key-store";
@@ -58,6 +58,7 @@ import { oauthRoutes } from "./sign-in/oauth-routes";
 import { signInMethodsRoute } from "./sign-in/sign-in-methods";
 import { walletRoutes } from "./sign-in/wallet-routes";
 import { consolePageRoutes, CREDIT_OWN_BODY_PATHS, proxyRoutes } from "./proxy/proxy-routes";
+import { consoleMcpRoutes } from "./proxy/console-mcp-route";
 import { runawayFlagRoutes } from "./runaway/runaway-flag-routes";
 import { subscribeRunawayFlags } from "./runaway/runaway-pauses";
 import { trustedProxies } from "./rate-limits/client-address";
@@ -270,7 +271,8 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     : undefined;
   const rateLimitStore = new RateLimitStore({ redis: rateLimitRedis, keyPrefix: deps.rateLimitPrefix ?? "router:rl", log: deps.log });
   await rateLimitStore.ready(RATE_LIMIT_REDIS_WAIT_MS);
-  const selfCalls = new SelfCalls();
+  // The console's MCP tools call this gateway's routes (any replica) for the client that called /mcp.
+  const selfCalls = new SelfCallTokens(deps.secrets.ROUTER_INTERNAL_SECRET, deps.clock);
   const rateLimits = new GatewayRateLimits({
     store: rateLimitStore,
     limits: limitTable(deps.rateLimits),
@@ -285,7 +287,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   // A token count takes what a Messages request takes (Anthropic's 32 MB).
   const app = createHttpApp({
     log: deps.log,
-    ownBodyPaths: [MCP_PATH, ...CREDIT_OWN_BODY_PATHS],
+    ownBodyPaths: [CONSOLE_MCP.path, ...CREDIT_OWN_BODY_PATHS],
     bodyLimits: { [COUNT_TOKENS_PATH]: MESSAGES_BODY_LIMIT },
     // The public edge: a caller's own x-request-id is never taken (docs/adr, ADR 0120).
     requestIds: "issue",
@@ -455,20 +457,6 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       publicLimit: rateLimits.publicRateLimit("wallet_challenge"),
     }),
   );
-  // The MCP tools call the gateway's own routes over loopback, on the port known once it listens.
-  const self = { url: "" };
-  app.use(
-    mcpRoutes({
-      authenticate,
-      selfUrl: () => {
-        if (!self.url) throw new Error("MCP called before the gateway listens");
-        return self.url;
-      },
-      selfCalls,
-      addressOf: (req) => rateLimits.addressOf(req),
-      version: deps.version,
-    }),
-  );
   app.use(
     countTokensRoutes({
       authenticate,
@@ -492,6 +480,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   app.use(openApiRoutes({ version: deps.version, publicLimit: rateLimits.publicRateLimit("openapi") }));
   const consoleUrl = deps.consoleUrl ?? DEFAULT_CONSOLE_HTTP_URL;
   app.use(consolePageRoutes({ proxy, consoleUrl, cspReportLimit: rateLimits.publicRateLimit("csp_report") }));
+  app.use(consoleMcpRoutes({ authenticate, proxy, consoleUrl, selfCalls, addressOf: (req) => rateLimits.addressOf(req) }));
   // Answers generations this gateway just served; any other id falls through to the proxy.
   app.use(generationRoutes({ authenticate: inference, recent }));
   app.use(storedResponseRoutes({ authenticate: inference, responses: storedResponses, log: deps.log }));
@@ -551,7 +540,6 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     stopPurging();
     throw err;
   });
-  self.url = `http://${loopbackHostOf(deps.host)}:${server.port}`;
   publicUrl ||= `http://127.0.0.1:${server.port}`;
   deps.log.info({ port: server.port, publicUrl }, "gateway.http.listening");
   // Metrics are auxiliary: a port that cannot be bound is logged (the scraper reports the target

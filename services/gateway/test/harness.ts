@@ -121,6 +121,8 @@ export interface HarnessOptions {
   reportsUrl?: string;
   broadcastUrl?: string;
   runawayUrl?: string;
+  /** Where the gateway forwards the console's HTTP routes; default the real console beside it. */
+  consoleUrl?: string;
   /** The process secrets; fresh ones by default. */
   secrets?: Secrets;
   redisUrl?: string;
@@ -182,7 +184,7 @@ export async function startHarness(label: string, opts: HarnessOptions = {}): Pr
       routing: routingClient,
       ledger: ledgerClient,
       console: consoleSvc.inProcess,
-      consoleUrl: `http://127.0.0.1:${consoleSvc.httpPort}`,
+      consoleUrl: opts.consoleUrl ?? `http://127.0.0.1:${consoleSvc.httpPort}`,
       activityUrl: opts.activityUrl ?? "http://127.0.0.1:1",
       alertsUrl: opts.alertsUrl ?? "http://127.0.0.1:1",
       routingUrl: opts.routingUrl ?? "http://127.0.0.1:1",

@@ -1,8 +1,9 @@
 import { call, newOrganisation, startHarness, type Harness } from "./harness";
 
 /**
- * The routes that read their own bodies (MCP's JSON-RPC, browsers' CSP reports) keep to the same
- * depth limit as the shared parser, each in its own error form.
+ * The routes whose bodies the gateway forwards unread for the console to read (MCP's JSON-RPC,
+ * browsers' CSP reports) keep to the same depth limit as the shared parser, each in its own error
+ * form: through the gateway to the real console beside it.
  */
 
 const DEEP = 100_000;

@@ -13,6 +13,8 @@ export interface UpstreamTarget {
   baseUrl: string;
   /** Request headers passed on besides the usual ones (a payment processor's signature header). */
   passHeaders?: readonly string[];
+  /** Headers the gateway itself adds (the self-call token of a forwarded `/mcp`). */
+  addHeaders?: Readonly<Record<string, string>>;
 }
 
 // Request headers passed on. Everything else (Authorization, cookies, hop-by-hop headers) stays
@@ -121,6 +123,7 @@ export class UpstreamProxy {
     }
     if (typeof req.body === "object" && req.body !== null && req.readableEnded) headers["content-type"] = "application/json";
     if (identity) headers[IDENTITY_HEADER] = identity;
+    Object.assign(headers, target.addHeaders);
     if (req.ip) headers["x-forwarded-for"] = req.ip;
     headers["x-forwarded-proto"] = req.protocol;
     const url = `${target.baseUrl.replace(/\/+$/, "")}${req.originalUrl}`;

@@ -4,7 +4,7 @@ import { DomainError } from "@router/errors";
 import type { Principal } from "../auth/principal";
 import { requirePrincipal } from "../auth/principal";
 import { addressSubject, clientAddress, type TrustProxy } from "./client-address";
-import type { SelfCalls } from "./self-calls";
+import type { SelfCallTokens } from "./self-calls";
 import {
   ADDRESS_LIMIT_NAMES,
   CREDENTIAL_LIMIT_NAMES,
@@ -68,8 +68,8 @@ export interface GatewayRateLimitsDeps {
   trust: TrustProxy;
   /** Called with the limit's name on every refusal (the metrics counter). */
   onRefused?: (limit: LimitName) => void;
-  /** The gateway's calls to itself for a client (MCP tools): counted as that client. */
-  selfCalls?: SelfCalls;
+  /** Calls of its routes for an MCP client, with a token a gateway signed: counted as that client. */
+  selfCalls?: SelfCallTokens;
 }
 
 /**

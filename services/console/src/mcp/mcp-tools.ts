@@ -22,8 +22,8 @@ const message = z
   .passthrough();
 
 /**
- * The tools, each an adapter of one documented route, called in process through the gateway's own
- * listener as the MCP caller (`RouteInvoker`). Nothing here decides anything the route does not.
+ * The tools, each an adapter of one documented route, called on the gateway as the MCP caller
+ * (`RouteInvoker`). Nothing here decides anything the route does not.
  */
 export function registerTools(server: McpServer, routes: RouteInvoker, caller: IncomingMessage): void {
   server.registerTool(

@@ -1,9 +1,8 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { ServerResponse } from "node:http";
 import type * as McpServerModule from "@modelcontextprotocol/sdk/server/mcp.js";
 import type * as McpTransportModule from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import express, { Router, type Request, type Response } from "express";
 import { jsonDepthError } from "@router/http-kit";
-import type { Authenticate } from "../auth/authenticate";
 import {
   checkMessage,
   INVALID_REQUEST,
@@ -14,7 +13,6 @@ import {
   PARSE_ERROR,
 } from "./json-rpc-checks";
 import { registerTools } from "./mcp-tools";
-import type { SelfCalls } from "../rate-limits/self-calls";
 import { RouteInvoker } from "./route-invoker";
 
 export const MCP_PATH = "/mcp";
@@ -29,7 +27,7 @@ function mcpSdk(): typeof McpServerModule & typeof McpTransportModule {
   /* eslint-enable @typescript-eslint/no-require-imports */
 }
 
-/** Where this process answers on its own host: a wildcard bind answers on loopback. */
+/** Where a process answers on its own host: a wildcard bind answers on loopback (the one-process runner calls its gateway there). */
 export function loopbackHostOf(bindHost: string | undefined): string {
   if (!bindHost || bindHost === "0.0.0.0") return "127.0.0.1";
   if (bindHost === "::") return "[::1]";
@@ -37,12 +35,8 @@ export function loopbackHostOf(bindHost: string | undefined): string {
 }
 
 export interface McpRouteDeps {
-  authenticate: Authenticate;
-  /** This gateway's own base URL on loopback (known once it listens): the tools call routes there. */
-  selfUrl: () => string;
-  selfCalls: SelfCalls;
-  /** The client address a request counts for on the per-address limits. */
-  addressOf: (req: IncomingMessage) => string;
+  /** The gateway's base URL (CONSOLE_GATEWAY_URL; read on each call): the tools call its routes there. */
+  gatewayUrl: () => string;
   version: string;
 }
 
@@ -64,17 +58,19 @@ function restoreNullId(res: ServerResponse): void {
 
 /**
  * `POST /mcp`: the MCP server (official SDK, Streamable HTTP transport, stateless: a server and a
- * transport per request, no session id, JSON answers). Inference keys only, checked before the
- * SDK sees anything. `GET /mcp` (the server-initiated stream) and every other method: 405.
+ * transport per request, no session id, JSON answers). The gateway forwards it here once it has
+ * checked the caller's inference key (`CONSOLE_MCP` in `@router/management-api`); each tool calls a
+ * gateway route with the caller's own key, so this service holds no credential of its own.
+ * `GET /mcp` (the server-initiated stream) and every other method: 405.
  */
 export function mcpRoutes(deps: McpRouteDeps): Router {
   const router = Router();
-  const routes = new RouteInvoker({ baseUrl: deps.selfUrl, selfCalls: deps.selfCalls, addressOf: deps.addressOf });
+  const routes = new RouteInvoker({ baseUrl: deps.gatewayUrl });
   // The body is parsed here, not by the app: a malformed one must be a JSON-RPC parse error, not the
-  // gateway's 400 envelope.
+  // 400 envelope.
   const rawJson = express.text({ type: () => true, limit: "4mb" });
 
-  router.post(MCP_PATH, deps.authenticate({ allow: ["inference"] }), rawJson, async (req: Request, res: Response) => {
+  router.post(MCP_PATH, rawJson, async (req: Request, res: Response) => {
     const body: unknown = req.body;
     let parsed: unknown = body;
     if (typeof body === "string") {
