@@ -107,7 +107,7 @@ describe("the management route descriptions", () => {
 /**
  * The /v1 routes the gateway serves that are no management route: the inference API's (its
  * request formats are mounted as middleware, not read here), diagnostics, and routes described by
- * hand (redirects, a CORS preflight, content-logging settings).
+ * hand (redirects, a CORS preflight).
  */
 const GATEWAY_NOT_MANAGEMENT = [
   "POST /v1/messages/count_tokens",
@@ -119,8 +119,6 @@ const GATEWAY_NOT_MANAGEMENT = [
   "GET /v1/generation",
   "GET /v1/health",
   "GET /v1/region",
-  "GET /v1/logging",
-  "PUT /v1/logging",
   "OPTIONS /v1/auth/keys",
   "GET /v1/auth/oauth/:provider/start",
   "GET /v1/auth/oauth/:provider/callback",

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { dataOf, route, type Access } from "./route";
+import { dataOf, route, timestamp, type Access } from "./route";
 
 // ---- uptime -----------------------------------------------------------------------------------
 
@@ -21,11 +21,61 @@ export const uptime = z
   .meta({ id: "Uptime" });
 export type Uptime = z.infer<typeof uptime>;
 
+// ---- content-logging settings -----------------------------------------------------------------
+
+/** The hash of a key as the API names keys: 64 lower-case hex characters. */
+const keyHash = z.string().regex(/^[0-9a-f]{64}$/, "expected the 64-character hex hash of a key");
+const keyHashes = z
+  .array(keyHash)
+  .max(1000)
+  .transform((hashes) => [...new Set(hashes)]);
+
+/** The fields `PUT /v1/logging` takes; any other is refused, named. */
+export const LOGGING_FIELDS = ["enabled", "key_include", "key_exclude", "retention_days", "locked", "purposes"] as const;
+
+/** `PUT /v1/logging`: the whole settings (an omitted field takes its default, `purposes` excepted). */
+export const loggingPutBody = z.object({
+  enabled: z.literal(false, { error: "cannot be true in this release: stored content is not offered yet" }).default(false),
+  key_include: keyHashes.default([]),
+  key_exclude: keyHashes.default([]),
+  retention_days: z.number().int().min(90, "must be at least 90").max(3650).default(90),
+  locked: z.boolean().default(false),
+  purposes: z
+    .array(z.enum(["self_access", "rag"]))
+    .refine((p) => p.includes("self_access"), "must include self_access")
+    .transform((p) => [...new Set(p)])
+    .optional(),
+});
+
+export const loggingSettings = z
+  .object({
+    enabled: z.boolean(),
+    key_include: z.array(z.string()),
+    key_exclude: z.array(z.string()),
+    retention_days: z.number().int(),
+    locked: z.boolean(),
+    purposes: z.array(z.enum(["self_access", "rag"])),
+    consented_at: timestamp.nullable(),
+  })
+  .meta({ id: "LoggingSettings" });
+
 // ---- the routes -------------------------------------------------------------------------------
 
 const owner = "console" as const;
 
 export const CONSOLE_ROUTES = [
+  route({ owner, access: "management", permission: "read", method: "get", path: "/v1/logging", summary: "Content-logging settings", answer: dataOf(loggingSettings) }),
+  route({
+    owner,
+    access: "management",
+    permission: "config:write",
+    method: "put",
+    path: "/v1/logging",
+    summary: "Change content-logging settings (while locked, only a request that clears the lock)",
+    body: loggingPutBody,
+    answer: dataOf(loggingSettings),
+    refused: [409],
+  }),
   route({ owner, access: "public", permission: null, method: "get", path: "/v1/status/uptime", summary: "Measured uptime of the last 90 UTC days, oldest first", answer: dataOf(uptime) }),
   route({
     owner,

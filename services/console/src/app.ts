@@ -8,10 +8,11 @@ import type { Clock } from "@router/money";
 import { consoleRpc } from "@router/proto";
 import { ProviderCredentialSealer } from "@router/sealing";
 import { credentialRoutes } from "./credentials/credential-routes";
-import { consoleGrpcService } from "./credentials/credential-service";
+import { consoleGrpcService } from "./console-service";
 import { CSP_REPORT_PATH, cspReportRoute } from "./dashboard/csp-report-route";
 import { dashboardRoutes } from "./dashboard/dashboard-routes";
 import { DEFAULT_GATEWAY_URL } from "./config";
+import { loggingRoutes } from "./logging-settings/logging-routes";
 import { MCP_PATH, mcpRoutes } from "./mcp/mcp-route";
 import { ConsoleMetrics } from "./metrics";
 import { probeRoute } from "./status/probe-route";
@@ -71,9 +72,10 @@ export interface RunningConsole {
 /**
  * Starts the console, the control plane off the data plane. Over HTTP, as the gateway forwards them:
  * the dashboard's pages and assets, their CSP reports, the uptime figure with the probes' reports
- * (public: the probes bring their own token; the gateway limits them per address), and the
- * organisations' provider credentials (with the caller's signed identity). Over gRPC, what the gateway
- * asks on a cache miss: an organisation's enabled credentials, sealed. The caller owns db and closes it.
+ * (public: the probes bring their own token; the gateway limits them per address), and, with the
+ * caller's signed identity, the organisations' provider credentials and content-logging settings.
+ * Over gRPC, what the gateway asks on a cache miss: an organisation's enabled credentials, sealed,
+ * and the keys its logging settings exclude. The caller owns db and closes it.
  */
 export async function startConsole(deps: ConsoleDeps): Promise<RunningConsole> {
   const { log, clock } = deps;
@@ -102,6 +104,7 @@ export async function startConsole(deps: ConsoleDeps): Promise<RunningConsole> {
   // Every route below carries the caller's identity, signed by the gateway.
   app.use(requireIdentity(deps.identityKeys));
   app.use(credentialRoutes({ db: deps.db, sealer: new ProviderCredentialSealer(deps.masterKey), clock }));
+  app.use(loggingRoutes({ db: deps.db, clock }));
   finishApp(app, log);
 
   const services = [consoleGrpcService({ db: deps.db, log })];

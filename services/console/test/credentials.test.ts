@@ -1,6 +1,6 @@
 import { IDENTITY_HEADER, signIdentity, type Identity } from "@router/http-kit";
 import { ProviderCredentialSealer, providerCredentialContext } from "@router/sealing";
-import { grpcCredentialDirectory } from "../../gateway/src/provider-keys/console-port";
+import { grpcConsolePort } from "../../gateway/src/console/console-port";
 import { call, startConsoleHarness, type ConsoleHarness } from "./console-harness";
 
 /**
@@ -82,7 +82,7 @@ describe("ConsoleService", () => {
     const first = await add({ api_key: "k-first-000000000", priority: 1 });
     const disabled = await add({ api_key: "k-disabled-000000" });
     await as(org, "PATCH", `/v1/provider-keys/${disabled}`, { disabled: true });
-    const directory = grpcCredentialDirectory(h.console.inProcess);
+    const directory = grpcConsolePort(h.console.inProcess);
     const rows = await directory.enabledSealed(org.orgId);
     expect(rows.map((r) => r.id)).toEqual([first, second, fallback]);
     // Sealed on the wire: the key's text is in no field the console sent.
@@ -95,7 +95,7 @@ describe("ConsoleService", () => {
   it("records when each credential last served, never moving it backwards", async () => {
     const org = who("org_uses");
     const id = (await as(org, "POST", "/v1/provider-keys", { provider: "groq", api_key: "gsk_0123456789abcdef" })).body.data.id as string;
-    const directory = grpcCredentialDirectory(h.console.inProcess);
+    const directory = grpcConsolePort(h.console.inProcess);
     await directory.recordUses(new Map([[id, new Date("2026-11-21T11:00:00.000Z")]]));
     await directory.recordUses(new Map([[id, new Date("2026-11-21T09:00:00.000Z")]]));
     const listed = await as(org, "GET", "/v1/provider-keys");

@@ -45,9 +45,8 @@ import { regionRoute, type RegionHeaders } from "./meta/region-route";
 import { keyRoutes } from "./keys/key-routes";
 import { findKeyByHash } from "./keys/key-store";
 import { GatewayMetrics } from "./metrics";
-import { grpcCredentialDirectory } from "./provider-keys/console-port";
+import { grpcConsolePort } from "./console/console-port";
 import { StoredCredentialSource } from "./provider-keys/credential-source";
-import { loggingRoutes } from "./logging-settings/logging-routes";
 import { organisationRoutes } from "./organisations/organisation-routes";
 import { workspaceRoutes } from "./organisations/workspace-routes";
 import { invitationRoutes } from "./people/invitation-routes";
@@ -248,8 +247,9 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const authenticate = createAuthenticator(authDeps);
   const metrics = new GatewayMetrics();
   metrics.watchAuthCache(() => authCache.stats());
+  const consolePort = grpcConsolePort(deps.console, { deadlineMs: grpcDeadlineMs });
   const credentials = new StoredCredentialSource({
-    directory: grpcCredentialDirectory(deps.console, { deadlineMs: grpcDeadlineMs }),
+    directory: consolePort,
     sealer: new ProviderCredentialSealer(deps.secrets.ROUTER_MASTER_KEY),
     clock: deps.clock,
     log: deps.log,
@@ -344,7 +344,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     clock: deps.clock,
     log: deps.log,
   });
-  const storagePolicy = new StoragePolicy({ db: deps.db, clock: deps.clock, privacy: accountPrivacy });
+  const storagePolicy = new StoragePolicy({ logging: consolePort, clock: deps.clock, privacy: accountPrivacy });
   const plans = cachedRoutingPort(grpcRoutingPort(deps.routing, { deadlineMs: grpcDeadlineMs }), deps.clock, {
     ttlMs: deps.planCacheMs ?? 1000,
   });
@@ -431,7 +431,6 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       publicLimit: rateLimits.publicRateLimit("invitation_lookup"),
     }),
   );
-  app.use(loggingRoutes({ db: deps.db, manage, clock: deps.clock, onWrite: (orgId) => storagePolicy.loggingChanged(orgId) }));
   app.use(
     pkceRoutes({
       db: deps.db,
@@ -508,6 +507,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       runawayUrl,
       consoleUrl,
       onCredentialWrite: (orgId) => credentials.invalidate(orgId),
+      onLoggingWrite: (orgId) => storagePolicy.loggingChanged(orgId),
       onRoutingWrite: (orgId) => {
         plans.forgetOrganisation(orgId);
         accountPrivacy.invalidate(orgId);

@@ -1,5 +1,5 @@
 import { ProviderCredentialSealer } from "@router/sealing";
-import { grpcCredentialDirectory } from "../src/provider-keys/console-port";
+import { grpcConsolePort } from "../src/console/console-port";
 import { StoredCredentialSource } from "../src/provider-keys/credential-source";
 import { call, newOrganisation, silentLog, startHarness, type Harness } from "./harness";
 
@@ -30,7 +30,7 @@ afterAll(async () => {
 
 function dispatchView(masterKey: string, opts: ConstructorParameters<typeof StoredCredentialSource>[1]): StoredCredentialSource {
   return new StoredCredentialSource(
-    { directory: grpcCredentialDirectory(h.console.inProcess), sealer: new ProviderCredentialSealer(masterKey), clock: h.clock, log: silentLog },
+    { directory: grpcConsolePort(h.console.inProcess), sealer: new ProviderCredentialSealer(masterKey), clock: h.clock, log: silentLog },
     opts,
   );
 }

@@ -218,3 +218,10 @@ export async function pausedKeysAmong(q: Queryable, orgId: string, hashes: reado
   );
   return new Set(r.rows.map((row) => row.hash));
 }
+/** Which of `hashes` are not keys of the organisation (unknown and another organisation's look the same). */
+export async function foreignKeyHashes(q: Queryable, orgId: string, hashes: readonly string[]): Promise<string[]> {
+  if (hashes.length === 0) return [];
+  const r = await q.query<{ hash: string }>(`SELECT hash FROM keys WHERE org_id = $1 AND hash = ANY($2::text[])`, [orgId, hashes]);
+  const known = new Set(r.rows.map((row) => row.hash));
+  return hashes.filter((h) => !known.has(h));
+}

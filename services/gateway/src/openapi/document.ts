@@ -4,7 +4,6 @@ import { registerChatPaths } from "./chat";
 import { registerIngressPaths } from "./ingress";
 import { registerForwardedPaths } from "./forwarded";
 import { registerMetaPaths } from "./meta";
-import { registerOrganisationPaths } from "./organisations";
 import { registerSecuritySchemes } from "./security";
 import { registerSignInPaths } from "./sign-in";
 
@@ -19,7 +18,6 @@ export function buildOpenApiDocument(version: string): OpenApiDocument {
   registerSecuritySchemes(registry);
   registerChatPaths(registry);
   registerIngressPaths(registry);
-  registerOrganisationPaths(registry);
   registerSignInPaths(registry);
   registerForwardedPaths(registry);
   registerMetaPaths(registry);

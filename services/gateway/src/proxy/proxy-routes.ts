@@ -7,6 +7,7 @@ import { KEY_PREFIXES } from "../keys/key-secret";
 import { requireCaller, type Authenticate } from "../auth/authenticate";
 import type { Manage } from "../auth/management-auth";
 import { principalIdentity, requirePrincipal } from "../auth/principal";
+import { loggedKeys } from "./logged-keys";
 import { namedWorkspace } from "./named-workspace";
 import { organisationName } from "./organisation-name";
 import type { UpstreamProxy, UpstreamTarget } from "./upstream-proxy";
@@ -36,6 +37,8 @@ export interface ProxyRoutesDeps {
   uptimeLimit: RequestHandler;
   /** Per-credential limit on the CSV export, after the management authentication (and its limit). */
   exportLimit: RequestHandler;
+  /** Called once a logging-settings write was answered, with the organisation (the stored-response policy's cache). */
+  onLoggingWrite?: (orgId: string) => void;
   /** Called once a provider-credential write was answered, with the organisation (the dispatch view's cache). */
   onCredentialWrite?: (orgId: string) => void;
   /** Called once a budget write was answered, with the organisation (the gateway's budget-subjects cache). */
@@ -101,6 +104,7 @@ export function proxyExtras(deps: ProxyRoutesDeps): ProxyExtras {
   // After a credential write, this gateway reads the organisation's credentials from the console
   // again on its next request (other replicas within their few seconds).
   const credentialWritten = afterWrite(deps.onCredentialWrite);
+  const loggingWritten = afterWrite(deps.onLoggingWrite);
   // A workspace's budgets: reading an unknown one lists none (the ledger scopes by organisation),
   // while a write must name a workspace of the caller's organisation (404 otherwise).
   const workspaceBudgetWrite = [namedWorkspace(deps.db, { param: "id" }), budgetWritten];
@@ -119,6 +123,7 @@ export function proxyExtras(deps: ProxyRoutesDeps): ProxyExtras {
     "PUT /v1/reports/branding": [orgName],
     "GET /v1/reports/workspaces/:id": [namedWorkspace(deps.db, { param: "id" }), orgName],
     "/v1/presets": [routingWritten],
+    "PUT /v1/logging": [loggedKeys(deps.db), loggingWritten],
     "POST /v1/provider-keys": [credentialWritten],
     "PATCH /v1/provider-keys/:id": [credentialWritten],
     "DELETE /v1/provider-keys/:id": [credentialWritten],

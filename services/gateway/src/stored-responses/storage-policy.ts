@@ -1,8 +1,7 @@
-import type { Db } from "@router/db";
 import { LoadingCache } from "@router/loading-cache";
 import type { Clock } from "@router/money";
 import type { Caller } from "../auth/caller";
-import { loadLogging, type LoggingSettings } from "../logging-settings/logging-store";
+import type { LoggingDirectory } from "../console/console-port";
 import type { AccountPrivacy } from "./account-privacy";
 
 /** Why a response may not be kept, as the 400 for an explicit `store: true` names it. */
@@ -23,22 +22,27 @@ export interface StorageRefusal {
  * 10-second caches, like the auth cache: a change binds every replica within that time.
  */
 export class StoragePolicy {
-  private readonly logging: LoadingCache<LoggingSettings>;
+  /** Each organisation's excluded keys, as the console's logging settings list them. */
+  private readonly excluded: LoadingCache<string[]>;
 
-  constructor(private readonly deps: { db: Db; clock: Clock; cacheTtlMs?: number; privacy?: AccountPrivacy }) {
-    this.logging = new LoadingCache((orgId) => loadLogging(deps.db, orgId), deps.clock, { ttlMs: deps.cacheTtlMs ?? 10_000 });
+  constructor(private readonly deps: { logging: LoggingDirectory; clock: Clock; cacheTtlMs?: number; privacy?: AccountPrivacy }) {
+    this.excluded = new LoadingCache((orgId) => deps.logging.excludedKeys(orgId), deps.clock, { ttlMs: deps.cacheTtlMs ?? 10_000 });
   }
 
-  /** After a logging-settings write in this gateway: the next request reads them again. */
+  /** After a logging-settings write this gateway forwarded: the next request reads them again. */
   loggingChanged(orgId: string): void {
-    this.logging.invalidate(orgId);
+    this.excluded.invalidate(orgId);
   }
 
   async refusal(caller: Caller, requestZdr: boolean): Promise<StorageRefusal | null> {
     if (requestZdr) {
       return { policy: "provider.zdr", code: "invalid_request", message: "this request asks for zero data retention (provider.zdr), so Router keeps no response" };
     }
-    const [logging, accountZdr] = await Promise.all([this.logging.get(caller.orgId), this.deps.privacy?.zdr(caller.orgId) ?? "not_required"]);
+    // Unreadable settings (the console did not answer) count as forbidding, as an unreadable privacy policy does.
+    const [excluded, accountZdr] = await Promise.all([
+      this.excluded.get(caller.orgId).catch(() => null),
+      this.deps.privacy?.zdr(caller.orgId) ?? "not_required",
+    ]);
     if (accountZdr === "required") {
       return {
         policy: "privacy.zdr",
@@ -49,7 +53,10 @@ export class StoragePolicy {
     if (accountZdr === "unknown") {
       return { policy: "privacy", code: "unavailable", message: "the organisation's privacy policy could not be read, so Router keeps no response for now" };
     }
-    if (logging.keyExclude.includes(caller.key.hash)) {
+    if (excluded === null) {
+      return { policy: "logging", code: "unavailable", message: "the organisation's logging settings could not be read, so Router keeps no response for now" };
+    }
+    if (excluded.includes(caller.key.hash)) {
       return {
         policy: "logging.key_exclude",
         code: "invalid_request",

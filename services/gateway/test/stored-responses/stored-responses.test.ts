@@ -2,11 +2,13 @@ import { randomBytes } from "node:crypto";
 import { createPostgresDb, type Db } from "@router/db";
 import { DomainError } from "@router/errors";
 import { ManualClock } from "@router/money";
-import { createTestDatabase, type TestDatabase } from "@router/testkit";
+import { startConsole, type RunningConsole } from "@router/console";
+import { createTestDatabase, newIdentityKeys, type TestDatabase } from "@router/testkit";
+import { DEFAULT_LOGGING, saveLogging } from "../../../console/src/logging-settings/logging-store";
 import { createOrganisation, GATEWAY_SCHEMA, migrateGateway } from "../../src/app";
 import type { Caller } from "../../src/auth/caller";
 import { withStoredInput, type ResponsesStorage } from "../../src/ingress/responses/stored-input";
-import { saveLogging, DEFAULT_LOGGING } from "../../src/logging-settings/logging-store";
+import { grpcConsolePort } from "../../src/console/console-port";
 import { StoragePolicy } from "../../src/stored-responses/storage-policy";
 import { StoredResponses } from "../../src/stored-responses/stored-response-store";
 import { silentLog } from "../harness";
@@ -45,6 +47,9 @@ describe("stored responses (the gateway's stored_responses table)", () => {
   let storage: ResponsesStorage;
   let orgA: string;
   let orgB: string;
+  // The logging settings are the console's: a real one on the same database, asked in process.
+  let consoleDb: Db;
+  let consoleSvc: RunningConsole;
   const callerOf = (orgId: string, hash = KEY_HASH) => ({ orgId, key: { hash } }) as Caller;
 
   beforeAll(async () => {
@@ -55,15 +60,28 @@ describe("stored responses (the gateway's stored_responses table)", () => {
     const pepper = randomBytes(32).toString("hex");
     orgA = (await createOrganisation(db, { name: "A", operator: false }, pepper, clock)).orgId;
     orgB = (await createOrganisation(db, { name: "B", operator: false }, pepper, clock)).orgId;
+    consoleDb = createPostgresDb({ url: tdb.url, schema: "console" });
+    consoleSvc = await startConsole({
+      db: consoleDb,
+      log: silentLog,
+      clock,
+      httpPort: 0,
+      grpcPort: "in-process",
+      identityKeys: newIdentityKeys().publicKeys,
+      masterKey: randomBytes(32).toString("hex"),
+      defaultMetrics: false,
+    });
   });
 
   beforeEach(() => {
     store = new StoredResponses({ db, clock, masterKey: randomBytes(32).toString("hex"), retentionDays: 30 });
     // No cache: each test's logging settings bind at once.
-    storage = { responses: store, policy: new StoragePolicy({ db, clock, cacheTtlMs: 1 }), log: silentLog };
+    storage = { responses: store, policy: new StoragePolicy({ logging: grpcConsolePort(consoleSvc.inProcess), clock, cacheTtlMs: 1 }), log: silentLog };
   });
 
   afterAll(async () => {
+    await consoleSvc.close();
+    await consoleDb.close();
     await db.close();
     await tdb.drop();
   });
@@ -161,7 +179,7 @@ describe("stored responses (the gateway's stored_responses table)", () => {
     });
 
     it("refuses an explicit store: true with a 400 naming the policy when logging settings exclude the key, and keeps nothing by default", async () => {
-      await saveLogging(db, orgA, { ...DEFAULT_LOGGING, keyExclude: [KEY_HASH] }, clock.now());
+      await saveLogging(consoleDb, orgA, { ...DEFAULT_LOGGING, keyExclude: [KEY_HASH] }, clock.now());
       try {
         const refused = await refusalOf(withStoredInput({ input: "Hi", store: true }, callerOf(orgA), storage));
         expect(refused).toMatchObject({ status: 400, code: "invalid_request", field: "store" });
@@ -173,7 +191,7 @@ describe("stored responses (the gateway's stored_responses table)", () => {
         const other = (await withStoredInput({ input: "Hi" }, callerOf(orgA, "b".repeat(64)), storage)) as { store: boolean };
         expect(other.store).toBe(true);
       } finally {
-        await saveLogging(db, orgA, DEFAULT_LOGGING, clock.now());
+        await saveLogging(consoleDb, orgA, DEFAULT_LOGGING, clock.now());
       }
     });
 

@@ -74,6 +74,15 @@ export interface CredentialUse {
 export interface RecordCredentialUsesResponse {
 }
 
+export interface LoggingSettingsRequest {
+  orgId: string;
+}
+
+export interface LoggingSettingsResponse {
+  /** Hashes of the organisation's keys listed in `key_exclude` (empty when it never set logging). */
+  keyExclude: string[];
+}
+
 function createBaseOrganisationCredentialsRequest(): OrganisationCredentialsRequest {
   return { orgId: "" };
 }
@@ -855,6 +864,152 @@ export const RecordCredentialUsesResponse: MessageFns<RecordCredentialUsesRespon
   },
 };
 
+function createBaseLoggingSettingsRequest(): LoggingSettingsRequest {
+  return { orgId: "" };
+}
+
+export const LoggingSettingsRequest: MessageFns<LoggingSettingsRequest> = {
+  encode(message: LoggingSettingsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.orgId !== "") {
+      writer.uint32(10).string(message.orgId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LoggingSettingsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLoggingSettingsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.orgId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LoggingSettingsRequest {
+    return {
+      orgId: isSet(object.orgId)
+        ? globalThis.String(object.orgId)
+        : isSet(object.org_id)
+        ? globalThis.String(object.org_id)
+        : "",
+    };
+  },
+
+  toJSON(message: LoggingSettingsRequest): unknown {
+    const obj: any = {};
+    if (message.orgId !== "") {
+      obj.orgId = message.orgId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<LoggingSettingsRequest>, I>>(base?: I): LoggingSettingsRequest {
+    return LoggingSettingsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<LoggingSettingsRequest>, I>>(object: I): LoggingSettingsRequest {
+    const message = createBaseLoggingSettingsRequest();
+    message.orgId = object.orgId ?? "";
+    return message;
+  },
+};
+
+function createBaseLoggingSettingsResponse(): LoggingSettingsResponse {
+  return { keyExclude: [] };
+}
+
+export const LoggingSettingsResponse: MessageFns<LoggingSettingsResponse> = {
+  encode(message: LoggingSettingsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.keyExclude) {
+      writer.uint32(10).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LoggingSettingsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLoggingSettingsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.keyExclude.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LoggingSettingsResponse {
+    return {
+      keyExclude: globalThis.Array.isArray(object?.keyExclude)
+        ? object.keyExclude.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.key_exclude)
+        ? object.key_exclude.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: LoggingSettingsResponse): unknown {
+    const obj: any = {};
+    if (message.keyExclude?.length) {
+      obj.keyExclude = message.keyExclude;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<LoggingSettingsResponse>, I>>(base?: I): LoggingSettingsResponse {
+    return LoggingSettingsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<LoggingSettingsResponse>, I>>(object: I): LoggingSettingsResponse {
+    const message = createBaseLoggingSettingsResponse();
+    message.keyExclude = object.keyExclude?.map((e) => e) || [];
+    return message;
+  },
+};
+
 /**
  * ConsoleService answers the data plane's questions about records the console owns. The gateway
  * asks on a cache miss and caches the answer a few seconds; the gateway that forwards a change to
@@ -890,6 +1045,21 @@ export const ConsoleServiceService = {
       Buffer.from(RecordCredentialUsesResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): RecordCredentialUsesResponse => RecordCredentialUsesResponse.decode(value),
   },
+  /**
+   * What the data plane reads of an organisation's content-logging settings: the keys whose traffic
+   * is never kept (no stored response either).
+   */
+  loggingSettings: {
+    path: "/router.console.v1.ConsoleService/LoggingSettings" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: LoggingSettingsRequest): Buffer =>
+      Buffer.from(LoggingSettingsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): LoggingSettingsRequest => LoggingSettingsRequest.decode(value),
+    responseSerialize: (value: LoggingSettingsResponse): Buffer =>
+      Buffer.from(LoggingSettingsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): LoggingSettingsResponse => LoggingSettingsResponse.decode(value),
+  },
 } as const;
 
 export interface ConsoleServiceServer extends UntypedServiceImplementation {
@@ -900,6 +1070,11 @@ export interface ConsoleServiceServer extends UntypedServiceImplementation {
   organisationCredentials: handleUnaryCall<OrganisationCredentialsRequest, OrganisationCredentialsResponse>;
   /** When credentials last served a request: the gateway batches these off the request path. */
   recordCredentialUses: handleUnaryCall<RecordCredentialUsesRequest, RecordCredentialUsesResponse>;
+  /**
+   * What the data plane reads of an organisation's content-logging settings: the keys whose traffic
+   * is never kept (no stored response either).
+   */
+  loggingSettings: handleUnaryCall<LoggingSettingsRequest, LoggingSettingsResponse>;
 }
 
 export interface ConsoleServiceClient extends Client {
@@ -937,6 +1112,25 @@ export interface ConsoleServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: RecordCredentialUsesResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * What the data plane reads of an organisation's content-logging settings: the keys whose traffic
+   * is never kept (no stored response either).
+   */
+  loggingSettings(
+    request: LoggingSettingsRequest,
+    callback: (error: ServiceError | null, response: LoggingSettingsResponse) => void,
+  ): ClientUnaryCall;
+  loggingSettings(
+    request: LoggingSettingsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: LoggingSettingsResponse) => void,
+  ): ClientUnaryCall;
+  loggingSettings(
+    request: LoggingSettingsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: LoggingSettingsResponse) => void,
   ): ClientUnaryCall;
 }
 

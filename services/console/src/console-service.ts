@@ -2,14 +2,16 @@ import type { Db } from "@router/db";
 import { unaryHandler, type GrpcService } from "@router/grpc-kit";
 import type { Logger } from "@router/logging";
 import { consoleRpc } from "@router/proto";
-import { enabledSealedCredentials, recordCredentialUse } from "./credential-store";
+import { loadLogging } from "./logging-settings/logging-store";
+import { enabledSealedCredentials, recordCredentialUse } from "./credentials/credential-store";
 
 /** The most uses one RecordCredentialUses call may carry (a gateway sends one per credential it used since its last flush). */
 const MAX_USES = 10_000;
 
 /**
- * The data plane's view of provider credentials (`ConsoleService`): an organisation's enabled ones,
- * sealed as stored (only the gateway, which dispatches with them, opens them), and when each last served.
+ * What the data plane asks of the console (`ConsoleService`): an organisation's enabled provider
+ * credentials, sealed as stored (only the gateway, which dispatches with them, opens them), when each
+ * last served, and the keys its content-logging settings exclude.
  */
 export function consoleGrpcService(deps: { db: Db; log: Logger }): GrpcService {
   const implementation: consoleRpc.ConsoleServiceServer = {
@@ -46,6 +48,10 @@ export function consoleGrpcService(deps: { db: Db; log: Logger }): GrpcService {
       }
       await recordCredentialUse(deps.db, uses);
       return {};
+    }, deps.log),
+    loggingSettings: unaryHandler(async (req: consoleRpc.LoggingSettingsRequest) => {
+      const settings = await loadLogging(deps.db, req.orgId);
+      return { keyExclude: settings.keyExclude };
     }, deps.log),
   };
   return { definition: consoleRpc.ConsoleServiceService, implementation };

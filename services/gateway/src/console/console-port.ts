@@ -30,14 +30,21 @@ function jsonObject(text: string): Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 }
 
-/** The directory over the console's generated gRPC client (built once, in main; in process under `npm start`). */
-export function grpcCredentialDirectory(client: consoleRpc.ConsoleServiceClient, opts: { deadlineMs?: number } = {}): CredentialDirectory {
+/** What the gateway reads of an organisation's content-logging settings (the console owns them). */
+export interface LoggingDirectory {
+  /** The hashes of the keys whose traffic is never kept. */
+  excludedKeys(orgId: string): Promise<string[]>;
+}
+
+/** Both, over the console's generated gRPC client (built once, in main; in process under `npm start`). */
+export function grpcConsolePort(client: consoleRpc.ConsoleServiceClient, opts: { deadlineMs?: number } = {}): CredentialDirectory & LoggingDirectory {
   // A slow console becomes a 503 on the requests whose organisation is not cached, never a hang.
   const deadlineMs = opts.deadlineMs ?? 2_000;
   const c = client as unknown as grpc.Client;
   // Bound once here: callUnary calls each method on the client it is given.
   const credentials = client.organisationCredentials.bind(client);
   const uses = client.recordCredentialUses.bind(client);
+  const logging = client.loggingSettings.bind(client);
   return {
     async enabledSealed(orgId) {
       const res = await callUnary(c, credentials, { orgId }, { deadlineMs, service: "console" });
@@ -62,6 +69,9 @@ export function grpcCredentialDirectory(client: consoleRpc.ConsoleServiceClient,
     async recordUses(batch) {
       const list = [...batch].map(([credentialId, at]) => ({ credentialId, usedAtMs: BigInt(at.getTime()) }));
       await callUnary(c, uses, { uses: list }, { deadlineMs, service: "console" });
+    },
+    async excludedKeys(orgId) {
+      return (await callUnary(c, logging, { orgId }, { deadlineMs, service: "console" })).keyExclude;
     },
   };
 }
