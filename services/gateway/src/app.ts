@@ -56,7 +56,7 @@ import { OAuthClients, type OAuthProviders } from "./sign-in/oauth-providers";
 import { oauthRoutes } from "./sign-in/oauth-routes";
 import { signInMethodsRoute } from "./sign-in/sign-in-methods";
 import { walletRoutes } from "./sign-in/wallet-routes";
-import { consolePageRoutes, CREDIT_OWN_BODY_PATHS, proxyRoutes } from "./proxy/proxy-routes";
+import { consolePageRoutes, UNREAD_BODY_PATHS, proxyRoutes } from "./proxy/proxy-routes";
 import { consoleMcpRoutes } from "./proxy/console-mcp-route";
 import { runawayFlagRoutes } from "./runaway/runaway-flag-routes";
 import { subscribeRunawayFlags } from "./runaway/runaway-pauses";
@@ -143,7 +143,7 @@ export interface GatewayDeps {
   secrets: GatewaySecrets;
   routing: routing.RoutingServiceClient;
   ledger: ledger.LedgerServiceClient;
-  /** The console: an organisation's provider credentials, asked on a cache miss. */
+  /** The console over gRPC: an organisation's provider credentials and excluded keys, asked on a cache miss. */
   console: consoleRpc.ConsoleServiceClient;
   activityUrl: string;
   /** The alerts service: alert channels, test alerts and the delivery log are forwarded there. */
@@ -155,7 +155,10 @@ export interface GatewayDeps {
   broadcastUrl: string;
   /** The runaway service's HTTP address (flags and their settings). Default `http://127.0.0.1:8087`. */
   runawayUrl?: string;
-  /** The console's HTTP address (the dashboard's pages, uptime and probe reports). Default `http://127.0.0.1:8088`. */
+  /**
+   * The console's HTTP address, where the gateway forwards the dashboard's pages, uptime and probe
+   * reports, MCP, provider credentials and content-logging settings. Default `http://127.0.0.1:8088`.
+   */
   consoleUrl?: string;
   /** `ROUTER_PROVIDER_<SLUG>_BASE_URL` overrides, by lower-case slug. */
   providerBaseUrls: Record<string, string>;
@@ -287,7 +290,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   // A token count takes what a Messages request takes (Anthropic's 32 MB).
   const app = createHttpApp({
     log: deps.log,
-    ownBodyPaths: [CONSOLE_MCP.path, ...CREDIT_OWN_BODY_PATHS],
+    ownBodyPaths: [CONSOLE_MCP.path, ...UNREAD_BODY_PATHS],
     bodyLimits: { [COUNT_TOKENS_PATH]: MESSAGES_BODY_LIMIT },
     // The public edge: a caller's own x-request-id is never taken (docs/adr, ADR 0120).
     requestIds: "issue",

@@ -63,7 +63,7 @@ function afterWrite(hook: ((orgId: string) => void) | undefined): RequestHandler
 }
 
 /** Routes whose bodies the gateway forwards unread (the owner reads the bytes itself). */
-export const CREDIT_OWN_BODY_PATHS: readonly string[] = [
+export const UNREAD_BODY_PATHS: readonly string[] = [
   ...MANAGEMENT_ROUTES.filter((r) => r.bodyUnread).map((r) => r.path),
   ...CONSOLE_PAGES.filter((p) => p.bodyUnread).flatMap((p) => p.paths),
 ];
