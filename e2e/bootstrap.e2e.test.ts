@@ -4,22 +4,24 @@ import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { createTestDatabase, freePort, httpReady, startNodeProcess, type TestDatabase } from "@router/testkit";
+import { createTestDatabase, freePort, httpReady, newIdentityKeys, startNodeProcess, type TestDatabase } from "@router/testkit";
 
 const root = join(__dirname, "..");
 const CLI = join(root, "services", "cli", "dist", "main.js");
 const GATEWAY = join(root, "services", "gateway", "dist", "main.js");
+const CONSOLE = join(root, "services", "console", "dist", "main.js");
 const run = promisify(execFile);
 
 /**
- * Production bootstrap on an empty Postgres database: the gateway never creates or logs a key, and
- * the bootstrap step (the router-bootstrap Job's command) hands the operator's key over in a file,
- * once, with only ids in its output.
+ * Production bootstrap on an empty Postgres database: the console, which owns organisations, never
+ * creates or logs a key, and the bootstrap step (the router-bootstrap Job's command) hands the
+ * operator's key over in a file, once, with only ids in its output.
  */
 describe("bootstrap in production", () => {
   let db: TestDatabase;
   let dir: string;
   let env: Record<string, string>;
+  const identity = newIdentityKeys();
   beforeAll(async () => {
     db = await createTestDatabase("bootstrap");
     dir = await mkdtemp(join(tmpdir(), "router-bootstrap-"));
@@ -38,20 +40,43 @@ describe("bootstrap in production", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const startGateway = async () => {
-    const port = await freePort();
+  /** The console, and the gateway in front of it. */
+  const startStack = async () => {
+    const [port, consoleHttp, consoleGrpc] = [await freePort(), await freePort(), await freePort()];
+    const consoleEnv = { ...env, CONSOLE_HTTP_PORT: String(consoleHttp), CONSOLE_GRPC_PORT: String(consoleGrpc), ROUTER_IDENTITY_PUBLIC_KEYS: identity.env.ROUTER_IDENTITY_PUBLIC_KEYS };
+    const consoleSvc = await startNodeProcess("console", CONSOLE, consoleEnv, () => httpReady(`http://127.0.0.1:${consoleHttp}/health`));
     const url = `http://127.0.0.1:${port}`;
-    const service = await startNodeProcess("gateway", GATEWAY, { ...env, PORT: String(port), GATEWAY_METRICS_PORT: "0" }, () => httpReady(`${url}/livez`));
-    return Object.assign(service, { url });
+    const gatewayEnv = {
+      ...env,
+      PORT: String(port),
+      GATEWAY_METRICS_PORT: "0",
+      ROUTER_IDENTITY_SIGNING_KEY: identity.env.ROUTER_IDENTITY_SIGNING_KEY,
+      CONSOLE_HTTP_URL: `http://127.0.0.1:${consoleHttp}`,
+      CONSOLE_GRPC_ADDR: `127.0.0.1:${consoleGrpc}`,
+    };
+    const gateway = await startNodeProcess("gateway", GATEWAY, gatewayEnv, () => httpReady(`${url}/livez`)).catch(async (err: unknown) => {
+      await consoleSvc.stop();
+      throw err;
+    });
+    return {
+      url,
+      console: consoleSvc,
+      gateway,
+      async stop() {
+        await gateway.stop();
+        await consoleSvc.stop();
+      },
+    };
   };
 
-  it("starts the gateway on an empty database without creating or logging a key, saying what to run", async () => {
-    const gateway = await startGateway();
-    await gateway.stop();
-    const out = gateway.output();
-    expect(out).toContain("gateway.operator_organisation_missing");
-    expect(out).not.toMatch(/rt-mgmt-/);
-    expect(out).not.toMatch(/management key/i);
+  it("starts on an empty database without creating or logging a key, the console saying what to run", async () => {
+    const stack = await startStack();
+    await stack.stop();
+    expect(stack.console.output()).toContain("console.operator_organisation_missing");
+    for (const out of [stack.console.output(), stack.gateway.output()]) {
+      expect(out).not.toMatch(/rt-mgmt-/);
+      expect(out).not.toMatch(/management key/i);
+    }
   });
 
   it("creates the operator organisation once, its key only in the file, then has nothing to do", async () => {
@@ -65,15 +90,15 @@ describe("bootstrap in production", () => {
     expect(handed).toMatchObject({ org_id: created.org_id, management_key: expect.stringMatching(/^rt-mgmt-/) });
     expect((await stat(keyFile)).mode & 0o777).toBe(0o600);
 
-    // The key works: the gateway accepts it (and no longer asks for an operator).
-    const gateway = await startGateway();
+    // The key works: the gateway accepts it (and the console no longer asks for an operator).
+    const stack = await startStack();
     try {
-      const res = await fetch(`${gateway.url}/v1/keys`, { headers: { authorization: `Bearer ${String(handed.management_key)}` } });
+      const res = await fetch(`${stack.url}/v1/keys`, { headers: { authorization: `Bearer ${String(handed.management_key)}` } });
       expect(res.status).toBe(200);
     } finally {
-      await gateway.stop();
+      await stack.stop();
     }
-    expect(gateway.output()).not.toContain("gateway.operator_organisation_missing");
+    expect(stack.console.output()).not.toContain("console.operator_organisation_missing");
 
     const again = await run(process.execPath, args, { env });
     expect(JSON.parse(again.stdout.trim())).toEqual({ operator_organisation: "exists", created: false });

@@ -102,11 +102,11 @@ describe("the operator CLI", () => {
     expect(withRoles.filter((r) => r.password_set).map((r) => r.schema)).toEqual(["gateway"]);
     expect(JSON.stringify(withRoles)).not.toContain(env.ROUTER_DB_PASSWORD_GATEWAY);
     expect((await cli("migrate", "--create-roles")).map((r) => r.role_status)).toEqual(Array(9).fill("granted"));
-    // What the roles can do is libs/db's test; here: the ledger's role reads its own schema and not the gateway's.
+    // What the roles can do is libs/db's test; here: the ledger's role reads its own schema and not the console's.
     const asLedger = createPostgresDb({ url: urlAs(`${rolePrefix}ledger`), schema: "ledger" });
     try {
       await expect(asLedger.query("SELECT count(*) FROM schema_migrations")).resolves.toBeDefined();
-      await expect(asLedger.query("SELECT count(*) FROM gateway.organisations")).rejects.toThrow(/permission denied for schema gateway/);
+      await expect(asLedger.query("SELECT count(*) FROM console.organisations")).rejects.toThrow(/permission denied for schema console/);
     } finally {
       await asLedger.close();
     }
@@ -141,6 +141,7 @@ describe("the operator CLI", () => {
     const [consolePort, consoleGrpc] = [await freePort(), await freePort()];
     const identity = newIdentityKeys();
     const masterKey = randomBytes(32).toString("hex");
+    const internalSecret = randomBytes(32).toString("hex");
     const consoleSvc = await startNodeProcess(
       "console",
       join(__dirname, "..", "services", "console", "dist", "main.js"),
@@ -149,6 +150,7 @@ describe("the operator CLI", () => {
         ROUTER_PROBE_TOKEN: probeToken,
         ROUTER_MASTER_KEY: masterKey,
         ROUTER_IDENTITY_PUBLIC_KEYS: identity.env.ROUTER_IDENTITY_PUBLIC_KEYS,
+        ROUTER_INTERNAL_SECRET: internalSecret,
         CONSOLE_HTTP_PORT: String(consolePort),
         CONSOLE_GRPC_PORT: String(consoleGrpc),
       },
@@ -160,7 +162,7 @@ describe("the operator CLI", () => {
       {
         ...env,
         ROUTER_IDENTITY_SIGNING_KEY: identity.env.ROUTER_IDENTITY_SIGNING_KEY,
-        ROUTER_INTERNAL_SECRET: randomBytes(32).toString("hex"),
+        ROUTER_INTERNAL_SECRET: internalSecret,
         ROUTER_MASTER_KEY: masterKey,
         ROUTER_DATA_DIR: join(__dirname, "..", ".data", `cli-probe-${process.pid}`),
         CONSOLE_HTTP_URL: `http://127.0.0.1:${consolePort}`,

@@ -47,11 +47,15 @@ describe("docker-compose.yml", () => {
     for (const name of deployable) expect(k8sCommand(name)).toEqual(expectedCommand(name));
   });
 
-  it("gives the edge's signing key to the gateway alone, and its public half to every service", () => {
+  it("gives the edge's signing key to the gateway alone, its public half to every service, and the CSRF key to the console beside it", () => {
     const signing = parseIdentitySigningKey(compose.services.gateway?.environment?.ROUTER_IDENTITY_SIGNING_KEY ?? "");
+    const gatewayCsrfKey = compose.services.gateway?.environment?.ROUTER_INTERNAL_SECRET;
+    expect(gatewayCsrfKey).toBeDefined();
     for (const name of deployable.filter((n) => n !== "gateway")) {
       const env = compose.services[name]?.environment ?? {};
-      expect({ name, signingKey: env.ROUTER_IDENTITY_SIGNING_KEY, cookieKey: env.ROUTER_INTERNAL_SECRET }).toEqual({ name, signingKey: undefined, cookieKey: undefined });
+      // The console issues the sessions whose CSRF tokens the gateway checks: the same key.
+      const csrfKey = name === "console" ? gatewayCsrfKey : undefined;
+      expect({ name, signingKey: env.ROUTER_IDENTITY_SIGNING_KEY, csrfKey: env.ROUTER_INTERNAL_SECRET }).toEqual({ name, signingKey: undefined, csrfKey });
       expect(parseIdentityPublicKeys(env.ROUTER_IDENTITY_PUBLIC_KEYS ?? "").keys).toEqual([{ kty: "OKP", crv: "Ed25519", x: signing.x, kid: signing.kid }]);
     }
   });

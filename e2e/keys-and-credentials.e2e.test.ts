@@ -395,8 +395,8 @@ describe("keys and provider credentials through the separate-process stack", () 
       const pg = new PgClient({ connectionString: stack.env.DATABASE_URL });
       await pg.connect();
       try {
-        await pg.query("INSERT INTO gateway.workspaces (id, org_id, name, slug, created_at) VALUES ('ws_clientb', $1, 'Client B', 'client-b', now())", [orgId]);
-        const rivalWorkspace = (await pg.query<{ id: string }>("SELECT id FROM gateway.workspaces WHERE org_id = $1", [other.orgId])).rows[0]!.id;
+        await pg.query("INSERT INTO console.workspaces (id, org_id, name, slug, created_at) VALUES ('ws_clientb', $1, 'Client B', 'client-b', now())", [orgId]);
+        const rivalWorkspace = (await pg.query<{ id: string }>("SELECT id FROM console.workspaces WHERE org_id = $1", [other.orgId])).rows[0]!.id;
         const created = await createKey(mgmt);
         const moved = await mgmt.patch(`/v1/keys/${created.hash}`, { workspace_id: "ws_clientb" });
         expect(moved.status).toBe(200);

@@ -92,8 +92,8 @@ describe.each(overlays)("deploy/k8s/overlays/%s", (overlay) => {
     for (const name of SERVICES) {
       const env = mainContainer(find(objects, "Deployment", name)!).env ?? [];
       expect(env.filter((e) => e.name === "DATABASE_URL")).toEqual([{ name: "DATABASE_URL", valueFrom: { secretKeyRef: { name: "router-database", key: name } } }]);
-      // The bootstrap Job writes the gateway's rows as the gateway's role.
-      const expected = name === "gateway" && overlay === "production" ? ["Deployment/gateway", "Job/router-bootstrap"] : [`Deployment/${name}`];
+      // The bootstrap Job writes the console's rows (the operator organisation) as the console's role.
+      const expected = name === "console" && overlay === "production" ? ["Deployment/console", "Job/router-bootstrap"] : [`Deployment/${name}`];
       expect(readers(`Secret/router-database:${name}`)).toEqual(expected);
     }
     expect(readers("Secret/router-database:migrate")).toEqual(["Job/router-migrate"]);
@@ -121,15 +121,20 @@ describe.each(overlays)("deploy/k8s/overlays/%s", (overlay) => {
     const workloads = [...byKind(objects, "Deployment"), ...byKind(objects, "Job")];
     const readers = workloads.filter((o) => sourcesOf(o).includes("Secret/router-probe-token:ROUTER_PROBE_TOKEN")).map((o) => o.metadata.name);
     expect(readers.filter((n) => !n.startsWith("probe-"))).toEqual(["console"]);
-    // The console's pod reads its own role's URL, the probes' token, the master key and the edge's
-    // public keys, and no other secret (no bus, no Redis: not router-secrets).
+    // The console's pod reads its own role's URL, the probes' token, the master key, the edge's
+    // public keys, and of the edge's secrets the key pepper and the CSRF key alone: no signing key,
+    // and no other secret (no bus, no Redis: not router-secrets).
     expect(sourcesOf(find(objects, "Deployment", "console")!).sort()).toEqual([
       "ConfigMap/router-config",
       "ConfigMap/router-identity-public-keys",
       "Secret/router-database:console",
+      "Secret/router-edge-secrets:ROUTER_INTERNAL_SECRET",
+      "Secret/router-edge-secrets:ROUTER_KEY_PEPPER",
       "Secret/router-master-key",
       "Secret/router-probe-token:ROUTER_PROBE_TOKEN",
+      "Secret/router-sign-in",
     ]);
+    expect(workloads.filter((o) => sourcesOf(o).includes("Secret/router-sign-in")).map((o) => o.metadata.name)).toEqual(["console"]);
   });
 
   it("gives each pod only the secrets it uses: the edge's signing key to the gateway alone", () => {

@@ -9,7 +9,7 @@ import { recordRequests } from "../services/activity/src/recording/request-recor
 import { startAlertsHarness } from "../services/alerts/test/alerts-harness";
 import { startBroadcastHarness } from "../services/broadcast/test/broadcast-harness";
 import { call as gatewayCall, newOrganisation, startHarness as startGatewayHarness } from "../services/gateway/test/harness";
-import { s256Challenge } from "../services/gateway/src/pkce/pkce-request";
+import { s256Challenge } from "../services/console/src/pkce/pkce-request";
 import { startTestLedger } from "../services/ledger/test/ledger-fixture";
 import { startReportsHarness } from "../services/reports/test/reports-harness";
 import { fixtureCatalog } from "../services/routing/test/catalog-fixture";

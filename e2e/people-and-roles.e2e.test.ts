@@ -132,8 +132,8 @@ describe("people, sessions and roles through the separate-process stack", () => 
       const wallet = Wallet.createRandom();
       const browser = await seated("member", wallet);
       await db.query(
-        `UPDATE gateway.members SET role = $1
-         WHERE org_id = $2 AND user_id = (SELECT id FROM gateway.users WHERE provider = 'wallet' AND provider_subject = $3)`,
+        `UPDATE console.members SET role = $1
+         WHERE org_id = $2 AND user_id = (SELECT id FROM console.users WHERE provider = 'wallet' AND provider_subject = $3)`,
         [role, org.orgId, wallet.address.toLowerCase()],
       );
       people[role] = browser;

@@ -20,7 +20,7 @@ export type Secrets = Record<SecretName, string>;
 /** What a missing one is, in the line that stops a start with a database. */
 const REQUIRED_HINT: Record<SecretName, string> = {
   ROUTER_KEY_PEPPER: "set the same value on the gateway and the CLI",
-  ROUTER_INTERNAL_SECRET: "the gateway's own cookie and CSRF key",
+  ROUTER_INTERNAL_SECRET: "the sessions' CSRF key, shared by the gateway and the console",
   ROUTER_MASTER_KEY: "set the same value on every service that seals secrets",
   ROUTER_IDENTITY_SIGNING_KEY: "the edge's private Ed25519 JWK; `router keys identity` makes one",
   ROUTER_IDENTITY_PUBLIC_KEYS: "a JWKS of the edge's public Ed25519 keys; `router keys identity` makes one",

@@ -26,6 +26,11 @@ export interface Identity {
    * only the gateway holds it.
    */
   orgName?: string;
+  /**
+   * The dashboard session of a `session` caller: its token's hash, how it signed in and when it
+   * expires (ISO 8601), for the routes that show or end the current session.
+   */
+  session?: { tokenHash: string; authMethod: string; expiresAt: string };
 }
 
 export const IDENTITY_HEADER = "x-router-identity";

@@ -6,3 +6,4 @@ export * from "./internal-http";
 export * from "./json-depth";
 export * from "./session-cookies";
 export * from "./object-body";
+export * from "./cache-evictions";

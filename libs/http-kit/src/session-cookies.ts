@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { parse as parseCookies } from "cookie";
 import type { CookieOptions, Request, Response } from "express";
@@ -15,9 +15,16 @@ export function cookiesOf(req: IncomingMessage): Record<string, string | undefin
   return header ? parseCookies(header) : {};
 }
 
+/** The SHA-256 of a session token: the only form the database holds, and how the edge's caches name a session. */
+export function sessionTokenHash(token: string): string {
+  return createHash("sha256").update(token).digest("hex");
+}
+
 /** Whether the request was addressed to this machine itself, where browsers accept cookies without `Secure` over http. */
 export function isLocalRequest(req: IncomingMessage): boolean {
-  const host = (req.headers.host ?? "").toLowerCase();
+  // Behind the gateway, the host the browser addressed is the one it forwards.
+  const forwarded = req.headers["x-forwarded-host"];
+  const host = ((typeof forwarded === "string" ? forwarded : undefined) ?? req.headers.host ?? "").toLowerCase();
   const name = host.startsWith("[") ? host.slice(0, host.indexOf("]") + 1) : host.split(":")[0] ?? "";
   return LOCAL_HOSTS.has(name) || name.endsWith(".localhost");
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { dataOf, GATEWAY, nanodollars, pageOf, route, timestamp, usd } from "./route";
+import { dataOf, nanodollars, pageOf, route, timestamp, usd } from "./route";
 
 // ---- bodies and query -------------------------------------------------------------------------
 
@@ -100,8 +100,8 @@ export const patchedKey = z.object({
 
 // ---- the routes -------------------------------------------------------------------------------
 
-const owner = GATEWAY;
-const serving = "served" as const;
+const owner = "console";
+const serving = "forwarded" as const;
 const management = { owner, serving, access: "management" } as const;
 
 export const KEY_ROUTES = [

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { dataOf, GATEWAY, nanodollars, pageOf, route, timestamp, usd } from "./route";
+import { dataOf, nanodollars, pageOf, route, timestamp, usd } from "./route";
 
 // ---- names ------------------------------------------------------------------------------------
 
@@ -54,8 +54,8 @@ export const workspace = z
 
 // ---- the routes -------------------------------------------------------------------------------
 
-const owner = GATEWAY;
-const serving = "served" as const;
+const owner = "console";
+const serving = "forwarded" as const;
 const management = { owner, serving, access: "management" } as const;
 
 export const ORGANISATION_ROUTES = [

@@ -1,6 +1,6 @@
 import { ASSIGNABLE_ROLES, ROLES } from "@router/access";
 import { z } from "zod";
-import { dataOf, GATEWAY, pageOf, route, timestamp } from "./route";
+import { dataOf, pageOf, route, timestamp } from "./route";
 
 // ---- bodies -----------------------------------------------------------------------------------
 
@@ -40,8 +40,8 @@ export const invitationLookup = z.object({ org_name: z.string(), role, role_name
 
 // ---- the routes -------------------------------------------------------------------------------
 
-const owner = GATEWAY;
-const serving = "served" as const;
+const owner = "console";
+const serving = "forwarded" as const;
 const management = { owner, serving, access: "management" } as const;
 
 export const PEOPLE_ROUTES = [

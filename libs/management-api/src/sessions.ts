@@ -1,7 +1,7 @@
 import { ROLES } from "@router/access";
 import { z } from "zod";
 import { displayName } from "./organisations";
-import { dataOf, GATEWAY, pageOf, route, timestamp } from "./route";
+import { dataOf, pageOf, route, timestamp } from "./route";
 
 // ---- sessions ---------------------------------------------------------------------------------
 
@@ -125,8 +125,8 @@ export const walletSession = z.object({ expires_at: timestamp, org_id: z.string(
 
 // ---- the routes -------------------------------------------------------------------------------
 
-const owner = GATEWAY;
-const serving = "served" as const;
+const owner = "console";
+const serving = "forwarded" as const;
 const management = { owner, serving, access: "management" } as const;
 const open = { owner, serving, access: "public", permission: null } as const;
 
@@ -138,6 +138,8 @@ export const SESSION_ROUTES = [
     method: "post",
     path: "/v1/auth/signout",
     summary: "End the current session (clears the cookies; the session ends only with the CSRF token)",
+    // Public: the session it ends is read from its cookie, and ended only when the CSRF token holds.
+    passHeaders: ["cookie", "x-csrf-token"],
     answer: dataOf(z.object({ ended: z.boolean() })),
   }),
   route({ ...management, permission: "read", method: "get", path: "/v1/auth/organizations", summary: "The organisations the caller may act in", answer: pageOf(membership) }),

@@ -150,11 +150,14 @@ async function startStackWith(opts: {
   for (const [slug, url] of Object.entries(opts.providerBaseUrls)) {
     env[`ROUTER_PROVIDER_${slug.toUpperCase().replace(/-/g, "_")}_BASE_URL`] = url;
   }
-  // As deployed: only the edge holds the private key it signs identities with, and its cookie key.
+  // As deployed: the edge and the console share the key of the sessions' CSRF tokens; only the
+  // edge holds the private key it signs identities with.
+  const internalSecret = randomBytes(32).toString("hex");
+  const consoleEnv: Record<string, string> = { ...env, ROUTER_INTERNAL_SECRET: internalSecret, ...opts.extraEnv };
   const gatewayEnv: Record<string, string> = {
     ...env,
     ROUTER_IDENTITY_SIGNING_KEY: identity.env.ROUTER_IDENTITY_SIGNING_KEY,
-    ROUTER_INTERNAL_SECRET: randomBytes(32).toString("hex"),
+    ROUTER_INTERNAL_SECRET: internalSecret,
     ...opts.extraEnv,
   };
   const gatewayNodeArgs = [...GATEWAY_NODE_ARGS, ...(opts.nodeArgs ?? [])];
@@ -192,7 +195,7 @@ async function startStackWith(opts: {
       startNodeProcess("alerts", main("alerts"), as("alerts", env), () => tcpReady(alertsHttp), startTimeoutMs, opts.nodeArgs),
       startNodeProcess("broadcast", main("broadcast"), as("broadcast", env), () => httpReady(`http://127.0.0.1:${broadcastHttp}/health`), startTimeoutMs, opts.nodeArgs),
       startNodeProcess("runaway", main("runaway"), as("runaway", env), () => httpReady(`http://127.0.0.1:${runawayHttp}/health`), startTimeoutMs, opts.nodeArgs),
-      startNodeProcess("console", main("console"), as("console", env), async () => (await httpReady(`http://127.0.0.1:${consoleHttp}/health`)) && (await tcpReady(consoleGrpc)), startTimeoutMs, opts.nodeArgs),
+      startNodeProcess("console", main("console"), as("console", consoleEnv), async () => (await httpReady(`http://127.0.0.1:${consoleHttp}/health`)) && (await tcpReady(consoleGrpc)), startTimeoutMs, opts.nodeArgs),
     ]);
     for (const s of started) if (s.status === "fulfilled") services.push(s.value);
     const failed = started.find((s) => s.status === "rejected");

@@ -1,11 +1,25 @@
 import { readFileSync } from "node:fs";
+import type { Express } from "express";
 import { join } from "node:path";
 import { DatabaseReadiness, prepareSchema, type Db } from "@router/db";
 import { InProcessServer, startGrpcServer } from "@router/grpc-kit";
 import { createHttpApp, finishApp, listen, metricsRoute, requireIdentity, type IdentityPublicKeys } from "@router/http-kit";
+import { createAuthorize } from "./auth/principal";
+import { keyRoutes } from "./keys/key-routes";
+import { organisationRoutes } from "./organisations/organisation-routes";
+import { workspaceRoutes } from "./organisations/workspace-routes";
+import { invitationRoutes } from "./people/invitation-routes";
+import { memberRoutes } from "./people/member-routes";
+import { DEFAULT_PKCE_KEY_DAYS, DEFAULT_PKCE_KEY_LIMIT_USD, pkceRoutes } from "./pkce/pkce-routes";
+import { sessionRoutes } from "./sessions/session-routes";
+import { SessionIssuer } from "./sessions/session-issuer";
+import { OAuthClients, type OAuthProviders } from "./sign-in/oauth-providers";
+import { oauthRoutes } from "./sign-in/oauth-routes";
+import { signInMethodsRoute } from "./sign-in/sign-in-methods";
+import { walletRoutes } from "./sign-in/wallet-routes";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
-import { consoleRpc } from "@router/proto";
+import { consoleRpc, type ledger } from "@router/proto";
 import { ProviderCredentialSealer } from "@router/sealing";
 import { credentialRoutes } from "./credentials/credential-routes";
 import { consoleGrpcService } from "./console-service";
@@ -19,6 +33,10 @@ import { probeRoute } from "./status/probe-route";
 import { uptimeRoute } from "./status/uptime-route";
 
 export { recordProbe } from "./status/uptime-store";
+export { createOrganisation, ensureOperatorOrganisation, operatorOrganisationExists, type CreatedOrganisation } from "./organisations/organisation-creation";
+export { listOrganisations, mintManagementKey, type OrganisationSummary } from "./organisations/operator-recovery";
+export { pkceEnvironment, pkceOptionsOf, signInEnvironment, signInOptionsOf, incompleteSignInProviders } from "./config";
+export type { OAuthProviders } from "./sign-in/oauth-providers";
 export { DEFAULT_DASHBOARD_DIR, DASHBOARD_CSP } from "./dashboard/dashboard-routes";
 export { loopbackHostOf } from "./mcp/mcp-route";
 
@@ -49,6 +67,31 @@ export interface ConsoleDeps {
   identityKeys: IdentityPublicKeys;
   /** ROUTER_MASTER_KEY: seals provider credentials as they are added. */
   masterKey: string;
+  /** ROUTER_KEY_PEPPER: keys are minted here and stored by their peppered hash. */
+  pepper: string;
+  /**
+   * ROUTER_INTERNAL_SECRET: keys the sessions' CSRF tokens (the gateway checks them with the same
+   * secret) and the OAuth sign-in's state cookie.
+   */
+  csrfSecret: string;
+  /** The ledger over gRPC: what each key's ceiling and each workspace has spent. */
+  ledger: ledger.LedgerServiceClient;
+  /** Deadline of each ledger call. Default 1000 ms. */
+  grpcDeadlineMs?: number;
+  /**
+   * Where people reach this deployment (ROUTER_PUBLIC_URL: scheme, host, optional path prefix):
+   * invitation links, sign-in redirects and the wallet message's domain are built on it; a getter
+   * when the gateway's port is known only once it listens. Default: the gateway's URL.
+   */
+  publicUrl?: string | (() => string);
+  /** Identity providers offered for sign-in (CONSOLE_OAUTH_*); none by default. */
+  oauthProviders?: OAuthProviders;
+  /** Whether wallet sign-in (Sign-In with Ethereum) is offered (CONSOLE_WALLET_SIGNIN). Default true. */
+  walletSignIn?: boolean;
+  /** Hard lifetime spend ceiling of a key issued through OAuth PKCE, USD. Default 10. */
+  pkceKeyLimitUsd?: number;
+  /** Lifetime of a key issued through OAuth PKCE, days from its exchange. Default 30. */
+  pkceKeyDays?: number;
   /** The bearer token `router probe` reports with (`POST /v1/status/probes`); unset refuses every report. */
   probeToken?: string;
   /** The built dashboard (its `index.html` and `assets/`). Default: services/console/dashboard/dist. */
@@ -100,14 +143,16 @@ export async function startConsole(deps: ConsoleDeps): Promise<RunningConsole> {
   app.use(cspReportRoute({ log, onViolations: metrics.cspViolated }));
   app.use(dashboardRoutes({ dir: deps.dashboardDir, log }));
   const gatewayUrl = deps.gatewayUrl ?? DEFAULT_GATEWAY_URL;
-  app.use(mcpRoutes({ gatewayUrl: typeof gatewayUrl === "string" ? () => gatewayUrl : gatewayUrl, version: VERSION }));
+  const gatewayUrlOf = typeof gatewayUrl === "string" ? () => gatewayUrl : gatewayUrl;
+  app.use(mcpRoutes({ gatewayUrl: gatewayUrlOf, version: VERSION }));
+  mountIdentityRoutes(app, deps, gatewayUrlOf);
   // Every route below carries the caller's identity, signed by the gateway.
   app.use(requireIdentity(deps.identityKeys));
   app.use(credentialRoutes({ db: deps.db, sealer: new ProviderCredentialSealer(deps.masterKey), clock }));
   app.use(loggingRoutes({ db: deps.db, clock }));
   finishApp(app, log);
 
-  const services = [consoleGrpcService({ db: deps.db, log })];
+  const services = [consoleGrpcService({ db: deps.db, log, clock })];
   const inProcess = new InProcessServer(services);
   const server = await listen(app, deps.httpPort, deps.host ?? "127.0.0.1");
   const grpc =
@@ -126,4 +171,38 @@ export async function startConsole(deps: ConsoleDeps): Promise<RunningConsole> {
       await Promise.all([server.close(), grpc?.close(), inProcess.close()]);
     },
   };
+}
+
+/**
+ * Identity: organisations and workspaces, people and invitations, sessions and sign-in, PKCE, and
+ * keys as resources. Public routes (sign-in, invitation lookup, the PKCE exchange) carry no
+ * identity; every other one checks the identity the gateway signed, through `authorize`.
+ */
+function mountIdentityRoutes(app: Express, deps: ConsoleDeps, gatewayUrl: () => string): void {
+  const { db, clock, log, pepper, csrfSecret } = deps;
+  const authorize = createAuthorize(deps.identityKeys);
+  const grpcDeadlineMs = deps.grpcDeadlineMs ?? 1000;
+  const publicUrl = (): string => (typeof deps.publicUrl === "function" ? deps.publicUrl() : deps.publicUrl ?? gatewayUrl()).replace(/\/+$/, "");
+  const issuer = new SessionIssuer({ clock, csrfSecret });
+  app.use(keyRoutes({ db, authorize, identityKeys: deps.identityKeys, ledger: deps.ledger, pepper, clock, grpcDeadlineMs }));
+  app.use(sessionRoutes({ db, authorize, issuer, pepper, clock, csrfSecret }));
+  app.use(organisationRoutes({ db, authorize }));
+  app.use(workspaceRoutes({ db, authorize, clock, ledger: deps.ledger, grpcDeadlineMs }));
+  app.use(memberRoutes({ db, authorize, clock }));
+  app.use(invitationRoutes({ db, authorize, clock, issuer, publicUrl }));
+  app.use(
+    pkceRoutes({
+      db,
+      authorize,
+      pepper,
+      clock,
+      keyLimitUsd: deps.pkceKeyLimitUsd ?? DEFAULT_PKCE_KEY_LIMIT_USD,
+      keyDays: deps.pkceKeyDays ?? DEFAULT_PKCE_KEY_DAYS,
+    }),
+  );
+  const walletSignIn = deps.walletSignIn ?? true;
+  const oauthClients = new OAuthClients(deps.oauthProviders ?? {}, (slug) => `${publicUrl()}/v1/auth/oauth/${slug}/callback`, log);
+  app.use(signInMethodsRoute({ clients: oauthClients, wallet: walletSignIn }));
+  app.use(oauthRoutes({ db, clock, log, clients: oauthClients, issuer, secret: csrfSecret, publicUrl }));
+  app.use(walletRoutes({ db, clock, issuer, publicUrl, enabled: walletSignIn }));
 }

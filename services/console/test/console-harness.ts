@@ -1,7 +1,9 @@
 import type { Writable } from "node:stream";
 import { createPostgresDb, type Db } from "@router/db";
 import { createLogger } from "@router/logging";
+import { CLIENT_OPTIONS, insecure } from "@router/grpc-kit";
 import { ManualClock } from "@router/money";
+import { ledger } from "@router/proto";
 import { createTestDatabase, newIdentityKeys, readJsonOrText, type TestDatabase } from "@router/testkit";
 import { startConsole, type RunningConsole } from "../src/app";
 
@@ -26,6 +28,7 @@ export async function startConsoleHarness(
   const clock = new ManualClock(opts.now ?? new Date("2026-11-21T10:00:00.000Z"));
   const log = opts.logTo ? createLogger({ level: "info", destination: opts.logTo }) : createLogger({ level: "silent" });
   const identity = newIdentityKeys();
+  const ledgerClient = new ledger.LedgerServiceClient("127.0.0.1:1", insecure(), CLIENT_OPTIONS);
   const running = await startConsole({
     db,
     log,
@@ -34,6 +37,10 @@ export async function startConsoleHarness(
     grpcPort: "in-process",
     identityKeys: identity.publicKeys,
     masterKey: "console-test-master-key-0123456789",
+    pepper: "console-test-pepper-0123456789",
+    csrfSecret: "console-test-internal-secret-0123456789",
+    // Nothing these tests reach asks the ledger (keys' and workspaces' spend); the client never connects.
+    ledger: ledgerClient,
     probeToken: opts.probeToken,
     dashboardDir: opts.dashboardDir,
     defaultMetrics: false,
@@ -48,6 +55,7 @@ export async function startConsoleHarness(
     identity,
     async close() {
       await running.close();
+      ledgerClient.close();
       await db.close();
       await testDb.drop();
     },

@@ -1,7 +1,8 @@
 import { env, loadConfig, z } from "@router/config";
 import { alertsEnvironment, checkAlertsEnvironment } from "@router/alerts";
 import { busEnvironment, checkBusEnvironment } from "@router/bus";
-import { pkceEnvironment, rateLimitEnvironment, storedResponseEnvironment, regionEnvironment, signInEnvironment, upstreamEnvironment } from "@router/gateway";
+import { pkceEnvironment, signInEnvironment } from "@router/console";
+import { rateLimitEnvironment, storedResponseEnvironment, regionEnvironment, upstreamEnvironment } from "@router/gateway";
 import { feeEnvironment, stripeEnvironment } from "@router/ledger";
 import { outboundEnvironment } from "@router/outbound";
 
@@ -24,13 +25,13 @@ export const embeddedConfigSchema = z.object({
   METRICS_HOST: z.string().default("127.0.0.1"),
   /** Provider timeouts and the stream keepalive, as the standalone gateway takes them. */
   ...upstreamEnvironment,
-  /** Ceiling and lifetime of keys issued to apps through OAuth PKCE, as the standalone gateway takes them. */
+  /** Ceiling and lifetime of keys issued to apps through OAuth PKCE, as the standalone console takes them. */
   ...pkceEnvironment,
   /** How long stored responses (`store` on POST /v1/responses) are kept, as the standalone gateway takes it. */
   ...storedResponseEnvironment,
   /** Trusted proxies (X-Forwarded-For), the Redis key prefix and replaced limits, as the standalone gateway takes them. */
   ...rateLimitEnvironment,
-  /** Identity providers and wallet sign-in, as the standalone gateway takes them. */
+  /** Identity providers and wallet sign-in, as the standalone console takes them. */
   ...signInEnvironment,
   ...regionEnvironment,
   /** Alert channels' chat host and mail server, as the standalone alerts service takes them. */

@@ -4,12 +4,12 @@ import { join } from "node:path";
 import { startActivity } from "@router/activity";
 import { startAlerts } from "@router/alerts";
 import { startBroadcast } from "@router/broadcast";
-import { loopbackHostOf, startConsole } from "@router/console";
+import { ensureOperatorOrganisation, incompleteSignInProviders, loopbackHostOf, pkceOptionsOf, signInOptionsOf, startConsole } from "@router/console";
 import { busConfigOf, createBus, type EventBus } from "@router/bus";
 import { parseIdentityPublicKeys, providerBaseUrls, resolveSecrets } from "@router/config";
 import { identityPublicKeys } from "@router/http-kit";
 import { createPostgresDb, EmbeddedPostgres, isNewEmbeddedStore, type Db } from "@router/db";
-import { ensureOperatorOrganisation, migrateGateway, pkceOptionsOf, storedResponseOptionsOf, rateLimitOptionsOf, incompleteSignInProviders, regionOptionsOf, signInOptionsOf, startGateway, upstreamOptionsOf } from "@router/gateway";
+import { migrateGateway, movedSignInSettings, storedResponseOptionsOf, rateLimitOptionsOf, regionOptionsOf, startGateway, upstreamOptionsOf } from "@router/gateway";
 import { feeScheduleOf, startLedger, stripeSettingsOf } from "@router/ledger";
 import { createLogger, exitOnStartFailure, installProcessHandlers, stopOnSignals, type Logger } from "@router/logging";
 import { systemClock } from "@router/money";
@@ -35,7 +35,10 @@ async function main(): Promise<void> {
   const root = createLogger({ level: config.LOG_LEVEL });
   const log = root.child({ service: "router" });
   for (const { provider, missing } of incompleteSignInProviders(config)) {
-    log.warn({ provider, missing }, "gateway.sign_in.provider_incomplete");
+    log.warn({ provider, missing }, "console.sign_in.provider_incomplete");
+  }
+  for (const moved of movedSignInSettings(process.env)) {
+    log.warn({ ...moved, reads: "the console" }, "router.setting_renamed");
   }
   installProcessHandlers(log);
   // One provider for every service of the process; off unless the OTEL_* settings ask for traces.
@@ -152,16 +155,24 @@ async function main(): Promise<void> {
   await migrateGateway(gatewayDb);
   // The console's MCP tools call the gateway, whose port is known once it listens (after the console).
   let gatewayUrl = "";
+  const consoleDb = openDb("console");
   const consoleSvc = await startConsole({
     defaultMetrics: false,
-    db: openDb("console"),
+    db: consoleDb,
     log: root.child({ service: "console" }),
     clock,
     httpPort: 0,
     grpcPort: "in-process",
     identityKeys,
     masterKey: secrets.ROUTER_MASTER_KEY,
+    pepper: secrets.ROUTER_KEY_PEPPER,
+    csrfSecret: secrets.ROUTER_INTERNAL_SECRET,
+    ledger: ledgerSvc.inProcess,
+    grpcDeadlineMs: config.GRPC_DEADLINE_MS,
+    publicUrl: config.ROUTER_PUBLIC_URL ?? (() => gatewayUrl),
     gatewayUrl: () => gatewayUrl,
+    ...pkceOptionsOf(config),
+    ...signInOptionsOf(config),
   });
   const gateway = await startGateway({
     db: gatewayDb,
@@ -169,7 +180,6 @@ async function main(): Promise<void> {
     log: root.child({ service: "gateway" }),
     clock,
     port: config.PORT,
-    publicUrl: config.ROUTER_PUBLIC_URL,
     host: config.HOST,
     secrets,
     routing: routingSvc.inProcess,
@@ -189,16 +199,14 @@ async function main(): Promise<void> {
     metricsPort: config.METRICS_PORT,
     metricsHost: config.METRICS_HOST,
     ...upstreamOptionsOf(config),
-    ...pkceOptionsOf(config),
     ...storedResponseOptionsOf(config),
     ...rateLimitOptionsOf(config),
-    ...signInOptionsOf(config),
     ...regionOptionsOf(config),
     version: VERSION,
   });
   gatewayUrl = `http://${loopbackHostOf(config.HOST)}:${gateway.port}`;
 
-  const operator = await ensureOperatorOrganisation(gatewayDb, secrets.ROUTER_KEY_PEPPER, clock);
+  const operator = await ensureOperatorOrganisation(consoleDb, secrets.ROUTER_KEY_PEPPER, clock);
   const url = config.ROUTER_PUBLIC_URL?.replace(/\/+$/, "") ?? `http://${browsableHost(config.HOST)}:${gateway.port}`;
   if (operator.created && operator.managementKey) {
     // Printed once, on first start only; the store keeps only its hash.

@@ -42,31 +42,19 @@ import { openApiRoutes } from "./openapi/openapi-routes";
 import { servedRoutes, type ServedRoute } from "./openapi/served-routes";
 import { SelfCallTokens } from "./rate-limits/self-calls";
 import { regionRoute, type RegionHeaders } from "./meta/region-route";
-import { keyRoutes } from "./keys/key-routes";
-import { findKeyByHash } from "./keys/key-store";
 import { GatewayMetrics } from "./metrics";
 import { grpcConsolePort } from "./console/console-port";
 import { StoredCredentialSource } from "./provider-keys/credential-source";
-import { organisationRoutes } from "./organisations/organisation-routes";
-import { workspaceRoutes } from "./organisations/workspace-routes";
-import { invitationRoutes } from "./people/invitation-routes";
-import { memberRoutes } from "./people/member-routes";
-import { DEFAULT_PKCE_KEY_DAYS, DEFAULT_PKCE_KEY_LIMIT_USD, pkceRoutes } from "./pkce/pkce-routes";
-import { OAuthClients, type OAuthProviders } from "./sign-in/oauth-providers";
-import { oauthRoutes } from "./sign-in/oauth-routes";
-import { signInMethodsRoute } from "./sign-in/sign-in-methods";
-import { walletRoutes } from "./sign-in/wallet-routes";
 import { consolePageRoutes, UNREAD_BODY_PATHS, proxyRoutes } from "./proxy/proxy-routes";
+import { PKCE_EXCHANGE_PATH, pkceExchangePreflight } from "./proxy/pkce-cors";
 import { consoleMcpRoutes } from "./proxy/console-mcp-route";
 import { runawayFlagRoutes } from "./runaway/runaway-flag-routes";
-import { subscribeRunawayFlags } from "./runaway/runaway-pauses";
+import { subscribeRunawayFlags } from "./runaway/runaway-flags";
 import { trustedProxies } from "./rate-limits/client-address";
 import { limitTable, type RateLimitOverrides } from "./rate-limits/limits";
 import { GatewayRateLimits } from "./rate-limits/rate-limit-middleware";
 import { RateLimitStore } from "./rate-limits/rate-limiter";
-import { SessionDirectory } from "./sessions/session-directory";
-import { SessionIssuer } from "./sessions/session-issuer";
-import { sessionRoutes } from "./sessions/session-routes";
+import { SessionDirectory } from "./auth/session-directory";
 import { UpstreamProxy } from "./proxy/upstream-proxy";
 import { DEFAULT_CONSOLE_HTTP_URL, DEFAULT_RUNAWAY_HTTP_URL, type GatewaySecrets } from "./config";
 import { cachedRoutingPort } from "./routing/plan-cache";
@@ -76,29 +64,22 @@ import { grpcLedgerPort } from "./spend/ledger-port";
 import { RecentBudgetWrites } from "./spend/recent-budget-writes";
 import { SpendLeases } from "./spend/spend-leases";
 
-export { createOrganisation, ensureOperatorOrganisation, operatorOrganisationExists, type CreatedOrganisation } from "./organisations/organisation-creation";
-export { listOrganisations, mintManagementKey, type OrganisationSummary } from "./organisations/operator-recovery";
 export { requireCaller, type Authenticate, type AuthenticateOptions } from "./auth/authenticate";
 export type { Caller, CallerKey } from "./auth/caller";
 export type { CredentialSource, DispatchCredential } from "./provider-keys/dispatch-credential";
 export { PROVIDER_SLUGS, type ProviderSlug } from "./provider-keys/provider-slugs";
 
 export {
-  pkceEnvironment,
+  movedSignInSettings,
   storedResponseEnvironment,
   storedResponseOptionsOf,
-  pkceOptionsOf,
   rateLimitEnvironment,
   rateLimitOptionsOf,
-  signInEnvironment,
-  incompleteSignInProviders,
-  signInOptionsOf,
   regionEnvironment,
   regionOptionsOf,
   upstreamEnvironment,
   upstreamOptionsOf,
 } from "./config";
-export type { OAuthProviders } from "./sign-in/oauth-providers";
 export type { RateLimitOverrides } from "./rate-limits/limits";
 
 /** The Postgres schema the gateway owns. */
@@ -135,15 +116,13 @@ export interface GatewayDeps {
   clock: Clock;
   port: number;
   host?: string;
-  /**
-   * Where people reach this deployment (scheme, host, optional path prefix): invitation links and
-   * sign-in redirects are built on it. Default `http://127.0.0.1:<port>`.
-   */
-  publicUrl?: string;
   secrets: GatewaySecrets;
   routing: routing.RoutingServiceClient;
   ledger: ledger.LedgerServiceClient;
-  /** The console over gRPC: an organisation's provider credentials and excluded keys, asked on a cache miss. */
+  /**
+   * The console over gRPC, asked on a cache miss: keys and sessions (authentication), an
+   * organisation's provider credentials and excluded keys, workspaces and names for forwarded routes.
+   */
   console: consoleRpc.ConsoleServiceClient;
   activityUrl: string;
   /** The alerts service: alert channels, test alerts and the delivery log are forwarded there. */
@@ -156,8 +135,9 @@ export interface GatewayDeps {
   /** The runaway service's HTTP address (flags and their settings). Default `http://127.0.0.1:8087`. */
   runawayUrl?: string;
   /**
-   * The console's HTTP address, where the gateway forwards the dashboard's pages, uptime and probe
-   * reports, MCP, provider credentials and content-logging settings. Default `http://127.0.0.1:8088`.
+   * The console's HTTP address, where the gateway forwards identity and management (organisations,
+   * people, sessions and sign-in, keys, provider credentials, logging settings), the dashboard's
+   * pages, uptime and probe reports, and MCP. Default `http://127.0.0.1:8088`.
    */
   consoleUrl?: string;
   /** `ROUTER_PROVIDER_<SLUG>_BASE_URL` overrides, by lower-case slug. */
@@ -194,16 +174,8 @@ export interface GatewayDeps {
    * with `router.gateway_shutdown` (GATEWAY_DRAIN_GRACE_MS). Default 20 s.
    */
   drainGraceMs?: number;
-  /** Hard lifetime spend ceiling of a key issued through OAuth PKCE, USD. Default 10. */
-  pkceKeyLimitUsd?: number;
-  /** Lifetime of a key issued through OAuth PKCE, days from its exchange. Default 30. */
-  pkceKeyDays?: number;
   /** Days a stored response (`store` on POST /v1/responses) is kept before it is purged. Default 30. */
   storedResponseDays?: number;
-  /** Identity providers offered for sign-in (GATEWAY_OAUTH_*); none by default. */
-  oauthProviders?: OAuthProviders;
-  /** Whether wallet sign-in (Sign-In with Ethereum) is offered (GATEWAY_WALLET_SIGNIN). Default true. */
-  walletSignIn?: boolean;
   /** Trusted edge headers naming the caller's country and subdivision (GATEWAY_REGION_HEADER...); none by default. */
   regionHeaders?: RegionHeaders;
   version: string;
@@ -243,14 +215,15 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   // and for the evictions of changed keys and sessions that reach every replica at once.
   const redis = deps.redisUrl ? new Redis(deps.redisUrl, { maxRetriesPerRequest: 1 }) : undefined;
   redis?.on("error", (err: unknown) => deps.log.warn({ err }, "gateway.redis.error"));
-  const authCache = new AuthCache((hash) => findKeyByHash(deps.db, hash), deps.clock, {
+  // Keys and sessions are the console's: asked on a miss, cached ten seconds at most.
+  const consolePort = grpcConsolePort(deps.console, { deadlineMs: grpcDeadlineMs });
+  const authCache = new AuthCache((hash) => consolePort.findKey(hash), deps.clock, {
     shared: redis ? { redis, log: deps.log } : undefined,
   });
   const authDeps = { cache: authCache, pepper, clock: deps.clock };
   const authenticate = createAuthenticator(authDeps);
   const metrics = new GatewayMetrics();
   metrics.watchAuthCache(() => authCache.stats());
-  const consolePort = grpcConsolePort(deps.console, { deadlineMs: grpcDeadlineMs });
   const credentials = new StoredCredentialSource({
     directory: consolePort,
     sealer: new ProviderCredentialSealer(deps.secrets.ROUTER_MASTER_KEY),
@@ -262,11 +235,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const recent = createRecentGenerations({ redis, log: deps.log });
   const inference = authenticate({ allow: ["inference"] });
   const csrfSecret = deps.secrets.ROUTER_INTERNAL_SECRET;
-  // Resolved after listening when the port is picked by the system (port 0): see `publicUrlOf`.
-  let publicUrl = deps.publicUrl?.replace(/\/+$/, "") ?? "";
-  const publicUrlOf = (): string => publicUrl;
-  const sessions = new SessionDirectory({ db: deps.db, clock: deps.clock, log: deps.log, redis });
-  const issuer = new SessionIssuer({ clock: deps.clock, sessions, csrfSecret });
+  const sessions = new SessionDirectory({ load: (hash) => consolePort.findSession(hash), clock: deps.clock, log: deps.log, redis });
   // Rate limits count on a Redis connection of their own, whose commands give up quickly: a count
   // Redis does not answer in time is made in memory instead (docs/adr, ADR 0065).
   const rateLimitRedis = deps.redisUrl
@@ -377,19 +346,6 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     metrics,
     drain,
   }, ingresses);
-  app.use(
-    keyRoutes({
-      db: deps.db,
-      authenticate,
-      manage,
-      authCache,
-      sessions: issuer,
-      ledger: deps.ledger,
-      pepper,
-      clock: deps.clock,
-      grpcDeadlineMs,
-    }),
-  );
   // Guardrails are cached by routing, not here: reported null (docs/adr, ADR 0076). `budgets` is this
   // gateway's copy of which workspaces and agents have a budget (the ledger keeps the budgets).
   app.use(
@@ -407,56 +363,6 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       },
       routingUrl: deps.routingUrl,
       identityKey,
-    }),
-  );
-  app.use(
-    sessionRoutes({
-      db: deps.db,
-      manage,
-      issuer,
-      authCache,
-      pepper,
-      clock: deps.clock,
-      csrfSecret,
-      publicLimit: rateLimits.publicRateLimit("auth_exchange"),
-    }),
-  );
-  app.use(organisationRoutes({ db: deps.db, manage }));
-  app.use(workspaceRoutes({ db: deps.db, manage, clock: deps.clock, ledger: deps.ledger, grpcDeadlineMs }));
-  app.use(memberRoutes({ db: deps.db, manage, clock: deps.clock, authCache, issuer }));
-  app.use(
-    invitationRoutes({
-      db: deps.db,
-      manage,
-      clock: deps.clock,
-      issuer,
-      publicUrl: publicUrlOf,
-      publicLimit: rateLimits.publicRateLimit("invitation_lookup"),
-    }),
-  );
-  app.use(
-    pkceRoutes({
-      db: deps.db,
-      manage,
-      pepper,
-      clock: deps.clock,
-      publicLimit: rateLimits.publicRateLimit("pkce"),
-      keyLimitUsd: deps.pkceKeyLimitUsd ?? DEFAULT_PKCE_KEY_LIMIT_USD,
-      keyDays: deps.pkceKeyDays ?? DEFAULT_PKCE_KEY_DAYS,
-    }),
-  );
-  const walletSignIn = deps.walletSignIn ?? true;
-  const oauthClients = new OAuthClients(deps.oauthProviders ?? {}, (slug) => `${publicUrlOf()}/v1/auth/oauth/${slug}/callback`, deps.log);
-  app.use(signInMethodsRoute({ clients: oauthClients, wallet: walletSignIn }));
-  app.use(oauthRoutes({ db: deps.db, clock: deps.clock, log: deps.log, clients: oauthClients, issuer, secret: csrfSecret, publicUrl: publicUrlOf }));
-  app.use(
-    walletRoutes({
-      db: deps.db,
-      clock: deps.clock,
-      issuer,
-      publicUrl: publicUrlOf,
-      enabled: walletSignIn,
-      publicLimit: rateLimits.publicRateLimit("wallet_challenge"),
     }),
   );
   app.use(
@@ -481,6 +387,8 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   app.use(regionRoute({ headers: deps.regionHeaders ?? {}, publicLimit: rateLimits.publicRateLimit("region") }));
   app.use(openApiRoutes({ version: deps.version, publicLimit: rateLimits.publicRateLimit("openapi") }));
   const consoleUrl = deps.consoleUrl ?? DEFAULT_CONSOLE_HTTP_URL;
+  // Answered here: a CORS preflight carries nothing for the console to read.
+  app.options(PKCE_EXCHANGE_PATH, pkceExchangePreflight);
   app.use(consolePageRoutes({ proxy, consoleUrl, cspReportLimit: rateLimits.publicRateLimit("csp_report") }));
   app.use(consoleMcpRoutes({ authenticate, proxy, consoleUrl, selfCalls, addressOf: (req) => rateLimits.addressOf(req) }));
   // Answers generations this gateway just served; any other id falls through to the proxy.
@@ -488,10 +396,15 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   app.use(storedResponseRoutes({ authenticate: inference, responses: storedResponses, log: deps.log }));
   const responsesIngress = ingresses.find((i): i is Ingress => i.kind === "chat" && i.name === "responses");
   if (responsesIngress) app.use(inputTokensRoutes({ authenticate: inference, responses: responsesIngress, limit: rateLimits.credential("count_tokens"), log: deps.log }));
-  app.use(runawayFlagRoutes({ db: deps.db, manage, proxy, identityKey, runawayUrl }));
+  app.use(runawayFlagRoutes({ authCache, manage, proxy, identityKey, runawayUrl }));
   app.use(
     proxyRoutes({
-      db: deps.db,
+      identity: consolePort,
+      // The console's answer to a change names the keys and sessions it made stale: forgotten here
+      // before the answer goes out, and on every other replica through Redis.
+      onEvictions: async ({ keys, sessions: ended }) => {
+        await Promise.all([authCache.evict(keys), sessions.evict(ended)]);
+      },
       onBudgetWrite: (orgId) => {
         budgetWrites.written(orgId);
         budgetSubjects.invalidate(orgId);
@@ -520,16 +433,21 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       paymentEventsLimit: rateLimits.publicRateLimit("payment_events"),
       // The probes' reports share the uptime figure's per-address limit: one a minute per region.
       uptimeLimit: rateLimits.publicRateLimit("uptime"),
+      signInLimits: {
+        authExchange: rateLimits.publicRateLimit("auth_exchange"),
+        invitationLookup: rateLimits.publicRateLimit("invitation_lookup"),
+        pkce: rateLimits.publicRateLimit("pkce"),
+        walletChallenge: rateLimits.publicRateLimit("wallet_challenge"),
+      },
       exportLimit: rateLimits.credentialRateLimit("activity_export"),
     }),
   );
   finishApp(app, deps.log);
-  // A runaway flag that pauses a key reaches one replica (the group is shared); that one pauses the
-  // key and evicts it from every replica's auth cache.
+  // A runaway flag that pauses a key reaches one replica (the group is shared); that one has the
+  // console pause the key and evicts it from every replica's auth cache.
   const runawayFlags = await subscribeRunawayFlags(deps.bus, {
-    db: deps.db,
+    identity: consolePort,
     log: deps.log,
-    clock: deps.clock,
     authCache,
     onFlag: metrics.runawayFlagHandled,
   });
@@ -543,8 +461,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     stopPurging();
     throw err;
   });
-  publicUrl ||= `http://127.0.0.1:${server.port}`;
-  deps.log.info({ port: server.port, publicUrl }, "gateway.http.listening");
+  deps.log.info({ port: server.port }, "gateway.http.listening");
   // Metrics are auxiliary: a port that cannot be bound is logged (the scraper reports the target
   // down) and never stops the gateway from serving.
   const admin =

@@ -2,9 +2,7 @@ import { busEnvironment, checkBusEnvironment } from "@router/bus";
 import { env, resolveSecrets, z, type Secrets } from "@router/config";
 import { DEFAULT_KEEPALIVE_MS } from "./ingress/sse-response";
 import { DEFAULT_TIMEOUTS, type UpstreamTimeouts } from "./dispatch/upstream-client";
-import type { OAuthProviders } from "./sign-in/oauth-providers";
 import type { RegionHeaders } from "./meta/region-route";
-import { DEFAULT_PKCE_KEY_DAYS, DEFAULT_PKCE_KEY_LIMIT_USD } from "./pkce/pkce-routes";
 import { DEFAULT_STORED_RESPONSE_DAYS } from "./stored-responses/stored-response-store";
 import { fromUsd } from "@router/money";
 import { trustedProxies } from "./rate-limits/client-address";
@@ -40,22 +38,6 @@ export function upstreamOptionsOf(config: UpstreamEnv): { upstreamTimeouts: Upst
     keepaliveMs: config.GATEWAY_STREAM_KEEPALIVE_MS,
     drainGraceMs: config.GATEWAY_DRAIN_GRACE_MS,
   };
-}
-
-/**
- * Keys issued to apps through OAuth PKCE: their hard lifetime spend ceiling (USD) and how many days
- * they live from the exchange. Fixed into each code at approval. The one-process runner reads them too.
- */
-export const pkceEnvironment = {
-  GATEWAY_PKCE_KEY_LIMIT_USD: z.coerce.number().positive().max(1_000_000_000).default(DEFAULT_PKCE_KEY_LIMIT_USD),
-  GATEWAY_PKCE_KEY_DAYS: z.coerce.number().int().min(1).max(3650).default(DEFAULT_PKCE_KEY_DAYS),
-};
-
-type PkceEnv = { [K in keyof typeof pkceEnvironment]: z.infer<(typeof pkceEnvironment)[K]> };
-
-/** The `startGateway` options the PKCE settings give. */
-export function pkceOptionsOf(config: PkceEnv): { pkceKeyLimitUsd: number; pkceKeyDays: number } {
-  return { pkceKeyLimitUsd: config.GATEWAY_PKCE_KEY_LIMIT_USD, pkceKeyDays: config.GATEWAY_PKCE_KEY_DAYS };
 }
 
 /**
@@ -203,63 +185,15 @@ export function rateLimitOptionsOf(config: RateLimitEnv): {
 }
 
 /**
- * Sign-in: the identity providers offered (each needs its issuer, client id and secret; Google's
- * issuer has a default) and whether wallet sign-in is. The one-process runner reads them too.
+ * Sign-in settings set under the names the gateway read before they moved to the console
+ * (`GATEWAY_OAUTH_*`, `GATEWAY_WALLET_SIGNIN`, `GATEWAY_PKCE_KEY_*`): nothing reads them now, so
+ * start-up names each with its new name rather than let sign-in vanish silently.
  */
-export const signInEnvironment = {
-  GATEWAY_OAUTH_GOOGLE_ISSUER: z.string().url().default("https://accounts.google.com"),
-  GATEWAY_OAUTH_GOOGLE_CLIENT_ID: z.string().min(1).optional(),
-  GATEWAY_OAUTH_GOOGLE_CLIENT_SECRET: z.string().min(1).optional(),
-  GATEWAY_OAUTH_OIDC_ISSUER: z.string().url().optional(),
-  GATEWAY_OAUTH_OIDC_CLIENT_ID: z.string().min(1).optional(),
-  GATEWAY_OAUTH_OIDC_CLIENT_SECRET: z.string().min(1).optional(),
-  GATEWAY_WALLET_SIGNIN: env.bool(true),
-};
-
-type SignInEnv = z.infer<z.ZodObject<typeof signInEnvironment>>;
-
-/** The `startGateway` options the sign-in settings give: a provider counts once all three of its values are set. */
-export function signInOptionsOf(config: SignInEnv): { oauthProviders: OAuthProviders; walletSignIn: boolean } {
-  const provider = (issuer: string | undefined, clientId: string | undefined, clientSecret: string | undefined) =>
-    issuer && clientId && clientSecret ? { issuer, clientId, clientSecret } : undefined;
-  const oauthProviders: OAuthProviders = {};
-  const google = provider(config.GATEWAY_OAUTH_GOOGLE_ISSUER, config.GATEWAY_OAUTH_GOOGLE_CLIENT_ID, config.GATEWAY_OAUTH_GOOGLE_CLIENT_SECRET);
-  const oidc = provider(config.GATEWAY_OAUTH_OIDC_ISSUER, config.GATEWAY_OAUTH_OIDC_CLIENT_ID, config.GATEWAY_OAUTH_OIDC_CLIENT_SECRET);
-  if (google) oauthProviders.google = google;
-  if (oidc) oauthProviders.oidc = oidc;
-  return { oauthProviders, walletSignIn: config.GATEWAY_WALLET_SIGNIN };
-}
-
-/**
- * Providers given some of their settings but not all: not offered, and the operator should hear why
- * (a missing secret otherwise looks like sign-in silently not existing).
- */
-export function incompleteSignInProviders(config: SignInEnv): Array<{ provider: string; missing: string[] }> {
-  const check = (provider: string, values: Record<string, string | undefined>, issuerHasDefault: boolean) => {
-    const set = Object.entries(values).filter(([name, value]) => value !== undefined && !(issuerHasDefault && name.endsWith("_ISSUER")));
-    const missing = Object.entries(values).filter(([, value]) => value === undefined).map(([name]) => name);
-    return set.length > 0 && missing.length > 0 ? [{ provider, missing }] : [];
-  };
-  return [
-    ...check(
-      "google",
-      {
-        GATEWAY_OAUTH_GOOGLE_ISSUER: config.GATEWAY_OAUTH_GOOGLE_ISSUER,
-        GATEWAY_OAUTH_GOOGLE_CLIENT_ID: config.GATEWAY_OAUTH_GOOGLE_CLIENT_ID,
-        GATEWAY_OAUTH_GOOGLE_CLIENT_SECRET: config.GATEWAY_OAUTH_GOOGLE_CLIENT_SECRET,
-      },
-      true,
-    ),
-    ...check(
-      "oidc",
-      {
-        GATEWAY_OAUTH_OIDC_ISSUER: config.GATEWAY_OAUTH_OIDC_ISSUER,
-        GATEWAY_OAUTH_OIDC_CLIENT_ID: config.GATEWAY_OAUTH_OIDC_CLIENT_ID,
-        GATEWAY_OAUTH_OIDC_CLIENT_SECRET: config.GATEWAY_OAUTH_OIDC_CLIENT_SECRET,
-      },
-      false,
-    ),
-  ];
+export function movedSignInSettings(environment: NodeJS.ProcessEnv): Array<{ variable: string; now: string }> {
+  return Object.keys(environment)
+    .filter((name) => /^GATEWAY_(OAUTH_|WALLET_SIGNIN$|PKCE_KEY_)/.test(name))
+    .sort()
+    .map((variable) => ({ variable, now: variable.replace(/^GATEWAY_/, "CONSOLE_") }));
 }
 
 /** Where the runaway service listens unless told otherwise (its RUNAWAY_HTTP_PORT default). */
@@ -301,8 +235,6 @@ export const gatewayConfigSchema = z.object({
   RUNAWAY_HTTP_URL: z.string().url().default(DEFAULT_RUNAWAY_HTTP_URL),
   CONSOLE_HTTP_URL: z.string().url().default(DEFAULT_CONSOLE_HTTP_URL),
   ROUTER_DATA_DIR: z.string().default("./.data"),
-  // Where people reach this deployment: invitation links and sign-in redirects. Unset: http://127.0.0.1:<PORT>.
-  ROUTER_PUBLIC_URL: z.string().url().optional(),
   // Unset: <ROUTER_DATA_DIR>/outbox/gateway.
   ROUTER_OUTBOX_DIR: z.string().optional(),
   GRPC_DEADLINE_MS: z.coerce.number().int().min(1).max(60_000).default(1000),
@@ -313,10 +245,8 @@ export const gatewayConfigSchema = z.object({
   // under LEDGER_HOLD_TTL_MS (60 s), past which the ledger ends them as lost with this gateway.
   GATEWAY_HOLD_RENEW_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
   ...upstreamEnvironment,
-  ...pkceEnvironment,
   ...storedResponseEnvironment,
   ...rateLimitEnvironment,
-  ...signInEnvironment,
   ...regionEnvironment,
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   NODE_ENV: z.string().optional(),

@@ -8,8 +8,8 @@ import { clientOptionsFor, insecure } from "@router/grpc-kit";
 import { createLogger, exitOnStartFailure, installProcessHandlers, stopOnSignals } from "@router/logging";
 import { systemClock } from "@router/money";
 import { consoleRpc, ledger, routing } from "@router/proto";
-import { ensureOperatorOrganisation, GATEWAY_SCHEMA, migrateGateway, operatorOrganisationExists, startGateway } from "./app";
-import { gatewayConfigSchema, gatewaySecrets, pkceOptionsOf, storedResponseOptionsOf, rateLimitOptionsOf, incompleteSignInProviders, regionOptionsOf, signInOptionsOf, upstreamOptionsOf } from "./config";
+import { GATEWAY_SCHEMA, migrateGateway, startGateway } from "./app";
+import { gatewayConfigSchema, gatewaySecrets, movedSignInSettings, storedResponseOptionsOf, rateLimitOptionsOf, regionOptionsOf, upstreamOptionsOf } from "./config";
 
 async function main(): Promise<void> {
   const config = loadConfig(gatewayConfigSchema, process.env);
@@ -17,8 +17,8 @@ async function main(): Promise<void> {
   installProcessHandlers(log);
   // Off unless the standard OTEL_* settings ask for traces.
   const tracing = startTracing({ serviceName: "router-gateway" });
-  for (const { provider, missing } of incompleteSignInProviders(config)) {
-    log.warn({ provider, missing }, "gateway.sign_in.provider_incomplete");
+  for (const moved of movedSignInSettings(process.env)) {
+    log.warn({ ...moved, reads: "the console" }, "gateway.setting_moved_to_console");
   }
   const version = (JSON.parse(readFileSync(join(__dirname, "..", "package.json"), "utf8")) as { version: string }).version;
   const { secrets, generated } = gatewaySecrets(config, process.env);
@@ -41,28 +41,6 @@ async function main(): Promise<void> {
   const ledgerClient = new ledger.LedgerServiceClient(config.LEDGER_GRPC_ADDR, insecure(), clientOptionsFor(config.LEDGER_GRPC_ADDR));
 
   await migrateGateway(db, { migrateOnStart: config.ROUTER_MIGRATE_ON_START });
-  if (config.DATABASE_URL) {
-    // In production the first operator organisation is an explicit step that hands its key to the
-    // operator (the router-bootstrap Job writing it into a Secret, or `router org create --operator`
-    // from the operator's terminal): a key printed here would travel with the container's log stream.
-    if (!(await operatorOrganisationExists(db))) {
-      log.warn(
-        {
-          how: "run the router-bootstrap Job (docs/runbook.md), or kubectl exec deploy/gateway -- node services/cli/dist/main.js org create --name <name> --operator (or npm run router -- org create ... with DATABASE_URL)",
-        },
-        "gateway.operator_organisation_missing",
-      );
-    }
-  } else {
-    const operator = await ensureOperatorOrganisation(db, secrets.ROUTER_KEY_PEPPER, systemClock);
-    if (operator.created) {
-      // Embedded: printed once to the terminal that started it, not the log stream.
-      process.stdout.write(
-        `\nOperator organisation created. Its management key (shown once, store it now):\n\n  ${operator.managementKey}\n\n`,
-      );
-    }
-  }
-
   const gateway = await startGateway({
     db,
     migrateOnStart: config.ROUTER_MIGRATE_ON_START,
@@ -71,7 +49,6 @@ async function main(): Promise<void> {
     clock: systemClock,
     port: config.PORT,
     host: config.HOST,
-    publicUrl: config.ROUTER_PUBLIC_URL,
     secrets,
     routing: routingClient,
     console: consoleClient,
@@ -91,9 +68,7 @@ async function main(): Promise<void> {
     leaseUseMs: config.GATEWAY_LEASE_USE_MS,
     holdRenewMs: config.GATEWAY_HOLD_RENEW_MS,
     ...upstreamOptionsOf(config),
-    ...pkceOptionsOf(config),
     ...storedResponseOptionsOf(config),
-    ...signInOptionsOf(config),
     ...regionOptionsOf(config),
     ...rateLimitOptionsOf(config),
     version,

@@ -1,8 +1,8 @@
 import { ManualClock } from "@router/money";
 import { AuthCache } from "../src/auth/auth-cache";
-import type { StoredKey } from "../src/keys/key-store";
+import type { KeyRecord } from "../src/auth/identity-records";
 
-const key = (hash: string) => ({ hash, disabled: false }) as StoredKey;
+const key = (hash: string) => ({ hash, disabled: false }) as KeyRecord;
 
 /** A cache over a loader that counts its calls. */
 function countingCache() {
@@ -30,8 +30,8 @@ describe("auth cache", () => {
 
   it("reloads an entry past four fifths of its lifetime in the background while it keeps serving the old one", async () => {
     const clock = new ManualClock();
-    const versions: Array<(k: StoredKey) => void> = [];
-    const cache = new AuthCache((h) => new Promise<StoredKey>((r) => versions.push(r)), clock);
+    const versions: Array<(k: KeyRecord) => void> = [];
+    const cache = new AuthCache((h) => new Promise<KeyRecord>((r) => versions.push(r)), clock);
     const first = cache.get("a");
     versions[0]?.({ ...key("a"), name: "v1" });
     expect((await first)?.name).toBe("v1");
@@ -89,7 +89,7 @@ describe("auth cache", () => {
   it("drops a background reload that an invalidation overtook", async () => {
     const clock = new ManualClock();
     let loads = 0;
-    let releaseReload: (k: StoredKey) => void = () => undefined;
+    let releaseReload: (k: KeyRecord) => void = () => undefined;
     const cache = new AuthCache((h) => {
       loads++;
       // The second load (the background reload) waits until the test releases it.
@@ -116,7 +116,7 @@ describe("auth cache", () => {
 
   it("does not cache a load that an invalidation overtook", async () => {
     const clock = new ManualClock();
-    let release: (k: StoredKey) => void = () => undefined;
+    let release: (k: KeyRecord) => void = () => undefined;
     let loads = 0;
     const cache = new AuthCache(
       (h) => {

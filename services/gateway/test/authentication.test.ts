@@ -59,7 +59,7 @@ describe("bearer authentication", () => {
 
   it("answers 401 for a key past its expiry", async () => {
     const res = await call(h.url, "POST", "/v1/keys", { key: mgmt, body: { name: "short-lived" } });
-    await h.db.query("UPDATE keys SET expires_at = $2 WHERE hash = $1", [res.body.data.hash, new Date("2026-11-21T10:00:05.000Z")]);
+    await h.consoleDb.query("UPDATE keys SET expires_at = $2 WHERE hash = $1", [res.body.data.hash, new Date("2026-11-21T10:00:05.000Z")]);
     h.clock.advance(10_000);
     const refused = await call(h.url, "GET", "/v1/key", { key: res.body.data.key });
     expect(refused.status).toBe(401);
@@ -100,7 +100,7 @@ describe("bearer authentication", () => {
     const otherUrl = `http://127.0.0.1:${other.port}`;
     expect((await call(otherUrl, "GET", "/v1/key", { key: inference.key })).status).toBe(200);
     // A change made behind the instance's back (as another instance would) shows after the TTL.
-    await h.db.query("UPDATE keys SET paused = true, paused_reason = 'runaway' WHERE hash = $1", [inference.hash]);
+    await h.consoleDb.query("UPDATE keys SET paused = true, paused_reason = 'runaway' WHERE hash = $1", [inference.hash]);
     expect((await call(otherUrl, "GET", "/v1/key", { key: inference.key })).status).toBe(200);
     h.clock.advance(10_000);
     const refused = await call(otherUrl, "GET", "/v1/key", { key: inference.key });

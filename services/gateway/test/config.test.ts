@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig } from "@router/config";
-import { gatewayConfigSchema, incompleteSignInProviders, rateLimitOptionsOf, signInOptionsOf } from "../src/config";
+import { gatewayConfigSchema, movedSignInSettings, rateLimitOptionsOf } from "../src/config";
 import { perDay, perMinute } from "../src/rate-limits/limits";
 
 describe("GATEWAY_LEASE_USE_MS", () => {
@@ -32,27 +32,6 @@ describe("provider timeouts and the stream keepalive", () => {
     ["GATEWAY_UPSTREAM_STREAM_HEADERS_TIMEOUT_MS", "-5"],
     ["GATEWAY_UPSTREAM_IDLE_TIMEOUT_MS", "1.5"],
     ["GATEWAY_STREAM_KEEPALIVE_MS", "10"],
-  ])("refuses %s=%s, naming the variable", (name, value) => {
-    expect(() => loadConfig(gatewayConfigSchema, { [name]: value })).toThrow(new RegExp(name));
-  });
-});
-
-describe("keys issued through OAuth PKCE", () => {
-  it("default to a 10 USD ceiling and 30 days", () => {
-    expect(loadConfig(gatewayConfigSchema, {})).toMatchObject({ GATEWAY_PKCE_KEY_LIMIT_USD: 10, GATEWAY_PKCE_KEY_DAYS: 30 });
-    expect(loadConfig(gatewayConfigSchema, { GATEWAY_PKCE_KEY_LIMIT_USD: "2.5", GATEWAY_PKCE_KEY_DAYS: "7" })).toMatchObject({
-      GATEWAY_PKCE_KEY_LIMIT_USD: 2.5,
-      GATEWAY_PKCE_KEY_DAYS: 7,
-    });
-  });
-
-  it.each([
-    ["GATEWAY_PKCE_KEY_LIMIT_USD", "0"],
-    ["GATEWAY_PKCE_KEY_LIMIT_USD", "-1"],
-    ["GATEWAY_PKCE_KEY_LIMIT_USD", "ten"],
-    ["GATEWAY_PKCE_KEY_DAYS", "0"],
-    ["GATEWAY_PKCE_KEY_DAYS", "1.5"],
-    ["GATEWAY_PKCE_KEY_DAYS", "3651"],
   ])("refuses %s=%s, naming the variable", (name, value) => {
     expect(() => loadConfig(gatewayConfigSchema, { [name]: value })).toThrow(new RegExp(name));
   });
@@ -91,39 +70,20 @@ describe("rate limit settings", () => {
   });
 });
 
-describe("sign-in settings", () => {
-  const load = (env: Record<string, string>) => loadConfig(gatewayConfigSchema, env);
-
-  it("offers nothing by default and says nothing is missing", () => {
-    expect(signInOptionsOf(load({}))).toEqual({ oauthProviders: {}, walletSignIn: true });
-    expect(incompleteSignInProviders(load({}))).toEqual([]);
-  });
-
-  it("offers a provider once all its settings are given (Google's issuer has a default)", () => {
-    const config = load({
-      GATEWAY_OAUTH_GOOGLE_CLIENT_ID: "g-id",
-      GATEWAY_OAUTH_GOOGLE_CLIENT_SECRET: "g-secret",
-      GATEWAY_OAUTH_OIDC_ISSUER: "https://login.example.com",
-      GATEWAY_OAUTH_OIDC_CLIENT_ID: "o-id",
-      GATEWAY_OAUTH_OIDC_CLIENT_SECRET: "o-secret",
+describe("sign-in settings left under the gateway's old names", () => {
+  it("are named with the console's names, and nothing else is", () => {
+    const environment = {
+      GATEWAY_OAUTH_GOOGLE_CLIENT_ID: "id",
       GATEWAY_WALLET_SIGNIN: "false",
-    });
-    expect(signInOptionsOf(config)).toEqual({
-      oauthProviders: {
-        google: { issuer: "https://accounts.google.com", clientId: "g-id", clientSecret: "g-secret" },
-        oidc: { issuer: "https://login.example.com", clientId: "o-id", clientSecret: "o-secret" },
-      },
-      walletSignIn: false,
-    });
-    expect(incompleteSignInProviders(config)).toEqual([]);
-  });
-
-  it("names what a partly configured provider lacks, and does not offer it", () => {
-    const config = load({ GATEWAY_OAUTH_GOOGLE_CLIENT_ID: "g-id", GATEWAY_OAUTH_OIDC_ISSUER: "https://login.example.com" });
-    expect(signInOptionsOf(config).oauthProviders).toEqual({});
-    expect(incompleteSignInProviders(config)).toEqual([
-      { provider: "google", missing: ["GATEWAY_OAUTH_GOOGLE_CLIENT_SECRET"] },
-      { provider: "oidc", missing: ["GATEWAY_OAUTH_OIDC_CLIENT_ID", "GATEWAY_OAUTH_OIDC_CLIENT_SECRET"] },
+      GATEWAY_PKCE_KEY_DAYS: "7",
+      GATEWAY_WALLET_SIGNIN_EXTRA: "x",
+      GATEWAY_LEASE_USE_MS: "0",
+      CONSOLE_OAUTH_GOOGLE_CLIENT_ID: "id",
+    };
+    expect(movedSignInSettings(environment)).toEqual([
+      { variable: "GATEWAY_OAUTH_GOOGLE_CLIENT_ID", now: "CONSOLE_OAUTH_GOOGLE_CLIENT_ID" },
+      { variable: "GATEWAY_PKCE_KEY_DAYS", now: "CONSOLE_PKCE_KEY_DAYS" },
+      { variable: "GATEWAY_WALLET_SIGNIN", now: "CONSOLE_WALLET_SIGNIN" },
     ]);
   });
 });

@@ -1,10 +1,12 @@
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { mintKey } from "@router/api-keys";
 import { SELF_CALL_HEADER } from "@router/management-api";
 import { TEST_REDIS_URL } from "@router/testkit";
 import type { RunningGateway } from "../src/app";
 import { perMinute } from "../src/rate-limits/limits";
 import { SelfCallTokens } from "../src/rate-limits/self-calls";
+import { insertKey } from "../../console/src/keys/key-store";
 import { call, newOrganisation, startHarness, type Harness } from "./harness";
 
 /**
@@ -54,8 +56,13 @@ beforeAll(async () => {
     rateLimits: { region: [perMinute(2)] },
   });
   replica = await h.startAnother();
-  management = (await newOrganisation(h)).managementKey;
-  inference = (await call(h.url, "POST", "/v1/keys", { key: management, body: { name: "mcp" } })).body.data.key;
+  const org = await newOrganisation(h);
+  management = org.managementKey;
+  // Straight into the console's store: the console's HTTP routes are the recording stand-in here.
+  const minted = mintKey("inference", h.secrets.ROUTER_KEY_PEPPER);
+  const settings = { name: "mcp", workspaceId: org.workspaceId, limitNanos: null, limitReset: null, limitMode: "hard" as const, includeByokInLimit: false };
+  await insertKey(h.consoleDb, org.orgId, minted, settings, h.clock.now());
+  inference = minted.plaintext;
 });
 afterAll(async () => {
   await h.close();

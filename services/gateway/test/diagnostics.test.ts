@@ -1,5 +1,5 @@
 import { createHttpApp, finishApp, identityOf, listen, requireIdentity, type Identity, type RunningHttpServer } from "@router/http-kit";
-import { createOrganisation } from "../src/app";
+import { createOrganisation } from "@router/console";
 import { call, newOrganisation, publicKeysOf, silentLog, startHarness, testSecrets, type Harness } from "./harness";
 
 const ORG_CACHE_FIELDS = ["auth", "guardrails", "budgets", "byok", "catalog", "plans"];
@@ -31,7 +31,7 @@ describe("GET /v1/health (operator diagnostics)", () => {
   });
 
   it("answers an operator management key with the version, limits, cache counters and health age", async () => {
-    const operator = await createOrganisation(h.db, { name: "Ops", operator: true }, h.secrets.ROUTER_KEY_PEPPER, h.clock);
+    const operator = await createOrganisation(h.consoleDb, { name: "Ops", operator: true }, h.secrets.ROUTER_KEY_PEPPER, h.clock);
     const res = await call(h.url, "GET", "/v1/health", { key: operator.managementKey });
     expect(res.status).toBe(200);
     const data = res.body.data;
@@ -71,7 +71,7 @@ describe("GET /v1/health (operator diagnostics)", () => {
   it("reports a null health age when routing does not answer", async () => {
     const other = await startHarness("gwdiagnorouting");
     try {
-      const operator = await createOrganisation(other.db, { name: "Ops", operator: true }, other.secrets.ROUTER_KEY_PEPPER, other.clock);
+      const operator = await createOrganisation(other.consoleDb, { name: "Ops", operator: true }, other.secrets.ROUTER_KEY_PEPPER, other.clock);
       const res = await call(other.url, "GET", "/v1/health", { key: operator.managementKey });
       expect(res.status).toBe(200);
       expect(res.body.data.endpoint_health_age_ms).toBeNull();

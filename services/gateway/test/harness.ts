@@ -9,8 +9,8 @@ import { createLogger, type Logger } from "@router/logging";
 import { ManualClock } from "@router/money";
 import { ledger, routing } from "@router/proto";
 import { createTestDatabase, readJsonOrText, type TestDatabase } from "@router/testkit";
-import { startConsole, type RunningConsole } from "@router/console";
-import { createOrganisation, startGateway, type OAuthProviders, type RateLimitOverrides, type RunningGateway } from "../src/app";
+import { createOrganisation, startConsole, type OAuthProviders, type RunningConsole } from "@router/console";
+import { startGateway, type RateLimitOverrides, type RunningGateway } from "../src/app";
 
 export const silentLog = createLogger({ level: "silent" });
 
@@ -98,7 +98,10 @@ export class FakeLedger {
 }
 
 export interface Harness {
+  /** The gateway's own schema (stored responses, uptime before the console). */
   db: Db;
+  /** The console's schema: organisations, people, sessions, keys. */
+  consoleDb: Db;
   testDb: TestDatabase;
   clock: ManualClock;
   secrets: Secrets;
@@ -106,7 +109,7 @@ export interface Harness {
   ledgerClient: ledger.LedgerServiceClient;
   routingClient: routing.RoutingServiceClient;
   gateway: RunningGateway;
-  /** The real console beside it (provider credentials), on the same database, called in process. */
+  /** The real console beside it (identity, provider credentials), on the same database, called in process. */
   console: RunningConsole;
   url: string;
   startAnother(): Promise<RunningGateway>;
@@ -167,8 +170,19 @@ export async function startHarness(label: string, opts: HarnessOptions = {}): Pr
     grpcPort: "in-process",
     identityKeys: publicKeysOf(secrets),
     masterKey: secrets.ROUTER_MASTER_KEY,
+    pepper: secrets.ROUTER_KEY_PEPPER,
+    csrfSecret: secrets.ROUTER_INTERNAL_SECRET,
+    ledger: ledgerClient,
+    grpcDeadlineMs: 2000,
+    // Invitation links and sign-in redirects name the gateway, whose port is known once it listens.
+    publicUrl: () => publicUrl,
+    pkceKeyLimitUsd: opts.pkceKeyLimitUsd,
+    pkceKeyDays: opts.pkceKeyDays,
+    oauthProviders: opts.oauthProviders,
+    walletSignIn: opts.walletSignIn,
     defaultMetrics: false,
   });
+  let publicUrl = "";
   const gateways: RunningGateway[] = [];
   const buses: EventBus[] = [];
   const start = async () => {
@@ -200,10 +214,6 @@ export async function startHarness(label: string, opts: HarnessOptions = {}): Pr
       grpcDeadlineMs: 2000,
       version: "9.9.9-test",
       metricsPort: opts.metricsPort,
-      pkceKeyLimitUsd: opts.pkceKeyLimitUsd,
-      pkceKeyDays: opts.pkceKeyDays,
-      oauthProviders: opts.oauthProviders,
-      walletSignIn: opts.walletSignIn,
       regionHeaders: opts.regionHeaders,
       drainGraceMs: 1_000,
     });
@@ -211,8 +221,10 @@ export async function startHarness(label: string, opts: HarnessOptions = {}): Pr
     return g;
   };
   const gateway = await start();
+  publicUrl = `http://127.0.0.1:${gateway.port}`;
   return {
     db,
+    consoleDb,
     testDb,
     clock,
     secrets,
@@ -263,5 +275,5 @@ export async function call(
 
 /** A new organisation with its management key. */
 export async function newOrganisation(h: Harness, name = "Acme") {
-  return createOrganisation(h.db, { name, operator: false }, h.secrets.ROUTER_KEY_PEPPER, h.clock);
+  return createOrganisation(h.consoleDb, { name, operator: false }, h.secrets.ROUTER_KEY_PEPPER, h.clock);
 }

@@ -1,4 +1,5 @@
-import { findKeyByHash } from "../src/keys/key-store";
+import { findKeyByHash } from "../../console/src/keys/key-store";
+import { TEST_REDIS_URL, waitFor } from "@router/testkit";
 import { call, newOrganisation, startHarness, type Harness } from "./harness";
 
 let h: Harness;
@@ -36,7 +37,7 @@ describe("creating keys", () => {
     expect(created.key).toMatch(/^rt-v1-[0-9A-Za-z]{43}$/);
     expect(created.hash).toMatch(/^[0-9a-f]{64}$/);
     expect(created).toMatchObject({ name: "checkout bot", class: "inference" });
-    const stored = await h.db.query<Record<string, unknown>>("SELECT * FROM keys WHERE hash = $1", [created.hash]);
+    const stored = await h.consoleDb.query<Record<string, unknown>>("SELECT * FROM keys WHERE hash = $1", [created.hash]);
     expect(JSON.stringify(stored.rows, (_k, v) => (typeof v === "bigint" ? v.toString() : v))).not.toContain(
       created.key.slice("rt-v1-".length, "rt-v1-".length + 20),
     );
@@ -79,13 +80,13 @@ describe("creating keys", () => {
   });
 
   it("creates a key in another workspace of the organisation when workspace_id names one", async () => {
-    await h.db.query("INSERT INTO workspaces (id, org_id, name, slug, created_at) VALUES ('ws_second', $1, 'Client B', 'client-b', now())", [orgId]);
+    await h.consoleDb.query("INSERT INTO workspaces (id, org_id, name, slug, created_at) VALUES ('ws_second', $1, 'Client B', 'client-b', now())", [orgId]);
     const created = await createKey({ workspace_id: "ws_second" });
     expect((await listed(created.hash))?.workspace_id).toBe("ws_second");
     // The caller resolved from the key carries the workspace's current name (events and reports use it).
-    expect((await findKeyByHash(h.db, created.hash))?.workspaceName).toBe("Client B");
-    await h.db.query("UPDATE workspaces SET name = 'Client B2' WHERE id = 'ws_second'");
-    expect((await findKeyByHash(h.db, created.hash))?.workspaceName).toBe("Client B2");
+    expect((await findKeyByHash(h.consoleDb, created.hash))?.workspaceName).toBe("Client B");
+    await h.consoleDb.query("UPDATE workspaces SET name = 'Client B2' WHERE id = 'ws_second'");
+    expect((await findKeyByHash(h.consoleDb, created.hash))?.workspaceName).toBe("Client B2");
   });
 
   it("answers 404 for another organisation's workspace", async () => {
@@ -187,7 +188,7 @@ describe("updating keys", () => {
 
   it("moves a key to another workspace of the same organisation, and refuses another organisation's", async () => {
     const created = await createKey();
-    await h.db.query("INSERT INTO workspaces (id, org_id, name, slug, created_at) VALUES ('ws_third', $1, 'Client C', 'client-c', now())", [orgId]);
+    await h.consoleDb.query("INSERT INTO workspaces (id, org_id, name, slug, created_at) VALUES ('ws_third', $1, 'Client C', 'client-c', now())", [orgId]);
     const moved = await call(h.url, "PATCH", `/v1/keys/${created.hash}`, { key: mgmt, body: { workspace_id: "ws_third" } });
     expect(moved.body.data.workspace_id).toBe("ws_third");
     const other = await newOrganisation(h, "Elsewhere");
@@ -210,7 +211,7 @@ describe("updating keys", () => {
 
   it("resumes a key a runaway flag paused and clears its reason", async () => {
     const created = await createKey();
-    await h.db.query("UPDATE keys SET paused = true, paused_reason = 'runaway' WHERE hash = $1", [created.hash]);
+    await h.consoleDb.query("UPDATE keys SET paused = true, paused_reason = 'runaway' WHERE hash = $1", [created.hash]);
     expect((await listed(created.hash))?.paused_reason).toBe("runaway");
     const res = await call(h.url, "PATCH", `/v1/keys/${created.hash}`, { key: mgmt, body: { paused: false } });
     expect(res.body.data).toMatchObject({ paused: false, paused_reason: null });
@@ -243,6 +244,11 @@ describe("revoking keys", () => {
     const res = await call(h.url, "DELETE", `/v1/keys/${created.hash}`, { key: mgmt });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ data: { deleted: true } });
+    // The console named the key for the gateway's cache; the client never sees that message.
+    expect(res.headers.get("x-router-evict-keys")).toBeNull();
+    expect(res.headers.get("x-router-evict-sessions")).toBeNull();
+    // A route the gateway serves from its own auth cache refuses it at once, the clock unmoved.
+    expect((await call(h.url, "GET", "/v1/responses/resp_unknown", { key: created.key })).status).toBe(401);
     const refused = await call(h.url, "GET", "/v1/key", { key: created.key });
     expect(refused.status).toBe(401);
     expect(refused.body.error.code).toBe("unauthorized");
@@ -254,11 +260,15 @@ describe("revoking keys", () => {
     const other = await h.startAnother();
     const otherUrl = `http://127.0.0.1:${other.port}`;
     const created = await createKey();
-    expect((await call(otherUrl, "GET", "/v1/key", { key: created.key })).status).toBe(200);
+    // A route the gateway serves from its own auth cache: an unknown stored response is a 404 to a live key.
+    const probe = async () => (await call(otherUrl, "GET", "/v1/responses/resp_unknown", { key: created.key })).status;
+    expect(await probe()).toBe(404);
     await call(h.url, "DELETE", `/v1/keys/${created.hash}`, { key: mgmt });
     h.clock.advance(9_999);
-    expect((await call(otherUrl, "GET", "/v1/key", { key: created.key })).status).toBe(200);
+    expect(await probe()).toBe(404);
     h.clock.advance(1);
+    expect(await probe()).toBe(401);
+    // The console, which owns the key, refuses it at once on a route it serves.
     expect((await call(otherUrl, "GET", "/v1/key", { key: created.key })).status).toBe(401);
   });
 
@@ -279,5 +289,29 @@ describe("when the ledger is down", () => {
     expect(res.status).toBe(503);
     expect(res.body.error.code).toMatch(/^router\.ledger_/);
     expect((await call(h.url, "GET", "/v1/key", { key: created.key })).status).toBe(503);
+  });
+});
+
+describe("replicas sharing Redis", () => {
+  it("refuse a key revoked through another replica at once, and a key paused there too", async () => {
+    const shared = await startHarness("gwkeysredis", { redisUrl: TEST_REDIS_URL });
+    try {
+      const other = await shared.startAnother();
+      const otherUrl = `http://127.0.0.1:${other.port}`;
+      const org = await newOrganisation(shared);
+      const make = async () => (await call(shared.url, "POST", "/v1/keys", { key: org.managementKey, body: { name: "app" } })).body.data as { key: string; hash: string };
+      // An unknown stored response: 404 to a live key, through the replica's own auth cache.
+      const probe = async (key: string) => (await call(otherUrl, "GET", "/v1/responses/resp_unknown", { key })).status;
+      const revoked = await make();
+      const paused = await make();
+      expect([await probe(revoked.key), await probe(paused.key)]).toEqual([404, 404]);
+      await call(shared.url, "DELETE", `/v1/keys/${revoked.hash}`, { key: org.managementKey });
+      await call(shared.url, "PATCH", `/v1/keys/${paused.hash}`, { key: org.managementKey, body: { paused: true } });
+      // Redis carries the eviction: no clock moves, the other replica asks the console again.
+      await waitFor(async () => (await probe(revoked.key)) === 401);
+      await waitFor(async () => (await probe(paused.key)) === 403);
+    } finally {
+      await shared.close();
+    }
   });
 });

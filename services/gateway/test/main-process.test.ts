@@ -5,14 +5,19 @@ import { freePort, httpReady, startNodeProcess, type ChildService } from "@route
 import { call, FakeLedger, testSecrets } from "./harness";
 
 // The gateway as `node dist/main.js` runs it on a fresh machine: no DATABASE_URL, so the embedded
-// PGlite, generated-or-given secrets, the in-process bus. Needs the build (`make build`).
+// PGlite, generated-or-given secrets, the in-process bus; beside it the console process, which owns
+// keys and organisations, on its own PGlite. Needs the build (`make build`).
 const MAIN = join(__dirname, "..", "dist", "main.js");
+const CONSOLE_MAIN = join(__dirname, "..", "..", "console", "dist", "main.js");
 
 describe("the gateway process with embedded defaults", () => {
   let dataDir: string;
   let ledger: FakeLedger;
   let ledgerAddr: string;
   let gateway: ChildService | null = null;
+  let consoleProcess: ChildService | null = null;
+  let consoleHttpUrl = "";
+  let consoleGrpcAddr = "";
   const secrets = testSecrets();
 
   async function start(): Promise<{ url: string; metricsUrl: string; process: ChildService }> {
@@ -28,6 +33,8 @@ describe("the gateway process with embedded defaults", () => {
         GATEWAY_METRICS_PORT: String(metricsPort),
         ROUTER_DATA_DIR: dataDir,
         LEDGER_GRPC_ADDR: ledgerAddr,
+        CONSOLE_HTTP_URL: consoleHttpUrl,
+        CONSOLE_GRPC_ADDR: consoleGrpcAddr,
         LOG_LEVEL: "info",
         ...secrets,
       },
@@ -41,18 +48,39 @@ describe("the gateway process with embedded defaults", () => {
     dataDir = mkdtempSync(join(tmpdir(), "router-gateway-"));
     ledger = new FakeLedger();
     ledgerAddr = await ledger.start();
+    if (!existsSync(CONSOLE_MAIN)) throw new Error(`${CONSOLE_MAIN} is missing: build first (npx tsc -b services/console)`);
+    const [httpPort, grpcPort] = [await freePort(), await freePort()];
+    consoleHttpUrl = `http://127.0.0.1:${httpPort}`;
+    consoleGrpcAddr = `127.0.0.1:${grpcPort}`;
+    consoleProcess = await startNodeProcess(
+      "console",
+      CONSOLE_MAIN,
+      {
+        CONSOLE_HTTP_PORT: String(httpPort),
+        CONSOLE_GRPC_PORT: String(grpcPort),
+        ROUTER_DATA_DIR: join(dataDir, "console"),
+        LEDGER_GRPC_ADDR: ledgerAddr,
+        LOG_LEVEL: "info",
+        ...secrets,
+      },
+      () => httpReady(`${consoleHttpUrl}/health`),
+      60_000,
+    );
   });
 
   afterAll(async () => {
     await gateway?.stop();
+    await consoleProcess?.stop();
     await ledger.stop();
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it("prints the operator key once, serves keys on PGlite, forwards credentials to the console, and stops cleanly", async () => {
+  it("authenticates from the console's keys, forwards management to it, and stops cleanly", async () => {
     const first = await start();
-    const printed = /rt-mgmt-[0-9A-Za-z]{43}/.exec(first.process.output());
+    // The console creates the operator organisation on its first embedded start, and prints its key once.
+    const printed = /rt-mgmt-[0-9A-Za-z]{43}/.exec(consoleProcess?.output() ?? "");
     expect(printed).not.toBeNull();
+    expect(first.process.output()).not.toMatch(/rt-mgmt-/);
     const operatorKey = printed?.[0] ?? "";
     expect(first.process.output()).toContain("gateway.embedded_defaults");
 
@@ -71,11 +99,10 @@ describe("the gateway process with embedded defaults", () => {
       key: operatorKey,
       body: { provider: "openai", api_key: "sk-embedded-0123456789", model_filter: { deny: ["openai/o1"] } },
     });
-    // Provider credentials are the console's: with none running beside this gateway, the forward
-    // fails as a 503 naming it, and the key is in no log line either way.
-    expect(added.status).toBe(503);
-    expect(added.body.error.code).toBe("router.console_unavailable");
+    // Provider credentials are the console's; the key is in no log line of either process.
+    expect(added.status).toBe(201);
     expect(first.process.output()).not.toContain("sk-embedded-0123456789");
+    expect(consoleProcess?.output()).not.toContain("sk-embedded-0123456789");
     const scraped = await fetch(first.metricsUrl);
     expect(scraped.status).toBe(200);
     expect(await scraped.text()).toMatch(/gateway_http_requests_total\{route="\/v1\/keys",method="POST",status="201"/);

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { Browser } from "@router/testkit";
-import { s256Challenge, verifierMatches } from "../src/pkce/pkce-request";
+import { s256Challenge, verifierMatches } from "../../console/src/pkce/pkce-request";
 import { perMinute } from "../src/rate-limits/limits";
 import { call, newOrganisation, startHarness, type ApiResponse, type Harness } from "./harness";
 
@@ -60,7 +60,7 @@ function expectRefused(res: ApiResponse, field: string, message?: string | RegEx
 }
 
 async function codeRows(orgId: string): Promise<{ consumed_at: Date | null }[]> {
-  const r = await h.db.query<{ consumed_at: Date | null }>(`SELECT consumed_at FROM pkce_codes WHERE org_id = $1`, [orgId]);
+  const r = await h.consoleDb.query<{ consumed_at: Date | null }>(`SELECT consumed_at FROM pkce_codes WHERE org_id = $1`, [orgId]);
   return r.rows;
 }
 
@@ -109,7 +109,7 @@ describe("the redirect flow", () => {
     expect(redirect.searchParams.get("state")).toBe("a b");
     expect(redirect.searchParams.getAll("code")).toEqual([code]);
     // Only the code's hash is stored.
-    const stored = await h.db.query<{ code_hash: string }>(`SELECT code_hash FROM pkce_codes WHERE org_id = $1`, [org.orgId]);
+    const stored = await h.consoleDb.query<{ code_hash: string }>(`SELECT code_hash FROM pkce_codes WHERE org_id = $1`, [org.orgId]);
     expect(stored.rows.map((r) => r.code_hash)).toEqual([createHash("sha256").update(code).digest("hex")]);
 
     const exchangedAt = h.clock.now();

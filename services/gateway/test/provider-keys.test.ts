@@ -217,13 +217,14 @@ describe("the instance that forwards a credential change", () => {
     const { AuthCache } = await import("../src/auth/auth-cache");
     const { createAuthenticator } = await import("../src/auth/authenticate");
     const { createManagementAuth } = await import("../src/auth/management-auth");
-    const { SessionDirectory } = await import("../src/sessions/session-directory");
-    const { findKeyByHash } = await import("../src/keys/key-store");
+    const { SessionDirectory } = await import("../src/auth/session-directory");
+    const { grpcConsolePort } = await import("../src/console/console-port");
     const { proxyRoutes } = await import("../src/proxy/proxy-routes");
     const { UpstreamProxy } = await import("../src/proxy/upstream-proxy");
     const credentials = dispatchView(h.secrets.ROUTER_MASTER_KEY, { cacheTtlMs: 60_000 });
-    const keys = { cache: new AuthCache((hash) => findKeyByHash(h.db, hash), h.clock), pepper: h.secrets.ROUTER_KEY_PEPPER, clock: h.clock };
-    const sessions = new SessionDirectory({ db: h.db, clock: h.clock, log: silentLog });
+    const consolePort = grpcConsolePort(h.console.inProcess);
+    const keys = { cache: new AuthCache((hash) => consolePort.findKey(hash), h.clock), pepper: h.secrets.ROUTER_KEY_PEPPER, clock: h.clock };
+    const sessions = new SessionDirectory({ load: (hash) => consolePort.findSession(hash), clock: h.clock, log: silentLog });
     const manage = createManagementAuth({ keys, sessions, csrfSecret: h.secrets.ROUTER_INTERNAL_SECRET });
     const proxy = new UpstreamProxy(silentLog);
     const pass: import("express").RequestHandler = (_req, _res, next) => next();
@@ -231,7 +232,7 @@ describe("the instance that forwards a credential change", () => {
     const app = createHttpApp({ log: silentLog });
     app.use(
       proxyRoutes({
-        db: h.db,
+        identity: consolePort,
         authenticate: createAuthenticator(keys),
         manage,
         proxy,
@@ -250,6 +251,7 @@ describe("the instance that forwards a credential change", () => {
         paymentEventsLimit: pass,
         exportLimit: pass,
         uptimeLimit: pass,
+        signInLimits: { authExchange: pass, invitationLookup: pass, pkce: pass, walletChallenge: pass },
       }),
     );
     const server = await listen(finishApp(app, silentLog), 0);

@@ -112,7 +112,7 @@ describe("the management limit, on Redis", () => {
     expectRefused(refused, "management rate limit: 5 requests per minute per key", 60);
     expect(refused.headers.get("x-ratelimit-limit")).toBe("5");
     expect((await call(h.url, "GET", "/v1/activity", { key: managementKey })).status).toBe(429);
-    const workspaces = await h.db.query<{ n: string }>("SELECT count(*)::text AS n FROM workspaces WHERE name = 'one too many'");
+    const workspaces = await h.consoleDb.query<{ n: string }>("SELECT count(*)::text AS n FROM workspaces WHERE name = 'one too many'");
     expect(workspaces.rows[0]!.n).toBe("0");
   });
 

@@ -1,6 +1,6 @@
 import { writeFile } from "node:fs/promises";
 import { resolveSecrets } from "@router/config";
-import { createOrganisation, GATEWAY_MIGRATIONS_DIR, operatorOrganisationExists } from "@router/gateway";
+import { CONSOLE_MIGRATIONS_DIR, createOrganisation, operatorOrganisationExists } from "@router/console";
 import { systemClock } from "@router/money";
 import type { CliConfig } from "../config";
 import { inCluster, SecretWriter } from "../kubernetes-secret";
@@ -44,7 +44,7 @@ export async function runOrgCreate(stores: Stores, config: CliConfig, opts: OrgC
   const pepper =
     process.env.ROUTER_KEY_PEPPER ??
     resolveSecrets(process.env, config.ROUTER_DATA_DIR, { allowGenerated: stores.isEmbedded, names: ["ROUTER_KEY_PEPPER"] }).secrets.ROUTER_KEY_PEPPER;
-  const db = await stores.openMigrated("gateway", GATEWAY_MIGRATIONS_DIR);
+  const db = await stores.openMigrated("console", CONSOLE_MIGRATIONS_DIR);
   if (opts.ifMissing && (await operatorOrganisationExists(db))) {
     process.stdout.write(`${JSON.stringify({ operator_organisation: "exists", created: false })}\n`);
     return 0;

@@ -1,12 +1,12 @@
 import { resolveSecrets } from "@router/config";
-import { GATEWAY_MIGRATIONS_DIR, listOrganisations, mintManagementKey } from "@router/gateway";
+import { CONSOLE_MIGRATIONS_DIR, listOrganisations, mintManagementKey } from "@router/console";
 import { systemClock } from "@router/money";
 import type { CliConfig } from "../config";
 import type { Stores } from "../stores";
 
 /** `org list`: one JSON line per organisation, oldest first; no secrets. */
 export async function runOrgList(stores: Stores): Promise<number> {
-  const db = await stores.openMigrated("gateway", GATEWAY_MIGRATIONS_DIR);
+  const db = await stores.openMigrated("console", CONSOLE_MIGRATIONS_DIR);
   for (const org of await listOrganisations(db)) {
     process.stdout.write(
       `${JSON.stringify({
@@ -43,7 +43,7 @@ export async function runKeyCreate(
   const pepper =
     process.env.ROUTER_KEY_PEPPER ??
     resolveSecrets(process.env, config.ROUTER_DATA_DIR, { allowGenerated: stores.isEmbedded, names: ["ROUTER_KEY_PEPPER"] }).secrets.ROUTER_KEY_PEPPER;
-  const db = await stores.openMigrated("gateway", GATEWAY_MIGRATIONS_DIR);
+  const db = await stores.openMigrated("console", CONSOLE_MIGRATIONS_DIR);
   const minted = await mintManagementKey(db, opts.org, name, pepper, systemClock);
   if (!minted) {
     process.stderr.write(`--org: no organisation ${opts.org}; \`org list\` shows them\n`);

@@ -1,10 +1,11 @@
 import { Router, type Request, type Response } from "express";
 import { requirePermission } from "@router/access";
 import type { Db } from "@router/db";
-import { DomainError } from "@router/errors";
+import { DomainError, invalid } from "@router/errors";
 import { identityOf, objectBody, parseInput } from "@router/http-kit";
 import { console as consoleApi } from "@router/management-api";
 import type { Clock } from "@router/money";
+import { foreignKeyHashes } from "../keys/key-store";
 import { DEFAULT_LOGGING, loadLogging, saveLogging, type LoggingSettings } from "./logging-store";
 
 function loggingView(s: LoggingSettings) {
@@ -22,9 +23,8 @@ function loggingView(s: LoggingSettings) {
 /**
  * Input/output logging settings: read (any role); replace (`config:write`: a management key or a
  * session, never an inference key). While `locked`, only a request that clears the lock may change
- * them. The gateway forwards these with the caller's signed identity, after checking that every key
- * hash named belongs to the organisation (it owns the keys), and drops its own copy of the
- * organisation's exclusions once this answered.
+ * them. Every key hash named must be a key of the organisation. The gateway forwards these with the
+ * caller's signed identity and drops its own copy of the organisation's exclusions once this answered.
  */
 export function loggingRoutes(deps: { db: Db; clock: Clock }): Router {
   const router = Router();
@@ -41,6 +41,10 @@ export function loggingRoutes(deps: { db: Db; clock: Clock }): Router {
     const orgId = identity.orgId;
     const raw = objectBody(req, consoleApi.LOGGING_FIELDS);
     const body = parseInput(consoleApi.loggingPutBody, raw);
+    for (const field of ["key_include", "key_exclude"] as const) {
+      const foreign = await foreignKeyHashes(deps.db, orgId, body[field]);
+      if (foreign.length > 0) throw invalid(field, `not a key of this organisation: ${foreign[0]}`);
+    }
     const saved = await deps.db.tx(async (q) => {
       const now = deps.clock.now();
       const current = await loadLogging(q, orgId, { forUpdate: true });

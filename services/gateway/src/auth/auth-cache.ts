@@ -1,7 +1,7 @@
 import type Redis from "ioredis";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
-import type { StoredKey } from "../keys/key-store";
+import type { KeyRecord } from "./identity-records";
 import { LoadingCache } from "@router/loading-cache";
 import { EvictionChannel } from "../replicas/eviction-channel";
 
@@ -23,10 +23,10 @@ export interface AuthCacheOptions {
  * entry expires. Unknown hashes are cached too: a freshly minted key has a hash nobody could have
  * looked up before, so a negative entry never hides it.
  */
-export class AuthCache extends LoadingCache<StoredKey | null> {
+export class AuthCache extends LoadingCache<KeyRecord | null> {
   private readonly evictions: EvictionChannel | undefined;
 
-  constructor(load: (hash: string) => Promise<StoredKey | null>, clock: Clock, opts: AuthCacheOptions = {}) {
+  constructor(load: (hash: string) => Promise<KeyRecord | null>, clock: Clock, opts: AuthCacheOptions = {}) {
     super(load, clock, { ttlMs: opts.ttlMs ?? AUTH_CACHE_TTL_MS, maxEntries: 50_000 });
     if (opts.shared) {
       this.evictions = new EvictionChannel({

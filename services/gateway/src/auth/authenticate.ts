@@ -2,10 +2,10 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { DomainError } from "@router/errors";
 import type { Clock } from "@router/money";
-import { claimedKeyClass, hashKey, KEY_PREFIXES, keyClassOf, type KeyClass } from "../keys/key-secret";
-import type { StoredKey } from "../keys/key-store";
+import { claimedKeyClass, hashKey, KEY_PREFIXES, keyClassOf, type KeyClass } from "@router/api-keys";
 import type { AuthCache } from "./auth-cache";
 import type { Caller } from "./caller";
+import type { KeyRecord } from "./identity-records";
 
 export interface AuthenticateOptions {
   /** The key classes the route takes: `["inference"]` for chat and MCP, `["management"]` for management. */
@@ -38,7 +38,7 @@ function unauthorized(message: string): DomainError {
 }
 
 /** A key whose person no longer holds a seat in its organisation (removed between its creation and now). */
-export function seatlessKey(key: StoredKey): boolean {
+export function seatlessKey(key: KeyRecord): boolean {
   return key.userId !== null && key.userRole === null;
 }
 
@@ -56,8 +56,8 @@ function describe(cls: KeyClass): string {
  * requests; their role is left out: it belongs to management callers and grants an inference key
  * nothing.
  */
-export function callerOf(key: StoredKey): Caller {
-  const { orgId, operator, disabled: _d, externalUser: _e, createdAt: _c, updatedAt: _u, userId, userRole: _r, ...callerKey } = key;
+export function callerOf(key: KeyRecord): Caller {
+  const { orgId, operator, disabled: _d, userId, userRole: _r, ...callerKey } = key;
   return { orgId, operator, key: callerKey, memberUserId: userId };
 }
 
@@ -72,7 +72,7 @@ export async function resolveBearerKey(
   req: IncomingMessage,
   res: ServerResponse,
   { allow }: AuthenticateOptions,
-): Promise<StoredKey> {
+): Promise<KeyRecord> {
   const header = req.headers.authorization;
   const token = header ? BEARER.exec(header)?.[1] : undefined;
   if (!header || !token || !claimedKeyClass(token)) {

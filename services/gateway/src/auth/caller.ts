@@ -1,4 +1,4 @@
-import type { WindowKind } from "@router/money";
+import type { ApiKey } from "@router/api-keys";
 
 /**
  * The authenticated caller of a gateway route, as resolved from a bearer key (through the
@@ -13,23 +13,5 @@ export interface Caller {
   memberUserId?: string | null;
 }
 
-export interface CallerKey {
-  /** Hex HMAC-SHA256 of the plaintext under ROUTER_KEY_PEPPER; identifies the key. */
-  hash: string;
-  /** The first characters of the plaintext, e.g. `rt-v1-ab12`, safe to show. */
-  prefix: string;
-  name: string | null;
-  label: string | null;
-  class: "inference" | "management";
-  workspaceId: string | null;
-  /** That workspace's name (the auth cache keeps it up to ten seconds after a rename). */
-  workspaceName: string | null;
-  /** Ceiling in nanodollars, null for none. */
-  limitNanos: bigint | null;
-  limitReset: WindowKind | null;
-  limitMode: "hard" | "soft";
-  includeByokInLimit: boolean;
-  paused: boolean;
-  pausedReason: "runaway" | "manual" | null;
-  expiresAt: Date | null;
-}
+/** The calling key as the auth cache holds it (a dashboard session's inference gets one of its own). */
+export type CallerKey = ApiKey;

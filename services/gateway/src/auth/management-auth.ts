@@ -2,13 +2,12 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { requirePermission, type Permission } from "@router/access";
 import { DomainError } from "@router/errors";
-import { csrfHolds, cookiesOf, CSRF_HEADER, SESSION_COOKIE } from "@router/http-kit";
-import type { SessionDirectory } from "../sessions/session-directory";
-import { sessionTokenHash } from "../sessions/session-store";
-import type { StoredKey } from "../keys/key-store";
+import { csrfHolds, cookiesOf, CSRF_HEADER, SESSION_COOKIE, sessionTokenHash } from "@router/http-kit";
+import type { KeyRecord } from "./identity-records";
+import type { SessionDirectory } from "./session-directory";
 import { principalSubject, type CredentialRateLimit } from "../rate-limits/rate-limit-middleware";
 import { resolveBearerKey, seatGone, seatlessKey, type AuthenticatorDeps } from "./authenticate";
-import type { Principal } from "./principal";
+import type { Principal } from "@router/access";
 
 export interface ManagementAuthDeps {
   keys: AuthenticatorDeps;
@@ -22,15 +21,8 @@ export interface ManagementAuthDeps {
   rateLimit?: CredentialRateLimit;
 }
 
-export interface ManageOptions {
-  /** Only a dashboard session may call the route (the current session). */
-  sessionOnly?: boolean;
-  /** The route needs a signed-in person: a key or session with no person behind it gets 403. */
-  person?: boolean;
-}
-
 /** Builds the middleware for a management route that needs `permission`; it sets `res.locals.principal`. */
-export type Manage = (permission: Permission, opts?: ManageOptions) => RequestHandler;
+export type Manage = (permission: Permission) => RequestHandler;
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
@@ -38,7 +30,7 @@ function unauthorized(message: string): DomainError {
   return new DomainError("unauthorized", message, { details: { field: "Authorization" } });
 }
 
-function keyPrincipal(key: StoredKey): Principal {
+function keyPrincipal(key: KeyRecord): Principal {
   // resolveBearerKey refuses it already; checked again so a missing role can never read as owner.
   if (seatlessKey(key)) throw seatGone();
   return {
@@ -98,31 +90,22 @@ export async function resolvePrincipal(deps: ManagementAuthDeps, req: IncomingMe
 }
 
 /**
- * What every management route checks once the principal is known: its rate limit, then the route's
- * options and `permission`. Throws the route's 429 or 403.
+ * What every management route checks at the edge once the principal is known: its rate limit, then
+ * `permission` for the principal's role (the owning service checks the route's own rules). Throws
+ * the route's 429 or 403.
  */
-export async function admitPrincipal(deps: ManagementAuthDeps, principal: Principal, permission: Permission, opts: ManageOptions, res: ServerResponse): Promise<void> {
+export async function admitPrincipal(deps: ManagementAuthDeps, principal: Principal, permission: Permission, res: ServerResponse): Promise<void> {
   // Before the route's own checks: a refused or failing call counts like any other.
   await deps.rateLimit?.(principalSubject(principal), res as Response);
-  if (opts.sessionOnly && !principal.session) {
-    throw new DomainError("permission_denied", "this route takes a dashboard session, not an API key", {
-      details: { credential: principal.credential },
-    });
-  }
-  if (opts.person && principal.userId === null) {
-    throw new DomainError("permission_denied", "this needs a signed-in person; an API key has no seat", {
-      details: { credential: principal.credential },
-    });
-  }
   requirePermission(principal, permission);
 }
 
 /** The management authentication, its rate limit and the permission check, as express middleware. */
 export function createManagementAuth(deps: ManagementAuthDeps): Manage {
-  return (permission, opts = {}) =>
+  return (permission) =>
     async (req: Request, res: Response, next: NextFunction): Promise<void> => {
       const principal = await resolvePrincipal(deps, req, res);
-      await admitPrincipal(deps, principal, permission, opts, res);
+      await admitPrincipal(deps, principal, permission, res);
       res.locals.principal = principal;
       next();
     };

@@ -34,7 +34,7 @@ export function usesSession(req: IncomingMessage): boolean {
 export async function resolveSessionCaller(deps: ManagementAuthDeps, req: IncomingMessage, res: ServerResponse, permission: Permission): Promise<Caller> {
   const principal = await resolvePrincipal(deps, req, res);
   // Inference routes count requests under their own limits (a key's), not the management limit.
-  await admitPrincipal({ ...deps, rateLimit: undefined }, principal, permission, {}, res);
+  await admitPrincipal({ ...deps, rateLimit: undefined }, principal, permission, res);
   const session = principal.session ? await deps.sessions.get(principal.session.tokenHash) : null;
   if (!session || !principal.session) throw new DomainError("unauthorized", "the dashboard session has ended; sign in again", { details: { field: SESSION_COOKIE } });
   const hash = sessionKeyHash(principal.orgId, principal);

@@ -1,9 +1,8 @@
-import type { Db } from "@router/db";
 import { invalid, notFound } from "@router/errors";
+import { ledger as ledgerApi } from "@router/management-api";
 import type { Request, RequestHandler } from "express";
 import { requirePrincipal } from "../auth/principal";
-import { WORKSPACE_ID } from "../organisations/workspace-routes";
-import { getWorkspace } from "../organisations/workspace-store";
+import type { IdentityDirectory } from "../console/console-port";
 
 /** Where a forwarded route names its workspace, and the field an error names. */
 export type WorkspaceSource = { query: string } | { param: string } | { body: string };
@@ -12,10 +11,10 @@ export type WorkspaceSource = { query: string } | { param: string } | { body: st
  * Checks the workspace a forwarded management route names (in its query, path or JSON body) before
  * the owning service sees it: a malformed id is a 400 naming the field, another organisation's (or
  * an unknown) one a 404, so no service can be asked about a workspace outside the caller's
- * organisation. The workspace, with its name, then travels in the signed identity
- * (`res.locals.workspace`). Routes naming none pass.
+ * organisation. The workspace, with its name (the console holds workspaces), then travels in the
+ * signed identity (`res.locals.workspace`). Routes naming none pass.
  */
-export function namedWorkspace(db: Db, source: WorkspaceSource): RequestHandler {
+export function namedWorkspace(directory: Pick<IdentityDirectory, "findWorkspace">, source: WorkspaceSource): RequestHandler {
   const field = "query" in source ? source.query : "param" in source ? source.param : source.body;
   const read = (req: Request): unknown => {
     if ("query" in source) return req.query[source.query];
@@ -28,8 +27,8 @@ export function namedWorkspace(db: Db, source: WorkspaceSource): RequestHandler 
     const raw = read(req);
     // Null in a body means "no workspace" (an organisation-wide agent budget).
     if (raw === undefined || raw === null) return next();
-    if (typeof raw !== "string" || !WORKSPACE_ID.test(raw)) throw invalid(field, "expected a workspace id (ws_...)");
-    const workspace = await getWorkspace(db, requirePrincipal(res).orgId, raw);
+    if (typeof raw !== "string" || !ledgerApi.WORKSPACE_ID.test(raw)) throw invalid(field, "expected a workspace id (ws_...)");
+    const workspace = await directory.findWorkspace(requirePrincipal(res).orgId, raw);
     if (!workspace) throw notFound("workspace");
     res.locals.workspace = { id: workspace.id, name: workspace.name };
     next();

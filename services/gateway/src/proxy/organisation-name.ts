@@ -1,17 +1,15 @@
-import type { Db } from "@router/db";
 import type { RequestHandler } from "express";
 import { requirePrincipal } from "../auth/principal";
-import { getOrganisation } from "../organisations/organisation-store";
+import type { IdentityDirectory } from "../console/console-port";
 
 /**
- * Adds the caller's organisation's current name to the identity of a forwarded route that shows it
- * (report branding falls back to it); only the gateway holds organisations. Sets
- * `res.locals.orgName`.
+ * Adds the caller's organisation's current name, which the console holds, to the identity of a
+ * forwarded route that shows it (report branding falls back to it). Sets `res.locals.orgName`.
  */
-export function organisationName(db: Db): RequestHandler {
+export function organisationName(directory: Pick<IdentityDirectory, "organisationName">): RequestHandler {
   return async (_req, res, next) => {
-    const organisation = await getOrganisation(db, requirePrincipal(res).orgId);
-    if (organisation) res.locals.orgName = organisation.name;
+    const name = await directory.organisationName(requirePrincipal(res).orgId);
+    if (name !== null) res.locals.orgName = name;
     next();
   };
 }

@@ -1,20 +1,27 @@
-import type { Db } from "@router/db";
+import type { IncomingHttpHeaders } from "node:http";
 import { CONSOLE_PAGES, MANAGEMENT_ROUTES, OWNED_FAMILIES, type Access, type Owner } from "@router/management-api";
 import { Router, type Request, type RequestHandler, type Response } from "express";
 import { signIdentity, type Identity, type IdentitySigningKey } from "@router/http-kit";
 import type { Caller } from "../auth/caller";
-import { KEY_PREFIXES } from "../keys/key-secret";
+import { evictionsOf, type CacheEvictions } from "@router/http-kit";
+import { KEY_PREFIXES } from "@router/api-keys";
+import type { IdentityDirectory } from "../console/console-port";
+import { pkceExchangeAnyOrigin } from "./pkce-cors";
 import { requireCaller, type Authenticate } from "../auth/authenticate";
 import type { Manage } from "../auth/management-auth";
 import { principalIdentity, requirePrincipal } from "../auth/principal";
-import { loggedKeys } from "./logged-keys";
 import { namedWorkspace } from "./named-workspace";
 import { organisationName } from "./organisation-name";
 import type { UpstreamProxy, UpstreamTarget } from "./upstream-proxy";
 
 export interface ProxyRoutesDeps {
-  /** The gateway's own store: a named workspace is checked against the caller's organisation. */
-  db: Db;
+  /** The console's answers: a named workspace is checked against the caller's organisation, and an organisation's name. */
+  identity: Pick<IdentityDirectory, "findWorkspace" | "organisationName">;
+  /**
+   * Called with the key and session cache entries the console's answer names as stale (a key
+   * revoked, a member removed), before the answer is passed on.
+   */
+  onEvictions?: (evictions: CacheEvictions) => Promise<void>;
   authenticate: Authenticate;
   manage: Manage;
   proxy: UpstreamProxy;
@@ -35,6 +42,8 @@ export interface ProxyRoutesDeps {
   paymentEventsLimit: RequestHandler;
   /** Per-client-address limit on the uptime figure and the probes' reports. */
   uptimeLimit: RequestHandler;
+  /** Per-client-address limits on the console's public sign-in routes. */
+  signInLimits: { authExchange: RequestHandler; invitationLookup: RequestHandler; pkce: RequestHandler; walletChallenge: RequestHandler };
   /** Per-credential limit on the CSV export, after the management authentication (and its limit). */
   exportLimit: RequestHandler;
   /** Called once a logging-settings write was answered, with the organisation (the stored-response policy's cache). */
@@ -94,7 +103,7 @@ export type ProxyExtras = Record<string, readonly RequestHandler[]>;
 
 export function proxyExtras(deps: ProxyRoutesDeps): ProxyExtras {
   // A named workspace filter must be one of the caller's organisation (404 otherwise).
-  const workspaceFilter = namedWorkspace(deps.db, { query: "workspace" });
+  const workspaceFilter = namedWorkspace(deps.identity, { query: "workspace" });
   // After a routing write, this gateway plans the organisation's next request afresh (routing has
   // already dropped its own copy, on every replica), so the change binds on the very next request.
   const routingWritten = afterWrite(deps.onRoutingWrite);
@@ -107,11 +116,11 @@ export function proxyExtras(deps: ProxyRoutesDeps): ProxyExtras {
   const loggingWritten = afterWrite(deps.onLoggingWrite);
   // A workspace's budgets: reading an unknown one lists none (the ledger scopes by organisation),
   // while a write must name a workspace of the caller's organisation (404 otherwise).
-  const workspaceBudgetWrite = [namedWorkspace(deps.db, { param: "id" }), budgetWritten];
+  const workspaceBudgetWrite = [namedWorkspace(deps.identity, { param: "id" }), budgetWritten];
   // An agent budget scoped to a workspace names it in the body (set) or the query (delete).
-  const agentBudgetWrite = [namedWorkspace(deps.db, { body: "workspace_id" }), namedWorkspace(deps.db, { query: "workspace_id" }), budgetWritten];
+  const agentBudgetWrite = [namedWorkspace(deps.identity, { body: "workspace_id" }), namedWorkspace(deps.identity, { query: "workspace_id" }), budgetWritten];
   // Reports show the organisation's and the workspace's current names, which only the gateway holds.
-  const orgName = organisationName(deps.db);
+  const orgName = organisationName(deps.identity);
   const extras: Record<string, RequestHandler[]> = {
     "GET /v1/activity/export": [deps.exportLimit, workspaceFilter],
     "/v1/activity": [workspaceFilter],
@@ -121,9 +130,9 @@ export function proxyExtras(deps: ProxyRoutesDeps): ProxyExtras {
     "DELETE /v1/agents/:agent/budgets/:interval": agentBudgetWrite,
     "GET /v1/reports/branding": [orgName],
     "PUT /v1/reports/branding": [orgName],
-    "GET /v1/reports/workspaces/:id": [namedWorkspace(deps.db, { param: "id" }), orgName],
+    "GET /v1/reports/workspaces/:id": [namedWorkspace(deps.identity, { param: "id" }), orgName],
     "/v1/presets": [routingWritten],
-    "PUT /v1/logging": [loggedKeys(deps.db), loggingWritten],
+    "PUT /v1/logging": [loggingWritten],
     "POST /v1/provider-keys": [credentialWritten],
     "PATCH /v1/provider-keys/:id": [credentialWritten],
     "DELETE /v1/provider-keys/:id": [credentialWritten],
@@ -132,6 +141,11 @@ export function proxyExtras(deps: ProxyRoutesDeps): ProxyExtras {
     "GET /v1/status/uptime": [deps.uptimeLimit],
     "POST /v1/status/probes": [deps.uptimeLimit],
     "POST /v1/billing/webhook": [deps.paymentEventsLimit],
+    "POST /v1/auth/exchange": [deps.signInLimits.authExchange],
+    "POST /v1/invitations/lookup": [deps.signInLimits.invitationLookup],
+    "GET /v1/auth/pkce": [deps.signInLimits.pkce],
+    "POST /v1/auth/keys": [pkceExchangeAnyOrigin, deps.signInLimits.pkce],
+    "POST /v1/auth/wallet/challenge": [deps.signInLimits.walletChallenge],
   };
   for (const r of MANAGEMENT_ROUTES) {
     if (r.owner === "activity" && r.access === "management") extras[r.key] ??= [workspaceFilter];
@@ -167,10 +181,19 @@ export function proxyRoutes(deps: ProxyRoutesDeps): Router {
     runaway: deps.runawayUrl,
     console: deps.consoleUrl,
   };
+  const onEvictions = deps.onEvictions;
+  const evictStale = onEvictions
+    ? async (headers: IncomingHttpHeaders) => {
+        const evictions = evictionsOf(headers);
+        if (evictions.keys.length > 0 || evictions.sessions.length > 0) await onEvictions(evictions);
+      }
+    : undefined;
   const targetOf = (owner: Owner, passHeaders: readonly string[] | undefined): UpstreamTarget => ({
     service: owner,
     baseUrl: baseUrls[owner],
     ...(passHeaders ? { passHeaders: [...passHeaders] } : {}),
+    // The console owns keys and sessions: its answers name the cache entries a change made stale.
+    ...(owner === "console" && evictStale ? { onAnswer: evictStale } : {}),
   });
 
   const asPrincipal = (res: Response): Identity => {

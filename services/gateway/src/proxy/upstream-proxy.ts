@@ -3,7 +3,7 @@ import { pipeline } from "node:stream/promises";
 import type { Request, Response } from "express";
 import { Agent, request } from "undici";
 import { DomainError } from "@router/errors";
-import { IDENTITY_HEADER } from "@router/http-kit";
+import { EVICT_KEYS_HEADER, EVICT_SESSIONS_HEADER, IDENTITY_HEADER } from "@router/http-kit";
 import type { Logger } from "@router/logging";
 
 /** An internal service the gateway forwards management routes to. */
@@ -15,6 +15,8 @@ export interface UpstreamTarget {
   passHeaders?: readonly string[];
   /** Headers the gateway itself adds (the self-call token of a forwarded `/mcp`). */
   addHeaders?: Readonly<Record<string, string>>;
+  /** Called with the owner's answer headers before anything is passed on (the console's cache evictions). */
+  onAnswer?: (headers: IncomingHttpHeaders) => Promise<void>;
 }
 
 // Request headers passed on. Everything else (Authorization, cookies, hop-by-hop headers) stays
@@ -28,7 +30,10 @@ const FORWARDED_REQUEST_HEADERS = [
   "user-agent",
   "x-request-id",
 ];
-const HOP_BY_HOP = new Set([
+// Hop-by-hop headers, and the owner's messages to the gateway itself.
+const NOT_PASSED_ON = new Set([
+  EVICT_KEYS_HEADER,
+  EVICT_SESSIONS_HEADER,
   "connection",
   "keep-alive",
   "proxy-authenticate",
@@ -49,7 +54,7 @@ function requestBody(req: Request): string | Request | undefined {
 // setHeader, not res.set: express would append a charset to the owner's content-type.
 function copyResponseHeaders(headers: IncomingHttpHeaders, res: Response): void {
   for (const [name, value] of Object.entries(headers)) {
-    if (value !== undefined && !HOP_BY_HOP.has(name.toLowerCase())) res.setHeader(name, value);
+    if (value !== undefined && !NOT_PASSED_ON.has(name.toLowerCase())) res.setHeader(name, value);
   }
 }
 
@@ -88,6 +93,8 @@ export class UpstreamProxy {
       if (abort.signal.aborted) return;
       throw err;
     }
+    // Before the client sees the answer: its next request must not find what the change made stale.
+    if (target.onAnswer) await target.onAnswer(upstream.headers);
     res.status(upstream.statusCode);
     copyResponseHeaders(upstream.headers, res);
     try {
@@ -126,6 +133,8 @@ export class UpstreamProxy {
     Object.assign(headers, target.addHeaders);
     if (req.ip) headers["x-forwarded-for"] = req.ip;
     headers["x-forwarded-proto"] = req.protocol;
+    // The host the client addressed: the console sets its session cookies Secure on any but a local one.
+    if (req.headers.host) headers["x-forwarded-host"] = req.headers.host;
     const url = `${target.baseUrl.replace(/\/+$/, "")}${req.originalUrl}`;
     try {
       return await request(url, { method: req.method as "GET", headers, body: requestBody(req), dispatcher: this.agent, signal });

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { DomainError } from "@router/errors";
-import type { Principal } from "../auth/principal";
+import type { Principal } from "@router/access";
 import { requirePrincipal } from "../auth/principal";
 import { addressSubject, clientAddress, type TrustProxy } from "./client-address";
 import type { SelfCallTokens } from "./self-calls";

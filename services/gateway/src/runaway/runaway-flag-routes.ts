@@ -1,14 +1,14 @@
 import { Router, type Request, type Response } from "express";
-import type { Db } from "@router/db";
 import { DomainError } from "@router/errors";
 import { signIdentity, type IdentitySigningKey } from "@router/http-kit";
 import type { Manage } from "../auth/management-auth";
 import { principalIdentity, requirePrincipal } from "../auth/principal";
-import { pausedKeysAmong } from "../keys/key-store";
+import type { AuthCache } from "../auth/auth-cache";
 import type { UpstreamProxy, UpstreamTarget } from "../proxy/upstream-proxy";
 
 export interface RunawayFlagRoutesDeps {
-  db: Db;
+  /** Keys as authentication sees them (the console owns them): whether each flagged key is paused. */
+  authCache: AuthCache;
   manage: Manage;
   proxy: UpstreamProxy;
   identityKey: IdentitySigningKey;
@@ -27,9 +27,9 @@ function flagRowsOf(body: unknown): FlagRow[] | null {
 }
 
 /**
- * `GET /v1/alerts/runaway`: the runaway service owns the flags, the gateway owns the keys. The list
+ * `GET /v1/alerts/runaway`: the runaway service owns the flags, the console the keys. The list
  * comes from runaway with the caller's signed identity (runaway checks the role), and the gateway
- * adds `key_paused`, whether each flagged key is paused right now, from its own keys table. A flag
+ * adds `key_paused`, whether each flagged key is paused, from its auth cache (ten seconds at most). A flag
  * on an agent has no key: `key_paused` is false.
  */
 export function runawayFlagRoutes(deps: RunawayFlagRoutesDeps): Router {
@@ -48,7 +48,13 @@ export function runawayFlagRoutes(deps: RunawayFlagRoutesDeps): Router {
     const rows = flagRowsOf(answer.body);
     if (!rows) throw new DomainError("router.runaway_unavailable", "the runaway service answered an unexpected shape", { status: 503 });
     const hashes = rows.map((r) => r.key_hash).filter((h): h is string => typeof h === "string");
-    const paused = await pausedKeysAmong(deps.db, principal.orgId, hashes);
+    const paused = new Set<string>();
+    await Promise.all(
+      [...new Set(hashes)].map(async (hash) => {
+        const key = await deps.authCache.get(hash);
+        if (key && key.orgId === principal.orgId && key.paused && !key.disabled) paused.add(hash);
+      }),
+    );
     const data = rows.map((row) => ({ ...row, key_paused: typeof row.key_hash === "string" && paused.has(row.key_hash) }));
     res.json({ ...(answer.body as object), data });
   });

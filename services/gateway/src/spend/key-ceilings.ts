@@ -1,30 +1,9 @@
+import { LEDGER_WINDOWS } from "@router/api-keys";
 import { ledger, type routing } from "@router/proto";
 import type { WindowKind } from "@router/money";
 import type { CallerKey } from "../auth/caller";
 
-const WINDOWS: Record<WindowKind, ledger.Window> = {
-  daily: ledger.Window.WINDOW_DAILY,
-  weekly: ledger.Window.WINDOW_WEEKLY,
-  monthly: ledger.Window.WINDOW_MONTHLY,
-  lifetime: ledger.Window.WINDOW_LIFETIME,
-};
-
-/** The key's own ceiling as the ledger takes it; none when the key has no limit. */
-export function keyCeilings(key: CallerKey): ledger.Ceiling[] {
-  if (key.limitNanos === null) return [];
-  return [
-    {
-      subjectKind: "key",
-      subjectId: key.hash,
-      limitNanodollars: key.limitNanos,
-      window: WINDOWS[key.limitReset ?? "lifetime"],
-      mode: key.limitMode === "soft" ? ledger.LimitMode.LIMIT_MODE_SOFT : ledger.LimitMode.LIMIT_MODE_HARD,
-      includeByok: key.includeByokInLimit,
-      // Carried into the ledger's threshold events (alerts name the key).
-      subjectName: key.name ?? "",
-    },
-  ];
-}
+export { keyCeilings } from "@router/api-keys";
 
 /**
  * The budgets of the guardrails that apply to the key (Plan names them), each evaluated per key:
@@ -37,7 +16,7 @@ export function guardrailCeilings(budgets: readonly routing.GuardrailBudget[], k
     subjectKind: "guardrail",
     subjectId: `${b.guardrailId}/${key.hash}`,
     limitNanodollars: b.limitNanodollars,
-    window: WINDOWS[b.window as WindowKind] ?? ledger.Window.WINDOW_LIFETIME,
+    window: LEDGER_WINDOWS[b.window as WindowKind] ?? ledger.Window.WINDOW_LIFETIME,
     mode: ledger.LimitMode.LIMIT_MODE_HARD,
     includeByok: b.includeByok,
     subjectName: "",

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { Browser } from "@router/testkit";
-import { s256Challenge } from "../../src/pkce/pkce-request";
+import { s256Challenge } from "../../../console/src/pkce/pkce-request";
 import { call, newOrganisation, startHarness, type Harness } from "../harness";
 import { signedInPerson } from "./people-fixtures";
 
@@ -23,7 +23,7 @@ afterAll(async () => {
 });
 
 async function memberOfKey(hash: string): Promise<string | null> {
-  const r = await h.db.query<{ user_id: string | null }>("SELECT user_id FROM keys WHERE hash = $1", [hash]);
+  const r = await h.consoleDb.query<{ user_id: string | null }>("SELECT user_id FROM keys WHERE hash = $1", [hash]);
   return r.rows[0]!.user_id;
 }
 
@@ -140,7 +140,7 @@ describe("removing the member", () => {
     const inference = (await dev.browser.post("/v1/keys", { name: "rae's app" })).body.data.key as string;
     const management = (await dev.browser.post("/v1/keys", { name: "rae's ops key", class: "management" })).body.data.key as string;
     // The seat alone goes, as when a key is inserted after the removal's revocation: no key was looked up yet.
-    await h.db.query("DELETE FROM members WHERE org_id = $1 AND user_id = $2", [org.orgId, dev.userId]);
+    await h.consoleDb.query("DELETE FROM members WHERE org_id = $1 AND user_id = $2", [org.orgId, dev.userId]);
     for (const [key, path] of [
       [inference, "/v1/key"],
       [management, "/v1/keys"],

@@ -122,7 +122,7 @@ describe("workspaces", () => {
 
   it("holds at most 200 per organisation (409 past it)", async () => {
     const org = await newOrganisation(h, "Ws Cap");
-    await h.db.query(
+    await h.consoleDb.query(
       `INSERT INTO workspaces (id, org_id, name, slug, created_at)
        SELECT 'ws_cap' || g, $1, 'W' || g, 'w-' || g, now() FROM generate_series(1, 199) g`,
       [org.orgId],
@@ -152,7 +152,7 @@ describe("workspaces", () => {
     // The default workspace still holds the management key; once that key is moved, it is the last one.
     const last = await call(h.url, "GET", "/v1/workspaces", { key: org.managementKey });
     expect(last.body.data).toHaveLength(1);
-    await h.db.query(`UPDATE keys SET workspace_id = NULL WHERE org_id = $1`, [org.orgId]);
+    await h.consoleDb.query(`UPDATE keys SET workspace_id = NULL WHERE org_id = $1`, [org.orgId]);
     const lastOne = await call(h.url, "DELETE", `/v1/workspaces/${org.workspaceId}`, { key: org.managementKey });
     expect(lastOne.status).toBe(409);
   });

@@ -1,9 +1,9 @@
 import type { Role } from "@router/access";
 import { Browser } from "@router/testkit";
-import { insertMember } from "../../src/people/member-store";
-import { signInPerson } from "../../src/people/person-sign-in";
-import { csrfTokenOf } from "@router/http-kit";
-import { insertSession, newSessionToken, sessionTokenHash } from "../../src/sessions/session-store";
+import { insertMember } from "../../../console/src/people/member-store";
+import { signInPerson } from "../../../console/src/people/person-sign-in";
+import { csrfTokenOf, sessionTokenHash } from "@router/http-kit";
+import { insertSession, newSessionToken } from "../../../console/src/sessions/session-store";
 import type { Harness } from "../harness";
 
 export interface SignedInPerson {
@@ -28,7 +28,7 @@ export async function signedInPerson(
 ): Promise<SignedInPerson> {
   const now = h.clock.now();
   const token = newSessionToken();
-  const person = await h.db.tx(async (q) => {
+  const person = await h.consoleDb.tx(async (q) => {
     const signedIn = await signInPerson(q, { provider: "oidc", subject: `subject-${++subjects}-${name}`, name, email: `${name.toLowerCase()}@example.com` }, now);
     if (seat) await insertMember(q, seat.orgId, signedIn.user.id, seat.role, now);
     await insertSession(q, {

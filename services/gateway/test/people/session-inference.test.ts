@@ -1,5 +1,5 @@
 import { Browser } from "@router/testkit";
-import { SESSION_TTL_MS } from "../../src/sessions/session-store";
+import { SESSION_TTL_MS } from "../../../console/src/sessions/session-store";
 import { newOrganisation, startHarness, type Harness } from "../harness";
 
 let h: Harness;

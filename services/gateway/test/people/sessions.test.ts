@@ -1,6 +1,6 @@
 import { request as httpRequest } from "node:http";
 import { Browser, TEST_REDIS_URL, waitFor } from "@router/testkit";
-import { mintKey } from "../../src/keys/key-secret";
+import { mintKey } from "@router/api-keys";
 import { call, newOrganisation, startHarness, type Harness } from "../harness";
 import { signedInPerson } from "./people-fixtures";
 

@@ -230,7 +230,7 @@ describe("flags that pause nothing", () => {
       // A flag of this organisation naming another organisation's key.
       { flagId: "flag_on_foreign", keyHash: theirs.hash },
     ]);
-    const rows = await h.db.query<{ hash: string; paused: boolean }>("SELECT hash, paused FROM keys WHERE hash = ANY($1)", [
+    const rows = await h.consoleDb.query<{ hash: string; paused: boolean }>("SELECT hash, paused FROM keys WHERE hash = ANY($1)", [
       [revoked.hash, theirs.hash],
     ]);
     expect(rows.rows.map((r) => r.paused)).toEqual([false, false]);

@@ -2,10 +2,12 @@ import { randomBytes } from "node:crypto";
 import { createPostgresDb, type Db } from "@router/db";
 import { DomainError } from "@router/errors";
 import { ManualClock } from "@router/money";
-import { startConsole, type RunningConsole } from "@router/console";
+import { createOrganisation, startConsole, type RunningConsole } from "@router/console";
+import { CLIENT_OPTIONS, insecure } from "@router/grpc-kit";
+import { ledger } from "@router/proto";
 import { createTestDatabase, newIdentityKeys, type TestDatabase } from "@router/testkit";
 import { DEFAULT_LOGGING, saveLogging } from "../../../console/src/logging-settings/logging-store";
-import { createOrganisation, GATEWAY_SCHEMA, migrateGateway } from "../../src/app";
+import { GATEWAY_SCHEMA, migrateGateway } from "../../src/app";
 import type { Caller } from "../../src/auth/caller";
 import { withStoredInput, type ResponsesStorage } from "../../src/ingress/responses/stored-input";
 import { grpcConsolePort } from "../../src/console/console-port";
@@ -52,14 +54,14 @@ describe("stored responses (the gateway's stored_responses table)", () => {
   let consoleSvc: RunningConsole;
   const callerOf = (orgId: string, hash = KEY_HASH) => ({ orgId, key: { hash } }) as Caller;
 
+  const ledgerClient = new ledger.LedgerServiceClient("127.0.0.1:1", insecure(), CLIENT_OPTIONS);
+
   beforeAll(async () => {
     tdb = await createTestDatabase("storedresp");
     db = createPostgresDb({ url: tdb.url, schema: GATEWAY_SCHEMA });
     await migrateGateway(db);
     clock = new ManualClock();
     const pepper = randomBytes(32).toString("hex");
-    orgA = (await createOrganisation(db, { name: "A", operator: false }, pepper, clock)).orgId;
-    orgB = (await createOrganisation(db, { name: "B", operator: false }, pepper, clock)).orgId;
     consoleDb = createPostgresDb({ url: tdb.url, schema: "console" });
     consoleSvc = await startConsole({
       db: consoleDb,
@@ -69,8 +71,14 @@ describe("stored responses (the gateway's stored_responses table)", () => {
       grpcPort: "in-process",
       identityKeys: newIdentityKeys().publicKeys,
       masterKey: randomBytes(32).toString("hex"),
+      pepper,
+      csrfSecret: randomBytes(32).toString("hex"),
+      // Nothing here asks the ledger; the client never connects.
+      ledger: ledgerClient,
       defaultMetrics: false,
     });
+    orgA = (await createOrganisation(consoleDb, { name: "A", operator: false }, pepper, clock)).orgId;
+    orgB = (await createOrganisation(consoleDb, { name: "B", operator: false }, pepper, clock)).orgId;
   });
 
   beforeEach(() => {
@@ -81,6 +89,7 @@ describe("stored responses (the gateway's stored_responses table)", () => {
 
   afterAll(async () => {
     await consoleSvc.close();
+    ledgerClient.close();
     await consoleDb.close();
     await db.close();
     await tdb.drop();

@@ -83,6 +83,133 @@ export interface LoggingSettingsResponse {
   keyExclude: string[];
 }
 
+export interface FindKeyRequest {
+  /** Hex HMAC-SHA256 of the key's secret under the key pepper. */
+  hash: string;
+}
+
+export interface FindKeyResponse {
+  key?: KeyRecord | undefined;
+}
+
+/** A key as the data plane authenticates and charges with it. */
+export interface KeyRecord {
+  hash: string;
+  /** Safe to show: the class prefix and the first characters of the secret. */
+  prefix: string;
+  orgId: string;
+  /** Whether the key's organisation is the operator organisation. */
+  operator: boolean;
+  workspaceId?: string | undefined;
+  workspaceName?: string | undefined;
+  name?: string | undefined;
+  label?:
+    | string
+    | undefined;
+  /** "inference" or "management". */
+  class: string;
+  /** The key's spend ceiling; unset for none. */
+  limitNanodollars?:
+    | bigint
+    | undefined;
+  /** "daily", "weekly", "monthly" or "lifetime"; unset for none. */
+  limitReset?:
+    | string
+    | undefined;
+  /** "hard" or "soft". */
+  limitMode: string;
+  includeByokInLimit: boolean;
+  paused: boolean;
+  /** "runaway" or "manual", when paused. */
+  pausedReason?:
+    | string
+    | undefined;
+  /** Revoked. */
+  disabled: boolean;
+  expiresAtMs?:
+    | bigint
+    | undefined;
+  /** The person the key belongs to, and their current role in the organisation (unset without a seat). */
+  userId?: string | undefined;
+  userRole?: string | undefined;
+}
+
+export interface FindSessionRequest {
+  /** Hex SHA-256 of the session token. */
+  tokenHash: string;
+}
+
+export interface FindSessionResponse {
+  session?: SessionRecord | undefined;
+}
+
+export interface SessionRecord {
+  tokenHash: string;
+  orgId: string;
+  operator: boolean;
+  userId?:
+    | string
+    | undefined;
+  /** The management key exchanged for the session, if any. */
+  keyHash?:
+    | string
+    | undefined;
+  /** "management_key", "oauth", "wallet" or "invitation". */
+  authMethod: string;
+  expiresAtMs: bigint;
+  endedAtMs?:
+    | bigint
+    | undefined;
+  /** The person's role in the organisation; unset when they hold no seat there. */
+  seatRole?: string | undefined;
+  keyName?: string | undefined;
+  keyWorkspaceId?:
+    | string
+    | undefined;
+  /** Whether the key exchanged for the session has been revoked. */
+  keyDisabled: boolean;
+  /** The workspace inference made with the session is charged to. */
+  chargeWorkspaceId?: string | undefined;
+  chargeWorkspaceName?: string | undefined;
+}
+
+export interface FindWorkspaceRequest {
+  orgId: string;
+  workspaceId: string;
+}
+
+export interface FindWorkspaceResponse {
+  workspace?: Workspace | undefined;
+}
+
+export interface Workspace {
+  id: string;
+  name: string;
+}
+
+export interface OrganisationNameRequest {
+  orgId: string;
+}
+
+export interface OrganisationNameResponse {
+  /** Unset when there is no such organisation. */
+  name?: string | undefined;
+}
+
+export interface ApplyRunawayFlagRequest {
+  flagId: string;
+  orgId: string;
+  keyHash: string;
+}
+
+export interface ApplyRunawayFlagResponse {
+  /**
+   * "paused": the key is paused now; "unchanged": not this organisation's, revoked, or paused
+   * already; "duplicate": the flag was applied before.
+   */
+  result: string;
+}
+
 function createBaseOrganisationCredentialsRequest(): OrganisationCredentialsRequest {
   return { orgId: "" };
 }
@@ -1010,6 +1137,1634 @@ export const LoggingSettingsResponse: MessageFns<LoggingSettingsResponse> = {
   },
 };
 
+function createBaseFindKeyRequest(): FindKeyRequest {
+  return { hash: "" };
+}
+
+export const FindKeyRequest: MessageFns<FindKeyRequest> = {
+  encode(message: FindKeyRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.hash !== "") {
+      writer.uint32(10).string(message.hash);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FindKeyRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFindKeyRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.hash = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FindKeyRequest {
+    return { hash: isSet(object.hash) ? globalThis.String(object.hash) : "" };
+  },
+
+  toJSON(message: FindKeyRequest): unknown {
+    const obj: any = {};
+    if (message.hash !== "") {
+      obj.hash = message.hash;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<FindKeyRequest>, I>>(base?: I): FindKeyRequest {
+    return FindKeyRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<FindKeyRequest>, I>>(object: I): FindKeyRequest {
+    const message = createBaseFindKeyRequest();
+    message.hash = object.hash ?? "";
+    return message;
+  },
+};
+
+function createBaseFindKeyResponse(): FindKeyResponse {
+  return { key: undefined };
+}
+
+export const FindKeyResponse: MessageFns<FindKeyResponse> = {
+  encode(message: FindKeyResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== undefined) {
+      KeyRecord.encode(message.key, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FindKeyResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFindKeyResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = KeyRecord.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FindKeyResponse {
+    return { key: isSet(object.key) ? KeyRecord.fromJSON(object.key) : undefined };
+  },
+
+  toJSON(message: FindKeyResponse): unknown {
+    const obj: any = {};
+    if (message.key !== undefined) {
+      obj.key = KeyRecord.toJSON(message.key);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<FindKeyResponse>, I>>(base?: I): FindKeyResponse {
+    return FindKeyResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<FindKeyResponse>, I>>(object: I): FindKeyResponse {
+    const message = createBaseFindKeyResponse();
+    message.key = (object.key !== undefined && object.key !== null) ? KeyRecord.fromPartial(object.key) : undefined;
+    return message;
+  },
+};
+
+function createBaseKeyRecord(): KeyRecord {
+  return {
+    hash: "",
+    prefix: "",
+    orgId: "",
+    operator: false,
+    workspaceId: undefined,
+    workspaceName: undefined,
+    name: undefined,
+    label: undefined,
+    class: "",
+    limitNanodollars: undefined,
+    limitReset: undefined,
+    limitMode: "",
+    includeByokInLimit: false,
+    paused: false,
+    pausedReason: undefined,
+    disabled: false,
+    expiresAtMs: undefined,
+    userId: undefined,
+    userRole: undefined,
+  };
+}
+
+export const KeyRecord: MessageFns<KeyRecord> = {
+  encode(message: KeyRecord, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.hash !== "") {
+      writer.uint32(10).string(message.hash);
+    }
+    if (message.prefix !== "") {
+      writer.uint32(18).string(message.prefix);
+    }
+    if (message.orgId !== "") {
+      writer.uint32(26).string(message.orgId);
+    }
+    if (message.operator !== false) {
+      writer.uint32(32).bool(message.operator);
+    }
+    if (message.workspaceId !== undefined) {
+      writer.uint32(42).string(message.workspaceId);
+    }
+    if (message.workspaceName !== undefined) {
+      writer.uint32(50).string(message.workspaceName);
+    }
+    if (message.name !== undefined) {
+      writer.uint32(58).string(message.name);
+    }
+    if (message.label !== undefined) {
+      writer.uint32(66).string(message.label);
+    }
+    if (message.class !== "") {
+      writer.uint32(74).string(message.class);
+    }
+    if (message.limitNanodollars !== undefined) {
+      if (BigInt.asIntN(64, message.limitNanodollars) !== message.limitNanodollars) {
+        throw new globalThis.Error("value provided for field message.limitNanodollars of type int64 too large");
+      }
+      writer.uint32(80).int64(message.limitNanodollars);
+    }
+    if (message.limitReset !== undefined) {
+      writer.uint32(90).string(message.limitReset);
+    }
+    if (message.limitMode !== "") {
+      writer.uint32(98).string(message.limitMode);
+    }
+    if (message.includeByokInLimit !== false) {
+      writer.uint32(104).bool(message.includeByokInLimit);
+    }
+    if (message.paused !== false) {
+      writer.uint32(112).bool(message.paused);
+    }
+    if (message.pausedReason !== undefined) {
+      writer.uint32(122).string(message.pausedReason);
+    }
+    if (message.disabled !== false) {
+      writer.uint32(128).bool(message.disabled);
+    }
+    if (message.expiresAtMs !== undefined) {
+      if (BigInt.asIntN(64, message.expiresAtMs) !== message.expiresAtMs) {
+        throw new globalThis.Error("value provided for field message.expiresAtMs of type int64 too large");
+      }
+      writer.uint32(136).int64(message.expiresAtMs);
+    }
+    if (message.userId !== undefined) {
+      writer.uint32(146).string(message.userId);
+    }
+    if (message.userRole !== undefined) {
+      writer.uint32(154).string(message.userRole);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): KeyRecord {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseKeyRecord();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.hash = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.prefix = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.orgId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.operator = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.workspaceId = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.workspaceName = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.label = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.class = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.limitNanodollars = reader.int64() as bigint;
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.limitReset = reader.string();
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.limitMode = reader.string();
+            continue;
+          }
+          case 13: {
+            if (tag !== 104) {
+              break;
+            }
+
+            message.includeByokInLimit = reader.bool();
+            continue;
+          }
+          case 14: {
+            if (tag !== 112) {
+              break;
+            }
+
+            message.paused = reader.bool();
+            continue;
+          }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.pausedReason = reader.string();
+            continue;
+          }
+          case 16: {
+            if (tag !== 128) {
+              break;
+            }
+
+            message.disabled = reader.bool();
+            continue;
+          }
+          case 17: {
+            if (tag !== 136) {
+              break;
+            }
+
+            message.expiresAtMs = reader.int64() as bigint;
+            continue;
+          }
+          case 18: {
+            if (tag !== 146) {
+              break;
+            }
+
+            message.userId = reader.string();
+            continue;
+          }
+          case 19: {
+            if (tag !== 154) {
+              break;
+            }
+
+            message.userRole = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): KeyRecord {
+    return {
+      hash: isSet(object.hash) ? globalThis.String(object.hash) : "",
+      prefix: isSet(object.prefix) ? globalThis.String(object.prefix) : "",
+      orgId: isSet(object.orgId)
+        ? globalThis.String(object.orgId)
+        : isSet(object.org_id)
+        ? globalThis.String(object.org_id)
+        : "",
+      operator: isSet(object.operator) ? globalThis.Boolean(object.operator) : false,
+      workspaceId: isSet(object.workspaceId)
+        ? globalThis.String(object.workspaceId)
+        : isSet(object.workspace_id)
+        ? globalThis.String(object.workspace_id)
+        : undefined,
+      workspaceName: isSet(object.workspaceName)
+        ? globalThis.String(object.workspaceName)
+        : isSet(object.workspace_name)
+        ? globalThis.String(object.workspace_name)
+        : undefined,
+      name: isSet(object.name) ? globalThis.String(object.name) : undefined,
+      label: isSet(object.label) ? globalThis.String(object.label) : undefined,
+      class: isSet(object.class) ? globalThis.String(object.class) : "",
+      limitNanodollars: isSet(object.limitNanodollars)
+        ? BigInt(object.limitNanodollars)
+        : isSet(object.limit_nanodollars)
+        ? BigInt(object.limit_nanodollars)
+        : undefined,
+      limitReset: isSet(object.limitReset)
+        ? globalThis.String(object.limitReset)
+        : isSet(object.limit_reset)
+        ? globalThis.String(object.limit_reset)
+        : undefined,
+      limitMode: isSet(object.limitMode)
+        ? globalThis.String(object.limitMode)
+        : isSet(object.limit_mode)
+        ? globalThis.String(object.limit_mode)
+        : "",
+      includeByokInLimit: isSet(object.includeByokInLimit)
+        ? globalThis.Boolean(object.includeByokInLimit)
+        : isSet(object.include_byok_in_limit)
+        ? globalThis.Boolean(object.include_byok_in_limit)
+        : false,
+      paused: isSet(object.paused) ? globalThis.Boolean(object.paused) : false,
+      pausedReason: isSet(object.pausedReason)
+        ? globalThis.String(object.pausedReason)
+        : isSet(object.paused_reason)
+        ? globalThis.String(object.paused_reason)
+        : undefined,
+      disabled: isSet(object.disabled) ? globalThis.Boolean(object.disabled) : false,
+      expiresAtMs: isSet(object.expiresAtMs)
+        ? BigInt(object.expiresAtMs)
+        : isSet(object.expires_at_ms)
+        ? BigInt(object.expires_at_ms)
+        : undefined,
+      userId: isSet(object.userId)
+        ? globalThis.String(object.userId)
+        : isSet(object.user_id)
+        ? globalThis.String(object.user_id)
+        : undefined,
+      userRole: isSet(object.userRole)
+        ? globalThis.String(object.userRole)
+        : isSet(object.user_role)
+        ? globalThis.String(object.user_role)
+        : undefined,
+    };
+  },
+
+  toJSON(message: KeyRecord): unknown {
+    const obj: any = {};
+    if (message.hash !== "") {
+      obj.hash = message.hash;
+    }
+    if (message.prefix !== "") {
+      obj.prefix = message.prefix;
+    }
+    if (message.orgId !== "") {
+      obj.orgId = message.orgId;
+    }
+    if (message.operator !== false) {
+      obj.operator = message.operator;
+    }
+    if (message.workspaceId !== undefined) {
+      obj.workspaceId = message.workspaceId;
+    }
+    if (message.workspaceName !== undefined) {
+      obj.workspaceName = message.workspaceName;
+    }
+    if (message.name !== undefined) {
+      obj.name = message.name;
+    }
+    if (message.label !== undefined) {
+      obj.label = message.label;
+    }
+    if (message.class !== "") {
+      obj.class = message.class;
+    }
+    if (message.limitNanodollars !== undefined) {
+      obj.limitNanodollars = message.limitNanodollars.toString();
+    }
+    if (message.limitReset !== undefined) {
+      obj.limitReset = message.limitReset;
+    }
+    if (message.limitMode !== "") {
+      obj.limitMode = message.limitMode;
+    }
+    if (message.includeByokInLimit !== false) {
+      obj.includeByokInLimit = message.includeByokInLimit;
+    }
+    if (message.paused !== false) {
+      obj.paused = message.paused;
+    }
+    if (message.pausedReason !== undefined) {
+      obj.pausedReason = message.pausedReason;
+    }
+    if (message.disabled !== false) {
+      obj.disabled = message.disabled;
+    }
+    if (message.expiresAtMs !== undefined) {
+      obj.expiresAtMs = message.expiresAtMs.toString();
+    }
+    if (message.userId !== undefined) {
+      obj.userId = message.userId;
+    }
+    if (message.userRole !== undefined) {
+      obj.userRole = message.userRole;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<KeyRecord>, I>>(base?: I): KeyRecord {
+    return KeyRecord.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<KeyRecord>, I>>(object: I): KeyRecord {
+    const message = createBaseKeyRecord();
+    message.hash = object.hash ?? "";
+    message.prefix = object.prefix ?? "";
+    message.orgId = object.orgId ?? "";
+    message.operator = object.operator ?? false;
+    message.workspaceId = object.workspaceId ?? undefined;
+    message.workspaceName = object.workspaceName ?? undefined;
+    message.name = object.name ?? undefined;
+    message.label = object.label ?? undefined;
+    message.class = object.class ?? "";
+    message.limitNanodollars = (object.limitNanodollars !== undefined && object.limitNanodollars !== null)
+      ? BigInt(object.limitNanodollars)
+      : undefined;
+    message.limitReset = object.limitReset ?? undefined;
+    message.limitMode = object.limitMode ?? "";
+    message.includeByokInLimit = object.includeByokInLimit ?? false;
+    message.paused = object.paused ?? false;
+    message.pausedReason = object.pausedReason ?? undefined;
+    message.disabled = object.disabled ?? false;
+    message.expiresAtMs = (object.expiresAtMs !== undefined && object.expiresAtMs !== null)
+      ? BigInt(object.expiresAtMs)
+      : undefined;
+    message.userId = object.userId ?? undefined;
+    message.userRole = object.userRole ?? undefined;
+    return message;
+  },
+};
+
+function createBaseFindSessionRequest(): FindSessionRequest {
+  return { tokenHash: "" };
+}
+
+export const FindSessionRequest: MessageFns<FindSessionRequest> = {
+  encode(message: FindSessionRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tokenHash !== "") {
+      writer.uint32(10).string(message.tokenHash);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FindSessionRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFindSessionRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tokenHash = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FindSessionRequest {
+    return {
+      tokenHash: isSet(object.tokenHash)
+        ? globalThis.String(object.tokenHash)
+        : isSet(object.token_hash)
+        ? globalThis.String(object.token_hash)
+        : "",
+    };
+  },
+
+  toJSON(message: FindSessionRequest): unknown {
+    const obj: any = {};
+    if (message.tokenHash !== "") {
+      obj.tokenHash = message.tokenHash;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<FindSessionRequest>, I>>(base?: I): FindSessionRequest {
+    return FindSessionRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<FindSessionRequest>, I>>(object: I): FindSessionRequest {
+    const message = createBaseFindSessionRequest();
+    message.tokenHash = object.tokenHash ?? "";
+    return message;
+  },
+};
+
+function createBaseFindSessionResponse(): FindSessionResponse {
+  return { session: undefined };
+}
+
+export const FindSessionResponse: MessageFns<FindSessionResponse> = {
+  encode(message: FindSessionResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.session !== undefined) {
+      SessionRecord.encode(message.session, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FindSessionResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFindSessionResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.session = SessionRecord.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FindSessionResponse {
+    return { session: isSet(object.session) ? SessionRecord.fromJSON(object.session) : undefined };
+  },
+
+  toJSON(message: FindSessionResponse): unknown {
+    const obj: any = {};
+    if (message.session !== undefined) {
+      obj.session = SessionRecord.toJSON(message.session);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<FindSessionResponse>, I>>(base?: I): FindSessionResponse {
+    return FindSessionResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<FindSessionResponse>, I>>(object: I): FindSessionResponse {
+    const message = createBaseFindSessionResponse();
+    message.session = (object.session !== undefined && object.session !== null)
+      ? SessionRecord.fromPartial(object.session)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseSessionRecord(): SessionRecord {
+  return {
+    tokenHash: "",
+    orgId: "",
+    operator: false,
+    userId: undefined,
+    keyHash: undefined,
+    authMethod: "",
+    expiresAtMs: 0n,
+    endedAtMs: undefined,
+    seatRole: undefined,
+    keyName: undefined,
+    keyWorkspaceId: undefined,
+    keyDisabled: false,
+    chargeWorkspaceId: undefined,
+    chargeWorkspaceName: undefined,
+  };
+}
+
+export const SessionRecord: MessageFns<SessionRecord> = {
+  encode(message: SessionRecord, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tokenHash !== "") {
+      writer.uint32(10).string(message.tokenHash);
+    }
+    if (message.orgId !== "") {
+      writer.uint32(18).string(message.orgId);
+    }
+    if (message.operator !== false) {
+      writer.uint32(24).bool(message.operator);
+    }
+    if (message.userId !== undefined) {
+      writer.uint32(34).string(message.userId);
+    }
+    if (message.keyHash !== undefined) {
+      writer.uint32(42).string(message.keyHash);
+    }
+    if (message.authMethod !== "") {
+      writer.uint32(50).string(message.authMethod);
+    }
+    if (message.expiresAtMs !== 0n) {
+      if (BigInt.asIntN(64, message.expiresAtMs) !== message.expiresAtMs) {
+        throw new globalThis.Error("value provided for field message.expiresAtMs of type int64 too large");
+      }
+      writer.uint32(56).int64(message.expiresAtMs);
+    }
+    if (message.endedAtMs !== undefined) {
+      if (BigInt.asIntN(64, message.endedAtMs) !== message.endedAtMs) {
+        throw new globalThis.Error("value provided for field message.endedAtMs of type int64 too large");
+      }
+      writer.uint32(64).int64(message.endedAtMs);
+    }
+    if (message.seatRole !== undefined) {
+      writer.uint32(74).string(message.seatRole);
+    }
+    if (message.keyName !== undefined) {
+      writer.uint32(82).string(message.keyName);
+    }
+    if (message.keyWorkspaceId !== undefined) {
+      writer.uint32(90).string(message.keyWorkspaceId);
+    }
+    if (message.keyDisabled !== false) {
+      writer.uint32(96).bool(message.keyDisabled);
+    }
+    if (message.chargeWorkspaceId !== undefined) {
+      writer.uint32(106).string(message.chargeWorkspaceId);
+    }
+    if (message.chargeWorkspaceName !== undefined) {
+      writer.uint32(114).string(message.chargeWorkspaceName);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SessionRecord {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSessionRecord();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tokenHash = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.orgId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.operator = reader.bool();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.userId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.keyHash = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.authMethod = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.expiresAtMs = reader.int64() as bigint;
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.endedAtMs = reader.int64() as bigint;
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.seatRole = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.keyName = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.keyWorkspaceId = reader.string();
+            continue;
+          }
+          case 12: {
+            if (tag !== 96) {
+              break;
+            }
+
+            message.keyDisabled = reader.bool();
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.chargeWorkspaceId = reader.string();
+            continue;
+          }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.chargeWorkspaceName = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SessionRecord {
+    return {
+      tokenHash: isSet(object.tokenHash)
+        ? globalThis.String(object.tokenHash)
+        : isSet(object.token_hash)
+        ? globalThis.String(object.token_hash)
+        : "",
+      orgId: isSet(object.orgId)
+        ? globalThis.String(object.orgId)
+        : isSet(object.org_id)
+        ? globalThis.String(object.org_id)
+        : "",
+      operator: isSet(object.operator) ? globalThis.Boolean(object.operator) : false,
+      userId: isSet(object.userId)
+        ? globalThis.String(object.userId)
+        : isSet(object.user_id)
+        ? globalThis.String(object.user_id)
+        : undefined,
+      keyHash: isSet(object.keyHash)
+        ? globalThis.String(object.keyHash)
+        : isSet(object.key_hash)
+        ? globalThis.String(object.key_hash)
+        : undefined,
+      authMethod: isSet(object.authMethod)
+        ? globalThis.String(object.authMethod)
+        : isSet(object.auth_method)
+        ? globalThis.String(object.auth_method)
+        : "",
+      expiresAtMs: isSet(object.expiresAtMs)
+        ? BigInt(object.expiresAtMs)
+        : isSet(object.expires_at_ms)
+        ? BigInt(object.expires_at_ms)
+        : 0n,
+      endedAtMs: isSet(object.endedAtMs)
+        ? BigInt(object.endedAtMs)
+        : isSet(object.ended_at_ms)
+        ? BigInt(object.ended_at_ms)
+        : undefined,
+      seatRole: isSet(object.seatRole)
+        ? globalThis.String(object.seatRole)
+        : isSet(object.seat_role)
+        ? globalThis.String(object.seat_role)
+        : undefined,
+      keyName: isSet(object.keyName)
+        ? globalThis.String(object.keyName)
+        : isSet(object.key_name)
+        ? globalThis.String(object.key_name)
+        : undefined,
+      keyWorkspaceId: isSet(object.keyWorkspaceId)
+        ? globalThis.String(object.keyWorkspaceId)
+        : isSet(object.key_workspace_id)
+        ? globalThis.String(object.key_workspace_id)
+        : undefined,
+      keyDisabled: isSet(object.keyDisabled)
+        ? globalThis.Boolean(object.keyDisabled)
+        : isSet(object.key_disabled)
+        ? globalThis.Boolean(object.key_disabled)
+        : false,
+      chargeWorkspaceId: isSet(object.chargeWorkspaceId)
+        ? globalThis.String(object.chargeWorkspaceId)
+        : isSet(object.charge_workspace_id)
+        ? globalThis.String(object.charge_workspace_id)
+        : undefined,
+      chargeWorkspaceName: isSet(object.chargeWorkspaceName)
+        ? globalThis.String(object.chargeWorkspaceName)
+        : isSet(object.charge_workspace_name)
+        ? globalThis.String(object.charge_workspace_name)
+        : undefined,
+    };
+  },
+
+  toJSON(message: SessionRecord): unknown {
+    const obj: any = {};
+    if (message.tokenHash !== "") {
+      obj.tokenHash = message.tokenHash;
+    }
+    if (message.orgId !== "") {
+      obj.orgId = message.orgId;
+    }
+    if (message.operator !== false) {
+      obj.operator = message.operator;
+    }
+    if (message.userId !== undefined) {
+      obj.userId = message.userId;
+    }
+    if (message.keyHash !== undefined) {
+      obj.keyHash = message.keyHash;
+    }
+    if (message.authMethod !== "") {
+      obj.authMethod = message.authMethod;
+    }
+    if (message.expiresAtMs !== 0n) {
+      obj.expiresAtMs = message.expiresAtMs.toString();
+    }
+    if (message.endedAtMs !== undefined) {
+      obj.endedAtMs = message.endedAtMs.toString();
+    }
+    if (message.seatRole !== undefined) {
+      obj.seatRole = message.seatRole;
+    }
+    if (message.keyName !== undefined) {
+      obj.keyName = message.keyName;
+    }
+    if (message.keyWorkspaceId !== undefined) {
+      obj.keyWorkspaceId = message.keyWorkspaceId;
+    }
+    if (message.keyDisabled !== false) {
+      obj.keyDisabled = message.keyDisabled;
+    }
+    if (message.chargeWorkspaceId !== undefined) {
+      obj.chargeWorkspaceId = message.chargeWorkspaceId;
+    }
+    if (message.chargeWorkspaceName !== undefined) {
+      obj.chargeWorkspaceName = message.chargeWorkspaceName;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SessionRecord>, I>>(base?: I): SessionRecord {
+    return SessionRecord.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SessionRecord>, I>>(object: I): SessionRecord {
+    const message = createBaseSessionRecord();
+    message.tokenHash = object.tokenHash ?? "";
+    message.orgId = object.orgId ?? "";
+    message.operator = object.operator ?? false;
+    message.userId = object.userId ?? undefined;
+    message.keyHash = object.keyHash ?? undefined;
+    message.authMethod = object.authMethod ?? "";
+    message.expiresAtMs = (object.expiresAtMs !== undefined && object.expiresAtMs !== null)
+      ? BigInt(object.expiresAtMs)
+      : 0n;
+    message.endedAtMs = (object.endedAtMs !== undefined && object.endedAtMs !== null)
+      ? BigInt(object.endedAtMs)
+      : undefined;
+    message.seatRole = object.seatRole ?? undefined;
+    message.keyName = object.keyName ?? undefined;
+    message.keyWorkspaceId = object.keyWorkspaceId ?? undefined;
+    message.keyDisabled = object.keyDisabled ?? false;
+    message.chargeWorkspaceId = object.chargeWorkspaceId ?? undefined;
+    message.chargeWorkspaceName = object.chargeWorkspaceName ?? undefined;
+    return message;
+  },
+};
+
+function createBaseFindWorkspaceRequest(): FindWorkspaceRequest {
+  return { orgId: "", workspaceId: "" };
+}
+
+export const FindWorkspaceRequest: MessageFns<FindWorkspaceRequest> = {
+  encode(message: FindWorkspaceRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.orgId !== "") {
+      writer.uint32(10).string(message.orgId);
+    }
+    if (message.workspaceId !== "") {
+      writer.uint32(18).string(message.workspaceId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FindWorkspaceRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFindWorkspaceRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.orgId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.workspaceId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FindWorkspaceRequest {
+    return {
+      orgId: isSet(object.orgId)
+        ? globalThis.String(object.orgId)
+        : isSet(object.org_id)
+        ? globalThis.String(object.org_id)
+        : "",
+      workspaceId: isSet(object.workspaceId)
+        ? globalThis.String(object.workspaceId)
+        : isSet(object.workspace_id)
+        ? globalThis.String(object.workspace_id)
+        : "",
+    };
+  },
+
+  toJSON(message: FindWorkspaceRequest): unknown {
+    const obj: any = {};
+    if (message.orgId !== "") {
+      obj.orgId = message.orgId;
+    }
+    if (message.workspaceId !== "") {
+      obj.workspaceId = message.workspaceId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<FindWorkspaceRequest>, I>>(base?: I): FindWorkspaceRequest {
+    return FindWorkspaceRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<FindWorkspaceRequest>, I>>(object: I): FindWorkspaceRequest {
+    const message = createBaseFindWorkspaceRequest();
+    message.orgId = object.orgId ?? "";
+    message.workspaceId = object.workspaceId ?? "";
+    return message;
+  },
+};
+
+function createBaseFindWorkspaceResponse(): FindWorkspaceResponse {
+  return { workspace: undefined };
+}
+
+export const FindWorkspaceResponse: MessageFns<FindWorkspaceResponse> = {
+  encode(message: FindWorkspaceResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.workspace !== undefined) {
+      Workspace.encode(message.workspace, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FindWorkspaceResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFindWorkspaceResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.workspace = Workspace.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FindWorkspaceResponse {
+    return { workspace: isSet(object.workspace) ? Workspace.fromJSON(object.workspace) : undefined };
+  },
+
+  toJSON(message: FindWorkspaceResponse): unknown {
+    const obj: any = {};
+    if (message.workspace !== undefined) {
+      obj.workspace = Workspace.toJSON(message.workspace);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<FindWorkspaceResponse>, I>>(base?: I): FindWorkspaceResponse {
+    return FindWorkspaceResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<FindWorkspaceResponse>, I>>(object: I): FindWorkspaceResponse {
+    const message = createBaseFindWorkspaceResponse();
+    message.workspace = (object.workspace !== undefined && object.workspace !== null)
+      ? Workspace.fromPartial(object.workspace)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseWorkspace(): Workspace {
+  return { id: "", name: "" };
+}
+
+export const Workspace: MessageFns<Workspace> = {
+  encode(message: Workspace, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.name !== "") {
+      writer.uint32(18).string(message.name);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Workspace {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWorkspace();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Workspace {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+    };
+  },
+
+  toJSON(message: Workspace): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Workspace>, I>>(base?: I): Workspace {
+    return Workspace.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Workspace>, I>>(object: I): Workspace {
+    const message = createBaseWorkspace();
+    message.id = object.id ?? "";
+    message.name = object.name ?? "";
+    return message;
+  },
+};
+
+function createBaseOrganisationNameRequest(): OrganisationNameRequest {
+  return { orgId: "" };
+}
+
+export const OrganisationNameRequest: MessageFns<OrganisationNameRequest> = {
+  encode(message: OrganisationNameRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.orgId !== "") {
+      writer.uint32(10).string(message.orgId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OrganisationNameRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOrganisationNameRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.orgId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OrganisationNameRequest {
+    return {
+      orgId: isSet(object.orgId)
+        ? globalThis.String(object.orgId)
+        : isSet(object.org_id)
+        ? globalThis.String(object.org_id)
+        : "",
+    };
+  },
+
+  toJSON(message: OrganisationNameRequest): unknown {
+    const obj: any = {};
+    if (message.orgId !== "") {
+      obj.orgId = message.orgId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<OrganisationNameRequest>, I>>(base?: I): OrganisationNameRequest {
+    return OrganisationNameRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<OrganisationNameRequest>, I>>(object: I): OrganisationNameRequest {
+    const message = createBaseOrganisationNameRequest();
+    message.orgId = object.orgId ?? "";
+    return message;
+  },
+};
+
+function createBaseOrganisationNameResponse(): OrganisationNameResponse {
+  return { name: undefined };
+}
+
+export const OrganisationNameResponse: MessageFns<OrganisationNameResponse> = {
+  encode(message: OrganisationNameResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== undefined) {
+      writer.uint32(10).string(message.name);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OrganisationNameResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOrganisationNameResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OrganisationNameResponse {
+    return { name: isSet(object.name) ? globalThis.String(object.name) : undefined };
+  },
+
+  toJSON(message: OrganisationNameResponse): unknown {
+    const obj: any = {};
+    if (message.name !== undefined) {
+      obj.name = message.name;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<OrganisationNameResponse>, I>>(base?: I): OrganisationNameResponse {
+    return OrganisationNameResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<OrganisationNameResponse>, I>>(object: I): OrganisationNameResponse {
+    const message = createBaseOrganisationNameResponse();
+    message.name = object.name ?? undefined;
+    return message;
+  },
+};
+
+function createBaseApplyRunawayFlagRequest(): ApplyRunawayFlagRequest {
+  return { flagId: "", orgId: "", keyHash: "" };
+}
+
+export const ApplyRunawayFlagRequest: MessageFns<ApplyRunawayFlagRequest> = {
+  encode(message: ApplyRunawayFlagRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.flagId !== "") {
+      writer.uint32(10).string(message.flagId);
+    }
+    if (message.orgId !== "") {
+      writer.uint32(18).string(message.orgId);
+    }
+    if (message.keyHash !== "") {
+      writer.uint32(26).string(message.keyHash);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ApplyRunawayFlagRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseApplyRunawayFlagRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.flagId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.orgId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.keyHash = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ApplyRunawayFlagRequest {
+    return {
+      flagId: isSet(object.flagId)
+        ? globalThis.String(object.flagId)
+        : isSet(object.flag_id)
+        ? globalThis.String(object.flag_id)
+        : "",
+      orgId: isSet(object.orgId)
+        ? globalThis.String(object.orgId)
+        : isSet(object.org_id)
+        ? globalThis.String(object.org_id)
+        : "",
+      keyHash: isSet(object.keyHash)
+        ? globalThis.String(object.keyHash)
+        : isSet(object.key_hash)
+        ? globalThis.String(object.key_hash)
+        : "",
+    };
+  },
+
+  toJSON(message: ApplyRunawayFlagRequest): unknown {
+    const obj: any = {};
+    if (message.flagId !== "") {
+      obj.flagId = message.flagId;
+    }
+    if (message.orgId !== "") {
+      obj.orgId = message.orgId;
+    }
+    if (message.keyHash !== "") {
+      obj.keyHash = message.keyHash;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ApplyRunawayFlagRequest>, I>>(base?: I): ApplyRunawayFlagRequest {
+    return ApplyRunawayFlagRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ApplyRunawayFlagRequest>, I>>(object: I): ApplyRunawayFlagRequest {
+    const message = createBaseApplyRunawayFlagRequest();
+    message.flagId = object.flagId ?? "";
+    message.orgId = object.orgId ?? "";
+    message.keyHash = object.keyHash ?? "";
+    return message;
+  },
+};
+
+function createBaseApplyRunawayFlagResponse(): ApplyRunawayFlagResponse {
+  return { result: "" };
+}
+
+export const ApplyRunawayFlagResponse: MessageFns<ApplyRunawayFlagResponse> = {
+  encode(message: ApplyRunawayFlagResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.result !== "") {
+      writer.uint32(10).string(message.result);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ApplyRunawayFlagResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseApplyRunawayFlagResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.result = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ApplyRunawayFlagResponse {
+    return { result: isSet(object.result) ? globalThis.String(object.result) : "" };
+  },
+
+  toJSON(message: ApplyRunawayFlagResponse): unknown {
+    const obj: any = {};
+    if (message.result !== "") {
+      obj.result = message.result;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ApplyRunawayFlagResponse>, I>>(base?: I): ApplyRunawayFlagResponse {
+    return ApplyRunawayFlagResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ApplyRunawayFlagResponse>, I>>(object: I): ApplyRunawayFlagResponse {
+    const message = createBaseApplyRunawayFlagResponse();
+    message.result = object.result ?? "";
+    return message;
+  },
+};
+
 /**
  * ConsoleService answers the data plane's questions about records the console owns. The gateway
  * asks on a cache miss and caches the answer a few seconds; the gateway that forwards a change to
@@ -1060,6 +2815,70 @@ export const ConsoleServiceService = {
       Buffer.from(LoggingSettingsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): LoggingSettingsResponse => LoggingSettingsResponse.decode(value),
   },
+  /**
+   * A key by the peppered hash of its secret, as authentication needs it; `key` unset when no key
+   * has that hash. The gateway caches the answer (unknown hashes too) up to ten seconds.
+   */
+  findKey: {
+    path: "/router.console.v1.ConsoleService/FindKey" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: FindKeyRequest): Buffer => Buffer.from(FindKeyRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): FindKeyRequest => FindKeyRequest.decode(value),
+    responseSerialize: (value: FindKeyResponse): Buffer => Buffer.from(FindKeyResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): FindKeyResponse => FindKeyResponse.decode(value),
+  },
+  /**
+   * A dashboard session by the SHA-256 of its token, with the seat and key behind it; `session`
+   * unset when there is none. Cached as keys are.
+   */
+  findSession: {
+    path: "/router.console.v1.ConsoleService/FindSession" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: FindSessionRequest): Buffer => Buffer.from(FindSessionRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): FindSessionRequest => FindSessionRequest.decode(value),
+    responseSerialize: (value: FindSessionResponse): Buffer => Buffer.from(FindSessionResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): FindSessionResponse => FindSessionResponse.decode(value),
+  },
+  /**
+   * A workspace of the organisation, for a forwarded route that names one; `workspace` unset when
+   * the organisation has no workspace with that id.
+   */
+  findWorkspace: {
+    path: "/router.console.v1.ConsoleService/FindWorkspace" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: FindWorkspaceRequest): Buffer => Buffer.from(FindWorkspaceRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): FindWorkspaceRequest => FindWorkspaceRequest.decode(value),
+    responseSerialize: (value: FindWorkspaceResponse): Buffer =>
+      Buffer.from(FindWorkspaceResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): FindWorkspaceResponse => FindWorkspaceResponse.decode(value),
+  },
+  /** The organisation's current name (report branding falls back to it). */
+  organisationName: {
+    path: "/router.console.v1.ConsoleService/OrganisationName" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: OrganisationNameRequest): Buffer =>
+      Buffer.from(OrganisationNameRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): OrganisationNameRequest => OrganisationNameRequest.decode(value),
+    responseSerialize: (value: OrganisationNameResponse): Buffer =>
+      Buffer.from(OrganisationNameResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): OrganisationNameResponse => OrganisationNameResponse.decode(value),
+  },
+  /** Applies a runaway flag whose action pauses a key. Idempotent on the flag id. */
+  applyRunawayFlag: {
+    path: "/router.console.v1.ConsoleService/ApplyRunawayFlag" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ApplyRunawayFlagRequest): Buffer =>
+      Buffer.from(ApplyRunawayFlagRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ApplyRunawayFlagRequest => ApplyRunawayFlagRequest.decode(value),
+    responseSerialize: (value: ApplyRunawayFlagResponse): Buffer =>
+      Buffer.from(ApplyRunawayFlagResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ApplyRunawayFlagResponse => ApplyRunawayFlagResponse.decode(value),
+  },
 } as const;
 
 export interface ConsoleServiceServer extends UntypedServiceImplementation {
@@ -1075,6 +2894,25 @@ export interface ConsoleServiceServer extends UntypedServiceImplementation {
    * is never kept (no stored response either).
    */
   loggingSettings: handleUnaryCall<LoggingSettingsRequest, LoggingSettingsResponse>;
+  /**
+   * A key by the peppered hash of its secret, as authentication needs it; `key` unset when no key
+   * has that hash. The gateway caches the answer (unknown hashes too) up to ten seconds.
+   */
+  findKey: handleUnaryCall<FindKeyRequest, FindKeyResponse>;
+  /**
+   * A dashboard session by the SHA-256 of its token, with the seat and key behind it; `session`
+   * unset when there is none. Cached as keys are.
+   */
+  findSession: handleUnaryCall<FindSessionRequest, FindSessionResponse>;
+  /**
+   * A workspace of the organisation, for a forwarded route that names one; `workspace` unset when
+   * the organisation has no workspace with that id.
+   */
+  findWorkspace: handleUnaryCall<FindWorkspaceRequest, FindWorkspaceResponse>;
+  /** The organisation's current name (report branding falls back to it). */
+  organisationName: handleUnaryCall<OrganisationNameRequest, OrganisationNameResponse>;
+  /** Applies a runaway flag whose action pauses a key. Idempotent on the flag id. */
+  applyRunawayFlag: handleUnaryCall<ApplyRunawayFlagRequest, ApplyRunawayFlagResponse>;
 }
 
 export interface ConsoleServiceClient extends Client {
@@ -1131,6 +2969,95 @@ export interface ConsoleServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: LoggingSettingsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * A key by the peppered hash of its secret, as authentication needs it; `key` unset when no key
+   * has that hash. The gateway caches the answer (unknown hashes too) up to ten seconds.
+   */
+  findKey(
+    request: FindKeyRequest,
+    callback: (error: ServiceError | null, response: FindKeyResponse) => void,
+  ): ClientUnaryCall;
+  findKey(
+    request: FindKeyRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: FindKeyResponse) => void,
+  ): ClientUnaryCall;
+  findKey(
+    request: FindKeyRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: FindKeyResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * A dashboard session by the SHA-256 of its token, with the seat and key behind it; `session`
+   * unset when there is none. Cached as keys are.
+   */
+  findSession(
+    request: FindSessionRequest,
+    callback: (error: ServiceError | null, response: FindSessionResponse) => void,
+  ): ClientUnaryCall;
+  findSession(
+    request: FindSessionRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: FindSessionResponse) => void,
+  ): ClientUnaryCall;
+  findSession(
+    request: FindSessionRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: FindSessionResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * A workspace of the organisation, for a forwarded route that names one; `workspace` unset when
+   * the organisation has no workspace with that id.
+   */
+  findWorkspace(
+    request: FindWorkspaceRequest,
+    callback: (error: ServiceError | null, response: FindWorkspaceResponse) => void,
+  ): ClientUnaryCall;
+  findWorkspace(
+    request: FindWorkspaceRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: FindWorkspaceResponse) => void,
+  ): ClientUnaryCall;
+  findWorkspace(
+    request: FindWorkspaceRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: FindWorkspaceResponse) => void,
+  ): ClientUnaryCall;
+  /** The organisation's current name (report branding falls back to it). */
+  organisationName(
+    request: OrganisationNameRequest,
+    callback: (error: ServiceError | null, response: OrganisationNameResponse) => void,
+  ): ClientUnaryCall;
+  organisationName(
+    request: OrganisationNameRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: OrganisationNameResponse) => void,
+  ): ClientUnaryCall;
+  organisationName(
+    request: OrganisationNameRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: OrganisationNameResponse) => void,
+  ): ClientUnaryCall;
+  /** Applies a runaway flag whose action pauses a key. Idempotent on the flag id. */
+  applyRunawayFlag(
+    request: ApplyRunawayFlagRequest,
+    callback: (error: ServiceError | null, response: ApplyRunawayFlagResponse) => void,
+  ): ClientUnaryCall;
+  applyRunawayFlag(
+    request: ApplyRunawayFlagRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ApplyRunawayFlagResponse) => void,
+  ): ClientUnaryCall;
+  applyRunawayFlag(
+    request: ApplyRunawayFlagRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ApplyRunawayFlagResponse) => void,
   ): ClientUnaryCall;
 }
 

@@ -1,0 +1,3 @@
+export * from "./key-secret";
+export * from "./key-ceiling";
+export * from "./api-key";
