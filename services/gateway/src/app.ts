@@ -67,7 +67,7 @@ import { SpendLeases } from "./spend/spend-leases";
 export { requireCaller, type Authenticate, type AuthenticateOptions } from "./auth/authenticate";
 export type { Caller, CallerKey } from "./auth/caller";
 export type { CredentialSource, DispatchCredential } from "./provider-keys/dispatch-credential";
-export { PROVIDER_SLUGS, type ProviderSlug } from "./provider-keys/provider-slugs";
+export { PROVIDER_SLUGS, type ProviderSlug } from "@router/providers";
 
 export {
   movedSignInSettings,

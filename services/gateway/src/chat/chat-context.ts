@@ -5,7 +5,7 @@ import { NO_RENAMED_TOOLS, type ClientToolNames } from "../ingress/client-tool-n
 import { randomId } from "@router/random-tokens";
 import { promptTokenBound } from "../spend/worst-case";
 import type { LeaseTicket } from "../spend/spend-leases";
-import type { ChatRequest } from "../request-model/request-schema";
+import type { ChatRequest } from "@router/chat-request";
 import type { RouterHeaders } from "../request-model/router-headers";
 
 /**

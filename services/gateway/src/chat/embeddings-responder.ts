@@ -5,7 +5,7 @@ import type { UpstreamDispatcher } from "../dispatch/upstream-dispatcher";
 import type { CascadeInput, EmbeddingsResult } from "../dispatch/types";
 import type { EmbeddingsIngress, ParsedEmbeddings } from "../ingress/ingress";
 import { inputTexts } from "../ingress/embeddings/request";
-import type { TokenUsage } from "../providers/types";
+import type { TokenUsage } from "@router/providers";
 import type { ChatContext } from "./chat-context";
 import { sendChatError, sendUnserved } from "./error-response";
 import type { Finishing } from "./finishing";

@@ -1,6 +1,6 @@
 import type { Candidate } from "../dispatch/types";
-import { requestedMaxTokens } from "../providers/message-content";
-import type { ChatRequest } from "../request-model/request-schema";
+import { requestedMaxTokens } from "@router/providers";
+import type { ChatRequest } from "@router/chat-request";
 
 /**
  * Says that `max_tokens` was cut to the endpoint's maximum output (`withinMaxOutput`; the Anthropic

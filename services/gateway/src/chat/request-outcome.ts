@@ -4,7 +4,7 @@ import { basisPointsOf, type Nanodollars } from "@router/money";
 import { TOPICS, type events } from "@router/proto";
 import type { Caller } from "../auth/caller";
 import type { Attempt, Candidate } from "../dispatch/types";
-import type { FinishReason, TokenUsage } from "../providers/types";
+import type { FinishReason, TokenUsage } from "@router/providers";
 import type { ChatContext } from "./chat-context";
 import type { RouterHeaders } from "../request-model/router-headers";
 import { droppedBuiltinTools } from "./builtin-tools";

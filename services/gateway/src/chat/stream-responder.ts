@@ -5,7 +5,7 @@ import { DomainError } from "@router/errors";
 import type { UpstreamDispatcher } from "../dispatch/upstream-dispatcher";
 import type { CascadeInput, Served, StreamResult, StreamSink } from "../dispatch/types";
 import type { IngressStream } from "../ingress/ingress";
-import type { ChunkChoice } from "../providers/types";
+import type { ChunkChoice } from "@router/providers";
 import type { Ingress } from "../ingress/ingress";
 import type { ChatContext } from "./chat-context";
 import { interruptionOf, type Finishing } from "./finishing";

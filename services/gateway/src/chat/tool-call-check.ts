@@ -1,4 +1,4 @@
-import type { CompletionChoice, ToolCallDelta } from "../providers/types";
+import type { CompletionChoice, ToolCallDelta } from "@router/providers";
 
 /** Tool calls a provider returned, and how many of them carry arguments that are not a JSON object. */
 export interface ToolCallCount {

@@ -1,7 +1,7 @@
 import { ContentVerdict, FilterSet, type FilterAction } from "@router/content-filter";
 import type { routing } from "@router/proto";
 import { LRUCache } from "lru-cache";
-import type { ChatMessage } from "../request-model/request-schema";
+import type { ChatMessage } from "@router/chat-request";
 import { filterMessages } from "./message-filter";
 
 /** What the content filters made of one request's messages. */

@@ -1,5 +1,5 @@
 import type { ContentVerdict } from "@router/content-filter";
-import type { ChatMessage } from "../request-model/request-schema";
+import type { ChatMessage } from "@router/chat-request";
 
 type Content = ChatMessage["content"];
 

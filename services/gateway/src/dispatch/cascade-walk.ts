@@ -1,5 +1,5 @@
 import type { DispatchCredential } from "../provider-keys/dispatch-credential";
-import type { ProviderAdapter } from "../providers/types";
+import type { ProviderAdapter } from "@router/providers";
 import type { AttemptFailure } from "./attempt-failure";
 import type { Candidate, Skip } from "./types";
 

@@ -1,5 +1,5 @@
 import { createParser } from "eventsource-parser";
-import type { SseMessage, StreamDecoder, StreamEvent, StreamFramer, StreamFramerFactory } from "../providers/types";
+import type { SseMessage, StreamDecoder, StreamEvent, StreamFramer, StreamFramerFactory } from "@router/providers";
 
 /** Server-sent events, the framing of every provider but Bedrock. */
 export const sseFramer: StreamFramerFactory = (onMessage: (m: SseMessage) => void): StreamFramer => {

@@ -1,8 +1,8 @@
 import type { routing } from "@router/proto";
-import type { ChatRequest } from "../request-model/request-schema";
+import type { ChatRequest } from "@router/chat-request";
 import type { NativeBody } from "../ingress/ingress";
 import type { DispatchCredential } from "../provider-keys/dispatch-credential";
-import type { ApiFamily, ChunkChoice, Completion, Embeddings, FinishReason, SseMessage, TokenUsage } from "../providers/types";
+import type { ApiFamily, ChunkChoice, Completion, Embeddings, FinishReason, SseMessage, TokenUsage } from "@router/providers";
 import type { AttemptFailure } from "./attempt-failure";
 
 // What the chat path hands the dispatcher and what it gets back; imports no dispatcher code.

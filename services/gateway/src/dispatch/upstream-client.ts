@@ -1,5 +1,5 @@
 import { Agent, type Dispatcher } from "undici";
-import type { UpstreamHttpRequest } from "../providers/types";
+import type { UpstreamHttpRequest } from "@router/providers";
 
 export interface UpstreamTimeouts {
   /** TCP/TLS connect. */

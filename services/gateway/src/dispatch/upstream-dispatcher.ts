@@ -1,8 +1,8 @@
 import { performance } from "node:perf_hooks";
 import type { Dispatcher } from "undici";
-import { adapterFor } from "../providers/registry";
-import { withinMaxOutput } from "../providers/message-content";
-import { fitToEndpoint } from "../providers/supported-parameters";
+import { adapterFor } from "@router/providers";
+import { withinMaxOutput } from "@router/providers";
+import { fitToEndpoint } from "@router/providers";
 import {
   ProviderBodyError,
   UnsupportedRequest,
@@ -14,7 +14,7 @@ import {
   type StreamEvent,
   type UpstreamHttpRequest,
   type UpstreamTarget,
-} from "../providers/types";
+} from "@router/providers";
 import { randomId } from "@router/random-tokens";
 import { AttemptFailure, failureFromError, notSent } from "./attempt-failure";
 import { CascadeWalk, type PlannedAttempt } from "./cascade-walk";

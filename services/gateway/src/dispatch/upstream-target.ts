@@ -1,5 +1,5 @@
 import type { DispatchCredential } from "../provider-keys/dispatch-credential";
-import type { UpstreamTarget } from "../providers/types";
+import type { UpstreamTarget } from "@router/providers";
 import type { Candidate } from "./types";
 
 /**

@@ -3,11 +3,11 @@ import type { DomainError } from "@router/errors";
 import type { Caller } from "../auth/caller";
 import type { ErrorBody } from "@router/http-kit";
 import type { ChatContext } from "../chat/chat-context";
-import type { ChatRequest } from "../request-model/request-schema";
+import type { ChatRequest } from "@router/chat-request";
 import type { SseResponse } from "./sse-response";
 import type { Candidate } from "../dispatch/types";
 import type { ClientToolNames } from "./client-tool-names";
-import type { ApiFamily, ChunkChoice, Completion, Embeddings, EmbeddingsRequest, FinishReason, SseMessage, TokenUsage } from "../providers/types";
+import type { ApiFamily, ChunkChoice, Completion, Embeddings, EmbeddingsRequest, FinishReason, SseMessage, TokenUsage } from "@router/providers";
 
 /**
  * The ingress adapter contract: the mirror of a provider adapter. A provider adapter turns the

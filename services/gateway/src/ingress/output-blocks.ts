@@ -1,4 +1,4 @@
-import type { ChunkChoice, CompletionMessage } from "../providers/types";
+import type { ChunkChoice, CompletionMessage } from "@router/providers";
 
 /**
  * The answer as the ordered content blocks that the Responses and Anthropic Messages formats are

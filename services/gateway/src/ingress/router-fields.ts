@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { chatBodySchema, type ChatRequest } from "../request-model/request-schema";
+import { chatBodySchema, type ChatRequest } from "@router/chat-request";
 
 /**
  * Router's own body fields (fallback models, provider preferences, sticky routing, runs), taken by

@@ -1,6 +1,6 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import { z } from "zod";
-import { chatBodySchema } from "../request-model/request-schema";
+import { chatBodySchema } from "@router/chat-request";
 import { previewBodySchema } from "../routing/preview-route";
 import { json, jsonBody, refusals, SECURITY } from "./envelopes";
 

@@ -1,7 +1,7 @@
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
 import { LoadingCache, type LoadingCacheStats } from "@router/loading-cache";
-import { isCloudProvider, openedCloudCredential, type CloudCredential } from "./cloud-credentials";
+import { isCloudProvider, openedCloudCredential, type CloudCredential } from "@router/providers";
 import type { CredentialDirectory } from "../console/console-port";
 import type { CredentialSource, DispatchCredential } from "./dispatch-credential";
 import { filterAllows } from "./model-filter";

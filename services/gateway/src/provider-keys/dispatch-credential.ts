@@ -1,4 +1,4 @@
-import type { CloudCredential } from "./cloud-credentials";
+import type { CloudCredential } from "@router/providers";
 
 /**
  * A provider credential opened for dispatch: the decrypted key never leaves the gateway process and

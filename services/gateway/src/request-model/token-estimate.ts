@@ -1,4 +1,4 @@
-import type { ChatRequest } from "./request-schema";
+import type { ChatRequest } from "@router/chat-request";
 
 /**
  * Input-token counts that no provider answered (`POST /v1/messages/count_tokens` for a model another

@@ -2,7 +2,7 @@ import { fromUsd } from "@router/money";
 import type { routing } from "@router/proto";
 import type { ChatContext } from "../chat/chat-context";
 import type { DispatchCredential } from "../provider-keys/dispatch-credential";
-import type { ChatRequest } from "../request-model/request-schema";
+import type { ChatRequest } from "@router/chat-request";
 
 /**
  * Which providers the organisation's credentials reach, and for a cloud in which regions: a cloud

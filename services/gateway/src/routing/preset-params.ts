@@ -1,5 +1,5 @@
 import type { routing } from "@router/proto";
-import { chatBodySchema, type ChatRequest } from "../request-model/request-schema";
+import { chatBodySchema, type ChatRequest } from "@router/chat-request";
 
 // The settings a preset holds that apply outside routing, checked as the chat route checks them.
 const PresetParams = chatBodySchema.pick({ temperature: true, top_p: true, top_k: true, max_tokens: true, seed: true, reasoning: true });

@@ -8,7 +8,7 @@ import { cookiesOf, SESSION_COOKIE, sessionTokenHash } from "@router/http-kit";
 import { newChatContext } from "../chat/chat-context";
 import { chatCompletionsIngress } from "../ingress/chat-completions";
 import type { ChatDeps } from "../chat/chat-deps";
-import { chatBodySchema, parseChatRequest } from "../request-model/request-schema";
+import { chatBodySchema, parseChatRequest } from "@router/chat-request";
 import { readRouterHeaders } from "../request-model/router-headers";
 import type { CredentialRateLimit } from "../rate-limits/rate-limit-middleware";
 import { contentFilterRefusal, type ContentFilters } from "../content-filter/content-filters";

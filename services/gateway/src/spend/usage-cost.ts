@@ -1,6 +1,6 @@
 import { costOfTokens, type Nanodollars } from "@router/money";
 import type { Candidate } from "../dispatch/types";
-import type { Completion, TokenUsage } from "../providers/types";
+import type { Completion, TokenUsage } from "@router/providers";
 
 export interface UsageLine {
   kind: "prompt" | "cached_prompt" | "cache_write_5m" | "cache_write_1h" | "completion";

@@ -1,7 +1,7 @@
 import { costOfTokens, maxNanos, type Nanodollars } from "@router/money";
 import type { Candidate } from "../dispatch/types";
-import { reasoningAllowance, requestedMaxTokens } from "../providers/message-content";
-import type { ChatRequest } from "../request-model/request-schema";
+import { reasoningAllowance, requestedMaxTokens } from "@router/providers";
+import type { ChatRequest } from "@router/chat-request";
 import { effectivePrices } from "./usage-cost";
 
 /**

@@ -1,5 +1,5 @@
 import { countToolCalls, StreamedToolCalls } from "../../src/chat/tool-call-check";
-import type { CompletionChoice } from "../../src/providers/types";
+import type { CompletionChoice } from "@router/providers";
 
 const choice = (...args: string[]): CompletionChoice => ({
   index: 0,

@@ -9,8 +9,8 @@ import { blocksOf, StreamBlocks, type BlockSink } from "../../src/ingress/output
 import type { ChatContext } from "../../src/chat/chat-context";
 import type { Candidate } from "../../src/dispatch/types";
 import type { SseResponse } from "../../src/ingress/sse-response";
-import { parseChatRequest } from "../../src/request-model/request-schema";
-import { adapterFor } from "../../src/providers/registry";
+import { parseChatRequest } from "@router/chat-request";
+import { adapterFor } from "@router/providers";
 import { bodyOf, target } from "../providers/wire-samples";
 
 const fieldOf = (f: () => unknown): unknown => {

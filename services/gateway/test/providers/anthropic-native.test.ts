@@ -1,5 +1,5 @@
 import { parseMessages } from "../../src/ingress/anthropic-messages/request";
-import { buildAnthropicNativeRequest } from "../../src/providers/anthropic/native-request";
+import { buildAnthropicNativeRequest } from "../../../../libs/providers/src/anthropic/native-request";
 import { bodyOf, target } from "./wire-samples";
 
 /** What goes to Anthropic for a Messages body, through the same parse the route uses. */

@@ -1,8 +1,8 @@
 import { startFakeAnthropic, type FakeUpstream } from "@router/testkit";
 import { DomainError } from "@router/errors";
-import { parseChatRequest } from "../../src/request-model/request-schema";
-import { adapterFor } from "../../src/providers/registry";
-import { UnsupportedRequest, type StreamEvent } from "../../src/providers/types";
+import { parseChatRequest } from "@router/chat-request";
+import { adapterFor } from "@router/providers";
+import { UnsupportedRequest, type StreamEvent } from "@router/providers";
 import { bodyOf, chat, collect, decodeStream, sample, sampleJson, target } from "./wire-samples";
 
 const anthropic = adapterFor("anthropic", "anthropic")!;

@@ -1,9 +1,9 @@
 import { azureWire, type RecordedRequest } from "@router/testkit";
 import { credentialServes } from "../../src/dispatch/upstream-target";
-import type { AzureCredential, CloudCredential } from "../../src/provider-keys/cloud-credentials";
-import { azureCredentialSchema } from "../../src/provider-keys/cloud-credentials";
-import { adapterFor } from "../../src/providers/registry";
-import { UnsupportedRequest, type UpstreamHttpRequest } from "../../src/providers/types";
+import type { AzureCredential, CloudCredential } from "@router/providers";
+import { azureCredentialSchema } from "@router/providers";
+import { adapterFor } from "@router/providers";
+import { UnsupportedRequest, type UpstreamHttpRequest } from "@router/providers";
 import type { Candidate } from "../../src/dispatch/types";
 import { bodyOf, chat, target, thrown } from "./wire-samples";
 

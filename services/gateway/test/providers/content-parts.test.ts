@@ -1,6 +1,6 @@
 import { parseResponsesRequest } from "../../src/ingress/responses/request";
-import { adapterFor } from "../../src/providers/registry";
-import { UnsupportedRequest } from "../../src/providers/types";
+import { adapterFor } from "@router/providers";
+import { UnsupportedRequest } from "@router/providers";
 import { bodyOf, chat, target } from "./wire-samples";
 
 /**

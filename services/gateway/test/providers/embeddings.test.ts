@@ -1,6 +1,6 @@
 import { fakeEmbedding, float32Base64, openAiWire, geminiWire, type RecordedRequest } from "@router/testkit";
-import { adapterFor } from "../../src/providers/registry";
-import { ProviderBodyError, type EmbeddingsAdapter, type UpstreamHttpRequest } from "../../src/providers/types";
+import { adapterFor } from "@router/providers";
+import { ProviderBodyError, type EmbeddingsAdapter, type UpstreamHttpRequest } from "@router/providers";
 import { bodyOf, target, thrown } from "./wire-samples";
 
 const openai = adapterFor("openai", "openai")!.embeddings!;

@@ -1,7 +1,7 @@
 import { routing } from "@router/proto";
 import { completionTokenBound } from "../../src/spend/worst-case";
-import { adapterFor } from "../../src/providers/registry";
-import { UnsupportedRequest } from "../../src/providers/types";
+import { adapterFor } from "@router/providers";
+import { UnsupportedRequest } from "@router/providers";
 import { bodyOf, chat, collect, decodeStream, sample, sampleJson, target, thrown } from "./wire-samples";
 
 const google = adapterFor("google", "google")!;

@@ -1,7 +1,7 @@
-import { normalizeOpenAiFinish } from "../../src/providers/message-content";
-import { adapterFor } from "../../src/providers/registry";
-import { SUPPORTED_PROVIDERS } from "../../src/providers/supported";
-import { UnsupportedRequest } from "../../src/providers/types";
+import { normalizeOpenAiFinish } from "@router/providers";
+import { adapterFor } from "@router/providers";
+import { SUPPORTED_PROVIDERS } from "../../../../libs/providers/src/supported";
+import { UnsupportedRequest } from "@router/providers";
 import { bodyOf, chat, collect, decodeStream, sample, sampleJson, target, thrown } from "./wire-samples";
 
 const openai = adapterFor("openai", "openai")!;

@@ -1,5 +1,5 @@
-import { parseChatRequest } from "../../src/request-model/request-schema";
-import { adapterFor } from "../../src/providers/registry";
+import { parseChatRequest } from "@router/chat-request";
+import { adapterFor } from "@router/providers";
 import { bodyOf, target } from "./wire-samples";
 
 function sent(slug: string, body: Record<string, unknown>) {

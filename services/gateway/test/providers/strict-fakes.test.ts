@@ -1,6 +1,6 @@
 import { startFakeGemini, startFakeOpenAi, type FakeUpstream } from "@router/testkit";
-import { adapterFor } from "../../src/providers/registry";
-import type { UpstreamHttpRequest } from "../../src/providers/types";
+import { adapterFor } from "@router/providers";
+import type { UpstreamHttpRequest } from "@router/providers";
 import { chat, collect, decodeStream, target } from "./wire-samples";
 
 /**

@@ -1,5 +1,5 @@
-import { fitToEndpoint, type EndpointParameters } from "../../src/providers/supported-parameters";
-import { UnsupportedRequest } from "../../src/providers/types";
+import { fitToEndpoint, type EndpointParameters } from "@router/providers";
+import { UnsupportedRequest } from "@router/providers";
 import { chat } from "./wire-samples";
 
 // Lists as the bundled catalog has them for a few endpoints that refuse what others take.

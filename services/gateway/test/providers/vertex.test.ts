@@ -1,10 +1,10 @@
 import { startFakeVertex, testServiceAccount, type FakeVertex, type ServiceAccountKey } from "@router/testkit";
-import { vertexCredentialSchema } from "../../src/provider-keys/cloud-credentials";
-import { adapterFor } from "../../src/providers/registry";
-import { VertexAccessTokens, type AccessTokenSource } from "../../src/providers/vertex/access-tokens";
-import { vertexAdapters, VERTEX_ANTHROPIC_VERSION } from "../../src/providers/vertex";
-import { tokenUriAllowed, vertexApiRoot } from "../../src/providers/vertex/urls";
-import { UpstreamAuthError, type ProviderAdapter, type UpstreamHttpRequest, type UpstreamTarget } from "../../src/providers/types";
+import { vertexCredentialSchema } from "@router/providers";
+import { adapterFor } from "@router/providers";
+import { VertexAccessTokens, type AccessTokenSource } from "../../../../libs/providers/src/vertex/access-tokens";
+import { vertexAdapters, VERTEX_ANTHROPIC_VERSION } from "../../../../libs/providers/src/vertex";
+import { tokenUriAllowed, vertexApiRoot } from "../../../../libs/providers/src/vertex/urls";
+import { UpstreamAuthError, type ProviderAdapter, type UpstreamHttpRequest, type UpstreamTarget } from "@router/providers";
 import { bodyOf, chat, collect, decodeStream, target, thrown } from "./wire-samples";
 
 const CATALOG_BASE = "https://{region}-aiplatform.googleapis.com/v1";

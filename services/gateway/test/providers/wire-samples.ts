@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseChatRequest, type ChatRequest } from "../../src/request-model/request-schema";
+import { parseChatRequest, type ChatRequest } from "@router/chat-request";
 import { StreamEventReader } from "../../src/dispatch/stream-reader";
-import type { ProviderAdapter, StreamEvent, UpstreamTarget } from "../../src/providers/types";
+import type { ProviderAdapter, StreamEvent, UpstreamTarget } from "@router/providers";
 
 /** A recorded provider payload from ./fixtures. */
 export function sample(name: string): string {

@@ -2,7 +2,7 @@ import { costOfTokens, fromUsd } from "@router/money";
 import { ledger, routing } from "@router/proto";
 import type { CallerKey } from "../../src/auth/caller";
 import { keyCeilings } from "../../src/spend/key-ceilings";
-import { parseChatRequest } from "../../src/request-model/request-schema";
+import { parseChatRequest } from "@router/chat-request";
 import { completionTokenBound, promptTokenBound, worstCaseCost } from "../../src/spend/worst-case";
 import { usageLines, totalCost } from "../../src/spend/usage-cost";
 import { callerKey } from "./caller-key";

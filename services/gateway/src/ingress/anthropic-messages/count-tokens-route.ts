@@ -6,14 +6,14 @@ import { Router, type NextFunction, type Request, type Response } from "express"
 import { requireCaller, type Authenticate } from "../../auth/authenticate";
 import { newChatContext } from "../../chat/chat-context";
 import type { ChatDeps } from "../../chat/chat-deps";
-import type { ChatRequest } from "../../request-model/request-schema";
+import type { ChatRequest } from "@router/chat-request";
 import { readRouterHeaders } from "../../request-model/router-headers";
 import { estimatedInputTokens, TOKEN_COUNT_HEADER } from "../../request-model/token-estimate";
 import type { UpstreamClient } from "../../dispatch/upstream-client";
 import { upstreamTarget } from "../../dispatch/upstream-target";
-import { anthropicNativeBody } from "../../providers/anthropic/native-request";
-import { anthropicHeaders, messagesUrl } from "../../providers/anthropic/request";
-import type { UpstreamTarget } from "../../providers/types";
+import { anthropicNativeBody } from "@router/providers";
+import { anthropicHeaders, messagesUrl } from "@router/providers";
+import type { UpstreamTarget } from "@router/providers";
 import type { CredentialRateLimit } from "../../rate-limits/rate-limit-middleware";
 import { planRequestOf } from "../../routing/plan-request";
 import { anthropicMessagesIngress, MESSAGES_PATH } from "./index";

@@ -4,7 +4,7 @@ import type { ChatContext } from "../../chat/chat-context";
 import type { SseResponse } from "../sse-response";
 import { promptParts } from "../../spend/usage-cost";
 import type { Candidate } from "../../dispatch/types";
-import { asRecord, parseRecord, type ChunkChoice, type FinishReason, type SseMessage, type TokenUsage } from "../../providers/types";
+import { asRecord, parseRecord, type ChunkChoice, type FinishReason, type SseMessage, type TokenUsage } from "@router/providers";
 import type { Ingress, IngressStream, ServedAnswer, StreamEnd, StreamFailure } from "../ingress";
 import { blocksOf, StreamBlocks, type OpenedBlock, type OutputBlock } from "../output-blocks";
 import { parseMessages } from "./request";

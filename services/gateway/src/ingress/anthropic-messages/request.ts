@@ -2,9 +2,9 @@ import { z } from "zod";
 import { invalid } from "@router/errors";
 import { parseInput } from "@router/http-kit";
 import { samplingSettings, tokenCount } from "@router/request-settings";
-import type { ChatMessage, ChatRequest, ContentPart, ReasoningDetail } from "../../request-model/request-schema";
-import { functionName } from "../../request-model/request-schema";
-import { ANTHROPIC_REASONING_FORMAT } from "../../providers/anthropic/response";
+import type { ChatMessage, ChatRequest, ContentPart, ReasoningDetail } from "@router/chat-request";
+import { functionName } from "@router/chat-request";
+import { ANTHROPIC_REASONING_FORMAT } from "@router/providers";
 import type { NativeBody } from "../ingress";
 import { routerFields, routerFieldValues } from "../router-fields";
 

@@ -1,8 +1,8 @@
 import type { ChatContext } from "../../chat/chat-context";
-import { parseChatRequest } from "../../request-model/request-schema";
+import { parseChatRequest } from "@router/chat-request";
 import type { SseResponse } from "../sse-response";
 import type { Candidate } from "../../dispatch/types";
-import type { ChunkChoice } from "../../providers/types";
+import type { ChunkChoice } from "@router/providers";
 import type { Ingress, IngressStream, ServedAnswer, StreamEnd, StreamFailure } from "../ingress";
 import { chunkPrefix, errorChunk, usageBody } from "./shapes";
 

@@ -2,7 +2,7 @@ import { DomainError } from "@router/errors";
 import { errorBody } from "@router/http-kit";
 import type { Candidate } from "../../dispatch/types";
 import { promptParts } from "../../spend/usage-cost";
-import type { TokenUsage } from "../../providers/types";
+import type { TokenUsage } from "@router/providers";
 
 // The OpenAI-compatible shapes the chat route answers with.
 

@@ -1,5 +1,5 @@
 import type { ChatContext } from "../../chat/chat-context";
-import type { EmbeddingVector } from "../../providers/types";
+import type { EmbeddingVector } from "@router/providers";
 import type { EmbeddingsAnswer, EmbeddingsIngress } from "../ingress";
 import { openAiError } from "../openai-error";
 import { parseEmbeddingsRequest } from "./request";

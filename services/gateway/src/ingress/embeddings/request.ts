@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { invalid } from "@router/errors";
 import { parseInput } from "@router/http-kit";
-import type { ChatRequest } from "../../request-model/request-schema";
+import type { ChatRequest } from "@router/chat-request";
 import type { ParsedEmbeddings } from "../ingress";
 import { routerFields, routerFieldValues } from "../router-fields";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { ReasoningDetail } from "../../request-model/request-schema";
+import type { ReasoningDetail } from "@router/chat-request";
 import type { OutputBlock } from "../output-blocks";
 
 /**

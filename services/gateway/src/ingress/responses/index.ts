@@ -2,7 +2,7 @@ import type { ChatContext } from "../../chat/chat-context";
 import type { SseResponse } from "../sse-response";
 import { promptParts } from "../../spend/usage-cost";
 import type { Candidate } from "../../dispatch/types";
-import type { ChunkChoice, FinishReason, TokenUsage } from "../../providers/types";
+import type { ChunkChoice, FinishReason, TokenUsage } from "@router/providers";
 import type { Ingress, IngressStream, ServedAnswer, StreamEnd, StreamFailure } from "../ingress";
 import { openAiError } from "../openai-error";
 import { blocksOf, StreamBlocks, type OpenedBlock, type OutputBlock } from "../output-blocks";

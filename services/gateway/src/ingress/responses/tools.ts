@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
-import type { ChatRequest } from "../../request-model/request-schema";
-import { functionName } from "../../request-model/request-schema";
+import type { ChatRequest } from "@router/chat-request";
+import { functionName } from "@router/chat-request";
 import type { ClientToolName, ClientToolNames } from "../client-tool-names";
 
 /**

@@ -1,4 +1,4 @@
-import type { ChatMessage, ChatRequest, ContentPart, FilePart } from "../../request-model/request-schema";
+import type { ChatMessage, ChatRequest, ContentPart, FilePart } from "@router/chat-request";
 import { jsonInstruction, parseDataUrl, parseImageUrl, requestedMaxTokens, stopList, textOf, toolArgumentsObject, unreadablePart } from "../message-content";
 import { UnsupportedRequest, type UpstreamHttpRequest, type UpstreamTarget } from "../types";
 import { bedrockModelUrl } from "./url";

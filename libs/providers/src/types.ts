@@ -1,5 +1,5 @@
-import type { ChatRequest, ReasoningDetail } from "../request-model/request-schema";
-import type { CloudCredential } from "../provider-keys/cloud-credentials";
+import type { ChatRequest, ReasoningDetail } from "@router/chat-request";
+import type { CloudCredential } from "./cloud-credentials";
 
 /**
  * The provider adapter contract. An adapter is data plus pure transforms between the router's

@@ -1,4 +1,4 @@
-import type { ChatMessage, ChatRequest, ContentPart } from "../request-model/request-schema";
+import type { ChatMessage, ChatRequest, ContentPart } from "@router/chat-request";
 import { parseRecord, UnsupportedRequest, type FinishReason } from "./types";
 
 /** The text of a message's content, parts joined; images are not text and are left out. */

@@ -1,4 +1,4 @@
-import { PROVIDER_SLUGS, type ProviderSlug } from "../provider-keys/provider-slugs";
+import { PROVIDER_SLUGS, type ProviderSlug } from "./provider-slugs";
 import type { ApiFamily } from "./types";
 
 /** Provider slugs that have an adapter: the only providers a credential may name. */

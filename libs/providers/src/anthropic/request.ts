@@ -6,7 +6,7 @@ import type {
   FilePart,
   ReasoningEncryptedDetail,
   ReasoningTextDetail,
-} from "../../request-model/request-schema";
+} from "@router/chat-request";
 import {
   jsonInstruction,
   parseDataUrl,

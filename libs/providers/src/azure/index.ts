@@ -1,4 +1,4 @@
-import type { AzureCredential } from "../../provider-keys/cloud-credentials";
+import type { AzureCredential } from "../cloud-credentials";
 import { openAiEmbeddings, parseOpenAiEmbeddings } from "../openai-compatible/embeddings";
 import { OPENAI_PROFILES } from "../openai-compatible/profiles";
 import { buildOpenAiNativeRequest, buildOpenAiRequest } from "../openai-compatible/request";

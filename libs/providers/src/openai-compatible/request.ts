@@ -1,4 +1,4 @@
-import { chatBodySchema, type ChatMessage, type ChatRequest, type ContentPart } from "../../request-model/request-schema";
+import { chatBodySchema, type ChatMessage, type ChatRequest, type ContentPart } from "@router/chat-request";
 import { requestedMaxTokens, stopListWithin, unreadablePart } from "../message-content";
 import type { UpstreamHttpRequest, UpstreamTarget } from "../types";
 import type { OpenAiProfile } from "./profiles";

@@ -1,4 +1,4 @@
-import type { VertexCredential } from "../../provider-keys/cloud-credentials";
+import type { VertexCredential } from "../cloud-credentials";
 import type { UpstreamTarget } from "../types";
 
 /** The credential document of a Vertex AI endpoint; any other credential cannot call it. */

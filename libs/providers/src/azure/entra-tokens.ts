@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { ClientSecretCredential } from "@azure/identity";
 import { LRUCache } from "lru-cache";
-import type { AzureCredential } from "../../provider-keys/cloud-credentials";
+import type { AzureCredential } from "../cloud-credentials";
 import { UpstreamAuthError } from "../types";
 
 /** The scope Azure OpenAI accepts tokens for. */

@@ -4,7 +4,7 @@ import { systemClock, type Clock } from "@router/money";
 import { Hash } from "@smithy/hash-node";
 import { HttpRequest } from "@smithy/protocol-http";
 import { SignatureV4 } from "@smithy/signature-v4";
-import type { BedrockCredential } from "../../provider-keys/cloud-credentials";
+import type { BedrockCredential } from "../cloud-credentials";
 import { UpstreamAuthError, type UpstreamHttpRequest, type UpstreamTarget } from "../types";
 import { bedrockRegion } from "./url";
 

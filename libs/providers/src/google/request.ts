@@ -1,4 +1,4 @@
-import type { AudioPart, ChatMessage, ChatRequest, ContentPart, FilePart } from "../../request-model/request-schema";
+import type { AudioPart, ChatMessage, ChatRequest, ContentPart, FilePart } from "@router/chat-request";
 import {
   mediaTypeOfUrl,
   parseDataUrl,

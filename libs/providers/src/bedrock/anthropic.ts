@@ -1,4 +1,4 @@
-import type { ChatRequest } from "../../request-model/request-schema";
+import type { ChatRequest } from "@router/chat-request";
 import { anthropicNativeBody } from "../anthropic/native-request";
 import { buildAnthropicRequest } from "../anthropic/request";
 import { parseAnthropicCompletion } from "../anthropic/response";

@@ -1,4 +1,4 @@
-import type { ReasoningDetail } from "../../request-model/request-schema";
+import type { ReasoningDetail } from "@router/chat-request";
 import { asArray, asNumber, asRecord, asString, ProviderBodyError, type Completion, type CompletionMessage, type FinishReason, type ProviderError, type TokenUsage, type ToolCall } from "../types";
 
 /** The `format` of Anthropic's thinking blocks in `reasoning_details`; only these are echoed back. */

@@ -1,4 +1,4 @@
-import type { ChatRequest } from "../../request-model/request-schema";
+import type { ChatRequest } from "@router/chat-request";
 import { REASONING_FLOOR } from "../message-content";
 import { asRecord, type UpstreamHttpRequest, type UpstreamTarget } from "../types";
 import { anthropicHeaders, messagesUrl } from "./request";

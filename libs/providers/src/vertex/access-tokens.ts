@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { JWT } from "google-auth-library";
-import type { VertexCredential } from "../../provider-keys/cloud-credentials";
+import type { VertexCredential } from "../cloud-credentials";
 import { UpstreamAuthError } from "../types";
 
 /** The scope Vertex AI takes (its own, `aiplatform`, is not offered to service accounts). */

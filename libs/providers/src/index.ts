@@ -1,0 +1,10 @@
+export * from "./types";
+export * from "./registry";
+export * from "./message-content";
+export * from "./supported-parameters";
+export * from "./supported";
+export * from "./cloud-credentials";
+export * from "./provider-slugs";
+export { ANTHROPIC_REASONING_FORMAT } from "./anthropic/response";
+export { anthropicNativeBody } from "./anthropic/native-request";
+export { anthropicHeaders, messagesUrl } from "./anthropic/request";
