@@ -7,6 +7,9 @@ import { ledger } from "@router/proto";
 import { createTestDatabase, newIdentityKeys, readJsonOrText, type TestDatabase } from "@router/testkit";
 import { startConsole, type RunningConsole } from "../src/app";
 
+/** The key pepper of every console harness: keys made in its store hash with it. */
+export const CONSOLE_TEST_PEPPER = "console-test-pepper-0123456789";
+
 export interface ConsoleHarness {
   url: string;
   db: Db;
@@ -37,7 +40,7 @@ export async function startConsoleHarness(
     grpcPort: "in-process",
     identityKeys: identity.publicKeys,
     masterKey: "console-test-master-key-0123456789",
-    pepper: "console-test-pepper-0123456789",
+    pepper: CONSOLE_TEST_PEPPER,
     csrfSecret: "console-test-internal-secret-0123456789",
     // Nothing these tests reach asks the ledger (keys' and workspaces' spend); the client never connects.
     ledger: ledgerClient,

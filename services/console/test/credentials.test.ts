@@ -1,6 +1,6 @@
+import type { consoleRpc } from "@router/proto";
 import { IDENTITY_HEADER, signIdentity, type Identity } from "@router/http-kit";
 import { ProviderCredentialSealer, providerCredentialContext } from "@router/sealing";
-import { grpcConsolePort } from "../../gateway/src/console/console-port";
 import { call, startConsoleHarness, type ConsoleHarness } from "./console-harness";
 
 /**
@@ -70,6 +70,13 @@ describe("the provider-credential routes", () => {
   });
 });
 
+/** `OrganisationCredentials` over the generated client, as the gateway calls it. */
+function credentialsOf(orgId: string): Promise<consoleRpc.SealedCredential[]> {
+  return new Promise((resolve, reject) =>
+    h.console.inProcess.organisationCredentials({ orgId }, (err, res) => (err ? reject(err) : resolve(res.credentials))),
+  );
+}
+
 describe("ConsoleService", () => {
   it("answers an organisation's enabled credentials sealed, in dispatch order, and opens with the master key", async () => {
     const org = who("org_grpc");
@@ -82,22 +89,34 @@ describe("ConsoleService", () => {
     const first = await add({ api_key: "k-first-000000000", priority: 1 });
     const disabled = await add({ api_key: "k-disabled-000000" });
     await as(org, "PATCH", `/v1/provider-keys/${disabled}`, { disabled: true });
-    const directory = grpcConsolePort(h.console.inProcess);
-    const rows = await directory.enabledSealed(org.orgId);
+    const rows = await credentialsOf(org.orgId);
     expect(rows.map((r) => r.id)).toEqual([first, second, fallback]);
     // Sealed on the wire: the key's text is in no field the console sent.
-    expect(JSON.stringify(rows)).not.toContain("k-first");
+    expect(JSON.stringify(rows, (_k, v: unknown) => (v instanceof Uint8Array ? Buffer.from(v).toString("latin1") : v))).not.toContain("k-first");
+    const key = rows[0]!.key!;
+    const sealed = {
+      ciphertext: Buffer.from(key.ciphertext),
+      iv: Buffer.from(key.iv),
+      tag: Buffer.from(key.tag),
+      wrappedKey: Buffer.from(key.dekCiphertext),
+      wrappedKeyIv: Buffer.from(key.dekIv),
+      wrappedKeyTag: Buffer.from(key.dekTag),
+      kekVersion: key.kekVersion,
+    };
     const sealer = new ProviderCredentialSealer("console-test-master-key-0123456789");
-    expect(sealer.open(rows[0]!.sealed, providerCredentialContext(org.orgId, first))).toBe("k-first-000000000");
-    expect(await directory.enabledSealed("org_nobody")).toEqual([]);
+    expect(sealer.open(sealed, providerCredentialContext(org.orgId, first))).toBe("k-first-000000000");
+    expect(await credentialsOf("org_nobody")).toEqual([]);
   });
 
   it("records when each credential last served, never moving it backwards", async () => {
     const org = who("org_uses");
     const id = (await as(org, "POST", "/v1/provider-keys", { provider: "groq", api_key: "gsk_0123456789abcdef" })).body.data.id as string;
-    const directory = grpcConsolePort(h.console.inProcess);
-    await directory.recordUses(new Map([[id, new Date("2026-11-21T11:00:00.000Z")]]));
-    await directory.recordUses(new Map([[id, new Date("2026-11-21T09:00:00.000Z")]]));
+    const record = (at: string) =>
+      new Promise<void>((resolve, reject) =>
+        h.console.inProcess.recordCredentialUses({ uses: [{ credentialId: id, usedAtMs: BigInt(Date.parse(at)) }] }, (err) => (err ? reject(err) : resolve())),
+      );
+    await record("2026-11-21T11:00:00.000Z");
+    await record("2026-11-21T09:00:00.000Z");
     const listed = await as(org, "GET", "/v1/provider-keys");
     expect(listed.body.data[0].last_used_at).toBe("2026-11-21T11:00:00.000Z");
   });
