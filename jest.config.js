@@ -1,5 +1,5 @@
 /** @type {import('jest').Config} */
-const libs = "errors|request-settings|access|proto|grpc-kit|config|logging|money|http-kit|db|tracing|bus|loading-cache|testkit|sealing|outbound|content-filter|management-api|random-tokens|api-keys|chat-request|providers";
+const libs = "errors|request-settings|access|proto|grpc-kit|config|logging|money|http-kit|db|tracing|bus|loading-cache|testkit|sealing|outbound|content-filter|management-api|random-tokens|api-keys|chat-request|providers|inference-api";
 const services = "gateway|console|routing|ledger|activity|reports|alerts|broadcast|runaway";
 module.exports = {
   testEnvironment: "node",

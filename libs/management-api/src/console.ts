@@ -101,14 +101,15 @@ export const DASHBOARD_PAGES = ["/signin", "/auth", "/workspace", "/invite"] as 
  * What the console serves to browsers besides the API: the pages, their hashed assets, `/` (a
  * redirect by the session cookie), the pages' CSP reports (whose body the console reads itself, in
  * its own content type) and the OAuth sign-in's redirects (the callback reads the sign-in's state
- * cookie). Express paths; all public, limited per address at the edge where `limit` names the
+ * cookie), and the OpenAPI document. Express paths; all public, limited per address at the edge where `limit` names the
  * limit; cookies are passed on only where `passHeaders` names them.
  */
-export const CONSOLE_PAGES: ReadonlyArray<{ method: "get" | "post"; paths: readonly string[]; passHeaders?: readonly string[]; limit?: "csp_report"; bodyUnread?: boolean }> = [
+export const CONSOLE_PAGES: ReadonlyArray<{ method: "get" | "post"; paths: readonly string[]; passHeaders?: readonly string[]; limit?: "csp_report" | "openapi"; bodyUnread?: boolean }> = [
   { method: "get", paths: ["/"], passHeaders: ["cookie"] },
   { method: "get", paths: [...DASHBOARD_PAGES, "/assets/*file"] },
   { method: "post", paths: ["/csp-report"], limit: "csp_report", bodyUnread: true },
   { method: "get", paths: ["/v1/auth/oauth/:provider/start", "/v1/auth/oauth/:provider/callback"], passHeaders: ["cookie"] },
+  { method: "get", paths: ["/openapi.json", "/openapi.yaml"], limit: "openapi" },
 ];
 
 // ---- MCP --------------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ import { credentialRoutes } from "./credentials/credential-routes";
 import { consoleGrpcService } from "./console-service";
 import { CSP_REPORT_PATH, cspReportRoute } from "./dashboard/csp-report-route";
 import { dashboardRoutes } from "./dashboard/dashboard-routes";
+import { openApiRoutes } from "./openapi/openapi-routes";
 import { DEFAULT_GATEWAY_URL } from "./config";
 import { loggingRoutes } from "./logging-settings/logging-routes";
 import { MCP_PATH, mcpRoutes } from "./mcp/mcp-route";
@@ -51,6 +52,8 @@ export interface ConsoleDeps {
   db: Db;
   /** Applies migrations at start (default); false only checks the schema is at the latest one. */
   migrateOnStart?: boolean;
+  /** The release the OpenAPI document names (`info.version`); default this package's version. */
+  version?: string;
   /** The Node process metrics in this registry (default true); the one-process runner leaves them to the gateway. */
   defaultMetrics?: boolean;
   log: Logger;
@@ -142,6 +145,8 @@ export async function startConsole(deps: ConsoleDeps): Promise<RunningConsole> {
   app.use(probeRoute({ db: deps.db, clock, probeToken: deps.probeToken, onReport: metrics.probeReported }));
   app.use(cspReportRoute({ log, onViolations: metrics.cspViolated }));
   app.use(dashboardRoutes({ dir: deps.dashboardDir, log }));
+  // The whole public API's description (the gateway's inference routes included), built from the schemas that validate it.
+  app.use(openApiRoutes({ version: deps.version ?? VERSION }));
   const gatewayUrl = deps.gatewayUrl ?? DEFAULT_GATEWAY_URL;
   const gatewayUrlOf = typeof gatewayUrl === "string" ? () => gatewayUrl : gatewayUrl;
   app.use(mcpRoutes({ gatewayUrl: gatewayUrlOf, version: VERSION }));

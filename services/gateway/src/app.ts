@@ -38,8 +38,7 @@ import { ContentFilters } from "./content-filter/content-filters";
 import { BudgetSubjects } from "./spend/budget-subjects";
 import { CreditStanding } from "./spend/credit-standing";
 import { InferenceRateTiers, type RateTier } from "./rate-limits/inference-tiers";
-import { openApiRoutes } from "./openapi/openapi-routes";
-import { servedRoutes, type ServedRoute } from "./openapi/served-routes";
+import { servedRoutes, type ServedRoute } from "./meta/served-routes";
 import { SelfCallTokens } from "./rate-limits/self-calls";
 import { regionRoute, type RegionHeaders } from "./meta/region-route";
 import { GatewayMetrics } from "./metrics";
@@ -385,11 +384,10 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     }),
   );
   app.use(regionRoute({ headers: deps.regionHeaders ?? {}, publicLimit: rateLimits.publicRateLimit("region") }));
-  app.use(openApiRoutes({ version: deps.version, publicLimit: rateLimits.publicRateLimit("openapi") }));
   const consoleUrl = deps.consoleUrl ?? DEFAULT_CONSOLE_HTTP_URL;
   // Answered here: a CORS preflight carries nothing for the console to read.
   app.options(PKCE_EXCHANGE_PATH, pkceExchangePreflight);
-  app.use(consolePageRoutes({ proxy, consoleUrl, cspReportLimit: rateLimits.publicRateLimit("csp_report") }));
+  app.use(consolePageRoutes({ proxy, consoleUrl, limits: { csp_report: rateLimits.publicRateLimit("csp_report"), openapi: rateLimits.publicRateLimit("openapi") } }));
   app.use(consoleMcpRoutes({ authenticate, proxy, consoleUrl, selfCalls, addressOf: (req) => rateLimits.addressOf(req) }));
   // Answers generations this gateway just served; any other id falls through to the proxy.
   app.use(generationRoutes({ authenticate: inference, recent }));

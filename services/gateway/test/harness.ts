@@ -76,8 +76,6 @@ export class FakeLedger {
           definition: ledger.LedgerServiceService,
           implementation: {
             admit: unimplemented,
-            settle: unimplemented,
-            release: unimplemented,
             closeHolds: unimplemented,
             usage,
             workspaceSpend,
@@ -172,6 +170,8 @@ export async function startHarness(label: string, opts: HarnessOptions = {}): Pr
     masterKey: secrets.ROUTER_MASTER_KEY,
     pepper: secrets.ROUTER_KEY_PEPPER,
     csrfSecret: secrets.ROUTER_INTERNAL_SECRET,
+    // The release the gateway's /health reports, named by the OpenAPI document too.
+    version: "9.9.9-test",
     ledger: ledgerClient,
     grpcDeadlineMs: 2000,
     // Invitation links and sign-in redirects name the gateway, whose port is known once it listens.

@@ -4,7 +4,7 @@ import express, { type RequestHandler } from "express";
 import type { Authenticate } from "../src/auth/authenticate";
 import type { IdentityDirectory } from "../src/console/console-port";
 import type { Manage } from "../src/auth/management-auth";
-import { servedRoutes } from "../src/openapi/served-routes";
+import { servedRoutes } from "../src/meta/served-routes";
 import { proxyExtras, proxyRoutes, type ProxyRoutesDeps } from "../src/proxy/proxy-routes";
 import type { UpstreamProxy } from "../src/proxy/upstream-proxy";
 

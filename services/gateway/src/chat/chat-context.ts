@@ -1,7 +1,7 @@
 import type { routing } from "@router/proto";
 import type { Caller } from "../auth/caller";
 import type { IngressBase, NativeBody } from "../ingress/ingress";
-import { NO_RENAMED_TOOLS, type ClientToolNames } from "../ingress/client-tool-names";
+import { NO_RENAMED_TOOLS, type ClientToolNames } from "@router/inference-api";
 import { randomId } from "@router/random-tokens";
 import { promptTokenBound } from "../spend/worst-case";
 import type { LeaseTicket } from "../spend/spend-leases";

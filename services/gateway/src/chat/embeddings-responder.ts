@@ -4,7 +4,7 @@ import { writeJson } from "@router/http-kit";
 import type { UpstreamDispatcher } from "../dispatch/upstream-dispatcher";
 import type { CascadeInput, EmbeddingsResult } from "../dispatch/types";
 import type { EmbeddingsIngress, ParsedEmbeddings } from "../ingress/ingress";
-import { inputTexts } from "../ingress/embeddings/request";
+import { inputTexts } from "@router/inference-api";
 import type { TokenUsage } from "@router/providers";
 import type { ChatContext } from "./chat-context";
 import { sendChatError, sendUnserved } from "./error-response";

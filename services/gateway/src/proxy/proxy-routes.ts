@@ -247,9 +247,9 @@ export function proxyRoutes(deps: ProxyRoutesDeps): Router {
  * The console's pages for browsers (`@router/management-api`'s CONSOLE_PAGES): forwarded unauthenticated
  * and without an identity, passing on only the headers a page reads (the session cookie for `/`).
  */
-export function consolePageRoutes(deps: { proxy: UpstreamProxy; consoleUrl: string; cspReportLimit: RequestHandler }): Router {
+export function consolePageRoutes(deps: { proxy: UpstreamProxy; consoleUrl: string; limits: Record<"csp_report" | "openapi", RequestHandler> }): Router {
   const router = Router();
-  const limits = { csp_report: deps.cspReportLimit };
+  const limits = deps.limits;
   for (const page of CONSOLE_PAGES) {
     const target: UpstreamTarget = { service: "console", baseUrl: deps.consoleUrl, ...(page.passHeaders ? { passHeaders: [...page.passHeaders] } : {}) };
     const limit = page.limit ? [limits[page.limit]] : [];

@@ -8,7 +8,8 @@ import { cookiesOf, SESSION_COOKIE, sessionTokenHash } from "@router/http-kit";
 import { newChatContext } from "../chat/chat-context";
 import { chatCompletionsIngress } from "../ingress/chat-completions";
 import type { ChatDeps } from "../chat/chat-deps";
-import { chatBodySchema, parseChatRequest } from "@router/chat-request";
+import { parseChatRequest } from "@router/chat-request";
+import { previewBodySchema } from "@router/inference-api";
 import { readRouterHeaders } from "../request-model/router-headers";
 import type { CredentialRateLimit } from "../rate-limits/rate-limit-middleware";
 import { contentFilterRefusal, type ContentFilters } from "../content-filter/content-filters";
@@ -18,21 +19,6 @@ import { withPresetParams } from "./preset-params";
 
 export const ROUTE_PREVIEW_PATH = "/v1/routing/preview";
 
-/**
- * The preview's body: the chat route's routing fields, with the chat route's own schemas (messages
- * optional: they only feed content filters). Anything else is refused, naming it.
- */
-export const previewBodySchema = chatBodySchema.pick({
-  model: true,
-  models: true,
-  provider: true,
-  tools: true,
-  messages: true,
-  session_id: true,
-  prompt_cache_key: true,
-  routing_stability: true,
-  routing_seed: true,
-});
 const PREVIEW_FIELDS = new Set(Object.keys(previewBodySchema.shape));
 
 /** A cascade entry as the preview shows it: which endpoint, at which list price. */

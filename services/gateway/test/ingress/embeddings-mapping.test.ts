@@ -3,7 +3,7 @@ import { fakeEmbedding, float32Base64 } from "@router/testkit";
 import type { ChatContext } from "../../src/chat/chat-context";
 import type { Candidate } from "../../src/dispatch/types";
 import { embeddingsIngress, toBase64, toFloats } from "../../src/ingress/embeddings";
-import { inputTexts, parseEmbeddingsRequest } from "../../src/ingress/embeddings/request";
+import { inputTexts, parseEmbeddingsRequest } from "../../../../libs/inference-api/src/embeddings/request";
 import { openAiError } from "../../src/ingress/openai-error";
 
 const refusal = (f: () => unknown): { field: unknown; message: string } | null => {

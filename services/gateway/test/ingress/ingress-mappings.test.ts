@@ -1,11 +1,11 @@
 import { DomainError } from "@router/errors";
-import { parseMessages, parseMessagesRequest } from "../../src/ingress/anthropic-messages/request";
+import { parseMessages, parseMessagesRequest } from "../../../../libs/inference-api/src/anthropic-messages/request";
 import { anthropicMessagesIngress, stopReasonOf } from "../../src/ingress/anthropic-messages";
-import { parseResponsesRequest } from "../../src/ingress/responses/request";
+import { parseResponsesRequest } from "../../../../libs/inference-api/src/responses/request";
 import { responsesIngress } from "../../src/ingress/responses";
 import { usageBody } from "../../src/ingress/chat-completions/shapes";
-import { reasoningDetailOf } from "../../src/ingress/responses/encrypted-reasoning";
-import { blocksOf, StreamBlocks, type BlockSink } from "../../src/ingress/output-blocks";
+import { reasoningDetailOf } from "../../../../libs/inference-api/src/responses/encrypted-reasoning";
+import { blocksOf, StreamBlocks, type BlockSink } from "../../../../libs/inference-api/src/output-blocks";
 import type { ChatContext } from "../../src/chat/chat-context";
 import type { Candidate } from "../../src/dispatch/types";
 import type { SseResponse } from "../../src/ingress/sse-response";

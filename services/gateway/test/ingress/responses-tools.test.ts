@@ -1,14 +1,14 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { DomainError } from "@router/errors";
-import { parseResponsesRequest } from "../../src/ingress/responses/request";
+import { parseResponsesRequest } from "../../../../libs/inference-api/src/responses/request";
 import { responsesIngress } from "../../src/ingress/responses";
-import { flatToolName, translateTools } from "../../src/ingress/responses/tools";
+import { flatToolName, translateTools } from "../../../../libs/inference-api/src/responses/tools";
 import { cascadeForBuiltinTools, droppedBuiltinTools, droppedToolsHeader } from "../../src/chat/builtin-tools";
 import type { ChatContext } from "../../src/chat/chat-context";
 import type { SseResponse } from "../../src/ingress/sse-response";
 import type { Candidate } from "../../src/dispatch/types";
-import type { ClientToolNames } from "../../src/ingress/client-tool-names";
+import type { ClientToolNames } from "../../../../libs/inference-api/src/client-tool-names";
 
 /** What Codex CLI 0.171.0 sends with only a provider block (recorded; see the fixture's comment). */
 const codex = JSON.parse(readFileSync(join(__dirname, "fixtures/codex-cli-0.171.0-request.json"), "utf8")) as { body: Record<string, unknown> };

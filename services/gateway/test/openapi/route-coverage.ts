@@ -1,5 +1,5 @@
 import { match } from "path-to-regexp";
-import type { ServedRoute } from "../../src/openapi/served-routes";
+import type { ServedRoute } from "../../src/meta/served-routes";
 
 export interface DescribedOperation {
   method: string;

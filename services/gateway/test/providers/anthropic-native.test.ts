@@ -1,4 +1,4 @@
-import { parseMessages } from "../../src/ingress/anthropic-messages/request";
+import { parseMessages } from "../../../../libs/inference-api/src/anthropic-messages/request";
 import { buildAnthropicNativeRequest } from "../../../../libs/providers/src/anthropic/native-request";
 import { bodyOf, target } from "./wire-samples";
 

@@ -10,7 +10,7 @@ import {
 import { EventStreamCodec } from "@smithy/eventstream-codec";
 import { fromUtf8, toUtf8 } from "@smithy/util-utf8";
 import { StreamEventReader } from "../../src/dispatch/stream-reader";
-import { parseMessages } from "../../src/ingress/anthropic-messages/request";
+import { parseMessages } from "../../../../libs/inference-api/src/anthropic-messages/request";
 import type { BedrockCredential } from "@router/providers";
 import { bedrockAdapters } from "../../../../libs/providers/src/bedrock";
 import { anthropicModelName } from "../../../../libs/providers/src/bedrock/anthropic";

@@ -1,4 +1,4 @@
-import { parseResponsesRequest } from "../../src/ingress/responses/request";
+import { parseResponsesRequest } from "../../../../libs/inference-api/src/responses/request";
 import { adapterFor } from "@router/providers";
 import { UnsupportedRequest } from "@router/providers";
 import { bodyOf, chat, target } from "./wire-samples";

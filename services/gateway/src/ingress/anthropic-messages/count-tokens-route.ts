@@ -17,7 +17,7 @@ import type { UpstreamTarget } from "@router/providers";
 import type { CredentialRateLimit } from "../../rate-limits/rate-limit-middleware";
 import { planRequestOf } from "../../routing/plan-request";
 import { anthropicMessagesIngress, MESSAGES_PATH } from "./index";
-import { parseMessages } from "./request";
+import { parseMessages } from "@router/inference-api";
 
 export const COUNT_TOKENS_PATH = `${MESSAGES_PATH}/count_tokens`;
 

@@ -6,8 +6,8 @@ import { promptParts } from "../../spend/usage-cost";
 import type { Candidate } from "../../dispatch/types";
 import { asRecord, parseRecord, type ChunkChoice, type FinishReason, type SseMessage, type TokenUsage } from "@router/providers";
 import type { Ingress, IngressStream, ServedAnswer, StreamEnd, StreamFailure } from "../ingress";
-import { blocksOf, StreamBlocks, type OpenedBlock, type OutputBlock } from "../output-blocks";
-import { parseMessages } from "./request";
+import { blocksOf, StreamBlocks, type OpenedBlock, type OutputBlock } from "@router/inference-api";
+import { parseMessages } from "@router/inference-api";
 
 export const MESSAGES_PATH = "/v1/messages";
 /** Anthropic takes Messages bodies up to 32 MB (images and PDFs inline); so does this route, and count_tokens. */

@@ -2,7 +2,7 @@ import type { ChatContext } from "../../chat/chat-context";
 import type { EmbeddingVector } from "@router/providers";
 import type { EmbeddingsAnswer, EmbeddingsIngress } from "../ingress";
 import { openAiError } from "../openai-error";
-import { parseEmbeddingsRequest } from "./request";
+import { parseEmbeddingsRequest } from "@router/inference-api";
 
 export const EMBEDDINGS_PATH = "/v1/embeddings";
 

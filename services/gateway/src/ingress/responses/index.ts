@@ -5,11 +5,11 @@ import type { Candidate } from "../../dispatch/types";
 import type { ChunkChoice, FinishReason, TokenUsage } from "@router/providers";
 import type { Ingress, IngressStream, ServedAnswer, StreamEnd, StreamFailure } from "../ingress";
 import { openAiError } from "../openai-error";
-import { blocksOf, StreamBlocks, type OpenedBlock, type OutputBlock } from "../output-blocks";
-import { encryptedContentOf } from "./encrypted-reasoning";
+import { blocksOf, StreamBlocks, type OpenedBlock, type OutputBlock } from "@router/inference-api";
+import { encryptedContentOf } from "@router/inference-api";
 import { withStoredInput, type ResponsesStorage } from "./stored-input";
-import { parseResponsesRequest } from "./request";
-import { customToolInput } from "./tools";
+import { parseResponsesRequest } from "@router/inference-api";
+import { customToolInput } from "@router/inference-api";
 
 export const RESPONSES_PATH = "/v1/responses";
 

@@ -1,4 +1,5 @@
 import { DomainError, invalid } from "@router/errors";
+import { userMessage } from "@router/inference-api";
 import type { Logger } from "@router/logging";
 import type { Caller } from "../../auth/caller";
 import type { StoragePolicy } from "../../stored-responses/storage-policy";
@@ -69,13 +70,6 @@ function conversationOf(stored: StoredResponse): unknown[] {
   return [...stored.input, ...output];
 }
 
-/** The input as stored-response items: a string input is one user message. */
-export function inputItemsOf(input: unknown): Json[] {
-  if (typeof input === "string") return [userMessage(input)];
-  return Array.isArray(input) ? input.filter(isObject) : [];
-}
-
-const userMessage = (text: string): Json => ({ type: "message", role: "user", content: [{ type: "input_text", text }] });
 
 /** Positions of `item_reference` items and the ids they name; a reference without a string id is a 400. */
 function referencedIds(input: unknown[]): Map<number, string> {

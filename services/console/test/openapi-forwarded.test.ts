@@ -1,5 +1,5 @@
 import { FREE_FORM, MANAGEMENT_ROUTES } from "@router/management-api";
-import { buildOpenApiDocument } from "../../src/openapi/document";
+import { buildOpenApiDocument } from "../src/openapi/document";
 
 type Schema = Record<string, unknown>;
 const isSchema = (v: unknown): v is Schema => typeof v === "object" && v !== null && !Array.isArray(v);

@@ -5,7 +5,7 @@ import { samplingSettings, tokenCount } from "@router/request-settings";
 import type { ChatMessage, ChatRequest, ContentPart, ReasoningDetail } from "@router/chat-request";
 import { functionName } from "@router/chat-request";
 import { ANTHROPIC_REASONING_FORMAT } from "@router/providers";
-import type { NativeBody } from "../ingress";
+import type { NativeBody } from "../parsed";
 import { routerFields, routerFieldValues } from "../router-fields";
 
 /**

@@ -1,8 +1,6 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import { z } from "zod";
-import { messagesBodySchema } from "../ingress/anthropic-messages/request";
-import { embeddingsBodySchema } from "../ingress/embeddings/request";
-import { responsesBodySchema } from "../ingress/responses/request";
+import { embeddingsBodySchema, messagesBodySchema, responsesBodySchema } from "@router/inference-api";
 import { jsonBody, pathParams, SECURITY } from "./envelopes";
 
 /** The other ways in beside chat completions: OpenAI Responses, Anthropic Messages and OpenAI embeddings (docs/ingress.md). */

@@ -1,7 +1,7 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import { z } from "zod";
 import { chatBodySchema } from "@router/chat-request";
-import { previewBodySchema } from "../routing/preview-route";
+import { previewBodySchema } from "@router/inference-api";
 import { json, jsonBody, refusals, SECURITY } from "./envelopes";
 
 /** The chat completion (served by Node ahead of express) and the MCP server. */

@@ -4,10 +4,10 @@ import { parseInput } from "@router/http-kit";
 import { samplingSettings, tokenCount } from "@router/request-settings";
 import type { ChatMessage, ChatRequest, ContentPart, ReasoningDetail } from "@router/chat-request";
 import { fileReferenceFields, functionName, jsonText, namesAFile } from "@router/chat-request";
-import type { ParsedRequest } from "../ingress";
+import type { ParsedRequest } from "../parsed";
 import { routerFields, routerFieldValues } from "../router-fields";
 import { reasoningDetailOf } from "./encrypted-reasoning";
-import { inputItemsOf } from "./stored-input";
+import { inputItemsOf } from "./input-items";
 import type { ClientToolNames } from "../client-tool-names";
 import {
   chatToolChoice,

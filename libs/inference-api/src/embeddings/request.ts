@@ -2,7 +2,7 @@ import { z } from "zod";
 import { invalid } from "@router/errors";
 import { parseInput } from "@router/http-kit";
 import type { ChatRequest } from "@router/chat-request";
-import type { ParsedEmbeddings } from "../ingress";
+import type { ParsedEmbeddings } from "../parsed";
 import { routerFields, routerFieldValues } from "../router-fields";
 
 /**
