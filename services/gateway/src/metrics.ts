@@ -1,13 +1,21 @@
 import type { Request, RequestHandler, Response } from "express";
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 import { createMetricsRegistry } from "@router/http-kit";
-import type { RequestOutcome } from "./chat/request-outcome";
 import type { LoadingCacheStats } from "@router/loading-cache";
 
 // Routing overhead is meant to stay in single-digit milliseconds, so the buckets are fine there.
 const OVERHEAD_BUCKETS = [0.0005, 0.001, 0.0015, 0.002, 0.003, 0.004, 0.005, 0.0075, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
 const UPSTREAM_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120, 300];
 const TTFT_BUCKETS = [0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 30];
+
+/** What the metrics read of a finished chat request (chat/request-outcome.ts's outcome carries it). */
+export interface FinishedChat {
+  status: string;
+  routingOverheadMs: number | null;
+  streamed: boolean;
+  ttftMs: number | null;
+  attempts: ReadonlyArray<{ candidate: { providerSlug: string }; httpStatus: number | null; circuitOpen: boolean; durationMs: number | null; errorCode: string | null }>;
+}
 
 /**
  * Every series the gateway exports, on a registry of its own per instance. Labels are bounded:
@@ -169,7 +177,7 @@ export class GatewayMetrics {
   }
 
   /** One chat completion request ended: its outcome, overhead, attempts and time to first token. */
-  chatFinished(o: RequestOutcome): void {
+  chatFinished(o: FinishedChat): void {
     this.chatRequests.inc({ outcome: o.status });
     if (o.routingOverheadMs !== null) this.overhead.observe(o.routingOverheadMs / 1000);
     if (o.streamed && o.ttftMs !== null) this.timeToFirstToken.observe(o.ttftMs / 1000);

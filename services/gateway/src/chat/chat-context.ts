@@ -1,6 +1,7 @@
 import type { routing } from "@router/proto";
 import type { Caller } from "../auth/caller";
-import type { IngressBase, NativeBody } from "../ingress/ingress";
+import type { NativeBody } from "@router/inference-api";
+import type { IngressBase } from "../ingress/ingress-base";
 import { NO_RENAMED_TOOLS, type ClientToolNames } from "@router/inference-api";
 import { randomId } from "@router/random-tokens";
 import { promptTokenBound } from "../spend/worst-case";

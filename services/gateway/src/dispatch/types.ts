@@ -1,6 +1,6 @@
 import type { routing } from "@router/proto";
 import type { ChatRequest } from "@router/chat-request";
-import type { NativeBody } from "../ingress/ingress";
+import type { NativeBody } from "@router/inference-api";
 import type { DispatchCredential } from "../provider-keys/dispatch-credential";
 import type { ApiFamily, ChunkChoice, Completion, Embeddings, FinishReason, SseMessage, TokenUsage } from "@router/providers";
 import type { AttemptFailure } from "./attempt-failure";

@@ -1,9 +1,10 @@
-import type { IncomingMessage } from "node:http";
 import type { DomainError } from "@router/errors";
 import type { Caller } from "../auth/caller";
-import type { ErrorBody } from "@router/http-kit";
 import type { ChatContext } from "../chat/chat-context";
 import type { SseResponse } from "./sse-response";
+import type { IngressBase } from "./ingress-base";
+
+export type { IngressBase, IngressName } from "./ingress-base";
 import type { Candidate } from "../dispatch/types";
 import type { ParsedEmbeddings, ParsedRequest } from "@router/inference-api";
 import type { ApiFamily, ChunkChoice, Completion, Embeddings, EmbeddingsRequest, FinishReason, SseMessage, TokenUsage } from "@router/providers";
@@ -19,8 +20,6 @@ export type { NativeBody, ParsedEmbeddings, ParsedRequest } from "@router/infere
  * chat pipeline (`chat/`), the same for every ingress.
  */
 
-/** Which format a request came in by; recorded on `router.request.completed.v1` as `ingress`. */
-export type IngressName = "chat_completions" | "responses" | "anthropic_messages" | "embeddings";
 
 /** What a served, whole answer is rendered from. */
 export interface ServedAnswer {
@@ -65,21 +64,6 @@ export interface IngressStream {
   fail(failure: StreamFailure): void;
   /** The format's last word (`data: [DONE]` or none); ends the response. */
   close(): void;
-}
-
-/** What every way in has: its route, its own header names and its error shape. */
-export interface IngressBase {
-  name: IngressName;
-  /** The route, e.g. `/v1/responses`. */
-  path: string;
-  /** Reads the format's own header names into the router's (e.g. `x-api-key`), before authentication. */
-  prepare?: (req: IncomingMessage) => void;
-  /** The format's error body for the router's error (status, code, message, details). */
-  errorBody: (error: ErrorBody["error"]) => Record<string, unknown>;
-  /** The status an overloaded provider is answered with (`router.upstream_overloaded`); default 503, Anthropic's is 529. */
-  overloadedStatus?: number;
-  /** The JSON body limit of the route (a body past it is a 413 in the format's error shape); default the gateway's. */
-  bodyLimit?: string;
 }
 
 /** A format that asks for a chat completion (OpenAI chat completions, Responses, Anthropic Messages). */
