@@ -37,3 +37,4 @@ export { z };
 export * from "./secrets";
 export * from "./provider-base-urls";
 export * from "./identity-keys";
+export * from "./renamed-settings";

@@ -1,5 +1,5 @@
 import { startTracing } from "@router/tracing";
-import { loadConfig, parseIdentityPublicKeys, serviceSecrets } from "@router/config";
+import { formerSignInSettings, loadConfig, parseIdentityPublicKeys, serviceSecrets, withCurrentNames } from "@router/config";
 import { identityPublicKeys } from "@router/http-kit";
 import { openServiceDb } from "@router/db";
 import { createLogger, exitOnStartFailure, installProcessHandlers, stopOnSignals } from "@router/logging";
@@ -10,12 +10,15 @@ import { ensureOperatorOrganisation, operatorOrganisationExists, startConsole } 
 import { consoleConfigSchema, incompleteSignInProviders, pkceOptionsOf, signInOptionsOf } from "./config";
 
 async function main(): Promise<void> {
-  const cfg = loadConfig(consoleConfigSchema);
+  // Sign-in settings still under the gateway's former names are read under their new ones (warned below).
+  const renamed = formerSignInSettings(process.env);
+  const cfg = loadConfig(consoleConfigSchema, withCurrentNames(process.env, renamed));
   const log = createLogger({ level: cfg.LOG_LEVEL, base: { service: "console" } });
   installProcessHandlers(log);
   // Off unless the standard OTEL_* settings ask for traces.
   const tracing = startTracing({ serviceName: "router-console" });
 
+  for (const setting of renamed) log.warn(setting, "console.setting_renamed");
   for (const { provider, missing } of incompleteSignInProviders(cfg)) {
     log.warn({ provider, missing }, "console.sign_in.provider_incomplete");
   }

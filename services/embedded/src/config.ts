@@ -1,4 +1,4 @@
-import { env, loadConfig, z } from "@router/config";
+import { env, formerSignInSettings, loadConfig, withCurrentNames, z } from "@router/config";
 import { alertsEnvironment, checkAlertsEnvironment } from "@router/alerts";
 import { busEnvironment, checkBusEnvironment } from "@router/bus";
 import { pkceEnvironment, signInEnvironment } from "@router/console";
@@ -48,5 +48,6 @@ export const embeddedConfigSchema = z.object({
 
 export type EmbeddedConfig = z.infer<typeof embeddedConfigSchema>;
 
-export const loadEmbeddedConfig = (e: NodeJS.ProcessEnv): EmbeddedConfig => loadConfig(embeddedConfigSchema, e);
+/** The settings, sign-in ones given under the gateway's former names read as the console's (start-up warns of each). */
+export const loadEmbeddedConfig = (e: NodeJS.ProcessEnv): EmbeddedConfig => loadConfig(embeddedConfigSchema, withCurrentNames(e, formerSignInSettings(e)));
 

@@ -6,10 +6,10 @@ import { startAlerts } from "@router/alerts";
 import { startBroadcast } from "@router/broadcast";
 import { ensureOperatorOrganisation, incompleteSignInProviders, loopbackHostOf, pkceOptionsOf, signInOptionsOf, startConsole } from "@router/console";
 import { busConfigOf, createBus, type EventBus } from "@router/bus";
-import { parseIdentityPublicKeys, providerBaseUrls, resolveSecrets } from "@router/config";
+import { formerSignInSettings, parseIdentityPublicKeys, providerBaseUrls, resolveSecrets } from "@router/config";
 import { identityPublicKeys } from "@router/http-kit";
 import { createPostgresDb, EmbeddedPostgres, isNewEmbeddedStore, type Db } from "@router/db";
-import { migrateGateway, movedSignInSettings, storedResponseOptionsOf, rateLimitOptionsOf, regionOptionsOf, startGateway, upstreamOptionsOf } from "@router/gateway";
+import { migrateGateway, storedResponseOptionsOf, rateLimitOptionsOf, regionOptionsOf, startGateway, upstreamOptionsOf } from "@router/gateway";
 import { feeScheduleOf, startLedger, stripeSettingsOf } from "@router/ledger";
 import { createLogger, exitOnStartFailure, installProcessHandlers, stopOnSignals, type Logger } from "@router/logging";
 import { systemClock } from "@router/money";
@@ -37,8 +37,8 @@ async function main(): Promise<void> {
   for (const { provider, missing } of incompleteSignInProviders(config)) {
     log.warn({ provider, missing }, "console.sign_in.provider_incomplete");
   }
-  for (const moved of movedSignInSettings(process.env)) {
-    log.warn({ ...moved, reads: "the console" }, "router.setting_renamed");
+  for (const renamed of formerSignInSettings(process.env)) {
+    log.warn(renamed, "router.setting_renamed");
   }
   installProcessHandlers(log);
   // One provider for every service of the process; off unless the OTEL_* settings ask for traces.

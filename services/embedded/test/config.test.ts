@@ -49,3 +49,12 @@ describe("npm start's credit settings", () => {
     expect(() => loadEmbeddedConfig(env)).toThrow(named);
   });
 });
+
+describe("npm start's sign-in settings", () => {
+  it("reads the console's names, and the gateway's former ones until they are renamed", () => {
+    expect(loadEmbeddedConfig({ CONSOLE_PKCE_KEY_DAYS: "7" }).CONSOLE_PKCE_KEY_DAYS).toBe(7);
+    const former = loadEmbeddedConfig({ GATEWAY_PKCE_KEY_DAYS: "5", GATEWAY_WALLET_SIGNIN: "false" });
+    expect({ days: former.CONSOLE_PKCE_KEY_DAYS, wallet: former.CONSOLE_WALLET_SIGNIN }).toEqual({ days: 5, wallet: false });
+    expect(loadEmbeddedConfig({}).CONSOLE_PKCE_KEY_DAYS).toBe(30);
+  });
+});

@@ -69,7 +69,6 @@ export type { CredentialSource, DispatchCredential } from "./provider-keys/dispa
 export { PROVIDER_SLUGS, type ProviderSlug } from "@router/providers";
 
 export {
-  movedSignInSettings,
   storedResponseEnvironment,
   storedResponseOptionsOf,
   rateLimitEnvironment,

@@ -184,18 +184,6 @@ export function rateLimitOptionsOf(config: RateLimitEnv): {
   };
 }
 
-/**
- * Sign-in settings set under the names the gateway read before they moved to the console
- * (`GATEWAY_OAUTH_*`, `GATEWAY_WALLET_SIGNIN`, `GATEWAY_PKCE_KEY_*`): nothing reads them now, so
- * start-up names each with its new name rather than let sign-in vanish silently.
- */
-export function movedSignInSettings(environment: NodeJS.ProcessEnv): Array<{ variable: string; now: string }> {
-  return Object.keys(environment)
-    .filter((name) => /^GATEWAY_(OAUTH_|WALLET_SIGNIN$|PKCE_KEY_)/.test(name))
-    .sort()
-    .map((variable) => ({ variable, now: variable.replace(/^GATEWAY_/, "CONSOLE_") }));
-}
-
 /** Where the runaway service listens unless told otherwise (its RUNAWAY_HTTP_PORT default). */
 export const DEFAULT_RUNAWAY_HTTP_URL = "http://127.0.0.1:8087";
 export const DEFAULT_CONSOLE_HTTP_URL = "http://127.0.0.1:8088";

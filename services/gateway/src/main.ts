@@ -2,14 +2,14 @@ import { startTracing } from "@router/tracing";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { busConfigOf, createBus } from "@router/bus";
-import { loadConfig, providerBaseUrls } from "@router/config";
+import { formerSignInSettings, loadConfig, providerBaseUrls } from "@router/config";
 import { openServiceDb } from "@router/db";
 import { clientOptionsFor, insecure } from "@router/grpc-kit";
 import { createLogger, exitOnStartFailure, installProcessHandlers, stopOnSignals } from "@router/logging";
 import { systemClock } from "@router/money";
 import { consoleRpc, ledger, routing } from "@router/proto";
 import { GATEWAY_SCHEMA, migrateGateway, startGateway } from "./app";
-import { gatewayConfigSchema, gatewaySecrets, movedSignInSettings, storedResponseOptionsOf, rateLimitOptionsOf, regionOptionsOf, upstreamOptionsOf } from "./config";
+import { gatewayConfigSchema, gatewaySecrets, storedResponseOptionsOf, rateLimitOptionsOf, regionOptionsOf, upstreamOptionsOf } from "./config";
 
 async function main(): Promise<void> {
   const config = loadConfig(gatewayConfigSchema, process.env);
@@ -17,7 +17,8 @@ async function main(): Promise<void> {
   installProcessHandlers(log);
   // Off unless the standard OTEL_* settings ask for traces.
   const tracing = startTracing({ serviceName: "router-gateway" });
-  for (const moved of movedSignInSettings(process.env)) {
+  // Sign-in is the console's: set on the gateway, these reach nothing.
+  for (const moved of formerSignInSettings(process.env)) {
     log.warn({ ...moved, reads: "the console" }, "gateway.setting_moved_to_console");
   }
   const version = (JSON.parse(readFileSync(join(__dirname, "..", "package.json"), "utf8")) as { version: string }).version;

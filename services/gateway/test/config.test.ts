@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig } from "@router/config";
-import { gatewayConfigSchema, movedSignInSettings, rateLimitOptionsOf } from "../src/config";
+import { gatewayConfigSchema, rateLimitOptionsOf } from "../src/config";
 import { perDay, perMinute } from "../src/rate-limits/limits";
 
 describe("GATEWAY_LEASE_USE_MS", () => {
@@ -67,23 +67,5 @@ describe("rate limit settings", () => {
   ])("refuse %s=%s, naming the variable", (name, value) => {
     expect(() => loadConfig(gatewayConfigSchema, { [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig(gatewayConfigSchema, { [name]: value })).toThrow(new RegExp(name));
-  });
-});
-
-describe("sign-in settings left under the gateway's old names", () => {
-  it("are named with the console's names, and nothing else is", () => {
-    const environment = {
-      GATEWAY_OAUTH_GOOGLE_CLIENT_ID: "id",
-      GATEWAY_WALLET_SIGNIN: "false",
-      GATEWAY_PKCE_KEY_DAYS: "7",
-      GATEWAY_WALLET_SIGNIN_EXTRA: "x",
-      GATEWAY_LEASE_USE_MS: "0",
-      CONSOLE_OAUTH_GOOGLE_CLIENT_ID: "id",
-    };
-    expect(movedSignInSettings(environment)).toEqual([
-      { variable: "GATEWAY_OAUTH_GOOGLE_CLIENT_ID", now: "CONSOLE_OAUTH_GOOGLE_CLIENT_ID" },
-      { variable: "GATEWAY_PKCE_KEY_DAYS", now: "CONSOLE_PKCE_KEY_DAYS" },
-      { variable: "GATEWAY_WALLET_SIGNIN", now: "CONSOLE_WALLET_SIGNIN" },
-    ]);
   });
 });
