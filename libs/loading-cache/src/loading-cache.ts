@@ -119,6 +119,11 @@ export class LoadingCache<V> {
     this.cache.delete(key);
   }
 
+  /** Forgets every entry; loads under way no longer land either. */
+  clear(): void {
+    this.cache.clear();
+  }
+
   private fetched(box: Box<V> | undefined): V {
     // The fetch method always answers a box, and a failed load rejects: no box means a bug here.
     if (!box) throw new Error("loading cache: a load answered nothing");

@@ -1,3 +1,4 @@
+import { EVICT_ALL } from "@router/http-kit";
 import { ManualClock } from "@router/money";
 import { AuthCache } from "../src/auth/auth-cache";
 import type { KeyRecord } from "../src/auth/identity-records";
@@ -139,5 +140,24 @@ describe("auth cache", () => {
     clock.advance(-1);
     await cache.get("a");
     expect(counter.loads).toBe(2);
+  });
+});
+
+describe("an eviction of every key", () => {
+  it("drops the whole cache, so each key is read again", async () => {
+    let loads = 0;
+    const cache = new AuthCache(async () => {
+      loads += 1;
+      return null;
+    }, new ManualClock());
+    await cache.get("a");
+    await cache.get("b");
+    await cache.get("a");
+    expect(loads).toBe(2);
+    await cache.evict([EVICT_ALL]);
+    await cache.get("a");
+    await cache.get("b");
+    expect(loads).toBe(4);
+    cache.close();
   });
 });

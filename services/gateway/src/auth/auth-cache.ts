@@ -2,6 +2,7 @@ import type Redis from "ioredis";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
 import type { KeyRecord } from "./identity-records";
+import { EVICT_ALL } from "@router/http-kit";
 import { LoadingCache } from "@router/loading-cache";
 import { EvictionChannel } from "../replicas/eviction-channel";
 
@@ -32,7 +33,7 @@ export class AuthCache extends LoadingCache<KeyRecord | null> {
       this.evictions = new EvictionChannel({
         ...opts.shared,
         channel: KEYS_CHANGED_CHANNEL,
-        evictLocal: (hash) => this.invalidate(hash),
+        evictLocal: (hash) => this.forget(hash),
       });
     }
   }
@@ -40,7 +41,13 @@ export class AuthCache extends LoadingCache<KeyRecord | null> {
   /** Forgets keys that changed, here and on every replica sharing Redis. */
   async evict(hashes: readonly string[]): Promise<void> {
     if (this.evictions) return this.evictions.evict(hashes);
-    for (const hash of hashes) this.invalidate(hash);
+    for (const hash of hashes) this.forget(hash);
+  }
+
+  /** One key, or every key for `EVICT_ALL`. */
+  private forget(hash: string): void {
+    if (hash === EVICT_ALL) this.clear();
+    else this.invalidate(hash);
   }
 
   close(): void {

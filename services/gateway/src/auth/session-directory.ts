@@ -1,4 +1,5 @@
 import type Redis from "ioredis";
+import { EVICT_ALL } from "@router/http-kit";
 import { LoadingCache } from "@router/loading-cache";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
@@ -40,7 +41,7 @@ export class SessionDirectory {
       redis: deps.redis,
       channel: SESSIONS_ENDED_CHANNEL,
       log: deps.log,
-      evictLocal: (hash) => this.cache.invalidate(hash),
+      evictLocal: (hash) => (hash === EVICT_ALL ? this.cache.clear() : this.cache.invalidate(hash)),
     });
   }
 
