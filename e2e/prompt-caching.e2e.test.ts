@@ -130,8 +130,14 @@ describe("prompt caching through the Anthropic SDK: reported to the client and b
     expect(linesOf(gen)).toEqual(readTurn.map(([kind, tokens]) => [kind, tokens, pricing[kind], cost([[kind, tokens]])]));
     expect(gen).toMatchObject({ tokens_cached: 2_300, tokens_cache_write_5m: 0, tokens_cache_write_1h: 0, is_cache_hit: true });
 
-    const detail = await mgmt.get(`/v1/activity/requests/${msg.id}`);
-    expect(detail.status).toBe(200);
+    // The activity consumer writes the row from the event, after the answer: wait for it.
+    const detail = await waitFor(
+      async () => {
+        const found = await mgmt.get(`/v1/activity/requests/${msg.id}`);
+        return found.status === 200 ? found : undefined;
+      },
+      { what: `the activity row of ${msg.id}` },
+    );
     expect(detail.json.data).toMatchObject({ is_cache_hit: true, cache_read_tokens: 2_300, cache_write_5m_tokens: 0, cache_write_1h_tokens: 0 });
 
     const spent = cost(writeTurn) + cost(readTurn);
