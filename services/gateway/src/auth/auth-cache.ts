@@ -2,7 +2,6 @@ import type Redis from "ioredis";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
 import type { KeyRecord } from "./identity-records";
-import { EVICT_ALL } from "@router/http-kit";
 import { LoadingCache } from "@router/loading-cache";
 import { EvictionChannel } from "../replicas/eviction-channel";
 
@@ -25,32 +24,24 @@ export interface AuthCacheOptions {
  * looked up before, so a negative entry never hides it.
  */
 export class AuthCache extends LoadingCache<KeyRecord | null> {
-  private readonly evictions: EvictionChannel | undefined;
+  private readonly evictions: EvictionChannel;
 
   constructor(load: (hash: string) => Promise<KeyRecord | null>, clock: Clock, opts: AuthCacheOptions = {}) {
     super(load, clock, { ttlMs: opts.ttlMs ?? AUTH_CACHE_TTL_MS, maxEntries: 50_000 });
-    if (opts.shared) {
-      this.evictions = new EvictionChannel({
-        ...opts.shared,
-        channel: KEYS_CHANGED_CHANNEL,
-        evictLocal: (hash) => this.forget(hash),
-      });
-    }
+    this.evictions = new EvictionChannel({
+      shared: opts.shared,
+      channel: KEYS_CHANGED_CHANNEL,
+      evictLocal: (hash) => this.invalidate(hash),
+      evictAll: () => this.clear(),
+    });
   }
 
   /** Forgets keys that changed, here and on every replica sharing Redis. */
-  async evict(hashes: readonly string[]): Promise<void> {
-    if (this.evictions) return this.evictions.evict(hashes);
-    for (const hash of hashes) this.forget(hash);
-  }
-
-  /** One key, or every key for `EVICT_ALL`. */
-  private forget(hash: string): void {
-    if (hash === EVICT_ALL) this.clear();
-    else this.invalidate(hash);
+  evict(hashes: readonly string[]): Promise<void> {
+    return this.evictions.evict(hashes);
   }
 
   close(): void {
-    this.evictions?.close();
+    this.evictions.close();
   }
 }

@@ -1,5 +1,4 @@
 import type Redis from "ioredis";
-import { EVICT_ALL } from "@router/http-kit";
 import { LoadingCache } from "@router/loading-cache";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
@@ -38,10 +37,10 @@ export class SessionDirectory {
       maxEntries: 50_000,
     });
     this.evictions = new EvictionChannel({
-      redis: deps.redis,
+      shared: deps.redis ? { redis: deps.redis, log: deps.log } : undefined,
       channel: SESSIONS_ENDED_CHANNEL,
-      log: deps.log,
-      evictLocal: (hash) => (hash === EVICT_ALL ? this.cache.clear() : this.cache.invalidate(hash)),
+      evictLocal: (hash) => this.cache.invalidate(hash),
+      evictAll: () => this.cache.clear(),
     });
   }
 
