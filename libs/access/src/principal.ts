@@ -31,3 +31,27 @@ export interface Principal extends Actor {
   workspaceId: string | null;
   session: PrincipalSession | null;
 }
+
+/** A dashboard session with the seat and key behind it: what the console answers the gateway (FindSession). */
+export interface SessionRecord {
+  tokenHash: string;
+  orgId: string;
+  operator: boolean;
+  userId: string | null;
+  keyHash: string | null;
+  authMethod: AuthMethod;
+  expiresAt: Date;
+  endedAt: Date | null;
+  /** The person's role in the organisation; null when they hold no seat there. */
+  seatRole: Role | null;
+  keyName: string | null;
+  keyWorkspaceId: string | null;
+  /** Whether the key exchanged for this session has been revoked. */
+  keyDisabled: boolean;
+  /**
+   * The workspace inference made with this session is charged to: its key's, or else the
+   * organisation's first workspace (where keys go by default); null only for an organisation without one.
+   */
+  chargeWorkspaceId: string | null;
+  chargeWorkspaceName: string | null;
+}

@@ -1,3 +1,4 @@
+import type { Role } from "@router/access";
 import type { WindowKind } from "@router/money";
 import type { KeyClass } from "./key-secret";
 
@@ -21,4 +22,26 @@ export interface ApiKey {
   paused: boolean;
   pausedReason: "runaway" | "manual" | null;
   expiresAt: Date | null;
+}
+
+/** A key with what authentication reads beside it: what the console answers the gateway (FindKey). */
+export interface KeyRecord extends ApiKey {
+  orgId: string;
+  /** Whether the key's organisation is the operator organisation. */
+  operator: boolean;
+  /** Revoked. */
+  disabled: boolean;
+  /**
+   * The person the key belongs to (who created it, or approved its PKCE consent); null for a key
+   * with no person behind it. A management key acts with their role; an inference key carries them
+   * as its member (their guardrails) and never uses the role.
+   */
+  userId: string | null;
+  /** That person's current role in the key's organisation; null without a person or a seat. */
+  userRole: Role | null;
+}
+
+/** A key whose person no longer holds a seat in its organisation (removed after the key was made): refused. */
+export function seatlessKey(key: Pick<KeyRecord, "userId" | "userRole">): boolean {
+  return key.userId !== null && key.userRole === null;
 }

@@ -1,7 +1,7 @@
 import { EVICT_ALL } from "@router/http-kit";
 import { ManualClock } from "@router/money";
 import { AuthCache } from "../src/auth/auth-cache";
-import type { KeyRecord } from "../src/auth/identity-records";
+import type { KeyRecord } from "@router/api-keys";
 
 const key = (hash: string) => ({ hash, disabled: false }) as KeyRecord;
 

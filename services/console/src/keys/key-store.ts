@@ -1,25 +1,13 @@
 import type { Role } from "@router/access";
 import type { Queryable } from "@router/db";
 import { toNanos, type WindowKind } from "@router/money";
-import type { ApiKey, KeyClass, MintedKey } from "@router/api-keys";
+import type { KeyClass, KeyRecord, MintedKey } from "@router/api-keys";
 
-/** A key as stored: everything the caller sees plus the lifecycle columns. */
-export interface StoredKey extends ApiKey {
-  orgId: string;
-  /** Whether the key's organisation is the operator organisation (joined for the auth path). */
-  operator: boolean;
-  disabled: boolean;
+/** A key as stored: what authentication reads, plus the lifecycle columns. */
+export interface StoredKey extends KeyRecord {
   externalUser: string | null;
   createdAt: Date;
   updatedAt: Date;
-  /**
-   * The person the key belongs to (who created it, or approved its PKCE consent); null for a key
-   * with no person behind it. A management key acts with their role; an inference key carries them
-   * as its member (their guardrails) and never uses the role.
-   */
-  userId: string | null;
-  /** That person's current role in the key's organisation; null without a person or a seat. */
-  userRole: Role | null;
 }
 
 export interface KeySettings {

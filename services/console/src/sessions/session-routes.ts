@@ -9,7 +9,7 @@ import type { Authorize } from "../auth/principal";
 import type { Principal } from "@router/access";
 import { requirePrincipal } from "../auth/principal";
 import { objectBody } from "@router/http-kit";
-import { claimedKeyClass, hashKey, keyClassOf } from "@router/api-keys";
+import { claimedKeyClass, hashKey, keyClassOf, seatlessKey } from "@router/api-keys";
 import { findKeyByHash } from "../keys/key-store";
 import { getOrganisation } from "../organisations/organisation-store";
 import { memberRole, membershipsOf } from "../people/member-store";
@@ -63,8 +63,7 @@ export function sessionRoutes(deps: SessionRoutesDeps): Router {
     if (!key || key.class !== "management" || key.disabled || (key.expiresAt && key.expiresAt.getTime() <= now)) {
       throw new DomainError("unauthorized", "key: unknown, revoked or expired management key", { details: { field: "key" } });
     }
-    // A key whose person lost their seat (removed after the key was made).
-    if (key.userId !== null && key.userRole === null) {
+    if (seatlessKey(key)) {
       throw new DomainError("unauthorized", "key: this key's person no longer has a seat in its organisation", { details: { field: "key" } });
     }
     const issued = await deps.issuer.issue(deps.db, { orgId: key.orgId, userId: key.userId, keyHash: key.hash, authMethod: "management_key" });

@@ -1,4 +1,4 @@
-import type { AuthMethod, Role } from "@router/access";
+import type { AuthMethod, Role, SessionRecord } from "@router/access";
 import type { Queryable } from "@router/db";
 import { randomId } from "@router/random-tokens";
 
@@ -7,29 +7,9 @@ export type { AuthMethod } from "@router/access";
 /** How long a dashboard session lasts from sign-in (docs/adr, ADR 0013). */
 export const SESSION_TTL_MS = 7 * 24 * 3600_000;
 
-/** A session as authentication needs it: its own row joined with the seat and key behind it. */
-export interface StoredSession {
-  tokenHash: string;
-  orgId: string;
-  operator: boolean;
-  userId: string | null;
-  keyHash: string | null;
-  authMethod: AuthMethod;
+/** A session as stored: what authentication reads (the row joined with the seat and key behind it), and when it began. */
+export interface StoredSession extends SessionRecord {
   createdAt: Date;
-  expiresAt: Date;
-  endedAt: Date | null;
-  /** The person's role in the organisation; null when they hold no seat there. */
-  seatRole: Role | null;
-  keyName: string | null;
-  keyWorkspaceId: string | null;
-  /** Whether the key exchanged for this session has been revoked. */
-  keyDisabled: boolean;
-  /**
-   * The workspace inference made with this session is charged to: its key's, or else the
-   * organisation's first workspace (where keys go by default); null only for an organisation without one.
-   */
-  chargeWorkspaceId: string | null;
-  chargeWorkspaceName: string | null;
 }
 
 interface SessionRow {

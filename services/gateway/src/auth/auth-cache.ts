@@ -1,7 +1,7 @@
 import type Redis from "ioredis";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
-import type { KeyRecord } from "./identity-records";
+import type { KeyRecord } from "@router/api-keys";
 import { LoadingCache } from "@router/loading-cache";
 import { EvictionChannel } from "../replicas/eviction-channel";
 

@@ -2,10 +2,9 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { DomainError } from "@router/errors";
 import type { Clock } from "@router/money";
-import { claimedKeyClass, hashKey, KEY_PREFIXES, keyClassOf, type KeyClass } from "@router/api-keys";
+import { claimedKeyClass, hashKey, KEY_PREFIXES, keyClassOf, seatlessKey, type KeyClass, type KeyRecord } from "@router/api-keys";
 import type { AuthCache } from "./auth-cache";
 import type { Caller } from "./caller";
-import type { KeyRecord } from "./identity-records";
 
 export interface AuthenticateOptions {
   /** The key classes the route takes: `["inference"]` for chat and MCP, `["management"]` for management. */
@@ -35,11 +34,6 @@ function expected(allow: KeyClass[]): string {
 
 function unauthorized(message: string): DomainError {
   return new DomainError("unauthorized", message, { details: { field: "Authorization" } });
-}
-
-/** A key whose person no longer holds a seat in its organisation (removed between its creation and now). */
-export function seatlessKey(key: KeyRecord): boolean {
-  return key.userId !== null && key.userRole === null;
 }
 
 /** The refusal of a `seatlessKey`. */

@@ -3,10 +3,10 @@ import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { requirePermission, type Permission } from "@router/access";
 import { DomainError } from "@router/errors";
 import { csrfHolds, cookiesOf, CSRF_HEADER, SESSION_COOKIE, sessionTokenHash } from "@router/http-kit";
-import type { KeyRecord } from "./identity-records";
 import type { SessionDirectory } from "./session-directory";
 import { principalSubject, type CredentialRateLimit } from "../rate-limits/rate-limit-middleware";
-import { resolveBearerKey, seatGone, seatlessKey, type AuthenticatorDeps } from "./authenticate";
+import { seatlessKey, type KeyRecord } from "@router/api-keys";
+import { resolveBearerKey, seatGone, type AuthenticatorDeps } from "./authenticate";
 import type { Principal } from "@router/access";
 
 export interface ManagementAuthDeps {

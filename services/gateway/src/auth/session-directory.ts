@@ -3,7 +3,7 @@ import { LoadingCache } from "@router/loading-cache";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
 import { EvictionChannel } from "../replicas/eviction-channel";
-import type { SessionRecord } from "./identity-records";
+import type { SessionRecord } from "@router/access";
 
 /** The same bound as keys: no instance serves a session's state older than this. */
 export const SESSION_CACHE_TTL_MS = 10_000;

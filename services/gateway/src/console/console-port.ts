@@ -1,8 +1,8 @@
 import type * as grpc from "@grpc/grpc-js";
 import { callUnary } from "@router/grpc-kit";
-import { AUTH_METHODS as SIGN_IN_METHODS, type AuthMethod, type Role } from "@router/access";
+import { AUTH_METHODS as SIGN_IN_METHODS, type AuthMethod, type Role, type SessionRecord } from "@router/access";
 import type { consoleRpc } from "@router/proto";
-import type { KeyRecord, SessionRecord } from "../auth/identity-records";
+import type { KeyRecord } from "@router/api-keys";
 import type { SealedSecret } from "@router/sealing";
 
 /** An enabled provider credential as the console keeps it: its key still sealed. */
