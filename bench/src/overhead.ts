@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { freePort, gatewayClient, startStack, type JsonResponse } from "@router/testkit";
+import { DEFAULT_BATCH_WAIT_MS } from "@router/bus";
 import { TOPICS } from "@router/proto";
 import { catchUpMs, REQUEST_COMPLETED_GROUPS } from "./consumer-lag";
 import { cpuPerRequest, sampleCpu, type CpuSubjects } from "./cpu";
@@ -18,8 +19,11 @@ import { ROUNDS, showRounds } from "./rounds";
  */
 const RATES = (process.env.BENCH_RATES ?? "300").split(",").map(Number);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? "10");
-/** Only the gateway rows whose scenario contains this text (and the direct rows), e.g. "run turns". */
-const ONLY = process.env.BENCH_ONLY;
+/**
+ * Only the gateway rows whose scenario contains this text (and the direct rows), e.g. "run turns";
+ * alternatives separated by `|`, e.g. "(key without ceiling)|(key with hard ceiling)".
+ */
+const ONLY = process.env.BENCH_ONLY?.split("|").filter(Boolean);
 /** When set, every row's per-request trace (send time, latency) is written there as CSV, to find when slow requests happened. */
 const TRACE_DIR = process.env.BENCH_TRACE_DIR;
 
@@ -121,7 +125,8 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
   const gatewayMetricsPort = await freePort();
   const stack = await startStack({
     providerBaseUrls: { openai: fake.url, azure: fake.azureUrl },
-    extraEnv: { LOG_LEVEL: "warn", GATEWAY_METRICS_PORT: String(gatewayMetricsPort), ...benchEnv() },
+    // The test stack gathers consumer batches for less than the product does: measure the product's.
+    extraEnv: { LOG_LEVEL: "warn", GATEWAY_METRICS_PORT: String(gatewayMetricsPort), ROUTER_BUS_BATCH_WAIT_MS: String(DEFAULT_BATCH_WAIT_MS), ...benchEnv() },
     nodeArgs: process.env.BENCH_NODE_ARGS?.split(" ").filter(Boolean),
   });
   try {
@@ -254,7 +259,7 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
     const metricsUrl = `http://127.0.0.1:${gatewayMetricsPort}/metrics`;
     const measure = async (round: number, scenario: string, rate: number, target: LoadTarget) => {
       // The direct rows always run: every added figure is read against them.
-      if (ONLY && !scenario.startsWith("direct") && !scenario.includes(ONLY)) return;
+      if (ONLY && !scenario.startsWith("direct") && !ONLY.some((text) => scenario.includes(text))) return;
       const gatewayBefore = await scrapeGateway(metricsUrl);
       const before = sampleCpu(cpuSubjects);
       const { trace, ...result } = await runLoad(target, rate, SECONDS, { trace: TRACE_DIR !== undefined });

@@ -9,6 +9,7 @@ import type { TopicPlan } from "./kafka/topic-plan";
 
 export * from "./port";
 export { consumerGroupOf } from "./consumer-groups";
+export { DEFAULT_BATCH_WAIT_MS } from "./settings";
 export { busEnvironment, checkBusEnvironment, busConfigOf, kafkaTopicEnvironment, topicLayoutOf } from "./environment";
 export {
   idempotent,

@@ -19,15 +19,17 @@ export interface BusSettings {
 
 const MAX_RETRY_DELAY_MS = 30_000;
 
+/**
+ * How long a batching consumer lets events gather by default. At 300 requests a second, 50 ms
+ * batches cost each consumer (and Postgres) 20 reads, acknowledgements and statements a second;
+ * 250 ms, 4 (docs/performance.md).
+ */
+export const DEFAULT_BATCH_WAIT_MS = 250;
+
 export function settingsOf(config: BusConfig): BusSettings {
   const positive = (field: keyof BusConfig, value: number | undefined, fallback: number): number => {
     if (value === undefined) return fallback;
     if (!Number.isFinite(value) || value <= 0) throw invalid(`bus.${field}`, "must be a positive number");
-    return value;
-  };
-  const nonNegative = (field: keyof BusConfig, value: number | undefined, fallback: number): number => {
-    if (value === undefined) return fallback;
-    if (!Number.isFinite(value) || value < 0) throw invalid(`bus.${field}`, "must be zero or a positive number");
     return value;
   };
   const partitions = positive("partitions", config.partitions, 8);
@@ -41,9 +43,16 @@ export function settingsOf(config: BusConfig): BusSettings {
     outboxRetryMs: positive("outboxRetryMs", config.outboxRetryMs, 1_000),
     pollMs: positive("pollMs", config.pollMs, 1_000),
     closeTimeoutMs: positive("closeTimeoutMs", config.closeTimeoutMs, 10_000),
-    batchWaitMs: nonNegative("batchWaitMs", config.batchWaitMs, 50),
+    batchWaitMs: batchWaitOf("bus.batchWaitMs", config.batchWaitMs, DEFAULT_BATCH_WAIT_MS),
     outboxDir: config.outboxDir ?? path.resolve(".data", "outbox", config.clientId),
   };
+}
+
+/** `value` as a batch wait (`bus.batchWaitMs`, or a subscription's own), else `fallback`. */
+export function batchWaitOf(field: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isFinite(value) || value < 0) throw invalid(field, "must be zero or a positive number");
+  return value;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { createLogger } from "@router/logging";
+import { waitFor } from "@router/testkit";
 import { createBus } from "../src";
 import { runBusContract } from "./contract";
 
@@ -41,5 +42,33 @@ test("memory bus: events waiting on a partition reach the batch handler together
   await all;
   expect(seen).toEqual(Array.from({ length: 50 }, (_, i) => i));
   expect(sizes).toEqual([50]);
+  await bus.close();
+});
+
+test("memory bus: a subscription's own batchWaitMs replaces the bus's", async () => {
+  const bus = await createBus({ kind: "memory", clientId: "memory-gather", log, partitions: 1, batchWaitMs: 1_000 });
+  const topic = `gather-${Date.now()}`;
+  const handledAt: Record<string, number> = {};
+  const subscribe = (group: string, batchWaitMs?: number) =>
+    bus.subscribe({
+      topic,
+      group,
+      batchWaitMs,
+      handler: async () => void (handledAt[group] = Date.now()),
+      batchHandler: async () => void (handledAt[group] = Date.now()),
+    });
+  await subscribe("prompt", 0);
+  await subscribe("gathering");
+  const sentAt = Date.now();
+  await bus.publish({ topic, key: "k", type: "t", payload: Buffer.from("1") });
+  await waitFor(() => handledAt.gathering !== undefined, { what: "the gathering group's delivery", timeoutMs: 5_000 });
+  expect(handledAt.prompt! - sentAt).toBeLessThan(500);
+  expect(handledAt.gathering! - sentAt).toBeGreaterThanOrEqual(900);
+  await bus.close();
+});
+
+test("memory bus: refuses a negative batchWaitMs on a subscription, naming it", async () => {
+  const bus = await createBus({ kind: "memory", clientId: "memory-gather-bad", log });
+  await expect(bus.subscribe({ topic: "t", group: "g", batchWaitMs: -1, handler: async () => undefined })).rejects.toThrow(/batchWaitMs/);
   await bus.close();
 });

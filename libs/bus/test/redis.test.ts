@@ -82,6 +82,36 @@ describe("redis bus batches", () => {
     }
   });
 
+  it("gathers for a subscription's own batchWaitMs, not the bus's, between reads", async () => {
+    const topic = `bus.gathering.${Date.now()}`;
+    const [producer, consumer] = await Promise.all([busOn(TEST_REDIS_URL)(), busOn(TEST_REDIS_URL)({ partitions: 1, batchWaitMs: 1_500 })]);
+    try {
+      const handled: Record<string, string[]> = { prompt: [], gathering: [] };
+      const subscribe = (group: "prompt" | "gathering", batchWaitMs?: number) =>
+        consumer.subscribe({
+          topic,
+          group,
+          batchWaitMs,
+          handler: async (e) => void handled[group]!.push(Buffer.from(e.payload).toString()),
+          batchHandler: async (events) => void handled[group]!.push(...events.map((e) => Buffer.from(e.payload).toString())),
+        });
+      await Promise.all([subscribe("prompt", 0), subscribe("gathering")]);
+      await producer.publish({ topic, key: "k", type: "router.test.v1", payload: Buffer.from("first") });
+      await waitFor(() => handled.prompt!.length === 1 && handled.gathering!.length === 1, { what: "the first event in both groups" });
+      // After a read, the gathering group waits 1.5 s before reading again; the other reads at once.
+      const sentAt = Date.now();
+      await producer.publish({ topic, key: "k", type: "router.test.v1", payload: Buffer.from("second") });
+      await waitFor(() => handled.prompt!.length === 2, { what: "the second event, promptly" });
+      expect(Date.now() - sentAt).toBeLessThan(1_000);
+      expect(handled.gathering).toEqual(["first"]);
+      await waitFor(() => handled.gathering!.length === 2, { what: "the second event, gathered", timeoutMs: 5_000 });
+    } finally {
+      await Promise.all([producer.close(), consumer.close()]);
+      const keys = await redis.keys(`${topic}*`);
+      if (keys.length > 0) await redis.del(...keys);
+    }
+  });
+
   it("takes a failed batch apart: the others are handled, the bad one goes on alone", async () => {
     const topic = `bus.batching-poison.${Date.now()}`;
     const [producer, consumer] = await Promise.all([busOn(TEST_REDIS_URL)(), busOn(TEST_REDIS_URL)({ partitions: 1 })]);

@@ -92,6 +92,8 @@ export interface MemberOptions {
   handler: EventHandler;
   /** When set, the events waiting on a partition go to it together (one statement for many). */
   batchHandler?: BatchHandler;
+  /** How long events gather on a partition before a batch is handed over (the bus's `batchWaitMs` unless the subscription set its own). */
+  batchWaitMs: number;
   maxAttempts: number;
   settings: BusSettings;
 }
@@ -235,7 +237,7 @@ export class MemoryGroup {
     const waiting = log.base + log.events.length - part.next;
     const { batchHandler } = member.options;
     const batching = batchHandler !== undefined && part.deliveries === 0 && part.next >= part.singleUntil;
-    const gatherMs = member.options.settings.batchWaitMs;
+    const gatherMs = member.options.batchWaitMs;
     if (batching && gatherMs > 0 && waiting < MAX_BATCH) {
       // Let the events of the next moments join this one: one statement for many, as with Redis.
       if (part.gathering === "idle") {

@@ -2,7 +2,7 @@ import { DomainError } from "@router/errors";
 import type { Logger } from "@router/logging";
 import { envelopeOf } from "../envelope";
 import type { BusConfig, EventBus, OutgoingEvent, SubscribeOptions, Subscription } from "../port";
-import { maxAttemptsOf, settingsOf, type BusSettings } from "../settings";
+import { batchWaitOf, maxAttemptsOf, settingsOf, type BusSettings } from "../settings";
 import { withDeadline } from "../deadline";
 import { MemoryBroker, MemoryGroup, MemoryMember } from "./memory-broker";
 
@@ -35,7 +35,13 @@ class MemoryBus implements EventBus {
     const maxAttempts = maxAttemptsOf(opts.maxAttempts);
     const topic = this.broker.topic(opts.topic, this.settings.partitions);
     const group = topic.group(opts.group, () => new MemoryGroup(topic, opts.group, this.broker, this.log));
-    const member = new MemoryMember({ handler: opts.handler, batchHandler: opts.batchHandler, maxAttempts, settings: this.settings });
+    const member = new MemoryMember({
+      handler: opts.handler,
+      batchHandler: opts.batchHandler,
+      batchWaitMs: batchWaitOf("batchWaitMs", opts.batchWaitMs, this.settings.batchWaitMs),
+      maxAttempts,
+      settings: this.settings,
+    });
     const subscription = new MemorySubscription(group, member, this.settings, () => this.subscriptions.delete(subscription));
     this.subscriptions.add(subscription);
     group.join(member);

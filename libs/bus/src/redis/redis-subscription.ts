@@ -36,6 +36,8 @@ export interface RedisSubscriptionOptions {
   formerGroup?: string;
   handler: EventHandler;
   batchHandler?: BatchHandler;
+  /** How long new events gather between reads for the batch handler (the bus's `batchWaitMs` unless the subscription set its own). */
+  batchWaitMs: number;
   maxAttempts: number;
 }
 
@@ -471,10 +473,10 @@ export class RedisSubscription implements Subscription {
       ...live.map(() => ">"),
     );
     const streams = streamsOf(reply);
-    if (this.opts.batchHandler && this.ctx.settings.batchWaitMs > 0) {
+    if (this.opts.batchHandler && this.opts.batchWaitMs > 0) {
       const read = streams.reduce((n, s) => n + s.entries.length, 0);
       // A full read means a backlog: read on at once. Otherwise let the next batch gather.
-      if (read > 0 && read < BATCH_READ_COUNT) this.nextReadAt = Date.now() + this.ctx.settings.batchWaitMs;
+      if (read > 0 && read < BATCH_READ_COUNT) this.nextReadAt = Date.now() + this.opts.batchWaitMs;
     }
     for (const { stream, entries } of streams) {
       const part = live.find((p) => p.stream === stream);

@@ -12,6 +12,9 @@ import { generationRecordOf, type GenerationRecord } from "./generation-record";
  *
  * What is kept is the completion event as the bus carries it (protobuf bytes, already encoded for
  * the publish): the record is rendered only when someone asks, which few requests are.
+ *
+ * The Redis copies of the requests that finished within `writeEveryMs` go in one pipeline: one
+ * socket write (and one wake-up of Redis) for several requests instead of one each.
  */
 export interface RecentGenerations {
   /** The encoded `RequestCompleted` of generation `id`. Synchronous for this instance; the Redis copy is written in the background. */
@@ -26,6 +29,8 @@ export interface RecentGenerationsOptions {
   ttlMs?: number;
   /** Memory bound for this instance's entries. */
   maxEntries?: number;
+  /** How long copies wait to be written to Redis together. Default 20 ms. */
+  writeEveryMs?: number;
   now?: () => number;
 }
 
@@ -52,7 +57,11 @@ function recordFrom(stored: Buffer, orgId: string): GenerationRecord | null {
 export function createRecentGenerations(opts: RecentGenerationsOptions): RecentGenerations {
   const ttlMs = opts.ttlMs ?? 60_000;
   const maxEntries = opts.maxEntries ?? 20_000;
+  const writeEveryMs = opts.writeEveryMs ?? 20;
   const now = opts.now ?? Date.now;
+  // Waiting for the next pipeline to Redis.
+  let unwritten: Array<{ id: string; entry: Entry }> = [];
+  let writeTimer: NodeJS.Timeout | undefined;
   // Insertion order is expiry order (one TTL), so expired entries are always at the front.
   const entries = new Map<string, Entry>();
 
@@ -63,19 +72,37 @@ export function createRecentGenerations(opts: RecentGenerationsOptions): RecentG
     }
   };
 
+  const writeCopies = (redis: Redis): void => {
+    writeTimer = undefined;
+    const batch = unwritten;
+    unwritten = [];
+    const pipeline = redis.pipeline();
+    for (const { id, entry } of batch) {
+      const { event } = entry;
+      pipeline.set(redisKey(id), Buffer.from(event.buffer, event.byteOffset, event.byteLength), "PX", ttlMs);
+    }
+    // Kept in memory only when the write failed: then this instance still answers for a minute.
+    const written = (at: number): void => {
+      const { id, entry } = batch[at]!;
+      if (entries.get(id) === entry) entries.delete(id);
+    };
+    const failed = (err: unknown, at: number): void => opts.log.warn({ err, id: batch[at]!.id }, "gateway.generation.cache_write_failed");
+    pipeline.exec().then(
+      (results) => results?.forEach(([err], at) => (err ? failed(err, at) : written(at))),
+      (err: unknown) => batch.forEach((_, at) => failed(err, at)),
+    );
+  };
+
   return {
     put(orgId, id, event) {
       const t = now();
       const entry: Entry = { orgId, event, expiresAt: t + ttlMs };
       entries.set(id, entry);
       prune(t);
-      // Kept in memory only when the write failed: then this instance still answers for a minute.
-      opts.redis?.set(redisKey(id), Buffer.from(event.buffer, event.byteOffset, event.byteLength), "PX", ttlMs).then(
-        () => {
-          if (entries.get(id) === entry) entries.delete(id);
-        },
-        (err: unknown) => opts.log.warn({ err, id }, "gateway.generation.cache_write_failed"),
-      );
+      const { redis } = opts;
+      if (!redis) return;
+      unwritten.push({ id, entry });
+      writeTimer ??= setTimeout(() => writeCopies(redis), writeEveryMs).unref();
     },
     async get(orgId, id) {
       const local = entries.get(id);

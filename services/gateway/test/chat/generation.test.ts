@@ -117,6 +117,20 @@ describe("recent generations store", () => {
     }
   });
 
+  it("writes the Redis copies of generations that finished together in one pipeline", async () => {
+    const redis = new Redis(TEST_REDIS_URL);
+    try {
+      const pipelines = jest.spyOn(redis, "pipeline");
+      const store = createRecentGenerations({ log: silent, redis, writeEveryMs: 50 });
+      const ids = Array.from({ length: 5 }, (_, i) => `gen-${Date.now()}-${i}-${Math.random().toString(16).slice(2)}`);
+      for (const id of ids) put(store, "org_a", id);
+      await waitFor(async () => (await redis.exists(...ids.map((id) => `router:generation:${id}`))) === ids.length, { what: "the Redis copies" });
+      expect(pipelines).toHaveBeenCalledTimes(1);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
   it("with Redis, keeps a generation in memory only until Redis holds it", async () => {
     const redis = new Redis(TEST_REDIS_URL);
     try {

@@ -78,11 +78,18 @@ function decode(event: IncomingEvent, deps: HealthConsumerDeps): events.RequestC
   }
 }
 
+/**
+ * A conversation's next turn can follow its answer within a fraction of a second, and it must find
+ * the pin of the endpoint that served: this consumer gathers for less than the bus's default.
+ */
+export const PIN_BATCH_WAIT_MS = 50;
+
 export function subscribeEndpointHealth(bus: EventBus, deps: HealthConsumerDeps): Promise<Subscription> {
   return bus.subscribe({
     topic: REQUEST_COMPLETED_TOPIC,
     group: CONSUMER_GROUP,
     handler: requestCompletedHandler(deps),
     batchHandler: requestsCompletedHandler(deps),
+    batchWaitMs: PIN_BATCH_WAIT_MS,
   });
 }
