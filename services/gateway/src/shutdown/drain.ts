@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import type { RequestListener, ServerResponse } from "node:http";
 import { DomainError } from "@router/errors";
 
@@ -5,6 +6,13 @@ import { DomainError } from "@router/errors";
 export const GATEWAY_SHUTDOWN = new DomainError("router.gateway_shutdown", "the gateway is shutting down; retry the request", { status: 503 });
 
 export const isShutdown = (signal: AbortSignal): boolean => signal.aborted && signal.reason === GATEWAY_SHUTDOWN;
+
+/** Every request in flight listens to it: Node's warning past 10 listeners would name a leak that is not one. */
+function shutdownController(): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal);
+  return controller;
+}
 
 /**
  * A gateway's graceful stop. While it drains, readiness fails and every answer closes its
@@ -17,7 +25,7 @@ export class Drain {
   private draining = false;
   private readonly open = new Set<ServerResponse>();
   private readonly work = new Set<Promise<unknown>>();
-  private readonly shutdown = new AbortController();
+  private readonly shutdown = shutdownController();
   private idle: (() => void) | null = null;
   /** Ends the grace at once. */
   private endWait: (() => void) | null = null;

@@ -1,5 +1,7 @@
+import { spawnSync } from "node:child_process";
 import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { join } from "node:path";
 import { Drain, isShutdown } from "../../src/shutdown/drain";
 
 /** A server whose one route streams until the drain cuts it, and a client that reads it. */
@@ -54,6 +56,16 @@ describe("the gateway's drain", () => {
     } finally {
       server.close();
     }
+  });
+
+  it("takes a listener per request in flight on its signal without Node's listener-leak warning", () => {
+    // In a plain node (jest's sandbox has its own EventTarget): 20 requests in flight, as under load.
+    const drainModule = join(__dirname, "..", "..", "dist", "shutdown", "drain.js");
+    const script = `const { Drain } = require(${JSON.stringify(drainModule)}); const d = new Drain();
+      for (let i = 0; i < 20; i++) d.signal.addEventListener("abort", () => {});`;
+    const run = spawnSync(process.execPath, ["-e", script], { encoding: "utf8" });
+    expect(run.status).toBe(0);
+    expect(run.stderr).not.toContain("MaxListenersExceededWarning");
   });
 
   it("cuts at once when hurried before it begins (a second signal during an earlier step)", async () => {
