@@ -50,9 +50,10 @@ export interface SubscribeOptions {
   /**
    * This subscription's own `BusConfig.batchWaitMs` (redis, memory; kafka hands over what a fetch
    * brought): a consumer whose effect a following request must see soon (routing's sticky pins)
-   * gathers for less than the others.
+   * gathers for less than the others. A function is asked before each gather; `undefined` from it
+   * means the bus's.
    */
-  batchWaitMs?: number;
+  batchWaitMs?: number | (() => number | undefined);
   /** Deliveries before an event is moved to `<topic>.dlq`. Default 5. */
   maxAttempts?: number;
 }

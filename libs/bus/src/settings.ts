@@ -55,6 +55,18 @@ export function batchWaitOf(field: string, value: number | undefined, fallback: 
   return value;
 }
 
+/** A subscription's batch wait, asked before each gather: its own (fixed or decided each time), else the bus's. */
+export function subscriptionBatchWait(value: number | (() => number | undefined) | undefined, busWaitMs: number): () => number {
+  if (typeof value !== "function") {
+    const fixed = batchWaitOf("batchWaitMs", value, busWaitMs);
+    return () => fixed;
+  }
+  return () => {
+    const decided = value();
+    return decided === undefined || !Number.isFinite(decided) ? busWaitMs : Math.max(0, decided);
+  };
+}
+
 /**
  * Backoff before the next delivery after `attempt` failed: doubling from `retryDelayMs`, capped,
  * each delay stretched by a random 0-100% so consumers that failed together do not retry together.

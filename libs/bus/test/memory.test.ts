@@ -49,7 +49,7 @@ test("memory bus: a subscription's own batchWaitMs replaces the bus's", async ()
   const bus = await createBus({ kind: "memory", clientId: "memory-gather", log, partitions: 1, batchWaitMs: 1_000 });
   const topic = `gather-${Date.now()}`;
   const handledAt: Record<string, number> = {};
-  const subscribe = (group: string, batchWaitMs?: number) =>
+  const subscribe = (group: string, batchWaitMs?: number | (() => number | undefined)) =>
     bus.subscribe({
       topic,
       group,
@@ -59,11 +59,16 @@ test("memory bus: a subscription's own batchWaitMs replaces the bus's", async ()
     });
   await subscribe("prompt", 0);
   await subscribe("gathering");
+  // Decided before each gather: a function answering 0, and one leaving it to the bus (undefined).
+  await subscribe("decided-prompt", () => 0);
+  await subscribe("decided-bus", () => undefined);
   const sentAt = Date.now();
   await bus.publish({ topic, key: "k", type: "t", payload: Buffer.from("1") });
-  await waitFor(() => handledAt.gathering !== undefined, { what: "the gathering group's delivery", timeoutMs: 5_000 });
+  await waitFor(() => handledAt.gathering !== undefined && handledAt["decided-bus"] !== undefined, { what: "the gathering groups' deliveries", timeoutMs: 5_000 });
   expect(handledAt.prompt! - sentAt).toBeLessThan(500);
+  expect(handledAt["decided-prompt"]! - sentAt).toBeLessThan(500);
   expect(handledAt.gathering! - sentAt).toBeGreaterThanOrEqual(900);
+  expect(handledAt["decided-bus"]! - sentAt).toBeGreaterThanOrEqual(900);
   await bus.close();
 });
 

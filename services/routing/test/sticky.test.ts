@@ -3,7 +3,7 @@ import { createBus, type EventBus, type IncomingEvent } from "@router/bus";
 import { ManualClock } from "@router/money";
 import { events, routing, TOPICS } from "@router/proto";
 import { TEST_REDIS_URL, uniqueName, waitFor } from "@router/testkit";
-import { requestsCompletedHandler } from "../src/health/health-consumer";
+import { PIN_BATCH_WAIT_MS, requestsCompletedHandler, StickyTraffic } from "../src/health/health-consumer";
 import { MemoryPinStore, RedisPinStore, type PinStore } from "../src/sticky/pin-store";
 import { stickyKeyOf } from "../src/sticky/sticky-key";
 import { fixtureCatalog } from "./catalog-fixture";
@@ -128,6 +128,50 @@ describe("a pin that cannot be written", () => {
       await expect(handle([delivery])).resolves.toBeUndefined();
       const { rows } = await h.db.query("SELECT attempts FROM endpoint_health_buckets WHERE endpoint_id = 'ep_beta_one'");
       expect(rows).toEqual([{ attempts: 1 }]);
+    } finally {
+      await h.close();
+    }
+  });
+});
+
+describe("how long the health consumer gathers", () => {
+  it("gathers briefly while sticky requests flow, and for the bus's default a minute after the last", async () => {
+    const h = await startHarness({ catalog: fixtureCatalog() });
+    try {
+      const clock = new ManualClock();
+      const traffic = new StickyTraffic(clock);
+      const handle = requestsCompletedHandler({ db: h.db, log: silentLog, clock: h.clock, pins: new MemoryPinStore(clock, { idleTtlMs: 60_000 }), stickyTraffic: traffic });
+      const delivery = (id: string, stickyPin: string): IncomingEvent => ({
+        id,
+        topic: TOPICS.requestCompleted,
+        key: ORG,
+        type: TOPICS.requestCompleted,
+        headers: {},
+        attempt: 1,
+        payload: events.RequestCompleted.encode(
+          events.RequestCompleted.fromPartial({
+            requestId: id,
+            orgId: ORG,
+            status: "complete",
+            createdAtMs: BigInt(h.clock.now().getTime()),
+            servedModel: "acme/one",
+            endpointId: "ep_beta_one",
+            stickyPin,
+            attempts: [{ attempt: 1, status: "ok", endpointId: "ep_beta_one", startedAtMs: BigInt(h.clock.now().getTime()) }],
+          }),
+        ).finish(),
+      });
+      // No sticky request yet: the bus's default.
+      await handle([delivery("gen-plain", "")]);
+      expect(traffic.batchWaitMs()).toBeUndefined();
+
+      const ref = (await h.plan({ orgId: ORG, model: "acme/one", byokProviders: ALL, sessionId: "c" })).sticky?.pinRef ?? "";
+      await handle([delivery("gen-sticky", ref)]);
+      expect(traffic.batchWaitMs()).toBe(PIN_BATCH_WAIT_MS);
+      clock.advance(59_000);
+      expect(traffic.batchWaitMs()).toBe(PIN_BATCH_WAIT_MS);
+      clock.advance(1_001);
+      expect(traffic.batchWaitMs()).toBeUndefined();
     } finally {
       await h.close();
     }

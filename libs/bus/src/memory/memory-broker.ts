@@ -93,7 +93,7 @@ export interface MemberOptions {
   /** When set, the events waiting on a partition go to it together (one statement for many). */
   batchHandler?: BatchHandler;
   /** How long events gather on a partition before a batch is handed over (the bus's `batchWaitMs` unless the subscription set its own). */
-  batchWaitMs: number;
+  batchWaitMs: () => number;
   maxAttempts: number;
   settings: BusSettings;
 }
@@ -237,7 +237,7 @@ export class MemoryGroup {
     const waiting = log.base + log.events.length - part.next;
     const { batchHandler } = member.options;
     const batching = batchHandler !== undefined && part.deliveries === 0 && part.next >= part.singleUntil;
-    const gatherMs = member.options.batchWaitMs;
+    const gatherMs = batching ? member.options.batchWaitMs() : 0;
     if (batching && gatherMs > 0 && waiting < MAX_BATCH) {
       // Let the events of the next moments join this one: one statement for many, as with Redis.
       if (part.gathering === "idle") {

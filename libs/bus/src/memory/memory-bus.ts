@@ -2,7 +2,7 @@ import { DomainError } from "@router/errors";
 import type { Logger } from "@router/logging";
 import { envelopeOf } from "../envelope";
 import type { BusConfig, EventBus, OutgoingEvent, SubscribeOptions, Subscription } from "../port";
-import { batchWaitOf, maxAttemptsOf, settingsOf, type BusSettings } from "../settings";
+import { maxAttemptsOf, settingsOf, subscriptionBatchWait, type BusSettings } from "../settings";
 import { withDeadline } from "../deadline";
 import { MemoryBroker, MemoryGroup, MemoryMember } from "./memory-broker";
 
@@ -38,7 +38,7 @@ class MemoryBus implements EventBus {
     const member = new MemoryMember({
       handler: opts.handler,
       batchHandler: opts.batchHandler,
-      batchWaitMs: batchWaitOf("batchWaitMs", opts.batchWaitMs, this.settings.batchWaitMs),
+      batchWaitMs: subscriptionBatchWait(opts.batchWaitMs, this.settings.batchWaitMs),
       maxAttempts,
       settings: this.settings,
     });

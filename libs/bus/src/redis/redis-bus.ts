@@ -9,7 +9,7 @@ import { envelopeOf, type Envelope } from "../envelope";
 import { Outbox } from "../outbox";
 import { partitionOf } from "../partition";
 import type { BusConfig, EventBus, OutgoingEvent, Subscription } from "../port";
-import { batchWaitOf, maxAttemptsOf, settingsOf, type BusSettings } from "../settings";
+import { maxAttemptsOf, settingsOf, subscriptionBatchWait, type BusSettings } from "../settings";
 import { PARTITIONS } from "./group-scripts";
 import { checkPersistence } from "./persistence";
 import { ready } from "./ready";
@@ -86,7 +86,7 @@ class RedisBus implements EventBus {
         formerGroup: opts.formerGroup,
         handler: opts.handler,
         batchHandler: opts.batchHandler,
-        batchWaitMs: batchWaitOf("batchWaitMs", opts.batchWaitMs, this.settings.batchWaitMs),
+        batchWaitMs: subscriptionBatchWait(opts.batchWaitMs, this.settings.batchWaitMs),
         maxAttempts: maxAttemptsOf(opts.maxAttempts),
       },
     );

@@ -37,7 +37,7 @@ export interface RedisSubscriptionOptions {
   handler: EventHandler;
   batchHandler?: BatchHandler;
   /** How long new events gather between reads for the batch handler (the bus's `batchWaitMs` unless the subscription set its own). */
-  batchWaitMs: number;
+  batchWaitMs: () => number;
   maxAttempts: number;
 }
 
@@ -473,10 +473,11 @@ export class RedisSubscription implements Subscription {
       ...live.map(() => ">"),
     );
     const streams = streamsOf(reply);
-    if (this.opts.batchHandler && this.opts.batchWaitMs > 0) {
+    const gatherMs = this.opts.batchHandler ? this.opts.batchWaitMs() : 0;
+    if (gatherMs > 0) {
       const read = streams.reduce((n, s) => n + s.entries.length, 0);
       // A full read means a backlog: read on at once. Otherwise let the next batch gather.
-      if (read > 0 && read < BATCH_READ_COUNT) this.nextReadAt = Date.now() + this.opts.batchWaitMs;
+      if (read > 0 && read < BATCH_READ_COUNT) this.nextReadAt = Date.now() + gatherMs;
     }
     for (const { stream, entries } of streams) {
       const part = live.find((p) => p.stream === stream);

@@ -21,6 +21,33 @@ export interface HealthConsumerDeps {
   metrics?: RoutingMetrics;
   /** Where the endpoint that served a sticky request is pinned; no pins are written when omitted. */
   pins?: PinStore;
+  /** Told of every sticky request consumed, so the consumer gathers briefly while they flow. */
+  stickyTraffic?: StickyTraffic;
+}
+
+/** While sticky requests flow, batches gather for this long: a conversation's next turn must find its pin. */
+export const PIN_BATCH_WAIT_MS = 50;
+/** How long after the last sticky request the consumer still gathers briefly. */
+const STICKY_TRAFFIC_MS = 60_000;
+
+/**
+ * Whether sticky requests flow: a conversation's next turn can follow its answer within a fraction
+ * of a second and must find the pin of the endpoint that served, so while they do (one consumed in
+ * the last minute) the consumer gathers for `PIN_BATCH_WAIT_MS`; otherwise for the bus's default,
+ * fewer and larger batches (the first sticky request after a quiet minute waits that long for its pin).
+ */
+export class StickyTraffic {
+  private lastSeenAt = Number.NEGATIVE_INFINITY;
+
+  constructor(private readonly clock: Clock) {}
+
+  seen(): void {
+    this.lastSeenAt = this.clock.now().getTime();
+  }
+
+  /** The consumer's batch wait now: brief while sticky requests flow, else the bus's (undefined). */
+  readonly batchWaitMs = (): number | undefined =>
+    this.clock.now().getTime() - this.lastSeenAt < STICKY_TRAFFIC_MS ? PIN_BATCH_WAIT_MS : undefined;
 }
 
 /**
@@ -37,7 +64,7 @@ export function requestsCompletedHandler(deps: HealthConsumerDeps): BatchHandler
     const decoded = delivered.map((event) => ({ id: event.id, completed: decode(event, deps) }));
     const batch = decoded.map(({ id, completed }) => ({ eventId: id, increments: healthIncrements(completed, now) }));
     const counted = await recordHealth(deps.db, batch, now);
-    if (deps.pins) await recordPins(deps.pins, decoded.map((d) => d.completed), deps.log);
+    if (deps.pins) await recordPins(deps.pins, decoded.map((d) => d.completed), deps.log, deps.stickyTraffic);
     for (const { eventId, increments } of batch) {
       const duplicate = !counted.has(eventId);
       deps.metrics?.consumed(duplicate ? "duplicate" : "recorded");
@@ -46,10 +73,11 @@ export function requestsCompletedHandler(deps: HealthConsumerDeps): BatchHandler
   };
 }
 
-async function recordPins(pins: PinStore, completed: events.RequestCompleted[], log: Logger): Promise<void> {
+async function recordPins(pins: PinStore, completed: events.RequestCompleted[], log: Logger, traffic?: StickyTraffic): Promise<void> {
   for (const c of completed) {
     const pin = pinOfServed(c);
     if (!pin) continue;
+    traffic?.seen();
     try {
       await pins.record(pin);
     } catch (err) {
@@ -78,18 +106,14 @@ function decode(event: IncomingEvent, deps: HealthConsumerDeps): events.RequestC
   }
 }
 
-/**
- * A conversation's next turn can follow its answer within a fraction of a second, and it must find
- * the pin of the endpoint that served: this consumer gathers for less than the bus's default.
- */
-export const PIN_BATCH_WAIT_MS = 50;
-
 export function subscribeEndpointHealth(bus: EventBus, deps: HealthConsumerDeps): Promise<Subscription> {
+  const stickyTraffic = deps.stickyTraffic ?? new StickyTraffic(deps.clock);
+  const withTraffic = { ...deps, stickyTraffic };
   return bus.subscribe({
     topic: REQUEST_COMPLETED_TOPIC,
     group: CONSUMER_GROUP,
-    handler: requestCompletedHandler(deps),
-    batchHandler: requestsCompletedHandler(deps),
-    batchWaitMs: PIN_BATCH_WAIT_MS,
+    handler: requestCompletedHandler(withTraffic),
+    batchHandler: requestsCompletedHandler(withTraffic),
+    batchWaitMs: stickyTraffic.batchWaitMs,
   });
 }
