@@ -49,7 +49,7 @@ export function settingsOf(config: BusConfig): BusSettings {
 }
 
 /** `value` as a batch wait (`bus.batchWaitMs`, or a subscription's own), else `fallback`. */
-export function batchWaitOf(field: string, value: number | undefined, fallback: number): number {
+function batchWaitOf(field: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
   if (!Number.isFinite(value) || value < 0) throw invalid(field, "must be zero or a positive number");
   return value;
