@@ -41,11 +41,20 @@ describe("group commit", () => {
     expect(batches).toEqual([[21]]);
   });
 
+  it("applies the items pushed in one go in one batch, in order", async () => {
+    const { queue, batches } = doubling();
+
+    expect(await Promise.all([queue.push(1), queue.push(2), queue.push(3)])).toEqual([2, 4, 6]);
+    expect(batches).toEqual([[1, 2, 3]]);
+  });
+
   it("applies the items that arrive while a batch runs together in the next batch, in order", async () => {
     const first = gate();
     const { queue, batches } = doubling({ first: first.opened });
 
-    const answers = [queue.push(1), queue.push(2), queue.push(3), queue.push(4)];
+    const answers = [queue.push(1)];
+    await Promise.resolve();
+    answers.push(queue.push(2), queue.push(3), queue.push(4));
     first.open();
 
     expect(await Promise.all(answers)).toEqual([2, 4, 6, 8]);
@@ -60,14 +69,16 @@ describe("group commit", () => {
     first.open();
     await Promise.all(answers);
 
-    expect(batches).toEqual([[1], [2, 3], [4, 5]]);
+    expect(batches).toEqual([[1, 2], [3, 4], [5]]);
   });
 
   it("applies a failed batch again item by item, so only the item that cannot be applied fails", async () => {
     const first = gate();
     const { queue, batches } = doubling({ first: first.opened, failWith: 3 });
 
-    const answers = [1, 2, 3, 4].map((n) => queue.push(n));
+    const answers = [queue.push(1)];
+    await Promise.resolve();
+    answers.push(...[2, 3, 4].map((n) => queue.push(n)));
     first.open();
     const settled = await Promise.allSettled(answers);
 

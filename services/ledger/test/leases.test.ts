@@ -284,6 +284,32 @@ describe("spends from a lease", () => {
     expect(await counter(key)).toEqual({ settled: 100_600n, reserved: W });
   });
 
+  it("settles a batch of spends that alternates between two leases, then releases one, as one call at a time would", async () => {
+    const key = keyCeiling();
+    const a = (await lease(key, 100_000n)).holdId;
+    const b = (await lease(key, 50_000n)).holdId;
+
+    await l.closeHolds({
+      spends: [
+        spendRequest(a, 10_000n),
+        spendRequest(a, 20_000n),
+        spendRequest(b, 5_000n),
+        spendRequest(a, 30_000n),
+        // More than lease a still reserves (40 000): only that comes off the reservation.
+        spendRequest(a, 50_000n),
+      ],
+      releases: [{ holdId: b, keepNanodollars: 0n }],
+    });
+
+    expect(await counter(key)).toEqual({ settled: 115_000n, reserved: 0n });
+    const spent = await l.db.query<{ hold_id: string; spent_nanodollars: bigint }>(
+      "SELECT hold_id, spent_nanodollars FROM holds WHERE hold_id = ANY ($1::text[])",
+      [[a, b]],
+    );
+    expect(Object.fromEntries(spent.rows.map((r) => [r.hold_id, r.spent_nanodollars]))).toEqual({ [a]: 110_000n, [b]: 5_000n });
+    expect(await holdRow(b)).toMatchObject({ state: "released" });
+  });
+
   it("answers a spend on an unknown hold or on a hold that is not a lease as unknown, changing nothing", async () => {
     const key = keyCeiling();
     const ordinary = await hold(key, W);

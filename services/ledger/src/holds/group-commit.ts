@@ -29,8 +29,9 @@ interface Waiting<I, O> {
 /**
  * Group commit: items wait here and are applied in batches, one batch at a time, each in one
  * transaction, so a hot row is locked and flushed once per batch instead of once per item. An idle
- * queue applies an item at once; under load the items that arrive while a batch runs make up the
- * next one. Each caller is answered once its batch has committed, so an answered item is never lost.
+ * queue applies what was pushed at once (everything pushed in the same synchronous run together);
+ * under load the items that arrive while a batch runs make up the next one. Each caller is answered
+ * once its batch has committed, so an answered item is never lost.
  *
  * A batch that fails is applied again one item at a time, so an item that cannot be applied (or
  * that raced another writer) fails alone.
@@ -41,6 +42,7 @@ export class GroupCommit<I, O> {
   private timer: NodeJS.Timeout | null = null;
   private lastStartMs = Number.NEGATIVE_INFINITY;
   private idle: Array<() => void> = [];
+  private lookSoon = false;
   private readonly now: () => number;
 
   constructor(private readonly opts: GroupCommitOptions<I, O>) {
@@ -50,7 +52,15 @@ export class GroupCommit<I, O> {
   push(item: I): Promise<O> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ item, resolve, reject });
-      this.schedule();
+      // Items pushed in one go (a consumer's batch of events, a lease's closings) make one batch:
+      // the queue looks at them once the pushing code has finished, not at the first of them.
+      if (!this.lookSoon) {
+        this.lookSoon = true;
+        void Promise.resolve().then(() => {
+          this.lookSoon = false;
+          this.schedule();
+        });
+      }
     });
   }
 
