@@ -90,7 +90,7 @@ DECLARE
   v_lost_charge bigint;
   v_unreserve bigint;
   v_settle bigint;
-  -- What the batch does to each counter row line by line: [{subject_kind, ..., unreserve, settle}].
+  -- What the batch does to each counter row line by line, one jsonb per closing: [{subject_kind, ..., unreserve, settle}].
   v_deltas jsonb[] := '{}';
   v_worst_case bigint;
   -- Spends of the current run on one lease not yet written to it (see Cost above).
