@@ -54,8 +54,10 @@
 -- of spends on that lease ends (another hold, another kind of closing, or the end of the batch),
 -- rather than one UPDATE per spend: each of those left one more row version of the same lease for
 -- every later read in the batch to step over. Every read of the lease in between adds what is
--- pending, so each closing sees what it would have seen. The lines' deltas are collected in an array
--- of one jsonb per closing (appended in place), not by concatenating one growing jsonb.
+-- pending, so each closing sees what it would have seen. The lines' deltas go into parallel arrays
+-- of plain values (appended in place), one element per closing and line, and a hold's lines are
+-- taken apart once per run of its closings: building a jsonb per closing was about 40 % of a batch
+-- of lease spends.
 --
 -- One row per closing, `item` its 1-based position: outcome 'closed', 'already_closed' or 'not_found'.
 CREATE OR REPLACE FUNCTION close_holds(
@@ -90,8 +92,28 @@ DECLARE
   v_lost_charge bigint;
   v_unreserve bigint;
   v_settle bigint;
-  -- What the batch does to each counter row line by line, one jsonb per closing: [{subject_kind, ..., unreserve, settle}].
-  v_deltas jsonb[] := '{}';
+  -- What the batch does to each counter row, one element per closing and line of its hold, in
+  -- parallel arrays (appended in place): the row, the change, and what a crossing it causes names.
+  dl_kind text[] := '{}';
+  dl_subject text[] := '{}';
+  dl_window text[] := '{}';
+  dl_start timestamptz[] := '{}';
+  dl_unreserve bigint[] := '{}';
+  dl_settle bigint[] := '{}';
+  dl_seq integer[] := '{}';
+  dl_org text[] := '{}';
+  dl_request text[] := '{}';
+  dl_closed_at timestamptz[] := '{}';
+  dl_name text[] := '{}';
+  dl_workspace text[] := '{}';
+  -- The lines of the hold read last, taken apart once per hold rather than once per closing.
+  v_lines_of text;
+  ln_kind text[];
+  ln_subject text[];
+  ln_window text[];
+  ln_start timestamptz[];
+  ln_name text[];
+  ln_workspace text[];
   v_worst_case bigint;
   -- Spends of the current run on one lease not yet written to it (see Cost above).
   v_pending_hold text;
@@ -234,13 +256,30 @@ BEGIN
 
     -- Every line of a hold reserved the same amount, so each line takes the same change.
     IF v_unreserve <> 0 OR v_settle <> 0 THEN
-      v_deltas := array_append(v_deltas, coalesce((
-        SELECT jsonb_agg(l.line || jsonb_build_object(
-          'unreserve', v_unreserve, 'settle', v_settle, 'seq', i, 'org_id', v_org_id,
-          -- The request a lease spend was for; otherwise the hold's own.
-          'request_id', coalesce(p_request_ids[i], v_request_id), 'closed_at', p_closed_at[i]))
-        FROM jsonb_array_elements(v_lines) AS l (line)
-      ), '[]'::jsonb));
+      IF v_lines_of IS DISTINCT FROM p_hold_ids[i] THEN
+        SELECT coalesce(array_agg(l.subject_kind), '{}'), coalesce(array_agg(l.subject_id), '{}'),
+               coalesce(array_agg(l.window_kind), '{}'), coalesce(array_agg(l.window_start), '{}'),
+               coalesce(array_agg(l.subject_name), '{}'), coalesce(array_agg(l.workspace_id), '{}')
+        INTO ln_kind, ln_subject, ln_window, ln_start, ln_name, ln_workspace
+        FROM jsonb_to_recordset(v_lines)
+          AS l (subject_kind text, subject_id text, window_kind text, window_start timestamptz, subject_name text, workspace_id text);
+        v_lines_of := p_hold_ids[i];
+      END IF;
+      FOR j IN 1 .. coalesce(array_length(ln_kind, 1), 0) LOOP
+        dl_kind := array_append(dl_kind, ln_kind[j]);
+        dl_subject := array_append(dl_subject, ln_subject[j]);
+        dl_window := array_append(dl_window, ln_window[j]);
+        dl_start := array_append(dl_start, ln_start[j]);
+        dl_unreserve := array_append(dl_unreserve, v_unreserve);
+        dl_settle := array_append(dl_settle, v_settle);
+        dl_seq := array_append(dl_seq, i);
+        dl_org := array_append(dl_org, v_org_id);
+        -- The request a lease spend was for; otherwise the hold's own.
+        dl_request := array_append(dl_request, coalesce(p_request_ids[i], v_request_id));
+        dl_closed_at := array_append(dl_closed_at, p_closed_at[i]);
+        dl_name := array_append(dl_name, ln_name[j]);
+        dl_workspace := array_append(dl_workspace, ln_workspace[j]);
+      END LOOP;
     END IF;
     outcome := 'closed';
     RETURN NEXT;
@@ -258,9 +297,10 @@ BEGIN
            max(x.closed_at) AS closed_at,
            (array_agg(coalesce(x.subject_name, '') ORDER BY x.seq DESC))[1] AS subject_name,
            (array_agg(coalesce(x.workspace_id, '') ORDER BY x.seq DESC))[1] AS workspace_id
-    FROM unnest(v_deltas) AS closing (lines), jsonb_to_recordset(closing.lines)
-      AS x (subject_kind text, subject_id text, window_kind text, window_start timestamptz, unreserve bigint, settle bigint,
-            seq integer, org_id text, request_id text, closed_at timestamptz, subject_name text, workspace_id text)
+    FROM unnest(dl_kind, dl_subject, dl_window, dl_start, dl_unreserve, dl_settle, dl_seq, dl_org, dl_request, dl_closed_at,
+                dl_name, dl_workspace)
+      AS x (subject_kind, subject_id, window_kind, window_start, unreserve, settle, seq, org_id, request_id, closed_at,
+            subject_name, workspace_id)
     GROUP BY x.subject_kind, x.subject_id, x.window_kind, x.window_start
     ORDER BY x.subject_kind COLLATE "C", x.subject_id COLLATE "C", x.window_kind COLLATE "C", x.window_start
   LOOP
