@@ -2,6 +2,7 @@ export * from "./app";
 export * from "./envelope";
 export * from "./identity";
 export * from "./metrics";
+export * from "./metric-tallies";
 export * from "./internal-http";
 export * from "./json-depth";
 export * from "./session-cookies";

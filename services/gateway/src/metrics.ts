@@ -1,6 +1,6 @@
 import type { Request, RequestHandler, Response } from "express";
-import { Counter, Gauge, Histogram, type Registry } from "prom-client";
-import { createMetricsRegistry } from "@router/http-kit";
+import { Counter, Gauge, type Registry } from "prom-client";
+import { createMetricsRegistry, TalliedCounter, TalliedHistogram } from "@router/http-kit";
 import type { LoadingCacheStats } from "@router/loading-cache";
 
 // Routing overhead is meant to stay in single-digit milliseconds, so the buckets are fine there.
@@ -24,13 +24,14 @@ export interface FinishedChat {
  */
 export class GatewayMetrics {
   readonly registry: Registry;
-  private readonly httpRequests: Counter<"route" | "method" | "status">;
-  private readonly chatRequests: Counter<"outcome">;
-  private readonly overhead: Histogram;
-  private readonly upstreamLatency: Histogram<"provider" | "outcome">;
-  private readonly upstreamAttempts: Counter<"provider" | "status">;
+  // Tallied: counted on every request, handed to prom-client when scraped.
+  private readonly httpRequests: TalliedCounter<"route" | "method" | "status">;
+  private readonly chatRequests: TalliedCounter<"outcome">;
+  private readonly overhead: TalliedHistogram;
+  private readonly upstreamLatency: TalliedHistogram<"provider" | "outcome">;
+  private readonly upstreamAttempts: TalliedCounter<"provider" | "status">;
   private readonly circuitOpenDispatches: Counter<"provider">;
-  private readonly timeToFirstToken: Histogram;
+  private readonly timeToFirstToken: TalliedHistogram;
   private readonly circuitOpen: Gauge<"endpoint">;
   private readonly leaseAdmissions: Counter;
   private readonly leaseCalls: Counter<"outcome">;
@@ -44,32 +45,32 @@ export class GatewayMetrics {
     const registry = createMetricsRegistry("gateway", opts);
     this.registry = registry;
     const registers = [registry];
-    this.httpRequests = new Counter({
+    this.httpRequests = new TalliedCounter({
       name: "gateway_http_requests_total",
       help: "HTTP requests answered, by route pattern (`unmatched` for none), method and status.",
       labelNames: ["route", "method", "status"],
       registers,
     });
-    this.chatRequests = new Counter({
+    this.chatRequests = new TalliedCounter({
       name: "gateway_chat_requests_total",
       help: "Chat completion requests by outcome: complete, error, refused or cancelled.",
       labelNames: ["outcome"],
       registers,
     });
-    this.overhead = new Histogram({
+    this.overhead = new TalliedHistogram({
       name: "gateway_overhead_seconds",
       help: "Time a dispatched chat request spent in the gateway outside provider calls (total minus upstream).",
       buckets: OVERHEAD_BUCKETS,
       registers,
     });
-    this.upstreamLatency = new Histogram({
+    this.upstreamLatency = new TalliedHistogram({
       name: "gateway_upstream_latency_seconds",
       help: "Duration of one provider call, by provider and outcome (ok or error); a stream counts to its end.",
       labelNames: ["provider", "outcome"],
       buckets: UPSTREAM_BUCKETS,
       registers,
     });
-    this.upstreamAttempts = new Counter({
+    this.upstreamAttempts = new TalliedCounter({
       name: "gateway_upstream_attempts_total",
       help: "Provider calls by provider and the HTTP status it answered (`none` when it was never reached).",
       labelNames: ["provider", "status"],
@@ -81,7 +82,7 @@ export class GatewayMetrics {
       labelNames: ["provider"],
       registers,
     });
-    this.timeToFirstToken = new Histogram({
+    this.timeToFirstToken = new TalliedHistogram({
       name: "gateway_time_to_first_token_seconds",
       help: "Streams: time from the request's arrival to the first content chunk.",
       buckets: TTFT_BUCKETS,
@@ -179,8 +180,8 @@ export class GatewayMetrics {
   /** One chat completion request ended: its outcome, overhead, attempts and time to first token. */
   chatFinished(o: FinishedChat): void {
     this.chatRequests.inc({ outcome: o.status });
-    if (o.routingOverheadMs !== null) this.overhead.observe(o.routingOverheadMs / 1000);
-    if (o.streamed && o.ttftMs !== null) this.timeToFirstToken.observe(o.ttftMs / 1000);
+    if (o.routingOverheadMs !== null) this.overhead.observe({}, o.routingOverheadMs / 1000);
+    if (o.streamed && o.ttftMs !== null) this.timeToFirstToken.observe({}, o.ttftMs / 1000);
     for (const a of o.attempts) {
       const provider = a.candidate.providerSlug;
       this.upstreamAttempts.inc({ provider, status: a.httpStatus === null ? "none" : String(a.httpStatus) });

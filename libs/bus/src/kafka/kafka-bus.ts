@@ -5,7 +5,7 @@ import type { BrokerSubscribeOptions } from "../consumer-groups";
 import { within, withDeadline } from "../deadline";
 import { exitOnFatal, isOutage, isProgrammingError } from "../failure";
 import { LiveSubscriptions } from "../live-subscriptions";
-import { deadLetterOf, envelopeOf, HEADER_EVENT_ID, HEADER_EVENT_TYPE, incomingOf, type Envelope } from "../envelope";
+import { deadLetterOf, envelopeOf, HEADER_EVENT_ID, HEADER_EVENT_TYPE, incomingOf, payloadBytes, type Envelope } from "../envelope";
 import { Outbox, type SendFailure } from "../outbox";
 import type { BusConfig, EventBus, OutgoingEvent, SubscribeOptions, Subscription } from "../port";
 import { maxAttemptsOf, retryDelay, settingsOf, type BusSettings } from "../settings";
@@ -144,7 +144,7 @@ class KafkaBus implements EventBus {
         topic: envelope.topic,
         acks: -1,
         timeout: this.settings.publishTimeoutMs,
-        messages: [{ key: envelope.key, value: Buffer.from(envelope.payload), headers: envelope.headers }],
+        messages: [{ key: envelope.key, value: payloadBytes(envelope), headers: envelope.headers }],
       });
     } catch (err) {
       throw misconfiguration(err, { topic: envelope.topic }) ?? err;

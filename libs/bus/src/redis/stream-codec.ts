@@ -3,6 +3,7 @@ import {
   HEADER_EVENT_ID,
   HEADER_EVENT_TYPE,
   PROTOBUF_CONTENT_TYPE,
+  payloadBytes,
   type Envelope,
 } from "../envelope";
 
@@ -23,7 +24,7 @@ export function fieldsOf(envelope: Envelope): Array<string | Buffer> {
     KEY,
     envelope.key,
     PAYLOAD,
-    Buffer.from(envelope.payload),
+    payloadBytes(envelope),
   ];
   for (const [name, value] of Object.entries(envelope.headers)) {
     if (!STANDARD.has(name)) fields.push(`${HEADER_PREFIX}${name}`, value);

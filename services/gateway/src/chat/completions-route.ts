@@ -101,11 +101,9 @@ class ChatCompletions {
     const t0 = performance.now();
     // Listening from the start: a client gone during routing or admission is never dispatched.
     const abort = new AbortController();
-    const shutdown = this.deps.drain?.signal;
-    const cut = () => abort.abort(shutdown?.reason);
-    shutdown?.addEventListener("abort", cut, { once: true });
+    const forget = this.deps.drain?.cutsWith(abort);
     res.on("close", () => {
-      shutdown?.removeEventListener("abort", cut);
+      forget?.();
       if (!res.writableFinished) abort.abort();
     });
     ingress.prepare?.(req);

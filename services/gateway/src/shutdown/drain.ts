@@ -26,6 +26,8 @@ export class Drain {
   private readonly open = new Set<ServerResponse>();
   private readonly work = new Set<Promise<unknown>>();
   private readonly shutdown = shutdownController();
+  /** The requests in flight, cut when the grace ends: a set, not a listener per request on the signal. */
+  private readonly cuttable = new Set<AbortController>();
   private idle: (() => void) | null = null;
   /** Ends the grace at once. */
   private endWait: (() => void) | null = null;
@@ -52,6 +54,19 @@ export class Drain {
       if (this.draining) res.shouldKeepAlive = false;
       listener(req, res);
     };
+  }
+
+  /**
+   * Aborts `request` with `GATEWAY_SHUTDOWN` when the grace ends (at once when it has ended); the
+   * function returned forgets it, for when the request closes.
+   */
+  cutsWith(request: AbortController): () => void {
+    if (this.shutdown.signal.aborted) {
+      request.abort(GATEWAY_SHUTDOWN);
+      return () => undefined;
+    }
+    this.cuttable.add(request);
+    return () => this.cuttable.delete(request);
   }
 
   /** Work that must be done before the process may close its channels (it never rejects here). */
@@ -99,6 +114,8 @@ export class Drain {
     if (!(await this.settled(this.hurried ? 0 : graceMs, true))) {
       cut = this.open.size;
       this.shutdown.abort(GATEWAY_SHUTDOWN);
+      for (const request of this.cuttable) request.abort(GATEWAY_SHUTDOWN);
+      this.cuttable.clear();
       // Hurried too: the cut requests write their last chunk and hand on their records (nothing lost).
       await this.settled(cutMs, false);
     }

@@ -68,6 +68,31 @@ describe("the gateway's drain", () => {
     expect(run.stderr).not.toContain("MaxListenersExceededWarning");
   });
 
+  it("aborts the requests it was given when the grace ends, with its own reason, and not those it forgot", async () => {
+    const drain = new Drain();
+    const { server, open } = await streamingServer(drain);
+    try {
+      const { body } = await open();
+      const inFlight = new AbortController();
+      const closed = new AbortController();
+      drain.cutsWith(inFlight);
+      const forget = drain.cutsWith(closed);
+      forget();
+      drain.hurry();
+      await expect(drain.run(60_000)).resolves.toEqual({ cut: 1 });
+      await body;
+      expect(inFlight.signal.aborted).toBe(true);
+      expect(isShutdown(inFlight.signal)).toBe(true);
+      expect(closed.signal.aborted).toBe(false);
+      // One that arrives after the cut is cut at once.
+      const late = new AbortController();
+      drain.cutsWith(late);
+      expect(isShutdown(late.signal)).toBe(true);
+    } finally {
+      server.close();
+    }
+  });
+
   it("cuts at once when hurried before it begins (a second signal during an earlier step)", async () => {
     const drain = new Drain();
     const { server, open } = await streamingServer(drain);
