@@ -37,6 +37,8 @@ export class TalliedCounter<T extends string = string> {
   }
 
   inc(labels: Values<T> = {}, n = 1): void {
+    // Refused here, as prom-client would: handed over later, it would fail the scrape instead.
+    if (!Number.isFinite(n) || n < 0) throw new TypeError(`a counter only goes up by a finite amount, not ${String(n)}`);
     const key = keyOf(this.names, labels);
     const tally = this.held.get(key);
     if (tally) tally.n += n;

@@ -54,6 +54,15 @@ describe("metric tallies", () => {
     expect(tallied).toContain('h_seconds_count{service="demo",provider="openai"} 834');
   });
 
+  it("refuses a counter's decrease when it is made, not when scraped", async () => {
+    const registry = createMetricsRegistry("demo", { defaultMetrics: false });
+    const c = new TalliedCounter({ name: "t_total", help: "T.", registers: [registry] });
+    expect(() => c.inc({}, -1)).toThrow(TypeError);
+    expect(() => c.inc({}, Number.POSITIVE_INFINITY)).toThrow(TypeError);
+    c.inc();
+    expect(await registry.metrics()).toContain('t_total{service="demo"} 1');
+  });
+
   it("refuses a value that is not a finite number when it is observed, not when scraped", async () => {
     const registry = createMetricsRegistry("demo", { defaultMetrics: false });
     const h = new TalliedHistogram({ name: "h_seconds", help: "H.", buckets: [1], registers: [registry] });
