@@ -1,4 +1,4 @@
-import { CookieJar } from "tough-cookie";
+import { CookieJar, type Cookie } from "tough-cookie";
 
 export interface BrowserResponse {
   status: number;
@@ -31,19 +31,40 @@ export async function readJsonOrText(res: Response): Promise<unknown> {
  */
 export class Browser {
   readonly jar = new CookieJar();
+  private readonly now: () => Date;
 
-  constructor(readonly baseUrl: string) {}
+  /**
+   * `now` is the time the browser believes it is, for cookie expiry: a test whose servers run on a
+   * manual clock gives the browser the same one, or a cookie the server set to expire a week after
+   * its clock's date would be expired already once that date is more than a week ago.
+   */
+  constructor(
+    readonly baseUrl: string,
+    opts: { now?: () => Date } = {},
+  ) {
+    this.now = opts.now ?? (() => new Date());
+  }
 
   /** The value of a cookie the jar would send to `baseUrl`, if any. */
   async cookie(name: string): Promise<string | undefined> {
-    const cookies = await this.jar.getCookies(this.baseUrl);
+    const cookies = await this.cookiesFor(this.baseUrl);
     return cookies.find((c) => c.key === name)?.value;
+  }
+
+  /** What the jar would send to `url`, expired by this browser's clock (the jar's own check reads the real time). */
+  private async cookiesFor(url: string): Promise<Cookie[]> {
+    const now = this.now();
+    const cookies = await this.jar.getCookies(url, { expire: false });
+    return cookies.filter((c) => {
+      const expires = c.expiryTime(now);
+      return expires === undefined || expires > now.getTime();
+    });
   }
 
   async request(method: string, path: string, opts: BrowserRequest = {}): Promise<BrowserResponse> {
     const url = new URL(path, this.baseUrl).toString();
     const headers: Record<string, string> = { ...opts.headers };
-    const cookieHeader = await this.jar.getCookieString(url);
+    const cookieHeader = (await this.cookiesFor(url)).map((c) => c.cookieString()).join("; ");
     if (cookieHeader) headers.cookie = cookieHeader;
     if (opts.csrf ?? method !== "GET") {
       const csrf = await this.cookie("rt_csrf");
@@ -55,7 +76,7 @@ export class Browser {
       headers["content-type"] ??= "application/json";
     }
     const res = await fetch(url, { method, headers, body, redirect: "manual" });
-    for (const setCookie of res.headers.getSetCookie()) await this.jar.setCookie(setCookie, url);
+    for (const setCookie of res.headers.getSetCookie()) await this.jar.setCookie(setCookie, url, { now: this.now() });
     return { status: res.status, headers: res.headers, body: await readJsonOrText(res) };
   }
 

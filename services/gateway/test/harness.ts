@@ -8,7 +8,7 @@ import { identityPublicKeys, type IdentityPublicKeys } from "@router/http-kit";
 import { createLogger, type Logger } from "@router/logging";
 import { ManualClock } from "@router/money";
 import { ledger, routing } from "@router/proto";
-import { createTestDatabase, readJsonOrText, type TestDatabase } from "@router/testkit";
+import { Browser, createTestDatabase, readJsonOrText, type TestDatabase } from "@router/testkit";
 import { createOrganisation, startConsole, type OAuthProviders, type RunningConsole } from "@router/console";
 import { startGateway, type RateLimitOverrides, type RunningGateway } from "../src/app";
 
@@ -276,4 +276,9 @@ export async function call(
 /** A new organisation with its management key. */
 export async function newOrganisation(h: Harness, name = "Acme") {
   return createOrganisation(h.consoleDb, { name, operator: false }, h.secrets.ROUTER_KEY_PEPPER, h.clock);
+}
+
+/** A browser on the harness's clock, so its cookies expire when the gateway's clock says (see `Browser`). */
+export function browserOf(h: Pick<Harness, "url" | "clock">, url = h.url): Browser {
+  return new Browser(url, { now: () => h.clock.now() });
 }

@@ -1,8 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
-import { Browser } from "@router/testkit";
 import { s256Challenge, verifierMatches } from "../../console/src/pkce/pkce-request";
 import { perMinute } from "../src/rate-limits/limits";
-import { call, newOrganisation, startHarness, type ApiResponse, type Harness } from "./harness";
+import { browserOf, call, newOrganisation, startHarness, type ApiResponse, type Harness } from "./harness";
 
 // RFC 7636 appendix B.
 const RFC_VERIFIER = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
@@ -233,7 +232,7 @@ describe("the headless flow", () => {
 describe("approving through a dashboard session", () => {
   it("takes the session with its CSRF header, and refuses it without", async () => {
     const org = await newOrganisation(h, "Session Co");
-    const browser = new Browser(h.url);
+    const browser = browserOf(h);
     expect((await browser.post("/v1/auth/exchange", { key: org.managementKey })).status).toBe(200);
     const csrf = await browser.cookie("rt_csrf");
     expect(csrf).toBeDefined();

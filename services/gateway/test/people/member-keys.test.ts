@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { Browser } from "@router/testkit";
 import { s256Challenge } from "../../../console/src/pkce/pkce-request";
-import { call, newOrganisation, startHarness, type Harness } from "../harness";
+import { browserOf, call, newOrganisation, startHarness, type Harness } from "../harness";
 import { signedInPerson } from "./people-fixtures";
 
 /**
@@ -63,7 +63,7 @@ describe("the member a key records", () => {
     const org = await newOrganisation(h, "Member Keys Operator");
     const byKey = await call(h.url, "POST", "/v1/keys", { key: org.managementKey, body: { name: "operator's app" } });
     expect(await memberOfKey(byKey.body.data.hash)).toBeNull();
-    const keySession = new Browser(h.url);
+    const keySession = browserOf(h);
     expect((await keySession.post("/v1/auth/exchange", { key: org.managementKey })).status).toBe(200);
     const bySession = await keySession.post("/v1/keys", { name: "operator's session app" });
     expect(bySession.status).toBe(201);
@@ -94,7 +94,7 @@ describe("a member's inference key and the member's role", () => {
       expect([path, res.status, res.body.error.code]).toEqual([path, 403, "permission_denied"]);
     }
     // Nor a dashboard session.
-    const exchanged = await new Browser(h.url).post("/v1/auth/exchange", { key });
+    const exchanged = await browserOf(h).post("/v1/auth/exchange", { key });
     expect([exchanged.status, exchanged.body.error.details.field]).toEqual([400, "key"]);
   });
 

@@ -1,5 +1,4 @@
-import { Browser } from "@router/testkit";
-import { call, newOrganisation, startHarness, type Harness } from "../harness";
+import { browserOf, call, newOrganisation, startHarness, type Harness } from "../harness";
 import { signedInPerson } from "./people-fixtures";
 
 let h: Harness;
@@ -110,7 +109,7 @@ describe("invitations", () => {
     expect(listed.body.data).toEqual([{ ...created.body.data, url: undefined }].map(({ url: _u, ...rest }) => rest));
     expect(JSON.stringify(listed.body)).not.toContain(token);
 
-    const lookup = await new Browser(h.url).post("/v1/invitations/lookup", { token });
+    const lookup = await browserOf(h).post("/v1/invitations/lookup", { token });
     expect(lookup.status).toBe(200);
     expect(lookup.body.data).toEqual({ org_name: "Invite Co", role: "billing", role_name: "Finance", expires_at: "2026-11-28T10:00:00.000Z" });
 
@@ -126,7 +125,7 @@ describe("invitations", () => {
     expect(members.body.your_role).toBe("billing");
 
     // Single use: a used token is the same 404 as an unknown one.
-    expect((await new Browser(h.url).post("/v1/invitations/lookup", { token })).status).toBe(404);
+    expect((await browserOf(h).post("/v1/invitations/lookup", { token })).status).toBe(404);
     const other = await signedInPerson(h, "Olly");
     expect((await other.browser.post("/v1/invitations/accept", { token })).status).toBe(404);
     expect((await call(h.url, "GET", "/v1/organization/invitations", { key: org.managementKey })).body.data).toEqual([]);
@@ -138,12 +137,12 @@ describe("invitations", () => {
     const token = tokenOf(created.body.data.url);
     const byKey = await call(h.url, "POST", "/v1/invitations/accept", { key: org.managementKey, body: { token } });
     expect(byKey.status).toBe(403);
-    const keySession = new Browser(h.url);
+    const keySession = browserOf(h);
     await keySession.post("/v1/auth/exchange", { key: org.managementKey });
     expect((await keySession.post("/v1/invitations/accept", { token })).status).toBe(403);
     h.clock.advance(7 * 24 * 3600_000);
     try {
-      expect((await new Browser(h.url).post("/v1/invitations/lookup", { token })).status).toBe(404);
+      expect((await browserOf(h).post("/v1/invitations/lookup", { token })).status).toBe(404);
       const person = await signedInPerson(h, "Late");
       expect((await person.browser.post("/v1/invitations/accept", { token })).status).toBe(404);
     } finally {
@@ -157,7 +156,7 @@ describe("invitations", () => {
     const id = created.body.data.id as string;
     expect((await call(h.url, "DELETE", `/v1/organization/invitations/${id}`, { key: org.managementKey })).body.data).toEqual({ revoked: true });
     expect((await call(h.url, "DELETE", `/v1/organization/invitations/${id}`, { key: org.managementKey })).body.data).toEqual({ revoked: false });
-    expect((await new Browser(h.url).post("/v1/invitations/lookup", { token: tokenOf(created.body.data.url) })).status).toBe(404);
+    expect((await browserOf(h).post("/v1/invitations/lookup", { token: tokenOf(created.body.data.url) })).status).toBe(404);
     const stranger = await newOrganisation(h, "Invite Stranger");
     expect((await call(h.url, "DELETE", `/v1/organization/invitations/${id}`, { key: stranger.managementKey })).status).toBe(404);
 

@@ -4,7 +4,7 @@ import { insertMember } from "../../../console/src/people/member-store";
 import { signInPerson } from "../../../console/src/people/person-sign-in";
 import { csrfTokenOf, sessionTokenHash } from "@router/http-kit";
 import { insertSession, newSessionToken } from "../../../console/src/sessions/session-store";
-import type { Harness } from "../harness";
+import { browserOf, type Harness } from "../harness";
 
 export interface SignedInPerson {
   userId: string;
@@ -42,7 +42,7 @@ export async function signedInPerson(
     });
     return signedIn;
   });
-  const browser = new Browser(url);
+  const browser = browserOf(h, url);
   await browser.jar.setCookie(`rt_session=${token}; Path=/; HttpOnly`, url);
   await browser.jar.setCookie(`rt_csrf=${csrfTokenOf(token, h.secrets.ROUTER_INTERNAL_SECRET)}; Path=/`, url);
   return { userId: person.user.id, ownOrgId: person.orgId, browser };

@@ -1,5 +1,5 @@
-import { Browser } from "@router/testkit";
 import { SESSION_TTL_MS } from "../../../console/src/sessions/session-store";
+import { Browser } from "@router/testkit";
 import { newOrganisation, startHarness, type Harness } from "../harness";
 
 let h: Harness;
@@ -21,7 +21,10 @@ const CHAT = { model: "openai/gpt-4o-mini", messages: [{ role: "user", content: 
 describe("inference with an expired dashboard session", () => {
   it("refuses chat completions and the route preview with 401 once the session has expired", async () => {
     const org = await newOrganisation(h, "Expiring");
-    const browser = new Browser(h.url);
+    // The browser's clock stays at the exchange, so it still sends the cookie that the gateway,
+    // whose clock moves past the session's end, must refuse.
+    const exchangedAt = h.clock.now();
+    const browser = new Browser(h.url, { now: () => exchangedAt });
     expect((await browser.post("/v1/auth/exchange", { key: org.managementKey })).status).toBe(200);
     // Live: the session is authenticated (the fake routing has no catalog, so what follows is not a 401).
     const live = await browser.post("/v1/chat/completions", CHAT);

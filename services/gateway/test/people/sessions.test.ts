@@ -1,7 +1,7 @@
 import { request as httpRequest } from "node:http";
 import { Browser, TEST_REDIS_URL, waitFor } from "@router/testkit";
 import { mintKey } from "@router/api-keys";
-import { call, newOrganisation, startHarness, type Harness } from "../harness";
+import { browserOf, call, newOrganisation, startHarness, type Harness } from "../harness";
 import { signedInPerson } from "./people-fixtures";
 
 let h: Harness;
@@ -15,7 +15,7 @@ afterAll(async () => {
 });
 
 async function exchanged(managementKey: string, url = h.url): Promise<Browser> {
-  const browser = new Browser(url);
+  const browser = browserOf(h, url);
   const res = await browser.post("/v1/auth/exchange", { key: managementKey });
   expect(res.status).toBe(200);
   return browser;
@@ -41,7 +41,7 @@ function exchangeWithHost(host: string, key: string): Promise<string[]> {
 describe("exchanging a management key for a dashboard session", () => {
   it("sets an httpOnly rt_session and a script-readable rt_csrf, Lax, and answers the Session", async () => {
     const org = await newOrganisation(h, "Exchange Co");
-    const browser = new Browser(h.url);
+    const browser = browserOf(h);
     const res = await browser.post("/v1/auth/exchange", { key: org.managementKey });
     expect(res.status).toBe(200);
     expect(res.body.data).toEqual({
@@ -75,7 +75,7 @@ describe("exchanging a management key for a dashboard session", () => {
   it("refuses an inference key, an unknown key and a malformed body, naming the field", async () => {
     const org = await newOrganisation(h, "Refusals Co");
     const inference = await call(h.url, "POST", "/v1/keys", { key: org.managementKey, body: { name: "app" } });
-    const browser = new Browser(h.url);
+    const browser = browserOf(h);
     const asInference = await browser.post("/v1/auth/exchange", { key: inference.body.data.key });
     expect(asInference.status).toBe(400);
     expect(asInference.body.error.details.field).toBe("key");
@@ -137,7 +137,7 @@ describe("signing out", () => {
     const token = (await browser.cookie("rt_session"))!;
     const csrf = (await browser.cookie("rt_csrf"))!;
     // The other replica has the session cached.
-    const replay = new Browser(otherUrl);
+    const replay = browserOf(h, otherUrl);
     await replay.jar.setCookie(`rt_session=${token}; Path=/`, otherUrl);
     await replay.jar.setCookie(`rt_csrf=${csrf}; Path=/`, otherUrl);
     expect((await replay.get("/v1/keys")).status).toBe(200);
@@ -149,7 +149,7 @@ describe("signing out", () => {
     expect(await browser.cookie("rt_csrf")).toBeUndefined();
     // No clock advance: the other replica learnt of the sign-out through Redis, not by expiry.
     await waitFor(async () => (await replay.get("/v1/keys")).status === 401, { timeoutMs: 5_000 });
-    const again = await new Browser(h.url).post("/v1/auth/signout");
+    const again = await browserOf(h).post("/v1/auth/signout");
     expect(again.status).toBe(200);
     expect(again.body.data).toEqual({ ended: false });
   });
@@ -184,7 +184,7 @@ describe("organisations I belong to, and switching", () => {
     expect(await person.browser.cookie("rt_session")).not.toBe(before);
     expect((await person.browser.get("/v1/auth/session")).body.data.org_id).toBe(person.ownOrgId);
     // The old session ended with the move.
-    const stale = new Browser(h.url);
+    const stale = browserOf(h);
     await stale.jar.setCookie(`rt_session=${before}; Path=/`, h.url);
     expect((await stale.get("/v1/auth/session")).status).toBe(401);
   });
@@ -212,7 +212,7 @@ describe("organisations I belong to, and switching", () => {
     const org = await newOrganisation(h, "Sessiononly Co");
     const res = await call(h.url, "GET", "/v1/auth/session", { key: org.managementKey });
     expect(res.status).toBe(403);
-    const anonymous = await new Browser(h.url).get("/v1/auth/session");
+    const anonymous = await browserOf(h).get("/v1/auth/session");
     expect(anonymous.status).toBe(401);
   });
 });

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { Browser, freePort, httpReady, startNodeProcess, type ChildService } from "@router/testkit";
-import { startHarness, type Harness } from "../harness";
+import { browserOf, startHarness, type Harness } from "../harness";
 
 /**
  * Identity-provider sign-in against a real OpenID Connect provider (oidc-provider) running on
@@ -55,7 +55,7 @@ const reasonOf = (res: { status: number; headers: Headers }) => {
 
 describe("signing in with an identity provider", () => {
   it("redirects to the provider with PKCE (S256), state and nonce, and sets the rt_oauth cookie for ten minutes", async () => {
-    const browser = new Browser(h.url);
+    const browser = browserOf(h);
     const start = await browser.get("/v1/auth/oauth/oidc/start");
     expect(start.status).toBe(302);
     const to = new URL(start.headers.get("location")!);
@@ -74,7 +74,7 @@ describe("signing in with an identity provider", () => {
   });
 
   it("signs a new person in: their own organisation, a session, and /workspace?welcome=1; the second time no welcome", async () => {
-    const browser = new Browser(h.url);
+    const browser = browserOf(h);
     const callback = await throughProvider(browser, "oidc");
     const landed = await browser.get(callback);
     expect(reasonOf(landed)).toBe("/workspace?welcome=1");
@@ -90,7 +90,7 @@ describe("signing in with an identity provider", () => {
     expect(orgs.body.data).toEqual([{ id: session.body.data.org_id, name: "Alice Example's organisation", role: "owner", role_name: "Owner", current: true }]);
     expect((await browser.post("/v1/workspaces", { name: "Client One" })).status).toBe(201);
 
-    const again = new Browser(h.url);
+    const again = browserOf(h);
     const second = await again.get(await throughProvider(again, "oidc"));
     expect(reasonOf(second)).toBe("/workspace");
     const secondSession = await again.get("/v1/auth/session");
@@ -99,13 +99,13 @@ describe("signing in with an identity provider", () => {
   });
 
   it("answers not_configured for a provider this deployment does not offer", async () => {
-    const browser = new Browser(h.url);
+    const browser = browserOf(h);
     expect(reasonOf(await browser.get("/v1/auth/oauth/github/start"))).toBe("not_configured");
     expect(reasonOf(await browser.get("/v1/auth/oauth/github/callback?code=x&state=y"))).toBe("not_configured");
   });
 
   it("answers cancelled when the person declined at the provider, provider_error for any other provider error", async () => {
-    const browser = new Browser(h.url);
+    const browser = browserOf(h);
     const start = await browser.get("/v1/auth/oauth/oidc/start");
     const state = new URL(start.headers.get("location")!).searchParams.get("state")!;
     expect(reasonOf(await browser.get(`/v1/auth/oauth/oidc/callback?error=access_denied&state=${state}`))).toBe("cancelled");
@@ -114,8 +114,8 @@ describe("signing in with an identity provider", () => {
   });
 
   it("answers expired without the state cookie, and once ten minutes have passed", async () => {
-    expect(reasonOf(await new Browser(h.url).get("/v1/auth/oauth/oidc/callback?code=x&state=y"))).toBe("expired");
-    const browser = new Browser(h.url);
+    expect(reasonOf(await browserOf(h).get("/v1/auth/oauth/oidc/callback?code=x&state=y"))).toBe("expired");
+    const browser = browserOf(h);
     const callback = await throughProvider(browser, "oidc");
     h.clock.advance(10 * 60_000 + 1);
     try {
@@ -127,42 +127,42 @@ describe("signing in with an identity provider", () => {
   });
 
   it("answers state_mismatch for another state, a tampered cookie, or another provider's cookie", async () => {
-    const browser = new Browser(h.url);
+    const browser = browserOf(h);
     await browser.get("/v1/auth/oauth/oidc/start");
     expect(reasonOf(await browser.get("/v1/auth/oauth/oidc/callback?code=x&state=not-the-state"))).toBe("state_mismatch");
 
-    const tampered = new Browser(h.url);
+    const tampered = browserOf(h);
     const start = await tampered.get("/v1/auth/oauth/oidc/start");
     const state = new URL(start.headers.get("location")!).searchParams.get("state")!;
     await tampered.jar.setCookie(`rt_oauth=eyJhbGciOiJkaXIiLCJlbmMiOiJBMjU2R0NNIn0..forged.forged.forged; Path=/v1/auth/oauth`, h.url);
     expect(reasonOf(await tampered.get(`/v1/auth/oauth/oidc/callback?code=x&state=${state}`))).toBe("state_mismatch");
 
-    const crossed = new Browser(h.url);
+    const crossed = browserOf(h);
     const google = await crossed.get("/v1/auth/oauth/google/start");
     const googleState = new URL(google.headers.get("location")!).searchParams.get("state")!;
     expect(reasonOf(await crossed.get(`/v1/auth/oauth/oidc/callback?code=x&state=${googleState}`))).toBe("state_mismatch");
   });
 
   it("answers no_code when the provider sent the browser back without a code", async () => {
-    const browser = new Browser(h.url);
+    const browser = browserOf(h);
     const start = await browser.get("/v1/auth/oauth/oidc/start");
     const state = new URL(start.headers.get("location")!).searchParams.get("state")!;
     expect(reasonOf(await browser.get(`/v1/auth/oauth/oidc/callback?state=${state}`))).toBe("no_code");
   });
 
   it("answers exchange_failed when the provider refuses the code exchange (a forged code, a wrong client secret)", async () => {
-    const browser = new Browser(h.url);
+    const browser = browserOf(h);
     const start = await browser.get("/v1/auth/oauth/oidc/start");
     const state = new URL(start.headers.get("location")!).searchParams.get("state")!;
     expect(reasonOf(await browser.get(`/v1/auth/oauth/oidc/callback?code=forged&state=${state}`))).toBe("exchange_failed");
 
-    const wrongSecret = new Browser(h.url);
+    const wrongSecret = browserOf(h);
     expect(reasonOf(await wrongSecret.get(await throughProvider(wrongSecret, "google")))).toBe("exchange_failed");
     expect(await wrongSecret.cookie("rt_session")).toBeUndefined();
   });
 
   it("lists the configured providers among the sign-in methods", async () => {
-    const res = await new Browser(h.url).get("/v1/auth/methods");
+    const res = await browserOf(h).get("/v1/auth/methods");
     expect(res.body.data).toEqual({ management_key: true, oauth: ["google", "oidc"], wallet: true });
   });
 });
@@ -175,8 +175,8 @@ describe("a provider that cannot be reached", () => {
       walletSignIn: false,
     });
     try {
-      expect(reasonOf(await new Browser(down.url).get("/v1/auth/oauth/oidc/start"))).toBe("provider_error");
-      expect((await new Browser(down.url).get("/v1/auth/methods")).body.data).toEqual({ management_key: true, oauth: ["oidc"], wallet: false });
+      expect(reasonOf(await browserOf(down).get("/v1/auth/oauth/oidc/start"))).toBe("provider_error");
+      expect((await browserOf(down).get("/v1/auth/methods")).body.data).toEqual({ management_key: true, oauth: ["oidc"], wallet: false });
     } finally {
       await down.close();
     }

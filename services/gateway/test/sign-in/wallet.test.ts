@@ -2,7 +2,7 @@ import { Wallet, type HDNodeWallet } from "ethers";
 import { SiweMessage } from "siwe";
 import { Browser } from "@router/testkit";
 import { perMinute } from "../../src/rate-limits/limits";
-import { startHarness, type Harness } from "../harness";
+import { browserOf, startHarness, type Harness } from "../harness";
 
 /** Wallet sign-in with real Sign-In with Ethereum messages signed by real keys (ethers). */
 let h: Harness;
@@ -29,7 +29,7 @@ async function signIn(browser: Browser, wallet: Wallet | HDNodeWallet) {
 describe("wallet sign-in", () => {
   it("issues an EIP-4361 message for the address, valid five minutes", async () => {
     const wallet = Wallet.createRandom();
-    const c = await challenge(new Browser(h.url), wallet.address.toLowerCase());
+    const c = await challenge(browserOf(h), wallet.address.toLowerCase());
     const parsed = new SiweMessage(c.message);
     expect(parsed.address).toBe(wallet.address);
     expect(parsed.domain).toBe(new URL(h.url).host);
@@ -43,7 +43,7 @@ describe("wallet sign-in", () => {
 
   it("signs a new person in with a signature of the challenge; the second time they are known", async () => {
     const wallet = Wallet.createRandom();
-    const browser = new Browser(h.url);
+    const browser = browserOf(h);
     const first = await signIn(browser, wallet);
     expect(first.status).toBe(200);
     expect(first.body.data).toEqual({ expires_at: expect.stringMatching(/Z$/), org_id: expect.stringMatching(/^org_/), is_new_user: true });
@@ -54,14 +54,14 @@ describe("wallet sign-in", () => {
     expect((await browser.get("/v1/keys")).status).toBe(200);
     expect((await browser.post("/v1/workspaces", { name: "Mine" })).status).toBe(201);
 
-    const again = await signIn(new Browser(h.url), wallet);
+    const again = await signIn(browserOf(h), wallet);
     expect(again.body.data).toMatchObject({ org_id: first.body.data.org_id, is_new_user: false });
   });
 
   it("is one person however the address is written", async () => {
     const wallet = Wallet.createRandom();
-    const checksummed = await signIn(new Browser(h.url), wallet);
-    const browser = new Browser(h.url);
+    const checksummed = await signIn(browserOf(h), wallet);
+    const browser = browserOf(h);
     const c = await challenge(browser, wallet.address.toLowerCase());
     const lower = await browser.post("/v1/auth/wallet/verify", {
       address: wallet.address.toLowerCase(),
@@ -74,7 +74,7 @@ describe("wallet sign-in", () => {
 
   it("uses a nonce once, even when the signature was wrong", async () => {
     const wallet = Wallet.createRandom();
-    const browser = new Browser(h.url);
+    const browser = browserOf(h);
     const c = await challenge(browser, wallet.address);
     const wrong = await Wallet.createRandom().signMessage(c.message);
     const bad = await browser.post("/v1/auth/wallet/verify", { address: wallet.address, signature: wrong, nonce: c.nonce });
@@ -88,7 +88,7 @@ describe("wallet sign-in", () => {
 
   it("refuses an expired challenge, another address's nonce and a message other than the challenge", async () => {
     const wallet = Wallet.createRandom();
-    const browser = new Browser(h.url);
+    const browser = browserOf(h);
     const late = await challenge(browser, wallet.address);
     h.clock.advance(5 * 60_000);
     try {
@@ -123,7 +123,7 @@ describe("wallet sign-in", () => {
     ["/v1/auth/wallet/verify", { address: Wallet.createRandom().address, signature: "0x12", nonce: "abcdefgh1234" }, "signature"],
     ["/v1/auth/wallet/verify", { address: Wallet.createRandom().address, signature: `0x${"1".repeat(130)}` }, "nonce"],
   ])("refuses malformed input at %s (%#) naming the field", async (path, body, field) => {
-    const res = await new Browser(h.url).post(path, body);
+    const res = await browserOf(h).post(path, body);
     expect(res.status).toBe(400);
     expect(res.body.error.details.field).toBe(field);
   });
@@ -133,7 +133,7 @@ describe("a deployment without wallet sign-in", () => {
   it("says so in the methods and answers 404 on its routes", async () => {
     const off = await startHarness("gw_wallet_off", { walletSignIn: false });
     try {
-      const browser = new Browser(off.url);
+      const browser = browserOf(off);
       expect((await browser.get("/v1/auth/methods")).body.data).toEqual({ management_key: true, oauth: [], wallet: false });
       expect((await browser.post("/v1/auth/wallet/challenge", { address: Wallet.createRandom().address })).status).toBe(404);
     } finally {
