@@ -7,7 +7,10 @@ export const GATEWAY_SHUTDOWN = new DomainError("router.gateway_shutdown", "the 
 
 export const isShutdown = (signal: AbortSignal): boolean => signal.aborted && signal.reason === GATEWAY_SHUTDOWN;
 
-/** Every request in flight listens to it: Node's warning past 10 listeners would name a leak that is not one. */
+/**
+ * Requests in flight are cut through `cutsWith`, not as listeners; the signal is for whatever else
+ * waits for the cut, and many listeners on it are not a leak, so Node's warning past 10 is off.
+ */
 function shutdownController(): AbortController {
   const controller = new AbortController();
   setMaxListeners(0, controller.signal);
