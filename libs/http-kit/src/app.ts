@@ -5,6 +5,7 @@ import { DomainError } from "@router/errors";
 import type { Logger } from "@router/logging";
 import { errorBody, type ErrorBody } from "./envelope";
 import { IDENTITY_HEADER, verifyIdentity, type Identity, type IdentityPublicKeys } from "./identity";
+import { jsonBody } from "./json-body";
 import { jsonDepthError } from "./json-depth";
 
 export interface HttpAppOptions {
@@ -28,11 +29,12 @@ const DEFAULT_BODY_LIMIT = "10mb";
 type BodyParser = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
 
 /**
- * The one JSON body parser (body-parser): sets `req.body`; bodies past `limit` fail with 413, and
- * bodies nested deeper than `MAX_JSON_DEPTH` with a 400 naming the field.
+ * The one JSON body parser (`jsonBody`: body-parser behind a path for plain bodies): sets
+ * `req.body`; bodies past `limit` fail with 413, and bodies nested deeper than `MAX_JSON_DEPTH` with
+ * a 400 naming the field.
  */
 export function jsonBodyParser(limit = DEFAULT_BODY_LIMIT): BodyParser {
-  const parse = express.json({ limit, type: ["application/json", "application/*+json"] });
+  const parse = jsonBody(limit);
   return (req, res, next) =>
     parse(req, res, (err?: unknown) => {
       if (err) return next(err);

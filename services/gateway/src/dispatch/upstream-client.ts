@@ -1,4 +1,5 @@
-import { Agent, type Dispatcher } from "undici";
+import type { IncomingHttpHeaders } from "node:http";
+import { Agent, errors, type Dispatcher } from "undici";
 import type { UpstreamHttpRequest } from "@router/providers";
 
 export interface UpstreamTimeouts {
@@ -37,20 +38,114 @@ export class UpstreamClient {
     });
   }
 
+  /** A request whose answer is read as a stream (`body`). */
   send(req: UpstreamHttpRequest, stream: boolean, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
-    return this.agent.request({
+    return this.agent.request({ ...this.options(req, stream), signal });
+  }
+
+  /**
+   * A request whose answer is wanted whole: its chunks are gathered as they come, without the
+   * stream, the async resource and the body mixin that `request` builds around every answer.
+   * `reached.status` is set as soon as the status arrives, for a body that then fails.
+   */
+  sendWhole(req: UpstreamHttpRequest, signal: AbortSignal, reached: { status: number | null } = { status: null }): Promise<WholeAnswer> {
+    return new Promise((resolve, reject) => {
+      if (signal.aborted) {
+        reject(abortReason(signal));
+        return;
+      }
+      this.agent.dispatch(this.options(req, false), new WholeAnswerHandler(signal, reached, resolve, reject));
+    });
+  }
+
+  private options(req: UpstreamHttpRequest, stream: boolean): Dispatcher.DispatchOptions {
+    return {
       origin: req.url.origin,
       path: req.url.pathname + req.url.search,
       method: "POST",
       headers: req.headers,
       body: req.body,
-      signal,
       headersTimeout: stream ? this.timeouts.streamHeadersMs : this.timeouts.headersMs,
       bodyTimeout: this.timeouts.idleMs,
-    });
+    };
   }
 
   close(): Promise<void> {
     return this.agent.close();
+  }
+}
+
+/** An answer read whole: its status, headers and body as text (UTF-8, without a byte order mark). */
+export interface WholeAnswer {
+  statusCode: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+}
+
+/** What an aborted request fails with: the signal's reason when it is an error, else undici's own. */
+function abortReason(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error ? reason : new errors.RequestAbortedError();
+}
+
+/** Gathers one answer's chunks; settles once, on its end or its first error (an abort is one). */
+class WholeAnswerHandler implements Dispatcher.DispatchHandler {
+  private controller: Dispatcher.DispatchController | undefined;
+  private statusCode = 0;
+  private headers: IncomingHttpHeaders = {};
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+  private settled = false;
+  private readonly onAbort = (): void => {
+    if (this.controller) this.controller.abort(abortReason(this.signal));
+    else this.fail(abortReason(this.signal));
+  };
+
+  constructor(
+    private readonly signal: AbortSignal,
+    private readonly reached: { status: number | null },
+    private readonly resolve: (answer: WholeAnswer) => void,
+    private readonly reject: (err: unknown) => void,
+  ) {
+    signal.addEventListener("abort", this.onAbort, { once: true });
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.settled) controller.abort(abortReason(this.signal));
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    // 1xx answers are informational: the final one follows.
+    if (statusCode < 200) return;
+    this.statusCode = statusCode;
+    this.reached.status = statusCode;
+    this.headers = headers;
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.chunks.push(chunk);
+    this.size += chunk.length;
+  }
+
+  onResponseEnd(): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.signal.removeEventListener("abort", this.onAbort);
+    const body = this.chunks.length === 1 ? (this.chunks[0] as Buffer) : Buffer.concat(this.chunks, this.size);
+    // A UTF-8 byte order mark is not text, as undici's `text()` also skips it.
+    const start = body.length > 2 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
+    this.resolve({ statusCode: this.statusCode, headers: this.headers, text: body.toString("utf8", start) });
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    this.fail(err);
+  }
+
+  private fail(err: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.signal.removeEventListener("abort", this.onAbort);
+    this.reject(err);
   }
 }

@@ -21,7 +21,7 @@ import { CascadeWalk, type PlannedAttempt } from "./cascade-walk";
 import { BreakerOpen, EndpointBreakers, type BreakerOptions, type CircuitListener } from "./endpoint-breakers";
 import { StreamEventReader } from "./stream-reader";
 import type { Attempt, CascadeInput, CascadeResult, CompletionResult, EmbeddingsResult, Skip, StreamResult, StreamSink } from "./types";
-import { UpstreamClient, type UpstreamTimeouts } from "./upstream-client";
+import { UpstreamClient, type UpstreamTimeouts, type WholeAnswer } from "./upstream-client";
 import { credentialServes, lacksDeployment, upstreamTarget } from "./upstream-target";
 
 export interface UpstreamDispatcherOptions {
@@ -125,14 +125,19 @@ export class UpstreamDispatcher {
     }
   }
 
-  private async httpFailure(res: Dispatcher.ResponseData, p: PlannedAttempt): Promise<AttemptFailure> {
+  /** A refused streamed request: its body is read for the provider's error, which the status alone may have to do without. */
+  private async streamFailure(res: Dispatcher.ResponseData, p: PlannedAttempt): Promise<AttemptFailure> {
     let text = "";
     try {
       text = await res.body.text();
     } catch {
       // the status alone is enough to go on
     }
-    const err = p.adapter.parseError(text, res.headers);
+    return this.httpFailure({ statusCode: res.statusCode, headers: res.headers, text }, p);
+  }
+
+  private httpFailure(res: WholeAnswer, p: PlannedAttempt): AttemptFailure {
+    const err = p.adapter.parseError(res.text, res.headers);
     // Azure OpenAI says how long in milliseconds; the record keeps seconds, as Retry-After does.
     const retryMs = Number(res.headers["retry-after-ms"]);
     const retry = Number.isFinite(retryMs) && retryMs > 0 ? String(Math.ceil(retryMs / 1000)) : res.headers["retry-after"];
@@ -190,23 +195,20 @@ export class UpstreamDispatcher {
       const slug = p.candidate.providerSlug;
       const startedAtMs = Date.now();
       const t0 = performance.now();
-      let status: number | null = null;
+      const reached = { status: null as number | null };
       try {
         const answer = await this.breakers.run(p.candidate.endpointId, async () => {
           const req = await this.authorized(p, input, ops.build(p));
-          let res: Dispatcher.ResponseData;
-          let text: string;
+          let res: WholeAnswer;
           try {
-            res = await this.client.send(req, false, input.signal);
-            status = res.statusCode;
-            if (res.statusCode >= 300) throw await this.httpFailure(res, p);
-            text = await res.body.text();
+            res = await this.client.sendWhole(req, input.signal, reached);
           } catch (err) {
             throw failureFromError(err, slug, input.signal.aborted, false);
           }
+          if (res.statusCode >= 300) throw this.httpFailure(res, p);
           let json: unknown;
           try {
-            json = JSON.parse(text);
+            json = JSON.parse(res.text);
           } catch {
             throw new AttemptFailure("bad_response", slug, { detail: "not the provider's JSON format" });
           }
@@ -226,12 +228,12 @@ export class UpstreamDispatcher {
         }, { regardless: p.circuitOpen });
         const duration = performance.now() - t0;
         result.upstreamMs += duration;
-        result.attempts.push(record(p, startedAtMs, duration, duration, null, status));
+        result.attempts.push(record(p, startedAtMs, duration, duration, null, reached.status));
         result.served = { candidate: p.candidate, credential: p.credential };
         result.answer = answer;
         return result;
       } catch (err) {
-        if (!failedBeforeContent(result, walk, { p, err, aborted: input.signal.aborted, startedAtMs, t0, status })) break;
+        if (!failedBeforeContent(result, walk, { p, err, aborted: input.signal.aborted, startedAtMs, t0, status: reached.status })) break;
       }
     }
     return result;
@@ -341,7 +343,7 @@ export class UpstreamDispatcher {
     } catch (err) {
       throw failureFromError(err, slug, input.signal.aborted, false);
     }
-    if (res.statusCode >= 300) throw await this.httpFailure(res, p);
+    if (res.statusCode >= 300) throw await this.streamFailure(res, p);
     const reader = new StreamEventReader(res.body[Symbol.asyncIterator](), p.adapter.createStreamDecoder(keepNative), p.adapter.createFramer);
     const pre: StreamEvent[] = [];
     try {

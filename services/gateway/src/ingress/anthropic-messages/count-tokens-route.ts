@@ -86,9 +86,8 @@ async function providerCount(client: UpstreamClient, native: Record<string, unkn
   for (const field of COUNTED_FIELDS) if (built[field] !== undefined) counted[field] = built[field];
   const http = { url: messagesUrl(target, "/count_tokens"), headers: anthropicHeaders(target, false), body: JSON.stringify(counted) };
   try {
-    const res = await client.send(http, false, AbortSignal.timeout(10_000));
-    const text = await res.body.text();
-    const n = (JSON.parse(text) as { input_tokens?: unknown }).input_tokens;
+    const res = await client.sendWhole(http, AbortSignal.timeout(10_000));
+    const n = (JSON.parse(res.text) as { input_tokens?: unknown }).input_tokens;
     if (res.statusCode === 200 && typeof n === "number") return n;
     log.warn({ status: res.statusCode, provider: target.providerSlug }, "gateway.count_tokens.provider_refused");
   } catch (err) {
