@@ -1,4 +1,3 @@
-import { setMaxListeners } from "node:events";
 import type { RequestListener, ServerResponse } from "node:http";
 import { DomainError } from "@router/errors";
 
@@ -6,16 +5,6 @@ import { DomainError } from "@router/errors";
 export const GATEWAY_SHUTDOWN = new DomainError("router.gateway_shutdown", "the gateway is shutting down; retry the request", { status: 503 });
 
 export const isShutdown = (signal: AbortSignal): boolean => signal.aborted && signal.reason === GATEWAY_SHUTDOWN;
-
-/**
- * Requests in flight are cut through `cutsWith`, not as listeners; the signal is for whatever else
- * waits for the cut, and many listeners on it are not a leak, so Node's warning past 10 is off.
- */
-function shutdownController(): AbortController {
-  const controller = new AbortController();
-  setMaxListeners(0, controller.signal);
-  return controller;
-}
 
 /**
  * A gateway's graceful stop. While it drains, readiness fails and every answer closes its
@@ -28,8 +17,9 @@ export class Drain {
   private draining = false;
   private readonly open = new Set<ServerResponse>();
   private readonly work = new Set<Promise<unknown>>();
-  private readonly shutdown = shutdownController();
-  /** The requests in flight, cut when the grace ends: a set, not a listener per request on the signal. */
+  /** Set when the grace ended: what arrives later is cut at once. */
+  private cut = false;
+  /** The requests in flight, cut when the grace ends. */
   private readonly cuttable = new Set<AbortController>();
   private idle: (() => void) | null = null;
   /** Ends the grace at once. */
@@ -39,11 +29,6 @@ export class Drain {
 
   get isDraining(): boolean {
     return this.draining;
-  }
-
-  /** Fires with `GATEWAY_SHUTDOWN` when the grace period is over. */
-  get signal(): AbortSignal {
-    return this.shutdown.signal;
   }
 
   /** Counts every request of `listener` while it is open. */
@@ -64,7 +49,7 @@ export class Drain {
    * function returned forgets it, for when the request closes.
    */
   cutsWith(request: AbortController): () => void {
-    if (this.shutdown.signal.aborted) {
+    if (this.cut) {
       request.abort(GATEWAY_SHUTDOWN);
       return () => undefined;
     }
@@ -116,7 +101,7 @@ export class Drain {
     let cut = 0;
     if (!(await this.settled(this.hurried ? 0 : graceMs, true))) {
       cut = this.open.size;
-      this.shutdown.abort(GATEWAY_SHUTDOWN);
+      this.cut = true;
       for (const request of this.cuttable) request.abort(GATEWAY_SHUTDOWN);
       this.cuttable.clear();
       // Hurried too: the cut requests write their last chunk and hand on their records (nothing lost).

@@ -1,10 +1,8 @@
-import { spawnSync } from "node:child_process";
 import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { join } from "node:path";
 import { Drain, isShutdown } from "../../src/shutdown/drain";
 
-/** A server whose one route streams until the drain cuts it, and a client that reads it. */
+/** A server whose one route streams until the drain cuts it (as the gateway's requests are cut), and a client that reads it. */
 async function streamingServer(drain: Drain) {
   const cut: boolean[] = [];
   const server: Server = createServer(
@@ -13,8 +11,10 @@ async function streamingServer(drain: Drain) {
       res.setHeader("x-request-id", "req-1");
       res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8" });
       res.write("data: first\n\n");
-      drain.signal.addEventListener("abort", () => {
-        cut.push(isShutdown(drain.signal));
+      const request = new AbortController();
+      drain.cutsWith(request);
+      request.signal.addEventListener("abort", () => {
+        cut.push(isShutdown(request.signal));
         res.end("data: cut\n\n");
       });
     }),
@@ -56,16 +56,6 @@ describe("the gateway's drain", () => {
     } finally {
       server.close();
     }
-  });
-
-  it("takes a listener per request in flight on its signal without Node's listener-leak warning", () => {
-    // In a plain node (jest's sandbox has its own EventTarget): 20 requests in flight, as under load.
-    const drainModule = join(__dirname, "..", "..", "dist", "shutdown", "drain.js");
-    const script = `const { Drain } = require(${JSON.stringify(drainModule)}); const d = new Drain();
-      for (let i = 0; i < 20; i++) d.signal.addEventListener("abort", () => {});`;
-    const run = spawnSync(process.execPath, ["-e", script], { encoding: "utf8" });
-    expect(run.status).toBe(0);
-    expect(run.stderr).not.toContain("MaxListenersExceededWarning");
   });
 
   it("aborts the requests it was given when the grace ends, with its own reason, and not those it forgot", async () => {
