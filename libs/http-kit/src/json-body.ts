@@ -1,3 +1,4 @@
+import { AsyncResource } from "node:async_hooks";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import bytes from "bytes";
 import express from "express";
@@ -29,7 +30,9 @@ export function jsonBody(limit: string): (req: IncomingMessage, res: ServerRespo
   return (req, res, next) => {
     const length = plainJsonLength(req);
     if (length === null || length > maxBytes || req.readableEnded) return general(req, res, next);
-    readPlain(req, length, next);
+    // `next` runs in the request's async context (its trace span), not the socket's that ends the
+    // body, as body-parser's reader (raw-body) also binds its callback.
+    readPlain(req, length, AsyncResource.bind(next));
   };
 }
 

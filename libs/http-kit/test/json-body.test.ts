@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { once } from "node:events";
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -128,6 +129,35 @@ describe("jsonBody: plain bodies read here, the rest by body-parser, with the sa
     expect(seen[0]).toMatchObject({ status: 400, type: "request.aborted" });
     server.close();
     expect(await send(ours.port, json('{"after":1}'))).toEqual({ body: { after: 1 }, nextCalls: 1 });
+  });
+
+  it("calls next in the async context it was called in (a trace's span), as body-parser does", async () => {
+    const context = new AsyncLocalStorage<string>();
+    const seen: (string | undefined)[] = [];
+    const parsers = [jsonBody(LIMIT), express.json({ limit: LIMIT })];
+    const server = createServer((req, res) => {
+      const parse = parsers[Number(req.url?.slice(1))]!;
+      context.run(`request ${req.url}`, () =>
+        parse(req, res, () => {
+          seen.push(context.getStore());
+          res.end("{}");
+        }),
+      );
+    });
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const port = (server.address() as AddressInfo).port;
+    for (const path of ["/0", "/1"]) {
+      // In pieces: the body ends in a later socket read, outside the context the parser was called in.
+      await new Promise<void>((resolve, reject) => {
+        const req = request({ port, host: "127.0.0.1", method: "POST", path, headers: { "content-type": "application/json", "content-length": "7" } });
+        req.on("response", (res) => res.resume().on("end", resolve)).on("error", reject);
+        req.write('{"a":');
+        setTimeout(() => req.end("1}"), 20);
+      });
+    }
+    server.close();
+    expect(seen).toEqual(["request /0", "request /1"]);
   });
 
   it("refuses a limit that is not a size when built, not at the first request", () => {
