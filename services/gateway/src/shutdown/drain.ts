@@ -18,7 +18,7 @@ export class Drain {
   private readonly open = new Set<ServerResponse>();
   private readonly work = new Set<Promise<unknown>>();
   /** Set when the grace ended: what arrives later is cut at once. */
-  private cut = false;
+  private graceEnded = false;
   /** The requests in flight, cut when the grace ends. */
   private readonly cuttable = new Set<AbortController>();
   private idle: (() => void) | null = null;
@@ -49,7 +49,7 @@ export class Drain {
    * function returned forgets it, for when the request closes.
    */
   cutsWith(request: AbortController): () => void {
-    if (this.cut) {
+    if (this.graceEnded) {
       request.abort(GATEWAY_SHUTDOWN);
       return () => undefined;
     }
@@ -101,7 +101,7 @@ export class Drain {
     let cut = 0;
     if (!(await this.settled(this.hurried ? 0 : graceMs, true))) {
       cut = this.open.size;
-      this.cut = true;
+      this.graceEnded = true;
       for (const request of this.cuttable) request.abort(GATEWAY_SHUTDOWN);
       this.cuttable.clear();
       // Hurried too: the cut requests write their last chunk and hand on their records (nothing lost).
