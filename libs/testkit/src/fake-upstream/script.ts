@@ -54,6 +54,8 @@ export type FakeFailure =
   | { kind: "reset" }
   /** Nothing is ever sent; the socket stays open until the client gives up or the server closes. */
   | { kind: "hang" }
+  /** Non-stream requests: status 200, headers and the first half of the answer, then silence with the connection open. */
+  | { kind: "stall-body" }
   /** Stream requests: status 200 and the stream preamble, then a clean end before any content. */
   | { kind: "empty-stream" }
   /** Stream requests: `chunks` content events, then the connection is destroyed. */

@@ -129,6 +129,12 @@ export async function startFakeProvider(wire: ProviderWire, opts: FakeUpstreamOp
     }
     const model = reply.model ?? match.model;
     if (!match.stream) {
+      if (failure?.kind === "stall-body") {
+        const text = JSON.stringify(wire.json(reply, recorded, model));
+        res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+        res.write(text.slice(0, text.length >> 1));
+        return;
+      }
       sendJson(res, 200, wire.json(reply, recorded, model));
       return;
     }

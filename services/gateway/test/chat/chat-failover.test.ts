@@ -154,6 +154,17 @@ describe("failover before the first byte", () => {
     expect(event.attempts[0]!.httpStatus).toBeUndefined();
   });
 
+  it("moves on when a whole answer stalls mid-body, recording the attempt with the status it reached", async () => {
+    h.fakes.groq.script({ text: "never whole", failure: { kind: "stall-body" } });
+    h.fakes.openai.script({ text: "whole" });
+    const res = await h.post({ model: "test/multi", messages: userMessage() });
+    expect(res.status).toBe(200);
+    expect(res.body.choices[0].message.content).toBe("whole");
+    const event = await h.eventFor(res.body.id);
+    expect(event.attempts[0]).toMatchObject({ providerSlug: "groq", status: "error", errorCode: "router.upstream_timeout", httpStatus: 200 });
+    expect(event.attempts[1]).toMatchObject({ providerSlug: "openai", status: "ok", httpStatus: 200 });
+  });
+
   describe("streams", () => {
     it("moves on when a stream ends before its first content chunk; the client sees only the second", async () => {
       h.fakes.groq.script({ text: "never", failure: { kind: "empty-stream" } });
