@@ -111,6 +111,31 @@ describe("jsonBody: plain bodies read here, the rest by body-parser, with the sa
     expect(await send(ours.port, json('{"a":'))).toMatchObject({ error: { status: 400, type: "entity.parse.failed" } });
   });
 
+  it("reads plain bodies itself and hands the others to body-parser (their refusals are worded apart)", async () => {
+    const messages: string[] = [];
+    const parse = jsonBody(LIMIT);
+    const server = createServer((req, res) =>
+      parse(req, res, (err) => {
+        messages.push((err as Error | undefined)?.message ?? "no error");
+        res.end();
+      }),
+    );
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const port = (server.address() as AddressInfo).port;
+    const refuse = (sent: Sent) =>
+      new Promise<void>((resolve, reject) => {
+        const req = request({ port, host: "127.0.0.1", method: "POST", path: "/", headers: sent.headers });
+        req.on("response", (res) => res.resume().on("end", resolve)).on("error", reject);
+        req.end(sent.pieces[0]);
+      });
+    await refuse(json("123"));
+    await refuse({ headers: { "content-type": "application/json", "transfer-encoding": "chunked" }, pieces: ["123"] });
+    server.close();
+    expect(messages[0]).toContain("the body must be a JSON object or array");
+    expect(messages[1]).not.toContain("the body must be a JSON object or array");
+  });
+
   it("calls next once with an error when the client goes away mid-body, and the server goes on serving", async () => {
     const seen: unknown[] = [];
     const parse = jsonBody(LIMIT);
