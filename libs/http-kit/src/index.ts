@@ -4,6 +4,7 @@ export * from "./identity";
 export * from "./metrics";
 export * from "./metric-tallies";
 export * from "./internal-http";
+export * from "./body-text";
 export * from "./json-depth";
 export * from "./session-cookies";
 export * from "./object-body";

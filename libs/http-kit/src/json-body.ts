@@ -2,6 +2,7 @@ import { AsyncResource } from "node:async_hooks";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import bytes from "bytes";
 import express from "express";
+import { utf8Text } from "./body-text";
 
 type Next = (err?: unknown) => void;
 
@@ -72,7 +73,7 @@ function readPlain(req: IncomingMessage, length: number, next: Next): void {
   const onEnd = (): void => {
     if (received !== length) return finish(new BodyError(400, "request.size.invalid", "request size did not match content length"));
     try {
-      (req as { body?: unknown }).body = parseStrict(received === 0 ? "" : decodeUtf8(chunks, received));
+      (req as { body?: unknown }).body = parseStrict(utf8Text(chunks, received));
       finish();
     } catch (err) {
       finish(new BodyError(400, "entity.parse.failed", (err as Error).message));
@@ -82,13 +83,6 @@ function readPlain(req: IncomingMessage, length: number, next: Next): void {
   // Closed before its end: the client went away mid-body.
   const onClose = (): void => finish(new BodyError(400, "request.aborted", "request aborted"));
   req.on("data", onData).on("end", onEnd).on("error", onError).on("close", onClose);
-}
-
-function decodeUtf8(chunks: Buffer[], size: number): string {
-  const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
-  // A byte order mark is not JSON: body-parser's decoder drops it too.
-  const start = size > 2 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
-  return body.toString("utf8", start);
 }
 
 const JSON_WHITESPACE = new Set([" ", "\t", "\n", "\r"]);

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { Agent, errors, type Dispatcher } from "undici";
+import { utf8Text } from "@router/http-kit";
 import type { UpstreamHttpRequest } from "@router/providers";
 
 export interface UpstreamTimeouts {
@@ -91,7 +92,6 @@ function abortReason(signal: AbortSignal): Error {
 /** Gathers one answer's chunks; settles once, on its end or its first error (an abort is one). */
 class WholeAnswerHandler implements Dispatcher.DispatchHandler {
   private controller: Dispatcher.DispatchController | undefined;
-  private statusCode = 0;
   private headers: IncomingHttpHeaders = {};
   private readonly chunks: Buffer[] = [];
   private size = 0;
@@ -118,7 +118,6 @@ class WholeAnswerHandler implements Dispatcher.DispatchHandler {
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
     // 1xx answers are informational: the final one follows.
     if (statusCode < 200) return;
-    this.statusCode = statusCode;
     this.reached.status = statusCode;
     this.headers = headers;
   }
@@ -132,10 +131,7 @@ class WholeAnswerHandler implements Dispatcher.DispatchHandler {
     if (this.settled) return;
     this.settled = true;
     this.signal.removeEventListener("abort", this.onAbort);
-    const body = this.chunks.length === 1 ? (this.chunks[0] as Buffer) : Buffer.concat(this.chunks, this.size);
-    // A UTF-8 byte order mark is not text, as undici's `text()` also skips it.
-    const start = body.length > 2 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
-    this.resolve({ statusCode: this.statusCode, headers: this.headers, text: body.toString("utf8", start) });
+    this.resolve({ statusCode: this.reached.status ?? 0, headers: this.headers, text: utf8Text(this.chunks, this.size) });
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
