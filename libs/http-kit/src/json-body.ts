@@ -1,4 +1,3 @@
-import { AsyncResource } from "node:async_hooks";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import bytes from "bytes";
 import express from "express";
@@ -31,9 +30,9 @@ export function jsonBody(limit: string): (req: IncomingMessage, res: ServerRespo
   return (req, res, next) => {
     const length = plainJsonLength(req);
     if (length === null || length > maxBytes || req.readableEnded) return general(req, res, next);
-    // `next` runs in the request's async context (its trace span), not the socket's that ends the
-    // body, as body-parser's reader (raw-body) also binds its callback.
-    readPlain(req, length, AsyncResource.bind(next));
+    // Chained here, `next` runs in the request's async context (its trace span), not the socket's
+    // that ends the body. body-parser's reader binds an async resource for that, which costs more.
+    readPlain(req, length).then(() => next(), next);
   };
 }
 
@@ -56,33 +55,34 @@ function isPlainJsonType(type: string): boolean {
   return PLAIN_JSON_TYPES.has(type.toLowerCase());
 }
 
-function readPlain(req: IncomingMessage, length: number, next: Next): void {
-  const chunks: Buffer[] = [];
-  let received = 0;
-  let done = false;
-  const finish = (err?: unknown): void => {
-    if (done) return;
-    done = true;
-    req.off("data", onData).off("end", onEnd).off("error", onError).off("close", onClose);
-    next(err);
-  };
-  const onData = (chunk: Buffer): void => {
-    chunks.push(chunk);
-    received += chunk.length;
-  };
-  const onEnd = (): void => {
-    if (received !== length) return finish(new BodyError(400, "request.size.invalid", "request size did not match content length"));
-    try {
-      (req as { body?: unknown }).body = parseStrict(utf8Text(chunks, received));
-      finish();
-    } catch (err) {
-      finish(new BodyError(400, "entity.parse.failed", (err as Error).message));
-    }
-  };
-  const onError = (err: Error): void => finish(new BodyError(400, "request.aborted", err.message));
-  // Closed before its end: the client went away mid-body.
-  const onClose = (): void => finish(new BodyError(400, "request.aborted", "request aborted"));
-  req.on("data", onData).on("end", onEnd).on("error", onError).on("close", onClose);
+/** Sets `req.body`; rejects with body-parser's error for the same fault. */
+function readPlain(req: IncomingMessage, length: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let received = 0;
+    const settle = (err?: BodyError): void => {
+      req.off("data", onData).off("end", onEnd).off("error", onError).off("close", onClose);
+      if (err) reject(err);
+      else resolve();
+    };
+    const onData = (chunk: Buffer): void => {
+      chunks.push(chunk);
+      received += chunk.length;
+    };
+    const onEnd = (): void => {
+      if (received !== length) return settle(new BodyError(400, "request.size.invalid", "request size did not match content length"));
+      try {
+        (req as { body?: unknown }).body = parseStrict(utf8Text(chunks, received));
+      } catch (err) {
+        return settle(new BodyError(400, "entity.parse.failed", (err as Error).message));
+      }
+      settle();
+    };
+    const onError = (err: Error): void => settle(new BodyError(400, "request.aborted", err.message));
+    // Closed before its end: the client went away mid-body.
+    const onClose = (): void => settle(new BodyError(400, "request.aborted", "request aborted"));
+    req.on("data", onData).on("end", onEnd).on("error", onError).on("close", onClose);
+  });
 }
 
 const JSON_WHITESPACE = new Set([" ", "\t", "\n", "\r"]);
