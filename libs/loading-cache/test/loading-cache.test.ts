@@ -92,6 +92,19 @@ describe("loading cache", () => {
     expect(cache.stats()).toMatchObject({ misses: 2, hits: 0, size: 1 });
   });
 
+  it("serves a fresh entry to callers that ask while its first load is still in flight, with one load", async () => {
+    const clock = new ManualClock();
+    const { asked, load } = heldLoader<string>();
+    const cache = new LoadingCache(load, clock, { ttlMs: 10_000 });
+    const first = cache.get("a");
+    const joined = cache.get("a");
+    asked[0]?.answer("v1");
+    expect(await Promise.all([first, joined])).toEqual(["v1", "v1"]);
+    expect(await cache.get("a")).toBe("v1");
+    expect(asked).toHaveLength(1);
+    expect(cache.stats()).toMatchObject({ misses: 2, hits: 1 });
+  });
+
   it("caches null as a value", async () => {
     const clock = new ManualClock();
     let loads = 0;
@@ -106,5 +119,6 @@ describe("loading cache", () => {
     expect(await cache.get("unknown")).toBeNull();
     expect(await cache.get("unknown")).toBeNull();
     expect(loads).toBe(1);
+    expect(cache.stats()).toMatchObject({ misses: 1, hits: 1 });
   });
 });
