@@ -104,9 +104,9 @@ export class LoadingCache<V> {
         this.counters.misses++;
         return this.fetched(await this.cache.fetch(key, SERVE_OR_JOIN));
       }
+      // An entry here is old enough to reload (`get` answered the fresher ones): served as it is,
+      // with one reload in the background however many hit it.
       this.counters.hits++;
-      if (this.ttlMs - remaining < this.refreshAfterMs) return this.fetched(await this.cache.fetch(key, SERVE_OR_JOIN));
-      // Old enough to reload: served as it is, with one reload in the background however many hit it.
       const status: LRUCache.Status<string, Box<V>> = {};
       const served = await this.cache.fetch(key, { allowStale: true, forceRefresh: true, status });
       if (status.fetch === "refresh") this.counters.refreshes++;
