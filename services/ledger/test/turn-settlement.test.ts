@@ -169,6 +169,50 @@ describe("turns settled with their requests' records", () => {
     expect([read.status, read.pause_reason, read.spent, read.reserved]).toEqual(["exhausted", null, 1, 0]);
   });
 
+  it("settles the turns of several runs interleaved in one batch, each run in its own order", async () => {
+    const { org, agent } = tenant();
+    const pausing = await openRun(agent, { budget_usd: 10, max_tool_calls_without_progress: 2 });
+    const exhausting = await openRun(agent, { budget_usd: 1 });
+    const plain = await openRun(agent, { budget_usd: 10 });
+    const [p1 = "", p2 = "", p3 = ""] = [await admitted(org, pausing, USD / 100n), await admitted(org, pausing, USD / 100n), await admitted(org, pausing, USD / 100n)];
+    const [e1 = "", e2 = ""] = [await admitted(org, exhausting, USD / 4n), await admitted(org, exhausting, USD / 4n)];
+    const [q1 = "", q2 = ""] = [await admitted(org, plain, USD / 2n), await admitted(org, plain, USD / 2n)];
+
+    // The runs' turns alternate; q1 is named first under another organisation (no turn of it), then
+    // for real, then again; p3's stop comes after two tool-call turns and resets their count.
+    const outcomes = await recordRequests(l.db, [
+      record(org, pausing, p1, 1n, at("10:00:00"), { finishReason: "tool_calls", toolCalls: 2 }),
+      record(orgId(), plain, q1, USD, at("10:00:00")),
+      record(org, exhausting, e1, USD / 2n, at("10:00:01")),
+      record(org, pausing, p2, 1n, at("10:00:02"), { finishReason: "tool_calls", toolCalls: 1 }),
+      record(org, plain, q1, USD / 10n, at("10:00:03")),
+      record(org, exhausting, e2, USD / 2n, at("10:00:04")),
+      record(org, plain, q1, USD, at("10:00:05")),
+      record(org, pausing, p3, 1n, at("10:00:06"), { finishReason: "stop" }),
+      record(org, plain, q2, null, at("10:00:07")),
+    ]);
+
+    const [p, e, q] = [await getRun(agent, pausing), await getRun(agent, exhausting), await getRun(agent, plain)];
+    expect(outcomes.filter((o) => o === "recorded")).toHaveLength(7);
+    // Paused at p2 (3 tool calls without progress > 2); p3 still counts its money and resets the count.
+    expect([p.status, p.pause_reason, p.paused_at, p.spent, p.reserved, p.tool_calls_used, p.tool_calls_without_progress, p.updated_at]).toEqual([
+      "paused",
+      "no_progress",
+      at("10:00:02").toISOString(),
+      3e-9,
+      0,
+      3,
+      0,
+      at("10:00:06").toISOString(),
+    ]);
+    expect([e.status, e.spent, e.reserved]).toEqual(["exhausted", 1, 0]);
+    expect([q.status, q.spent, q.reserved, q.turns_used]).toEqual(["open", 0.1, 0, 2]);
+    expect(q.tree.turns.map((t: { status: string; cost: number }) => [t.status, t.cost])).toEqual([
+      ["served", 0.1],
+      ["failed", 0],
+    ]);
+  });
+
   it("moves money but not the status of a run that is no longer open, and leaves another organisation's run alone", async () => {
     const { org, agent } = tenant();
     const run = await openRun(agent, { budget_usd: 1 });
