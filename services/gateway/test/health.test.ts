@@ -1,4 +1,4 @@
-import { TEST_REDIS_URL } from "@router/testkit";
+import { TEST_REDIS_URL, waitFor } from "@router/testkit";
 import { call, startHarness } from "./harness";
 
 describe("GET /health", () => {
@@ -16,7 +16,16 @@ describe("GET /health", () => {
   it("reports a shared rate limiter when Redis is configured", async () => {
     const h = await startHarness("gwhealthr", { redisUrl: TEST_REDIS_URL });
     try {
-      expect((await call(h.url, "GET", "/health")).body.rate_limiting).toEqual({ store: "redis", shared: true });
+      // The gateway waits 2 s for Redis at start, then counts in memory and probes every 2 s until
+      // Redis answers: on a loaded machine the report turns shared a probe later.
+      const limiting = await waitFor(
+        async () => {
+          const r = (await call(h.url, "GET", "/health")).body.rate_limiting as { store: string; shared: boolean };
+          return r.shared ? r : undefined;
+        },
+        { timeoutMs: 10_000, what: "the health report to show the rate limits shared on Redis" },
+      );
+      expect(limiting).toEqual({ store: "redis", shared: true });
     } finally {
       await h.close();
     }
