@@ -2,6 +2,8 @@ import { createServer } from "node:net";
 import * as grpc from "@grpc/grpc-js";
 import { DomainError } from "@router/errors";
 import {
+  CallStreams,
+  CallStreamsServer,
   callUnary,
   CLIENT_OPTIONS,
   fromGrpcError,
@@ -24,20 +26,23 @@ const heldCalls: Array<() => void> = [];
 const admitResponse = (holdId: string): ledger.AdmitResponse =>
   ledger.AdmitResponse.fromPartial({ admitted: true, holdId });
 
+const admitAnswer = async (req: ledger.AdmitRequest): Promise<ledger.AdmitResponse> => {
+  if (req.orgId === "org_refused") {
+    throw new DomainError("budget_exceeded", "key limit reached", { details: { scope: "key" } });
+  }
+  if (req.orgId === "org_invalid") throw new DomainError("invalid_request", "ceilings.0.limit: must be positive");
+  if (req.orgId === "org_unknown") throw new DomainError("not_found", "organisation not found");
+  if (req.orgId === "org_taken") {
+    throw new DomainError("conflict", "request_id is already in use", { details: { field: "request_id", café: "ü" } });
+  }
+  if (req.orgId === "org_closed") throw new DomainError("router.run_closed", "the run is closed", { status: 409 });
+  if (req.orgId === "org_crash") throw new Error("postgres password=hunter2 rejected");
+  return admitResponse(`hold_${req.requestId}`);
+};
+
 const implementation: ledger.LedgerServiceServer = {
-  admit: unaryHandler(async (req: ledger.AdmitRequest) => {
-    if (req.orgId === "org_refused") {
-      throw new DomainError("budget_exceeded", "key limit reached", { details: { scope: "key" } });
-    }
-    if (req.orgId === "org_invalid") throw new DomainError("invalid_request", "ceilings.0.limit: must be positive");
-    if (req.orgId === "org_unknown") throw new DomainError("not_found", "organisation not found");
-    if (req.orgId === "org_taken") {
-      throw new DomainError("conflict", "request_id is already in use", { details: { field: "request_id", café: "ü" } });
-    }
-    if (req.orgId === "org_closed") throw new DomainError("router.run_closed", "the run is closed", { status: 409 });
-    if (req.orgId === "org_crash") throw new Error("postgres password=hunter2 rejected");
-    return admitResponse(`hold_${req.requestId}`);
-  }, log),
+  admit: unaryHandler(admitAnswer, log),
+  admitStream: new CallStreamsServer(log).handler(admitAnswer),
   closeHolds: unaryHandler(async () => ledger.CloseHoldsResponse.fromPartial({}), log),
   lease: unaryHandler(async () => ledger.LeaseResponse.fromPartial({}), log),
   workspaceSpend: unaryHandler(async () => ledger.WorkspaceSpendResponse.fromPartial({}), log),
@@ -183,6 +188,44 @@ describe("unaryHandler errors across the wire", () => {
   it("does not log domain refusals as failures", async () => {
     await rejectionOf(callUnary(client, client.admit, admitRequest("org_refused"), { deadlineMs: 5_000, service: "ledger" }));
     expect(logLines).toEqual([]);
+  });
+});
+
+describe("CallStreamsServer errors across the wire", () => {
+  const streamed = () =>
+    new CallStreams<ledger.AdmitRequest, ledger.AdmitResponse>({
+      open: () => client.admitStream(),
+      unary: (req) => callUnary(client, client.admit, req, { deadlineMs: 5_000, service: "ledger" }),
+      service: "ledger",
+      deadlineMs: 5_000,
+      streams: 1,
+      log,
+    });
+
+  it.each(["org_refused", "org_taken", "org_closed", "org_invalid", "org_unknown", "org_crash"])(
+    "fails %s as the unary call does",
+    async (orgId) => {
+      const calls = streamed();
+      try {
+        const unary = await rejectionOf(callUnary(client, client.admit, admitRequest(orgId), { deadlineMs: 5_000, service: "ledger" }));
+        const overStream = await rejectionOf(calls.call(admitRequest(orgId)));
+        expect({ ...overStream, message: overStream.message }).toEqual({ ...unary, message: unary.message });
+      } finally {
+        await calls.close();
+      }
+    },
+  );
+
+  it("hides a plain Error's message from the caller and logs it as a failure", async () => {
+    const calls = streamed();
+    try {
+      const err = await rejectionOf(calls.call(admitRequest("org_crash")));
+      expect(err).toMatchObject({ code: "router.ledger_unavailable", status: 503 });
+      expect(JSON.stringify({ ...err, message: err.message, cause: String(err.cause) })).not.toContain("hunter2");
+      expect(logLines.join("")).toContain("grpc.handler.failed");
+    } finally {
+      await calls.close();
+    }
   });
 });
 

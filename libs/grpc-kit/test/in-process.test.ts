@@ -1,6 +1,7 @@
 import * as grpc from "@grpc/grpc-js";
 import { DomainError } from "@router/errors";
 import {
+  CallStreamsServer,
   callUnary,
   CLIENT_OPTIONS,
   fromGrpcError,
@@ -62,6 +63,8 @@ const implementation: ledger.LedgerServiceServer = {
   workspaceSpend: unaryHandler(async () => ledger.WorkspaceSpendResponse.fromPartial({}), log),
   budgetSubjects: unaryHandler(async () => ledger.BudgetSubjectsResponse.fromPartial({}), log),
   creditTerms: unaryHandler(async () => ledger.CreditTermsResponse.fromPartial({}), log),
+  // Served over the wire only: the in-process transport serves unary methods.
+  admitStream: new CallStreamsServer(log).handler(async () => ledger.AdmitResponse.fromPartial({ admitted: true })),
 };
 // creditTerms is left out of what is served: both transports answer UNIMPLEMENTED.
 const { creditTerms: _notServed, ...served } = implementation;

@@ -1,3 +1,4 @@
+import * as grpc from "@grpc/grpc-js";
 import type { IncomingMessage } from "node:http";
 import { tracedListener } from "@router/tracing";
 import { join } from "node:path";
@@ -87,6 +88,8 @@ export const GATEWAY_MIGRATIONS_DIR = join(__dirname, "..", "migrations");
 /** How long shutdown waits for pending settlements to reach the ledger. */
 const CLOSINGS_FLUSH_MS = 5_000;
 const DEFAULT_DRAIN_GRACE_MS = 20_000;
+/** Streams carrying Admit to a networked ledger: each is placed on a ledger replica as a call is. */
+const DEFAULT_ADMIT_STREAMS = 4;
 /** Closing servers, clients and channels after the drain; a bound for the shutdown's step, not a wait. */
 const CLOSE_CHANNELS_MS = 5_000;
 /** How long start waits for the rate limits' Redis connection before counting in memory meanwhile. */
@@ -154,6 +157,12 @@ export interface GatewayDeps {
   /** `ROUTER_RATE_TIERS`: request-rate ceilings on inference by lifetime credit purchase. Default none. */
   rateTiers?: readonly RateTier[];
   grpcDeadlineMs?: number;
+  /**
+   * How many AdmitStream streams carry this gateway's Admit calls when `ledger` is a gRPC client
+   * (`GATEWAY_LEDGER_ADMIT_STREAMS`); 0 sends each Admit as a unary call. Default 4. A ledger
+   * served in process always takes unary calls: it has no streams and no sockets to spare.
+   */
+  ledgerAdmitStreams?: number;
   /** How long an identical routing plan is reused (0 asks routing every time). Default 1000 ms. */
   planCacheMs?: number;
   /**
@@ -274,7 +283,12 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     }),
   );
   const budgetWrites = new RecentBudgetWrites(deps.clock);
-  const ledgerPort = grpcLedgerPort(deps.ledger, { deadlineMs: grpcDeadlineMs, freshBudgets: (orgId) => budgetWrites.fresh(orgId) });
+  const ledgerPort = grpcLedgerPort(deps.ledger, {
+    deadlineMs: grpcDeadlineMs,
+    freshBudgets: (orgId) => budgetWrites.fresh(orgId),
+    admitStreams: deps.ledger instanceof grpc.Client ? (deps.ledgerAdmitStreams ?? DEFAULT_ADMIT_STREAMS) : 0,
+    log: deps.log,
+  });
   const closings = new HoldClosings({
     send: (batch) => ledgerPort.closeHolds(batch),
     log: deps.log,
@@ -494,7 +508,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       leases?.close();
       await closings.flush(CLOSINGS_FLUSH_MS);
       closings.close();
-      await Promise.all([proxy.close(), credentials.close(), upstream.close()]);
+      await Promise.all([proxy.close(), credentials.close(), upstream.close(), ledgerPort.close()]);
       sessions.close();
       authCache.close();
       rateLimitStore.close();

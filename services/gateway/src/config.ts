@@ -229,6 +229,8 @@ export const gatewayConfigSchema = z.object({
   GATEWAY_PLAN_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   // How long one spend lease admits requests under hard ceilings; 0 sends every one to Admit.
   GATEWAY_LEASE_USE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
+  // How many long-lived AdmitStream streams carry Admit to the ledger; 0 sends each as a unary call.
+  GATEWAY_LEDGER_ADMIT_STREAMS: z.coerce.number().int().min(0).max(64).default(4),
   // How often the holds and leases of requests running here are renewed at the ledger; keep it well
   // under LEDGER_HOLD_TTL_MS (60 s), past which the ledger ends them as lost with this gateway.
   GATEWAY_HOLD_RENEW_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),

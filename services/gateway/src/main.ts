@@ -67,6 +67,7 @@ async function main(): Promise<void> {
     grpcDeadlineMs: config.GRPC_DEADLINE_MS,
     planCacheMs: config.GATEWAY_PLAN_CACHE_MS,
     leaseUseMs: config.GATEWAY_LEASE_USE_MS,
+    ledgerAdmitStreams: config.GATEWAY_LEDGER_ADMIT_STREAMS,
     holdRenewMs: config.GATEWAY_HOLD_RENEW_MS,
     ...upstreamOptionsOf(config),
     ...storedResponseOptionsOf(config),

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import type { EventBus } from "@router/bus";
 import { DatabaseReadiness, prepareSchema, type Db } from "@router/db";
-import { InProcessServer, startGrpcServer, type GrpcService } from "@router/grpc-kit";
+import { CallStreamsServer, InProcessServer, startGrpcServer, type GrpcService } from "@router/grpc-kit";
 import { startInternalHttp, startMetricsServer, type RunningHttpServer, type IdentityPublicKeys } from "@router/http-kit";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
@@ -156,6 +156,8 @@ export async function startLedger(deps: LedgerDeps): Promise<RunningLedger> {
   const holdTtlMs = deps.holdTtlMs ?? DEFAULT_HOLD_TTL_MS;
   const leaseTtlMs = deps.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
   const metrics = new LedgerMetrics({ defaultMetrics: deps.defaultMetrics });
+  const streams = new CallStreamsServer(deps.log);
+  metrics.watchAdmitStreams(() => streams.streams);
   const implementation = ledgerService({
     db: deps.db,
     store,
@@ -171,6 +173,7 @@ export async function startLedger(deps: LedgerDeps): Promise<RunningLedger> {
     leaseWaitMs: deps.leaseWaitMs ?? DEFAULT_LEASE_WAIT_MS,
     metrics,
     fees,
+    streams,
   });
   const services: GrpcService[] = [{ definition: ledger.LedgerServiceService, implementation }];
   // Readiness (the service's name in grpc.health.v1) follows the database; liveness does not.
@@ -178,8 +181,12 @@ export async function startLedger(deps: LedgerDeps): Promise<RunningLedger> {
   const inProcess = new InProcessServer(services, { ready });
   const grpcServer =
     deps.grpcPort === "in-process" ? undefined : await startGrpcServer(services, { port: deps.grpcPort, host: deps.host, log: deps.log, ready });
-  // Both let the calls in flight finish and refuse new ones.
-  const closeServers = async () => void (await Promise.all([grpcServer?.close(), inProcess.close()]));
+  // Both let the calls in flight finish and refuse new ones. The open Admit streams take no more
+  // messages and end once they have answered theirs: the server's shutdown waits for every stream.
+  const closeServers = async () => {
+    streams.close();
+    await Promise.all([grpcServer?.close(), inProcess.close()]);
+  };
   // Finished requests are settled from the gateway's durable record of them, once the bus has it.
   const settling = deps.bus
     ? await subscribeCompletedSettlement(deps.bus, { db: deps.db, store, closings, usage, clock: deps.clock, log: deps.log, holdTtlMs })

@@ -1,4 +1,4 @@
-import { Counter, Histogram, type Registry } from "prom-client";
+import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 import { createMetricsRegistry } from "@router/http-kit";
 import type { Admission } from "./holds/admission";
 import type { Lease } from "./holds/leases";
@@ -27,6 +27,7 @@ export class LedgerMetrics {
   private readonly admitDuration: Histogram;
   private readonly closingDuration: Histogram;
   private readonly leases: Counter<"result">;
+  private admitStreams: () => number = () => 0;
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
     this.registry = createMetricsRegistry("ledger", opts);
@@ -55,6 +56,20 @@ export class LedgerMetrics {
       labelNames: ["result"],
       registers,
     });
+    const streams = () => this.admitStreams();
+    new Gauge({
+      name: "ledger_admit_streams",
+      help: "AdmitStream streams open now: gateways keep a few each (GATEWAY_LEDGER_ADMIT_STREAMS) and send every Admit on them.",
+      registers,
+      collect() {
+        this.set(streams());
+      },
+    });
+  }
+
+  /** Reports the open AdmitStream streams from the server's own count. */
+  watchAdmitStreams(open: () => number): void {
+    this.admitStreams = open;
   }
 
   /** Starts timing one admission; call the result with its decision. */

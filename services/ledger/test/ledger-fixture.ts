@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Role } from "@router/access";
 import { createBus, type EventBus } from "@router/bus";
 import { createPostgresDb, type Db } from "@router/db";
-import { callUnary, CLIENT_OPTIONS, insecure } from "@router/grpc-kit";
+import { CallStreams, callUnary, CLIENT_OPTIONS, insecure } from "@router/grpc-kit";
 import { signIdentity, type Identity } from "@router/http-kit";
 import { createLogger } from "@router/logging";
 import { ManualClock } from "@router/money";
@@ -24,6 +24,10 @@ export interface TestLedger {
   /** The management routes, as the gateway forwards them (`identity` signs the caller). */
   http(method: string, path: string, caller: Caller, body?: unknown): Promise<{ status: number; json: Record<string, any> }>;
   admit(req: Partial<ledger.AdmitRequest>): Promise<ledger.AdmitResponse>;
+  /** The same Admit as a message on AdmitStream, as the gateway sends it (two streams kept open). */
+  admitStreamed(req: Partial<ledger.AdmitRequest>): Promise<ledger.AdmitResponse>;
+  /** The AdmitStream streams open on the client side. */
+  admitStreams(): number;
   /**
    * Settles a served request as the gateway has the ledger do it: publishes the request's record
    * (router.request.completed.v1, served) on the bus and waits until the ledger has handled it.
@@ -116,6 +120,14 @@ export async function startTestLedger(
   });
   const client = new ledger.LedgerServiceClient(`127.0.0.1:${app.grpcPort}`, insecure(), CLIENT_OPTIONS);
   const call = { deadlineMs: 10_000, service: "ledger" };
+  const streamed = new CallStreams<ledger.AdmitRequest, ledger.AdmitResponse>({
+    open: () => client.admitStream(),
+    unary: (req) => callUnary(client, client.admit, req, call),
+    service: "ledger",
+    deadlineMs: call.deadlineMs,
+    streams: 2,
+    log,
+  });
   const usage = async (ceilings: ledger.Ceiling[]) =>
     (await callUnary(client, client.usage, { ceilings }, call)).usage;
   return {
@@ -137,6 +149,8 @@ export async function startTestLedger(
       return { status: res.status, json: (await res.json()) as Record<string, any> };
     },
     admit: (req) => callUnary(client, client.admit, ledger.AdmitRequest.fromPartial(req), call),
+    admitStreamed: (req) => streamed.call(ledger.AdmitRequest.fromPartial(req)),
+    admitStreams: () => streamed.openStreams,
     async settle(served) {
       const request = await requestOfHold(db, served.holdId, served);
       const turn = served.runTurn;
@@ -176,6 +190,7 @@ export async function startTestLedger(
       return u.usedNanodollars;
     },
     async close() {
+      await streamed.close();
       client.close();
       await app.close();
       await bus.close();
@@ -266,3 +281,16 @@ export function identity(c: Caller): Identity {
 /** A fresh organisation id, so tests sharing a ledger never see each other's budgets. */
 export const orgId = (): string => `org_${randomBytes(6).toString("hex")}`;
 export const workspaceId = (): string => `ws_${randomBytes(6).toString("hex")}`;
+
+/** A new organisation and its agent's inference key (what opens runs and takes their turns). */
+export function runTenant(): { org: string; agent: Caller } {
+  const org = orgId();
+  return { org, agent: { orgId: org, credential: "inference" } };
+}
+
+/** Opens a run with `body` as `agent` (201 expected); answers its id. */
+export async function openRunId(l: TestLedger, agent: Caller, body: Record<string, unknown>): Promise<string> {
+  const res = await l.http("POST", "/v1/runs", agent, body);
+  if (res.status !== 201) throw new Error(`POST /v1/runs answered ${res.status}: ${JSON.stringify(res.json)}`);
+  return (res.json.data as { id: string }).id;
+}

@@ -1,5 +1,5 @@
 import { createPostgresDb, type Db } from "@router/db";
-import { callUnary, CLIENT_OPTIONS, insecure } from "@router/grpc-kit";
+import { CallStreams, callUnary, CLIENT_OPTIONS, insecure } from "@router/grpc-kit";
 import { createLogger } from "@router/logging";
 import { ManualClock } from "@router/money";
 import { ledger } from "@router/proto";
@@ -102,4 +102,28 @@ test("times each CloseHolds call until its batch committed", async () => {
   await callUnary(client, client.closeHolds, ledger.CloseHoldsRequest.fromPartial({}), call);
 
   expect(metricSample(await scrape(), "ledger_closing_duration_seconds_count") - before).toBe(3);
+});
+
+test("counts the AdmitStream streams open, and counts their Admits as Admit's", async () => {
+  const streams = new CallStreams<ledger.AdmitRequest, ledger.AdmitResponse>({
+    open: () => client.admitStream(),
+    unary: (req) => callUnary(client, client.admit, req, { deadlineMs: 10_000, service: "ledger" }),
+    service: "ledger",
+    deadlineMs: 10_000,
+    streams: 3,
+    log: createLogger({ level: "silent" }),
+  });
+  const before = await scrape();
+  expect(metricSample(before, "ledger_admit_streams")).toBe(0);
+  const answers = await Promise.all(
+    [1, 2, 3].map(() =>
+      streams.call(ledger.AdmitRequest.fromPartial({ requestId: requestId(), orgId: "org_m", ceilings: [keyCeiling({ limitNanodollars: USD })], worstCaseNanodollars: USD, isByok: true })),
+    ),
+  );
+  expect(answers.every((a) => a.admitted)).toBe(true);
+  const during = await scrape();
+  expect(metricSample(during, "ledger_admit_streams")).toBe(3);
+  expect(metricSample(during, "ledger_admit_total", { result: "admitted" }) - metricSample(before, "ledger_admit_total", { result: "admitted" })).toBe(3);
+  await streams.close();
+  expect(metricSample(await scrape(), "ledger_admit_streams")).toBe(0);
 });

@@ -1,6 +1,6 @@
 import type { Db } from "@router/db";
 import { recordRequests, type RequestUsage, type TurnSettlement } from "../src/usage/usage-store";
-import { orgId, requestId, startTestLedger, USD, type Caller, type TestLedger } from "./ledger-fixture";
+import { openRunId, orgId, requestId, runTenant, startTestLedger, USD, type Caller, type TestLedger } from "./ledger-fixture";
 
 /**
  * Turns settled with their requests' records, in the statement that records them (recordRequests
@@ -15,16 +15,8 @@ afterAll(() => l.close());
 
 const at = (time: string) => new Date(`2026-11-18T${time}Z`);
 
-function tenant() {
-  const org = orgId();
-  return { org, agent: { orgId: org, credential: "inference" } as Caller };
-}
-
-async function openRun(agent: Caller, body: Record<string, unknown>): Promise<string> {
-  const res = await l.http("POST", "/v1/runs", agent, body);
-  expect(res.status).toBe(201);
-  return (res.json.data as { id: string }).id;
-}
+const tenant = runTenant;
+const openRun = (agent: Caller, body: Record<string, unknown>) => openRunId(l, agent, body);
 
 const getRun = async (agent: Caller, id: string) => (await l.http("GET", `/v1/runs/${id}`, agent)).json.data as Record<string, any>;
 

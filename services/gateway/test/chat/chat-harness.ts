@@ -268,7 +268,8 @@ export async function startChatHarness(
 
   const dispatcher = new UpstreamDispatcher(opts.dispatcher);
   const recent = createRecentGenerations({ log: silent });
-  const ledgerPort = grpcLedgerPort(ledgerClient, { deadlineMs: 5_000 });
+  // Admit on streams, as the gateway sends it to a ledger over the network.
+  const ledgerPort = grpcLedgerPort(ledgerClient, { deadlineMs: 5_000, admitStreams: 2, log: silent });
   const closings = new HoldClosings({ send: (batch) => ledgerPort.closeHolds(batch), log: silent, batchMs: 1 });
   const leases =
     opts.leaseUseMs === undefined
@@ -386,6 +387,7 @@ export async function startChatHarness(
       await server.close();
       leases?.close();
       closings.close();
+      await ledgerPort.close();
       await dispatcher.close();
       await subscription.close();
       await bus.close();

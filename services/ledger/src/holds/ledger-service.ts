@@ -1,6 +1,6 @@
 import type { Db } from "@router/db";
 import { invalid } from "@router/errors";
-import { unaryHandler } from "@router/grpc-kit";
+import { CallStreamsServer, unaryHandler } from "@router/grpc-kit";
 import type { Logger } from "@router/logging";
 import type { Clock, WindowKind } from "@router/money";
 import { ledger } from "@router/proto";
@@ -45,80 +45,85 @@ export interface LedgerServiceDeps {
   metrics?: LedgerMetrics;
   /** The operator's fee schedule: with a fee, Admit holds each request's fee against the credit balance. Default none. */
   fees?: FeeSchedule;
+  /** Serves AdmitStream; its owner ends the open streams before the server shuts down. */
+  streams: CallStreamsServer;
 }
 
 /** The gRPC surface: decode and check the request, call the domain, encode the answer. */
 export function ledgerService(deps: LedgerServiceDeps): ledger.LedgerServiceServer {
-  return {
-    admit: unaryHandler(async (req: ledger.AdmitRequest): Promise<ledger.AdmitResponse> => {
-      if (!req.dryRun) required(req.requestId, "request_id");
-      required(req.orgId, "org_id");
-      nonNegative(req.worstCaseNanodollars, "worst_case_nanodollars");
-      if (req.freshBudgets) deps.budgets.invalidate(req.orgId);
-      const scope = requestScope(req);
-      const admitted = deps.metrics?.startAdmit();
-      const fees = deps.fees ?? NO_FEE;
-      // Only while a fee is charged does the balance take part: otherwise Admit reads nothing more.
-      const credit = chargesRequests(fees)
-        ? await holdCredits(deps.db, {
-            requestId: req.requestId,
-            orgId: req.orgId,
-            amount: requestFee(fees, req.worstCaseNanodollars),
-            dryRun: req.dryRun,
-            now: deps.clock.now(),
-          })
-        : undefined;
-      if (credit && !credit.admitted) {
-        admitted?.({ admitted: false, refusal: { scope: "credits", subjectId: req.orgId, message: "" } });
-        return {
-          admitted: false,
-          holdId: "",
-          limitWarning: "",
-          refusal: {
-            httpStatus: 402,
-            code: "insufficient_credits",
-            runStatus: "",
-            scope: "credits",
-            subjectId: req.orgId,
-            message: insufficientCreditsSentence(credit),
-          },
-          purchasedNanodollars: credit.purchased,
-        };
-      }
-      // A limit that refuses after the fee was held gives the hold back.
-      const giveBack = () => (credit && !req.dryRun ? returnCreditHold(deps.db, req.requestId, deps.clock.now()) : Promise.resolve());
-      const result = await admit(
-        {
+  const admitOne = async (req: ledger.AdmitRequest): Promise<ledger.AdmitResponse> => {
+    if (!req.dryRun) required(req.requestId, "request_id");
+    required(req.orgId, "org_id");
+    nonNegative(req.worstCaseNanodollars, "worst_case_nanodollars");
+    if (req.freshBudgets) deps.budgets.invalidate(req.orgId);
+    const scope = requestScope(req);
+    const admitted = deps.metrics?.startAdmit();
+    const fees = deps.fees ?? NO_FEE;
+    // Only while a fee is charged does the balance take part: otherwise Admit reads nothing more.
+    const credit = chargesRequests(fees)
+      ? await holdCredits(deps.db, {
           requestId: req.requestId,
           orgId: req.orgId,
-          ...scope,
-          ceilings: req.ceilings.map(ceilingRule),
-          worstCase: req.worstCaseNanodollars,
-          isByok: req.isByok,
+          amount: requestFee(fees, req.worstCaseNanodollars),
           dryRun: req.dryRun,
-          runId: runIdOf(req.runId, "run_id"),
-          leaseHoldId: turnLease(req),
+          now: deps.clock.now(),
+        })
+      : undefined;
+    if (credit && !credit.admitted) {
+      admitted?.({ admitted: false, refusal: { scope: "credits", subjectId: req.orgId, message: "" } });
+      return {
+        admitted: false,
+        holdId: "",
+        limitWarning: "",
+        refusal: {
+          httpStatus: 402,
+          code: "insufficient_credits",
+          runStatus: "",
+          scope: "credits",
+          subjectId: req.orgId,
+          message: insufficientCreditsSentence(credit),
         },
-        deps,
-      ).catch(async (err: unknown) => {
-        await giveBack();
-        throw err;
-      });
-      admitted?.(result);
-      const purchasedNanodollars = credit?.purchased;
-      if (!result.admitted) {
-        await giveBack();
-        const { httpStatus = 403, code = "budget_exceeded", runStatus = "", scope, subjectId, message } = result.refusal;
-        return {
-          admitted: false,
-          holdId: "",
-          limitWarning: "",
-          refusal: { httpStatus, code, runStatus, scope, subjectId, message },
-          purchasedNanodollars,
-        };
-      }
-      return { admitted: true, holdId: result.holdId, limitWarning: result.warning, refusal: undefined, purchasedNanodollars };
-    }, deps.log),
+        purchasedNanodollars: credit.purchased,
+      };
+    }
+    // A limit that refuses after the fee was held gives the hold back.
+    const giveBack = () => (credit && !req.dryRun ? returnCreditHold(deps.db, req.requestId, deps.clock.now()) : Promise.resolve());
+    const result = await admit(
+      {
+        requestId: req.requestId,
+        orgId: req.orgId,
+        ...scope,
+        ceilings: req.ceilings.map(ceilingRule),
+        worstCase: req.worstCaseNanodollars,
+        isByok: req.isByok,
+        dryRun: req.dryRun,
+        runId: runIdOf(req.runId, "run_id"),
+        leaseHoldId: turnLease(req),
+      },
+      deps,
+    ).catch(async (err: unknown) => {
+      await giveBack();
+      throw err;
+    });
+    admitted?.(result);
+    const purchasedNanodollars = credit?.purchased;
+    if (!result.admitted) {
+      await giveBack();
+      const { httpStatus = 403, code = "budget_exceeded", runStatus = "", scope, subjectId, message } = result.refusal;
+      return {
+        admitted: false,
+        holdId: "",
+        limitWarning: "",
+        refusal: { httpStatus, code, runStatus, scope, subjectId, message },
+        purchasedNanodollars,
+      };
+    }
+    return { admitted: true, holdId: result.holdId, limitWarning: result.warning, refusal: undefined, purchasedNanodollars };
+  };
+  return {
+    admit: unaryHandler(admitOne, deps.log),
+    // The same Admit, as messages on a stream (the gateway's path; see CallStreams).
+    admitStream: deps.streams.handler(admitOne),
 
     closeHolds: unaryHandler(async (req: ledger.CloseHoldsRequest): Promise<ledger.CloseHoldsResponse> => {
       req.spends.forEach((s, i) => {

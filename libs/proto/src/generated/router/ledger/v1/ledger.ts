@@ -10,8 +10,10 @@ import {
   type CallOptions,
   type ChannelCredentials,
   Client,
+  type ClientDuplexStream,
   type ClientOptions,
   type ClientUnaryCall,
+  type handleBidiStreamingCall,
   type handleUnaryCall,
   makeGenericClientConstructor,
   type Metadata,
@@ -161,6 +163,32 @@ export interface AdmitRequest {
    * whichever replica answers.
    */
   freshBudgets: boolean;
+}
+
+export interface AdmitStreamRequest {
+  /** The caller's number for this Admit, unique among its messages in flight on the stream. */
+  id: number;
+  request?: AdmitRequest | undefined;
+}
+
+export interface AdmitStreamResponse {
+  /** The id of the message answered. */
+  id: number;
+  result?: { $case: "response"; value: AdmitResponse } | { $case: "error"; value: CallError } | undefined;
+}
+
+/** A call on a stream of calls that failed: what a unary call's status and trailing metadata carry. */
+export interface CallError {
+  /** The gRPC status code. */
+  code: number;
+  details: string;
+  /** The trailing metadata (a `-bin` key's value as it is; any other as UTF-8). */
+  metadata: { [key: string]: Buffer };
+}
+
+export interface CallError_MetadataEntry {
+  key: string;
+  value: Buffer;
 }
 
 export interface Refusal {
@@ -917,6 +945,426 @@ export const AdmitRequest: MessageFns<AdmitRequest> = {
     message.runId = object.runId ?? "";
     message.leaseHoldId = object.leaseHoldId ?? "";
     message.freshBudgets = object.freshBudgets ?? false;
+    return message;
+  },
+};
+
+function createBaseAdmitStreamRequest(): AdmitStreamRequest {
+  return { id: 0, request: undefined };
+}
+
+export const AdmitStreamRequest: MessageFns<AdmitStreamRequest> = {
+  encode(message: AdmitStreamRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== 0) {
+      writer.uint32(8).uint32(message.id);
+    }
+    if (message.request !== undefined) {
+      AdmitRequest.encode(message.request, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AdmitStreamRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAdmitStreamRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.id = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.request = AdmitRequest.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AdmitStreamRequest {
+    return {
+      id: isSet(object.id) ? globalThis.Number(object.id) : 0,
+      request: isSet(object.request) ? AdmitRequest.fromJSON(object.request) : undefined,
+    };
+  },
+
+  toJSON(message: AdmitStreamRequest): unknown {
+    const obj: any = {};
+    if (message.id !== 0) {
+      obj.id = Math.round(message.id);
+    }
+    if (message.request !== undefined) {
+      obj.request = AdmitRequest.toJSON(message.request);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<AdmitStreamRequest>, I>>(base?: I): AdmitStreamRequest {
+    return AdmitStreamRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<AdmitStreamRequest>, I>>(object: I): AdmitStreamRequest {
+    const message = createBaseAdmitStreamRequest();
+    message.id = object.id ?? 0;
+    message.request = (object.request !== undefined && object.request !== null)
+      ? AdmitRequest.fromPartial(object.request)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseAdmitStreamResponse(): AdmitStreamResponse {
+  return { id: 0, result: undefined };
+}
+
+export const AdmitStreamResponse: MessageFns<AdmitStreamResponse> = {
+  encode(message: AdmitStreamResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== 0) {
+      writer.uint32(8).uint32(message.id);
+    }
+    switch (message.result?.$case) {
+      case "response":
+        AdmitResponse.encode(message.result.value, writer.uint32(18).fork()).join();
+        break;
+      case "error":
+        CallError.encode(message.result.value, writer.uint32(26).fork()).join();
+        break;
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AdmitStreamResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAdmitStreamResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.id = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.result = { $case: "response", value: AdmitResponse.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.result = { $case: "error", value: CallError.decode(reader, reader.uint32()) };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AdmitStreamResponse {
+    return {
+      id: isSet(object.id) ? globalThis.Number(object.id) : 0,
+      result: isSet(object.response)
+        ? { $case: "response", value: AdmitResponse.fromJSON(object.response) }
+        : isSet(object.error)
+        ? { $case: "error", value: CallError.fromJSON(object.error) }
+        : undefined,
+    };
+  },
+
+  toJSON(message: AdmitStreamResponse): unknown {
+    const obj: any = {};
+    if (message.id !== 0) {
+      obj.id = Math.round(message.id);
+    }
+    if (message.result?.$case === "response") {
+      obj.response = AdmitResponse.toJSON(message.result.value);
+    } else if (message.result?.$case === "error") {
+      obj.error = CallError.toJSON(message.result.value);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<AdmitStreamResponse>, I>>(base?: I): AdmitStreamResponse {
+    return AdmitStreamResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<AdmitStreamResponse>, I>>(object: I): AdmitStreamResponse {
+    const message = createBaseAdmitStreamResponse();
+    message.id = object.id ?? 0;
+    switch (object.result?.$case) {
+      case "response": {
+        if (object.result?.value !== undefined && object.result?.value !== null) {
+          message.result = { $case: "response", value: AdmitResponse.fromPartial(object.result.value) };
+        }
+        break;
+      }
+      case "error": {
+        if (object.result?.value !== undefined && object.result?.value !== null) {
+          message.result = { $case: "error", value: CallError.fromPartial(object.result.value) };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
+
+function createBaseCallError(): CallError {
+  return { code: 0, details: "", metadata: {} };
+}
+
+export const CallError: MessageFns<CallError> = {
+  encode(message: CallError, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.code !== 0) {
+      writer.uint32(8).int32(message.code);
+    }
+    if (message.details !== "") {
+      writer.uint32(18).string(message.details);
+    }
+    globalThis.Object.entries(message.metadata).forEach(([key, value]: [string, Buffer]) => {
+      CallError_MetadataEntry.encode({ key: key as any, value }, writer.uint32(26).fork()).join();
+    });
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CallError {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCallError();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.code = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.details = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            const entry3 = CallError_MetadataEntry.decode(reader, reader.uint32());
+            if (entry3.value !== undefined) {
+              message.metadata[entry3.key] = entry3.value;
+            }
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CallError {
+    return {
+      code: isSet(object.code) ? globalThis.Number(object.code) : 0,
+      details: isSet(object.details) ? globalThis.String(object.details) : "",
+      metadata: isObject(object.metadata)
+        ? (globalThis.Object.entries(object.metadata) as [string, any][]).reduce(
+          (acc: { [key: string]: Buffer }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: Buffer.from(bytesFromBase64(value as string)),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+    };
+  },
+
+  toJSON(message: CallError): unknown {
+    const obj: any = {};
+    if (message.code !== 0) {
+      obj.code = Math.round(message.code);
+    }
+    if (message.details !== "") {
+      obj.details = message.details;
+    }
+    if (message.metadata) {
+      const entries = globalThis.Object.entries(message.metadata) as [string, Buffer][];
+      if (entries.length > 0) {
+        obj.metadata = {};
+        entries.forEach(([k, v]) => {
+          obj.metadata[k] = base64FromBytes(v);
+        });
+      }
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CallError>, I>>(base?: I): CallError {
+    return CallError.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CallError>, I>>(object: I): CallError {
+    const message = createBaseCallError();
+    message.code = object.code ?? 0;
+    message.details = object.details ?? "";
+    message.metadata = (globalThis.Object.entries(object.metadata ?? {}) as [string, Buffer][]).reduce(
+      (acc: { [key: string]: Buffer }, [key, value]: [string, Buffer]) => {
+        if (value !== undefined) {
+          acc[key] = value;
+        }
+        return acc;
+      },
+      {},
+    );
+    return message;
+  },
+};
+
+function createBaseCallError_MetadataEntry(): CallError_MetadataEntry {
+  return { key: "", value: Buffer.alloc(0) };
+}
+
+export const CallError_MetadataEntry: MessageFns<CallError_MetadataEntry> = {
+  encode(message: CallError_MetadataEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value.length !== 0) {
+      writer.uint32(18).bytes(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CallError_MetadataEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCallError_MetadataEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = Buffer.from(reader.bytes());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CallError_MetadataEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? Buffer.from(bytesFromBase64(object.value)) : Buffer.alloc(0),
+    };
+  },
+
+  toJSON(message: CallError_MetadataEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value.length !== 0) {
+      obj.value = base64FromBytes(message.value);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CallError_MetadataEntry>, I>>(base?: I): CallError_MetadataEntry {
+    return CallError_MetadataEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CallError_MetadataEntry>, I>>(object: I): CallError_MetadataEntry {
+    const message = createBaseCallError_MetadataEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? Buffer.alloc(0);
     return message;
   },
 };
@@ -4046,6 +4494,23 @@ export const LedgerServiceService = {
     responseDeserialize: (value: Buffer): AdmitResponse => AdmitResponse.decode(value),
   },
   /**
+   * Admit as messages on a long-lived stream: each message one Admit, answered by its id (answers may
+   * come in any order). A gateway keeps a few of these open per ledger connection and sends every
+   * Admit on them, sparing each call a new HTTP/2 stream; what an answer says is exactly what Admit's
+   * would. The ledger ends a stream (status OK) when the caller half-closes it, after answering what
+   * it took, and when it shuts down, after answering what it took and leaving unread what came later:
+   * a message still unanswered when a stream ends OK was not taken, and may be sent again.
+   */
+  admitStream: {
+    path: "/router.ledger.v1.LedgerService/AdmitStream" as const,
+    requestStream: true as const,
+    responseStream: true as const,
+    requestSerialize: (value: AdmitStreamRequest): Buffer => Buffer.from(AdmitStreamRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): AdmitStreamRequest => AdmitStreamRequest.decode(value),
+    responseSerialize: (value: AdmitStreamResponse): Buffer => Buffer.from(AdmitStreamResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): AdmitStreamResponse => AdmitStreamResponse.decode(value),
+  },
+  /**
    * Renews the holds of running requests, trims and releases spend leases, and reports what leases
    * cover, in one call per batch. A finished request is settled (or released) from its record on
    * router.request.completed.v1; `settlements` and request `releases` are for gateways older than that.
@@ -4131,6 +4596,15 @@ export const LedgerServiceService = {
 export interface LedgerServiceServer extends UntypedServiceImplementation {
   admit: handleUnaryCall<AdmitRequest, AdmitResponse>;
   /**
+   * Admit as messages on a long-lived stream: each message one Admit, answered by its id (answers may
+   * come in any order). A gateway keeps a few of these open per ledger connection and sends every
+   * Admit on them, sparing each call a new HTTP/2 stream; what an answer says is exactly what Admit's
+   * would. The ledger ends a stream (status OK) when the caller half-closes it, after answering what
+   * it took, and when it shuts down, after answering what it took and leaving unread what came later:
+   * a message still unanswered when a stream ends OK was not taken, and may be sent again.
+   */
+  admitStream: handleBidiStreamingCall<AdmitStreamRequest, AdmitStreamResponse>;
+  /**
    * Renews the holds of running requests, trims and releases spend leases, and reports what leases
    * cover, in one call per batch. A finished request is settled (or released) from its record on
    * router.request.completed.v1; `settlements` and request `releases` are for gateways older than that.
@@ -4177,6 +4651,20 @@ export interface LedgerServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: AdmitResponse) => void,
   ): ClientUnaryCall;
+  /**
+   * Admit as messages on a long-lived stream: each message one Admit, answered by its id (answers may
+   * come in any order). A gateway keeps a few of these open per ledger connection and sends every
+   * Admit on them, sparing each call a new HTTP/2 stream; what an answer says is exactly what Admit's
+   * would. The ledger ends a stream (status OK) when the caller half-closes it, after answering what
+   * it took, and when it shuts down, after answering what it took and leaving unread what came later:
+   * a message still unanswered when a stream ends OK was not taken, and may be sent again.
+   */
+  admitStream(): ClientDuplexStream<AdmitStreamRequest, AdmitStreamResponse>;
+  admitStream(options: Partial<CallOptions>): ClientDuplexStream<AdmitStreamRequest, AdmitStreamResponse>;
+  admitStream(
+    metadata: Metadata,
+    options?: Partial<CallOptions>,
+  ): ClientDuplexStream<AdmitStreamRequest, AdmitStreamResponse>;
   /**
    * Renews the holds of running requests, trims and releases spend leases, and reports what leases
    * cover, in one call per batch. A finished request is settled (or released) from its record on
@@ -4301,6 +4789,14 @@ export const LedgerServiceClient = makeGenericClientConstructor(
   serviceName: string;
 };
 
+function bytesFromBase64(b64: string): Uint8Array {
+  return Uint8Array.from(globalThis.Buffer.from(b64, "base64"));
+}
+
+function base64FromBytes(arr: Uint8Array): string {
+  return globalThis.Buffer.from(arr).toString("base64");
+}
+
 type Builtin = Date | Function | Uint8Array | string | number | boolean | bigint | undefined;
 
 export type DeepPartial<T> = T extends bigint ? string | number | bigint
@@ -4313,6 +4809,10 @@ export type DeepPartial<T> = T extends bigint ? string | number | bigint
 type KeysOfUnion<T> = T extends T ? keyof T : never;
 export type Exact<P, I extends P> = P extends Builtin ? P
   : P & { [K in keyof P]: Exact<P[K], I[K]> } & { [K in Exclude<keyof I, KeysOfUnion<P>>]: never };
+
+function isObject(value: any): boolean {
+  return typeof value === "object" && value !== null;
+}
 
 function isSet(value: any): boolean {
   return value !== null && value !== undefined;
