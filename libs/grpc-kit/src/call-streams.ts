@@ -7,9 +7,23 @@ import { fromGrpcError, toGrpcError } from "./errors";
  * Unary calls carried as messages on a few long-lived bidirectional streams. A grpc-js unary call
  * opens an HTTP/2 stream with its own headers, deadline timer and trailers, several hundred
  * microseconds of CPU on each end; a message on an open stream costs about a tenth of that. The
- * messages follow one convention, so any method can be carried: a call is `{ id, request }`, its
- * answer `{ id, result }` with the response or the error a unary call would have failed with.
+ * messages follow one convention, so any method can be carried: a message carries calls
+ * `{ id, request }`, an answer message answers `{ id, result }` with the response or the error a
+ * unary call would have failed with.
+ *
+ * A grpc-js stream writes one message at a time: the next goes out only once the previous one's
+ * write has completed, an event loop turn or more later. So each side gathers what it has to send
+ * while a write is in flight and sends it as one message when the write completes: one call or
+ * answer per message on a quiet stream, as many as came meanwhile on a busy one.
  */
+export interface StreamedCalls<Req> {
+  calls: StreamedCall<Req>[];
+}
+
+export interface StreamedAnswers<Res> {
+  answers: StreamedAnswer<Res>[];
+}
+
 export interface StreamedCall<Req> {
   id: number;
   request?: Req | undefined;
@@ -49,7 +63,7 @@ interface Pending<Req, Res> {
 
 export interface CallStreamsOptions<Req, Res> {
   /** Opens one stream of the method (the generated client's method, bound to its client). */
-  open: () => grpc.ClientDuplexStream<StreamedCall<Req>, StreamedAnswer<Res>>;
+  open: () => grpc.ClientDuplexStream<StreamedCalls<Req>, StreamedAnswers<Res>>;
   /** The same call as a unary call: used while the server has no stream method (an older server). */
   unary: (request: Req) => Promise<Res>;
   /** Names the service in errors, as callUnary does. */
@@ -214,14 +228,18 @@ class Lane<Req, Res> {
   readonly ended: Promise<void>;
   /** Half-closed by this side, or ended: it takes no more calls. */
   closed = false;
+  private readonly out: GatheredWrites<StreamedCall<Req>>;
 
   constructor(
-    readonly stream: grpc.ClientDuplexStream<StreamedCall<Req>, StreamedAnswer<Res>>,
+    readonly stream: grpc.ClientDuplexStream<StreamedCalls<Req>, StreamedAnswers<Res>>,
     readonly openedAt: number,
     private readonly service: string,
     onEnd: (lane: Lane<Req, Res>, status: grpc.StatusObject) => void,
   ) {
-    stream.on("data", (answer: StreamedAnswer<Res>) => this.answer(answer));
+    this.out = new GatheredWrites((calls, written) => stream.write({ calls }, written));
+    stream.on("data", (message: StreamedAnswers<Res>) => {
+      for (const answer of message.answers) this.answer(answer);
+    });
     // A failed stream emits `error` and then `status`; the status says everything, once.
     stream.on("error", () => undefined);
     this.ended = new Promise<void>((resolve) => {
@@ -240,13 +258,14 @@ class Lane<Req, Res> {
   send(pending: Pending<Req, Res>): void {
     pending.lane = this;
     this.pending.set(pending.id, pending);
-    this.stream.write({ id: pending.id, request: pending.request });
+    this.out.push({ id: pending.id, request: pending.request });
   }
 
   /** Takes no more calls: the server answers those it has and ends the stream. */
   retire(): void {
     if (this.closed) return;
     this.closed = true;
+    this.out.flushNow();
     this.stream.end();
   }
 
@@ -280,7 +299,8 @@ function callError(status: Partial<grpc.StatusObject> & { code: grpc.status }): 
 
 /** One stream being served: how many of its calls are running, and whether it takes more. */
 interface ServedStream {
-  call: grpc.ServerDuplexStream<StreamedCall<unknown>, StreamedAnswer<unknown>>;
+  call: grpc.ServerDuplexStream<StreamedCalls<unknown>, StreamedAnswers<unknown>>;
+  out: GatheredWrites<StreamedAnswer<unknown>>;
   running: number;
   /** The caller half-closed it or the server is closing: no message is taken any more. */
   ending: boolean;
@@ -302,25 +322,14 @@ export class CallStreamsServer {
 
   constructor(private readonly log: Logger) {}
 
-  handler<Req, Res>(fn: (request: Req) => Promise<Res>): grpc.handleBidiStreamingCall<StreamedCall<Req>, StreamedAnswer<Res>> {
+  handler<Req, Res>(fn: (request: Req) => Promise<Res>): grpc.handleBidiStreamingCall<StreamedCalls<Req>, StreamedAnswers<Res>> {
     return (call) => {
-      const served: ServedStream = { call, running: 0, ending: false, gone: false };
+      const out = new GatheredWrites<StreamedAnswer<unknown>>((answers, written) => call.write({ answers: answers as StreamedAnswer<Res>[] }, written));
+      const served: ServedStream = { call, out, running: 0, ending: false, gone: false };
       if (this.closing) return void call.end();
       this.open.add(served);
-      call.on("data", (message: StreamedCall<Req>) => {
-        // Not taken: the caller sends it again once the stream has ended.
-        if (served.ending) return void this.left++;
-        served.running++;
-        const handled =
-          message.request === undefined ? Promise.reject(new DomainError("invalid_request", "request is required")) : fn(message.request);
-        handled.then(
-          (value) => this.answer(served, { id: message.id, result: { $case: "response", value } }),
-          (err: unknown) => {
-            const mapped = toGrpcError(err);
-            if (mapped.code === grpc.status.INTERNAL) this.log.error({ err }, "grpc.handler.failed");
-            this.answer(served, { id: message.id, result: { $case: "error", value: callError(mapped) } });
-          },
-        );
+      call.on("data", (message: StreamedCalls<Req>) => {
+        for (const one of message.calls) this.take(served, one, fn);
       });
       call.on("end", () => this.finish(served));
       call.on("cancelled", () => {
@@ -330,6 +339,21 @@ export class CallStreamsServer {
       });
       call.on("error", () => undefined);
     };
+  }
+
+  private take<Req, Res>(served: ServedStream, call: StreamedCall<Req>, fn: (request: Req) => Promise<Res>): void {
+    // Not taken: the caller sends it again once the stream has ended.
+    if (served.ending) return void this.left++;
+    served.running++;
+    const handled = call.request === undefined ? Promise.reject(new DomainError("invalid_request", "request is required")) : fn(call.request);
+    handled.then(
+      (value) => this.answer(served, { id: call.id, result: { $case: "response", value } }),
+      (err: unknown) => {
+        const mapped = toGrpcError(err);
+        if (mapped.code === grpc.status.INTERNAL) this.log.error({ err }, "grpc.handler.failed");
+        this.answer(served, { id: call.id, result: { $case: "error", value: callError(mapped) } });
+      },
+    );
   }
 
   /** Open streams now. */
@@ -349,7 +373,7 @@ export class CallStreamsServer {
 
   private answer(served: ServedStream, answer: StreamedAnswer<unknown>): void {
     served.running--;
-    if (!served.gone) served.call.write(answer);
+    if (!served.gone) served.out.push(answer);
     if (served.ending) this.finish(served);
   }
 
@@ -358,6 +382,41 @@ export class CallStreamsServer {
     if (served.running > 0 || served.gone) return;
     served.gone = true;
     this.open.delete(served);
+    served.out.flushNow();
     served.call.end();
+  }
+}
+
+/**
+ * Items written to a grpc-js stream as few messages: at once when no write is in flight, else
+ * gathered until the write in flight completes and then sent together (see StreamedCalls).
+ */
+class GatheredWrites<T> {
+  private queue: T[] = [];
+  private writing = false;
+
+  constructor(private readonly write: (items: T[], written: () => void) => void) {}
+
+  push(item: T): void {
+    this.queue.push(item);
+    if (!this.writing) this.flush();
+  }
+
+  /** Writes what is gathered now, without waiting for the write in flight (before the stream's end). */
+  flushNow(): void {
+    if (this.queue.length === 0) return;
+    const items = this.queue;
+    this.queue = [];
+    this.write(items, () => undefined);
+  }
+
+  private flush(): void {
+    const items = this.queue;
+    this.queue = [];
+    this.writing = true;
+    this.write(items, () => {
+      this.writing = false;
+      if (this.queue.length > 0) this.flush();
+    });
   }
 }

@@ -39,8 +39,13 @@ async function startLedger(answer: Admit, opts: { streamed?: boolean } = {}) {
   let streams = new CallStreamsServer(log);
   const empty = unaryHandler(async () => ({}), log);
   const implementation: Record<string, unknown> = { admit: unaryHandler(counted, log), closeHolds: empty, lease: empty, usage: empty };
+  /** How many calls each message the server received carried. */
+  const messages: number[] = [];
   if (opts.streamed !== false) {
-    implementation.admitStream = (call: Parameters<ReturnType<CallStreamsServer["handler"]>>[0]) => streams.handler(counted)(call);
+    implementation.admitStream = (call: Parameters<ReturnType<CallStreamsServer["handler"]>>[0]) => {
+      call.on("data", (message: { calls: unknown[] }) => void messages.push(message.calls.length));
+      streams.handler(counted)(call);
+    };
   }
   const server = await startGrpcServer([{ definition: ledger.LedgerServiceService, implementation: implementation as grpc.UntypedServiceImplementation }], {
     port: 0,
@@ -49,6 +54,7 @@ async function startLedger(answer: Admit, opts: { streamed?: boolean } = {}) {
   return {
     server,
     handled,
+    messages,
     streams: () => streams,
     replace: () => {
       const old = streams;
@@ -240,6 +246,20 @@ describe("CallStreams", () => {
     expect(answers).toHaveLength(200);
     expect(l.handled).toHaveLength(201);
     await expect(calls.call(request("after"))).rejects.toMatchObject({ status: 503 });
+  });
+
+  it("sends one call a message on a quiet stream, and gathers the calls made while a message is being written", async () => {
+    const { ledger: l, client } = await ledgerAndClient(async (req) => admitted(req));
+    const calls = streamsOf(client, { streams: 1 });
+    await calls.call(request("alone"));
+    expect(l.messages).toEqual([1]);
+    const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => calls.call(request(`r${i}`))));
+    expect(answers.map((a) => a.holdId)).toEqual(Array.from({ length: 200 }, (_, i) => `hold_r${i}`));
+    // The first goes at once; the rest wait for its write and go together, in a few messages.
+    expect(l.messages.slice(0, 2)).toEqual([1, 1]);
+    expect(l.messages.reduce((a, b) => a + b, 0)).toBe(201);
+    expect(l.messages.length).toBeLessThan(10);
+    await calls.close();
   });
 
   it("places its streams on every server of a round-robin channel", async () => {

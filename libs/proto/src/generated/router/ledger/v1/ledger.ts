@@ -166,13 +166,23 @@ export interface AdmitRequest {
 }
 
 export interface AdmitStreamRequest {
-  /** The caller's number for this Admit, unique among its messages in flight on the stream. */
+  /** One or more Admits: a caller gathers those made while its previous message was being written. */
+  calls: AdmitCall[];
+}
+
+export interface AdmitCall {
+  /** The caller's number for this Admit, unique among its calls in flight on the stream. */
   id: number;
   request?: AdmitRequest | undefined;
 }
 
 export interface AdmitStreamResponse {
-  /** The id of the message answered. */
+  /** One or more answers, to calls of any earlier messages, in any order. */
+  answers: AdmitAnswer[];
+}
+
+export interface AdmitAnswer {
+  /** The id of the call answered. */
   id: number;
   result?: { $case: "response"; value: AdmitResponse } | { $case: "error"; value: CallError } | undefined;
 }
@@ -950,16 +960,13 @@ export const AdmitRequest: MessageFns<AdmitRequest> = {
 };
 
 function createBaseAdmitStreamRequest(): AdmitStreamRequest {
-  return { id: 0, request: undefined };
+  return { calls: [] };
 }
 
 export const AdmitStreamRequest: MessageFns<AdmitStreamRequest> = {
   encode(message: AdmitStreamRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.id !== 0) {
-      writer.uint32(8).uint32(message.id);
-    }
-    if (message.request !== undefined) {
-      AdmitRequest.encode(message.request, writer.uint32(18).fork()).join();
+    for (const v of message.calls) {
+      AdmitCall.encode(v!, writer.uint32(10).fork()).join();
     }
     return writer;
   },
@@ -974,6 +981,78 @@ export const AdmitStreamRequest: MessageFns<AdmitStreamRequest> = {
     try {
       const end = length === undefined ? reader.len : reader.pos + length;
       const message = createBaseAdmitStreamRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.calls.push(AdmitCall.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AdmitStreamRequest {
+    return {
+      calls: globalThis.Array.isArray(object?.calls) ? object.calls.map((e: any) => AdmitCall.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: AdmitStreamRequest): unknown {
+    const obj: any = {};
+    if (message.calls?.length) {
+      obj.calls = message.calls.map((e) => AdmitCall.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<AdmitStreamRequest>, I>>(base?: I): AdmitStreamRequest {
+    return AdmitStreamRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<AdmitStreamRequest>, I>>(object: I): AdmitStreamRequest {
+    const message = createBaseAdmitStreamRequest();
+    message.calls = object.calls?.map((e) => AdmitCall.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseAdmitCall(): AdmitCall {
+  return { id: 0, request: undefined };
+}
+
+export const AdmitCall: MessageFns<AdmitCall> = {
+  encode(message: AdmitCall, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== 0) {
+      writer.uint32(8).uint32(message.id);
+    }
+    if (message.request !== undefined) {
+      AdmitRequest.encode(message.request, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AdmitCall {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAdmitCall();
       while (reader.pos < end) {
         const tag = reader.uint32();
         switch (tag >>> 3) {
@@ -1005,14 +1084,14 @@ export const AdmitStreamRequest: MessageFns<AdmitStreamRequest> = {
     }
   },
 
-  fromJSON(object: any): AdmitStreamRequest {
+  fromJSON(object: any): AdmitCall {
     return {
       id: isSet(object.id) ? globalThis.Number(object.id) : 0,
       request: isSet(object.request) ? AdmitRequest.fromJSON(object.request) : undefined,
     };
   },
 
-  toJSON(message: AdmitStreamRequest): unknown {
+  toJSON(message: AdmitCall): unknown {
     const obj: any = {};
     if (message.id !== 0) {
       obj.id = Math.round(message.id);
@@ -1023,11 +1102,11 @@ export const AdmitStreamRequest: MessageFns<AdmitStreamRequest> = {
     return obj;
   },
 
-  create<I extends Exact<DeepPartial<AdmitStreamRequest>, I>>(base?: I): AdmitStreamRequest {
-    return AdmitStreamRequest.fromPartial(base ?? ({} as any));
+  create<I extends Exact<DeepPartial<AdmitCall>, I>>(base?: I): AdmitCall {
+    return AdmitCall.fromPartial(base ?? ({} as any));
   },
-  fromPartial<I extends Exact<DeepPartial<AdmitStreamRequest>, I>>(object: I): AdmitStreamRequest {
-    const message = createBaseAdmitStreamRequest();
+  fromPartial<I extends Exact<DeepPartial<AdmitCall>, I>>(object: I): AdmitCall {
+    const message = createBaseAdmitCall();
     message.id = object.id ?? 0;
     message.request = (object.request !== undefined && object.request !== null)
       ? AdmitRequest.fromPartial(object.request)
@@ -1037,21 +1116,13 @@ export const AdmitStreamRequest: MessageFns<AdmitStreamRequest> = {
 };
 
 function createBaseAdmitStreamResponse(): AdmitStreamResponse {
-  return { id: 0, result: undefined };
+  return { answers: [] };
 }
 
 export const AdmitStreamResponse: MessageFns<AdmitStreamResponse> = {
   encode(message: AdmitStreamResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.id !== 0) {
-      writer.uint32(8).uint32(message.id);
-    }
-    switch (message.result?.$case) {
-      case "response":
-        AdmitResponse.encode(message.result.value, writer.uint32(18).fork()).join();
-        break;
-      case "error":
-        CallError.encode(message.result.value, writer.uint32(26).fork()).join();
-        break;
+    for (const v of message.answers) {
+      AdmitAnswer.encode(v!, writer.uint32(10).fork()).join();
     }
     return writer;
   },
@@ -1066,6 +1137,83 @@ export const AdmitStreamResponse: MessageFns<AdmitStreamResponse> = {
     try {
       const end = length === undefined ? reader.len : reader.pos + length;
       const message = createBaseAdmitStreamResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.answers.push(AdmitAnswer.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AdmitStreamResponse {
+    return {
+      answers: globalThis.Array.isArray(object?.answers) ? object.answers.map((e: any) => AdmitAnswer.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: AdmitStreamResponse): unknown {
+    const obj: any = {};
+    if (message.answers?.length) {
+      obj.answers = message.answers.map((e) => AdmitAnswer.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<AdmitStreamResponse>, I>>(base?: I): AdmitStreamResponse {
+    return AdmitStreamResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<AdmitStreamResponse>, I>>(object: I): AdmitStreamResponse {
+    const message = createBaseAdmitStreamResponse();
+    message.answers = object.answers?.map((e) => AdmitAnswer.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseAdmitAnswer(): AdmitAnswer {
+  return { id: 0, result: undefined };
+}
+
+export const AdmitAnswer: MessageFns<AdmitAnswer> = {
+  encode(message: AdmitAnswer, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== 0) {
+      writer.uint32(8).uint32(message.id);
+    }
+    switch (message.result?.$case) {
+      case "response":
+        AdmitResponse.encode(message.result.value, writer.uint32(18).fork()).join();
+        break;
+      case "error":
+        CallError.encode(message.result.value, writer.uint32(26).fork()).join();
+        break;
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AdmitAnswer {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAdmitAnswer();
       while (reader.pos < end) {
         const tag = reader.uint32();
         switch (tag >>> 3) {
@@ -1105,7 +1253,7 @@ export const AdmitStreamResponse: MessageFns<AdmitStreamResponse> = {
     }
   },
 
-  fromJSON(object: any): AdmitStreamResponse {
+  fromJSON(object: any): AdmitAnswer {
     return {
       id: isSet(object.id) ? globalThis.Number(object.id) : 0,
       result: isSet(object.response)
@@ -1116,7 +1264,7 @@ export const AdmitStreamResponse: MessageFns<AdmitStreamResponse> = {
     };
   },
 
-  toJSON(message: AdmitStreamResponse): unknown {
+  toJSON(message: AdmitAnswer): unknown {
     const obj: any = {};
     if (message.id !== 0) {
       obj.id = Math.round(message.id);
@@ -1129,11 +1277,11 @@ export const AdmitStreamResponse: MessageFns<AdmitStreamResponse> = {
     return obj;
   },
 
-  create<I extends Exact<DeepPartial<AdmitStreamResponse>, I>>(base?: I): AdmitStreamResponse {
-    return AdmitStreamResponse.fromPartial(base ?? ({} as any));
+  create<I extends Exact<DeepPartial<AdmitAnswer>, I>>(base?: I): AdmitAnswer {
+    return AdmitAnswer.fromPartial(base ?? ({} as any));
   },
-  fromPartial<I extends Exact<DeepPartial<AdmitStreamResponse>, I>>(object: I): AdmitStreamResponse {
-    const message = createBaseAdmitStreamResponse();
+  fromPartial<I extends Exact<DeepPartial<AdmitAnswer>, I>>(object: I): AdmitAnswer {
+    const message = createBaseAdmitAnswer();
     message.id = object.id ?? 0;
     switch (object.result?.$case) {
       case "response": {
@@ -4494,12 +4642,13 @@ export const LedgerServiceService = {
     responseDeserialize: (value: Buffer): AdmitResponse => AdmitResponse.decode(value),
   },
   /**
-   * Admit as messages on a long-lived stream: each message one Admit, answered by its id (answers may
-   * come in any order). A gateway keeps a few of these open per ledger connection and sends every
-   * Admit on them, sparing each call a new HTTP/2 stream; what an answer says is exactly what Admit's
-   * would. The ledger ends a stream (status OK) when the caller half-closes it, after answering what
-   * it took, and when it shuts down, after answering what it took and leaving unread what came later:
-   * a message still unanswered when a stream ends OK was not taken, and may be sent again.
+   * Admit as messages on a long-lived stream: each call in a message is one Admit, answered by its
+   * id (answers may come in any order, several to a message). A gateway keeps a few of these open
+   * per ledger connection and sends every Admit on them, sparing each a new HTTP/2 stream; what an
+   * answer says is exactly what Admit's would. The ledger ends a stream (status OK) when the caller
+   * half-closes it, after answering what it took, and when it shuts down, after answering what it
+   * took and leaving unread what came later: a call still unanswered when a stream ends OK was not
+   * taken, and may be sent again.
    */
   admitStream: {
     path: "/router.ledger.v1.LedgerService/AdmitStream" as const,
@@ -4596,12 +4745,13 @@ export const LedgerServiceService = {
 export interface LedgerServiceServer extends UntypedServiceImplementation {
   admit: handleUnaryCall<AdmitRequest, AdmitResponse>;
   /**
-   * Admit as messages on a long-lived stream: each message one Admit, answered by its id (answers may
-   * come in any order). A gateway keeps a few of these open per ledger connection and sends every
-   * Admit on them, sparing each call a new HTTP/2 stream; what an answer says is exactly what Admit's
-   * would. The ledger ends a stream (status OK) when the caller half-closes it, after answering what
-   * it took, and when it shuts down, after answering what it took and leaving unread what came later:
-   * a message still unanswered when a stream ends OK was not taken, and may be sent again.
+   * Admit as messages on a long-lived stream: each call in a message is one Admit, answered by its
+   * id (answers may come in any order, several to a message). A gateway keeps a few of these open
+   * per ledger connection and sends every Admit on them, sparing each a new HTTP/2 stream; what an
+   * answer says is exactly what Admit's would. The ledger ends a stream (status OK) when the caller
+   * half-closes it, after answering what it took, and when it shuts down, after answering what it
+   * took and leaving unread what came later: a call still unanswered when a stream ends OK was not
+   * taken, and may be sent again.
    */
   admitStream: handleBidiStreamingCall<AdmitStreamRequest, AdmitStreamResponse>;
   /**
@@ -4652,12 +4802,13 @@ export interface LedgerServiceClient extends Client {
     callback: (error: ServiceError | null, response: AdmitResponse) => void,
   ): ClientUnaryCall;
   /**
-   * Admit as messages on a long-lived stream: each message one Admit, answered by its id (answers may
-   * come in any order). A gateway keeps a few of these open per ledger connection and sends every
-   * Admit on them, sparing each call a new HTTP/2 stream; what an answer says is exactly what Admit's
-   * would. The ledger ends a stream (status OK) when the caller half-closes it, after answering what
-   * it took, and when it shuts down, after answering what it took and leaving unread what came later:
-   * a message still unanswered when a stream ends OK was not taken, and may be sent again.
+   * Admit as messages on a long-lived stream: each call in a message is one Admit, answered by its
+   * id (answers may come in any order, several to a message). A gateway keeps a few of these open
+   * per ledger connection and sends every Admit on them, sparing each a new HTTP/2 stream; what an
+   * answer says is exactly what Admit's would. The ledger ends a stream (status OK) when the caller
+   * half-closes it, after answering what it took, and when it shuts down, after answering what it
+   * took and leaving unread what came later: a call still unanswered when a stream ends OK was not
+   * taken, and may be sent again.
    */
   admitStream(): ClientDuplexStream<AdmitStreamRequest, AdmitStreamResponse>;
   admitStream(options: Partial<CallOptions>): ClientDuplexStream<AdmitStreamRequest, AdmitStreamResponse>;
