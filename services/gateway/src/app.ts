@@ -1,4 +1,3 @@
-import * as grpc from "@grpc/grpc-js";
 import type { IncomingMessage } from "node:http";
 import { tracedListener } from "@router/tracing";
 import { join } from "node:path";
@@ -60,7 +59,7 @@ import { DEFAULT_CONSOLE_HTTP_URL, DEFAULT_RUNAWAY_HTTP_URL, type GatewaySecrets
 import { cachedRoutingPort } from "./routing/plan-cache";
 import { grpcRoutingPort } from "./routing/routing-port";
 import { HoldClosings } from "./spend/hold-closings";
-import { grpcLedgerPort } from "./spend/ledger-port";
+import { admitStreamsFor, grpcLedgerPort } from "./spend/ledger-port";
 import { RecentBudgetWrites } from "./spend/recent-budget-writes";
 import { SpendLeases } from "./spend/spend-leases";
 
@@ -286,7 +285,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const ledgerPort = grpcLedgerPort(deps.ledger, {
     deadlineMs: grpcDeadlineMs,
     freshBudgets: (orgId) => budgetWrites.fresh(orgId),
-    admitStreams: deps.ledger instanceof grpc.Client ? (deps.ledgerAdmitStreams ?? DEFAULT_ADMIT_STREAMS) : 0,
+    admitStreams: admitStreamsFor(deps.ledger, deps.ledgerAdmitStreams ?? DEFAULT_ADMIT_STREAMS),
     log: deps.log,
   });
   const closings = new HoldClosings({

@@ -14,6 +14,17 @@ describe("GATEWAY_LEASE_USE_MS", () => {
   });
 });
 
+describe("GATEWAY_LEDGER_ADMIT_STREAMS", () => {
+  it("defaults to four streams and takes 0 (each Admit a unary call)", () => {
+    expect(loadConfig(gatewayConfigSchema, {}).GATEWAY_LEDGER_ADMIT_STREAMS).toBe(4);
+    expect(loadConfig(gatewayConfigSchema, { GATEWAY_LEDGER_ADMIT_STREAMS: "0" }).GATEWAY_LEDGER_ADMIT_STREAMS).toBe(0);
+  });
+
+  it.each(["-1", "2.5", "many", "65"])("refuses %s, naming the variable", (value) => {
+    expect(() => loadConfig(gatewayConfigSchema, { GATEWAY_LEDGER_ADMIT_STREAMS: value })).toThrow(/GATEWAY_LEDGER_ADMIT_STREAMS/);
+  });
+});
+
 describe("provider timeouts and the stream keepalive", () => {
   it("default to what ADR 0022 (docs/adr) and docs/chat-completions.md state", () => {
     const c = loadConfig(gatewayConfigSchema, {});

@@ -1,4 +1,4 @@
-import type * as grpc from "@grpc/grpc-js";
+import * as grpc from "@grpc/grpc-js";
 import { CallStreams, callUnary } from "@router/grpc-kit";
 import type { Logger } from "@router/logging";
 import type { ledger } from "@router/proto";
@@ -67,4 +67,12 @@ export function grpcLedgerPort(
     creditTerms: (req) => callUnary(c, creditTerms, req, { deadlineMs, service: "ledger" }),
     close: async () => streams?.close(),
   };
+}
+
+/**
+ * How many AdmitStream streams to keep to `client`: `configured` for a gRPC client of a networked
+ * ledger, none for one served in process (`npm start`), which has no streams and no socket to spare.
+ */
+export function admitStreamsFor(client: ledger.LedgerServiceClient, configured: number): number {
+  return client instanceof grpc.Client ? configured : 0;
 }
