@@ -1,7 +1,8 @@
 import * as grpc from "@grpc/grpc-js";
 import { DomainError } from "@router/errors";
 import type { Logger } from "@router/logging";
-import { fromGrpcError, toGrpcError } from "./errors";
+import { fromGrpcError } from "./errors";
+import { handlerFailure } from "./server";
 
 /**
  * Unary calls carried as messages on a few long-lived bidirectional streams. A grpc-js unary call
@@ -348,11 +349,7 @@ export class CallStreamsServer {
     const handled = call.request === undefined ? Promise.reject(new DomainError("invalid_request", "request is required")) : fn(call.request);
     handled.then(
       (value) => this.answer(served, { id: call.id, result: { $case: "response", value } }),
-      (err: unknown) => {
-        const mapped = toGrpcError(err);
-        if (mapped.code === grpc.status.INTERNAL) this.log.error({ err }, "grpc.handler.failed");
-        this.answer(served, { id: call.id, result: { $case: "error", value: callError(mapped) } });
-      },
+      (err: unknown) => this.answer(served, { id: call.id, result: { $case: "error", value: callError(handlerFailure(err, this.log)) } }),
     );
   }
 
@@ -361,7 +358,7 @@ export class CallStreamsServer {
     return this.open.size;
   }
 
-  /** Messages left unread because their stream was ending (their callers send them again). */
+  /** Calls left unread because their stream was ending (their callers send them again). */
   get untaken(): number {
     return this.left;
   }

@@ -92,11 +92,14 @@ export function unaryHandler<Req, Res>(
       : fn(call.request);
     handled.then(
       (res) => callback(null, res),
-      (err: unknown) => {
-        const mapped = toGrpcError(err);
-        if (mapped.code === grpc.status.INTERNAL) log.error({ err }, "grpc.handler.failed");
-        callback(mapped);
-      },
+      (err: unknown) => callback(handlerFailure(err, log)),
     );
   };
+}
+
+/** A handler's error as the status its caller gets; one that is not a domain error is logged as a failure. */
+export function handlerFailure(err: unknown, log: Logger): Partial<grpc.StatusObject> & { code: grpc.status } {
+  const mapped = toGrpcError(err);
+  if (mapped.code === grpc.status.INTERNAL) log.error({ err }, "grpc.handler.failed");
+  return mapped;
 }

@@ -70,17 +70,31 @@ async function startLedger(answer: Admit, opts: { streamed?: boolean } = {}) {
 
 const request = (requestId: string, worstCase = 1n) => ledger.AdmitRequest.fromPartial({ requestId, orgId: "org_1", worstCaseNanodollars: worstCase });
 
-function streamsOf(client: ledger.LedgerServiceClient, opts: { streams?: number; deadlineMs?: number; maxAgeMs?: number } = {}) {
+/** Admit on streams of `client`; `onOpen` hears of each stream opened. */
+function streamsOf(
+  client: ledger.LedgerServiceClient,
+  opts: { streams?: number; deadlineMs?: number; maxAgeMs?: number; log?: typeof log; onOpen?: () => void } = {},
+) {
   const deadlineMs = opts.deadlineMs ?? 2_000;
   return new CallStreams<ledger.AdmitRequest, ledger.AdmitResponse>({
-    open: () => client.admitStream(),
+    open: () => {
+      opts.onOpen?.();
+      return client.admitStream();
+    },
     unary: (req) => callUnary(client, client.admit, req, { deadlineMs, service: "ledger" }),
     service: "ledger",
     deadlineMs,
     streams: opts.streams ?? 2,
     maxAgeMs: opts.maxAgeMs,
-    log,
+    log: opts.log ?? log,
   });
+}
+
+/** A promise a handler waits on until the test lets it go. */
+function gate(): { passed: Promise<void>; release: () => void } {
+  let release: () => void = () => undefined;
+  const passed = new Promise<void>((resolve) => (release = resolve));
+  return { passed, release };
 }
 
 const admitted = (req: ledger.AdmitRequest) => ledger.AdmitResponse.fromPartial({ admitted: true, holdId: `hold_${req.requestId}` });
@@ -155,14 +169,7 @@ describe("CallStreams", () => {
     const { ledger: l, client } = await ledgerAndClient(async (req) => admitted(req), { streamed: false });
     const warnings: unknown[] = [];
     const warnLog = { ...log, warn: (o: unknown) => void warnings.push(o) } as unknown as typeof log;
-    const calls = new CallStreams<ledger.AdmitRequest, ledger.AdmitResponse>({
-      open: () => client.admitStream(),
-      unary: (req) => callUnary(client, client.admit, req, { deadlineMs: 2_000, service: "ledger" }),
-      service: "ledger",
-      deadlineMs: 2_000,
-      streams: 2,
-      log: warnLog,
-    });
+    const calls = streamsOf(client, { log: warnLog });
     const answers = await Promise.all(["a", "b", "c"].map((id) => calls.call(request(id))));
     expect(answers.map((a) => a.holdId)).toEqual(["hold_a", "hold_b", "hold_c"]);
     await expect(calls.call(request("d"))).resolves.toMatchObject({ holdId: "hold_d" });
@@ -174,10 +181,9 @@ describe("CallStreams", () => {
   });
 
   it("sends again, once, a call that a closing server left unread, and it is handled once", async () => {
-    let release: () => void = () => undefined;
-    const gate = new Promise<void>((resolve) => (release = resolve));
+    const heldCall = gate();
     const { ledger: l, client } = await ledgerAndClient(async (req) => {
-      if (req.requestId === "held") await gate;
+      if (req.requestId === "held") await heldCall.passed;
       return admitted(req);
     });
     const calls = streamsOf(client, { streams: 1 });
@@ -189,7 +195,7 @@ describe("CallStreams", () => {
     closing.close();
     const late = calls.call(request("late"));
     await waitFor(() => closing.untaken === 1, "the late call to be left unread");
-    release();
+    heldCall.release();
     await expect(held).resolves.toMatchObject({ holdId: "hold_held" });
     await expect(late).resolves.toMatchObject({ holdId: "hold_late" });
     expect(l.handled).toEqual(["warm", "held", "late"]);
@@ -199,10 +205,9 @@ describe("CallStreams", () => {
   });
 
   it("fails the calls of a stream whose server went away as unavailable (503)", async () => {
-    let release: () => void = () => undefined;
-    const gate = new Promise<void>((resolve) => (release = resolve));
+    const stuckCall = gate();
     const { ledger: l, client } = await ledgerAndClient(async (req) => {
-      if (req.requestId === "stuck") await gate;
+      if (req.requestId === "stuck") await stuckCall.passed;
       return admitted(req);
     });
     const calls = streamsOf(client, { streams: 1, deadlineMs: 5_000 });
@@ -212,24 +217,19 @@ describe("CallStreams", () => {
     l.server.server.forceShutdown();
     await expect(stuck).rejects.toMatchObject({ code: "router.ledger_unavailable", status: 503 });
     expect(calls.openStreams).toBe(0);
-    release();
+    stuckCall.release();
     await calls.close();
   });
 
   it("half-closes a stream past its age and opens another, without losing a call", async () => {
     const { ledger: l, client } = await ledgerAndClient(async (req) => admitted(req));
-    const calls = streamsOf(client, { streams: 1, maxAgeMs: 50 });
-    const opened: string[] = [];
-    const open = client.admitStream.bind(client);
-    (calls as unknown as { opts: { open: () => unknown } }).opts.open = () => {
-      opened.push("stream");
-      return open();
-    };
+    let opened = 0;
+    const calls = streamsOf(client, { streams: 1, maxAgeMs: 50, onOpen: () => void opened++ });
     for (let i = 0; i < 6; i++) {
       await expect(calls.call(request(`r${i}`))).resolves.toMatchObject({ holdId: `hold_r${i}` });
       await sleep(30);
     }
-    expect(opened.length).toBeGreaterThanOrEqual(3);
+    expect(opened).toBeGreaterThanOrEqual(3);
     await waitFor(() => l.streams().streams === 1, "the old streams to end");
     expect(l.handled).toHaveLength(6);
     await calls.close();
