@@ -121,13 +121,15 @@ async function main(): Promise<void> {
 
 async function measureAll(damonRunning: string[], damonPaused: boolean): Promise<void> {
   const fake = await startFake();
-  // BENCH_NODE_ARGS reaches the services, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile them under load.
+  // BENCH_NODE_ARGS reaches the services, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile them under load;
+  // BENCH_NODE_ARGS_FOR="ledger gateway" limits it to those (profiling all of them saturates a small box).
   const gatewayMetricsPort = await freePort();
   const stack = await startStack({
     providerBaseUrls: { openai: fake.url, azure: fake.azureUrl },
     // The test stack gathers consumer batches for less than the product does: measure the product's.
     extraEnv: { LOG_LEVEL: "warn", GATEWAY_METRICS_PORT: String(gatewayMetricsPort), ROUTER_BUS_BATCH_WAIT_MS: String(DEFAULT_BATCH_WAIT_MS), ...benchEnv() },
     nodeArgs: process.env.BENCH_NODE_ARGS?.split(" ").filter(Boolean),
+    nodeArgsFor: process.env.BENCH_NODE_ARGS_FOR?.split(" ").filter(Boolean),
   });
   try {
     const org = await stack.createOrg("Bench");

@@ -1,3 +1,4 @@
+import { createHmac } from "node:crypto";
 import { hashKey, keyClassOf, mintKey } from "../src";
 import { randomBase62, randomId } from "@router/random-tokens";
 
@@ -9,6 +10,16 @@ describe("key secrets", () => {
     expect(hashKey(a.plaintext, "pepper-b")).not.toBe(a.hash);
     expect(mintKey("management", "p").plaintext).toMatch(/^rt-mgmt-[0-9A-Za-z]{43}$/);
     expect(new Set(Array.from({ length: 200 }, () => mintKey("inference", "p").plaintext)).size).toBe(200);
+  });
+
+  it("hashes as HMAC-SHA256 under the pepper, whichever pepper came before (stored hashes stay valid)", () => {
+    // RFC 4231, test case 2.
+    const vector = "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843";
+    expect(hashKey("what do ya want for nothing?", "Jefe")).toBe(vector);
+    expect(hashKey("what do ya want for nothing?", "pepper-b")).not.toBe(vector);
+    expect(hashKey("what do ya want for nothing?", "Jefe")).toBe(vector);
+    // A pepper beyond ASCII is taken as UTF-8, as a string given to createHmac is.
+    expect(hashKey("k", "péppér")).toBe(createHmac("sha256", Buffer.from("péppér", "utf8")).update("k").digest("hex"));
   });
 
   it("recognises only the forms the gateway mints", () => {

@@ -82,6 +82,8 @@ async function startStackWith(opts: {
   extraEnv?: Record<string, string>;
   /** Extra node flags for every service process, e.g. `--cpu-prof` (not allowed in NODE_OPTIONS). */
   nodeArgs?: string[];
+  /** Only these services take `nodeArgs` (e.g. ["ledger"], to profile one without slowing the rest); default all. */
+  nodeArgsFor?: string[];
   /** How long each service may take to come up; default 20 s. */
   startTimeoutMs?: number;
   /**
@@ -163,7 +165,8 @@ async function startStackWith(opts: {
     ROUTER_INTERNAL_SECRET: internalSecret,
     ...opts.extraEnv,
   };
-  const gatewayNodeArgs = [...GATEWAY_NODE_ARGS, ...(opts.nodeArgs ?? [])];
+  const argsOf = (service: string): string[] | undefined => (opts.nodeArgsFor === undefined || opts.nodeArgsFor.includes(service) ? opts.nodeArgs : undefined);
+  const gatewayNodeArgs = [...GATEWAY_NODE_ARGS, ...(argsOf("gateway") ?? [])];
   const startTimeoutMs = opts.startTimeoutMs ?? 20_000;
   // Roles are cluster-wide: this stack's own names, dropped with it.
   const rolePrefix = opts.serviceRoles === false ? null : `rt${randomBytes(4).toString("hex")}_`;
@@ -191,14 +194,14 @@ async function startStackWith(opts: {
     // Settled, not Promise.all: when one fails to start, the ones that did start are stopped too
     // (otherwise they outlive the test run and keep jest from exiting).
     const started = await Promise.allSettled([
-      startNodeProcess("routing", main("routing"), as("routing", env), () => httpReady(`http://127.0.0.1:${routingHttp}/v1/providers`), startTimeoutMs, opts.nodeArgs),
-      startNodeProcess("ledger", main("ledger"), as("ledger", env), async () => (await tcpReady(ledgerGrpc)) && (await tcpReady(ledgerHttp)), startTimeoutMs, opts.nodeArgs),
-      startNodeProcess("activity", main("activity"), as("activity", env), () => tcpReady(activityHttp), startTimeoutMs, opts.nodeArgs),
-      startNodeProcess("reports", main("reports"), as("reports", env), () => tcpReady(reportsHttp), startTimeoutMs, opts.nodeArgs),
-      startNodeProcess("alerts", main("alerts"), as("alerts", env), () => tcpReady(alertsHttp), startTimeoutMs, opts.nodeArgs),
-      startNodeProcess("broadcast", main("broadcast"), as("broadcast", env), () => httpReady(`http://127.0.0.1:${broadcastHttp}/health`), startTimeoutMs, opts.nodeArgs),
-      startNodeProcess("runaway", main("runaway"), as("runaway", env), () => httpReady(`http://127.0.0.1:${runawayHttp}/health`), startTimeoutMs, opts.nodeArgs),
-      startNodeProcess("console", main("console"), as("console", consoleEnv), async () => (await httpReady(`http://127.0.0.1:${consoleHttp}/health`)) && (await tcpReady(consoleGrpc)), startTimeoutMs, opts.nodeArgs),
+      startNodeProcess("routing", main("routing"), as("routing", env), () => httpReady(`http://127.0.0.1:${routingHttp}/v1/providers`), startTimeoutMs, argsOf("routing")),
+      startNodeProcess("ledger", main("ledger"), as("ledger", env), async () => (await tcpReady(ledgerGrpc)) && (await tcpReady(ledgerHttp)), startTimeoutMs, argsOf("ledger")),
+      startNodeProcess("activity", main("activity"), as("activity", env), () => tcpReady(activityHttp), startTimeoutMs, argsOf("activity")),
+      startNodeProcess("reports", main("reports"), as("reports", env), () => tcpReady(reportsHttp), startTimeoutMs, argsOf("reports")),
+      startNodeProcess("alerts", main("alerts"), as("alerts", env), () => tcpReady(alertsHttp), startTimeoutMs, argsOf("alerts")),
+      startNodeProcess("broadcast", main("broadcast"), as("broadcast", env), () => httpReady(`http://127.0.0.1:${broadcastHttp}/health`), startTimeoutMs, argsOf("broadcast")),
+      startNodeProcess("runaway", main("runaway"), as("runaway", env), () => httpReady(`http://127.0.0.1:${runawayHttp}/health`), startTimeoutMs, argsOf("runaway")),
+      startNodeProcess("console", main("console"), as("console", consoleEnv), async () => (await httpReady(`http://127.0.0.1:${consoleHttp}/health`)) && (await tcpReady(consoleGrpc)), startTimeoutMs, argsOf("console")),
     ]);
     for (const s of started) if (s.status === "fulfilled") services.push(s.value);
     const failed = started.find((s) => s.status === "rejected");
@@ -244,7 +247,7 @@ async function startStackWith(opts: {
       const name = `ledger-replica-${services.filter((s) => s.name.startsWith("ledger")).length}`;
       const replicaEnv = { ...as("ledger", env), LEDGER_GRPC_PORT: String(grpc), LEDGER_HTTP_PORT: String(http), ROUTER_DATA_DIR: join(env.ROUTER_DATA_DIR ?? "", name) };
       services.push(
-        await startNodeProcess(name, main("ledger"), replicaEnv, async () => (await tcpReady(grpc)) && (await tcpReady(http)), 20_000, opts.nodeArgs),
+        await startNodeProcess(name, main("ledger"), replicaEnv, async () => (await tcpReady(grpc)) && (await tcpReady(http)), 20_000, argsOf("ledger")),
       );
       return { grpcAddr: `127.0.0.1:${grpc}`, httpUrl: `http://127.0.0.1:${http}` };
     },
