@@ -15,6 +15,7 @@ import { CHECKOUT_PATH, creditRoutes } from "./credits/credit-routes";
 import { StripeProcessor, type StripeSettings } from "./credits/payment-processor";
 import { PROCESSOR_EVENTS_PATH, processorRoutes } from "./credits/processor-routes";
 import { CounterAdmissions } from "./holds/counter-admissions";
+import { OpenTurns } from "./runs/open-turns";
 import { GroupCommit } from "./holds/group-commit";
 import { ledgerService } from "./holds/ledger-service";
 import { startExpirySweep, type ClosingQueue, type UsageQueue } from "./holds/settlement";
@@ -136,6 +137,7 @@ export async function startLedger(deps: LedgerDeps): Promise<RunningLedger> {
   const policy = creditPolicy(fees, processor.configured);
   const store = new HoldStore(deps.db);
   const admissions = new CounterAdmissions({ store, log: deps.log });
+  const openTurns = new OpenTurns({ db: deps.db, log: deps.log });
   const closings: ClosingQueue = new GroupCommit({
     apply: (batch) => store.closeMany(batch),
     maxBatch: CLOSING_MAX_BATCH,
@@ -162,6 +164,7 @@ export async function startLedger(deps: LedgerDeps): Promise<RunningLedger> {
     db: deps.db,
     store,
     admissions,
+    openTurns,
     closings,
     usage,
     budgets,

@@ -18,6 +18,7 @@ import type { CounterAdmissions } from "./counter-admissions";
 import { limitReachedSentence } from "./sentences";
 import type { CounterAdmission, CounterTotals, HoldStore, NewHold, Reservation } from "./store";
 import { admitTurn } from "../runs/run-admission";
+import type { OpenTurns } from "../runs/open-turns";
 
 export interface AdmitInput {
   requestId: string;
@@ -63,6 +64,8 @@ export interface AdmissionDeps {
   db: Db;
   store: HoldStore;
   admissions: CounterAdmissions;
+  /** Takes the common leased turn, several in one statement when they arrive together. */
+  openTurns: OpenTurns;
   budgets: BudgetCache;
   clock: Clock;
   holdTtlMs: number;

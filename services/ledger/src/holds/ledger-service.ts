@@ -16,6 +16,7 @@ import type { CeilingRule } from "./ceilings";
 import type { CounterAdmissions } from "./counter-admissions";
 import { grantLease } from "./leases";
 import { RUN_ID } from "../runs/run-rules";
+import type { OpenTurns } from "../runs/open-turns";
 import {
   closeHolds,
   type ClosingQueue,
@@ -30,6 +31,7 @@ export interface LedgerServiceDeps {
   db: Db;
   store: HoldStore;
   admissions: CounterAdmissions;
+  openTurns: OpenTurns;
   closings: ClosingQueue;
   usage: UsageQueue;
   budgets: BudgetCache;

@@ -2,7 +2,7 @@ import { DomainError, invalid } from "@router/errors";
 import type { Queryable } from "@router/db";
 import { checkOnly, reserve, type Admission, type AdmissionDeps, type AdmitInput } from "../holds/admission";
 import { counterKey, type WindowedCeiling } from "../holds/ceilings";
-import { findRun, findRunForLeasedTurn, findTurn, insertTurn, saveRun, takeOpenTurn, takeTurnIfUnchanged, type Run } from "./run-store";
+import { findRun, findRunForLeasedTurn, findTurn, insertTurn, saveRun, takeTurnIfUnchanged, type Run } from "./run-store";
 import type { HoldLine } from "../holds/store";
 import { turnRefusal, type RunRefusal } from "./run-turns";
 
@@ -78,9 +78,10 @@ async function admitLeasedTurn(input: AdmitInput, ceilings: WindowedCeiling[], n
   const turn = { requestId: input.requestId, reserved: input.worstCase, admittedAt: now, expiresAt: new Date(now.getTime() + deps.holdTtlMs) };
   // A lease seen before is known to cover the turn's limits (its lines never change): the common
   // case is then one statement. Anything else (a lease not seen yet, a run not open or at a limit,
-  // a retried request) is read and decided below.
+  // a retried request) is read and decided below. Turns that arrive together are taken together
+  // (OpenTurns).
   const known = deps.store.leaseLinesSeen(leaseHoldId);
-  if (known && coversAll(known, ceilings) && (await takeOpenTurn(deps.db, { ...turn, orgId: input.orgId, runId: input.runId, leaseHoldId }))) {
+  if (known && coversAll(known, ceilings) && (await deps.openTurns.take({ ...turn, orgId: input.orgId, runId: input.runId, leaseHoldId }))) {
     return { admitted: true, holdId: "", warning: "" };
   }
   for (let attempt = 0; attempt < LEASED_TURN_ATTEMPTS; attempt++) {

@@ -159,7 +159,7 @@ export interface TurnToTake {
  * words every refusal) and the lease is still open. False when any of that fails, or the request is
  * already a turn: the caller then reads the run and decides.
  */
-export function takeOpenTurn(db: Queryable, t: TurnToTake & { orgId: string; runId: string; leaseHoldId: string }): Promise<boolean> {
+export function takeOpenTurn(db: Queryable, t: OpenTurnToTake): Promise<boolean> {
   return takeTurnWhere(
     db,
     t.runId,
@@ -171,6 +171,31 @@ export function takeOpenTurn(db: Queryable, t: TurnToTake & { orgId: string; run
        AND EXISTS (SELECT 1 FROM holds h WHERE h.hold_id = $7 AND h.org_id = $6 AND h.is_lease AND h.state = 'held')`,
     [t.orgId, t.leaseHoldId],
   );
+}
+
+/** A leased turn of an open run: `takeOpenTurn` takes one, `takeOpenTurns` several. */
+export type OpenTurnToTake = TurnToTake & { orgId: string; runId: string; leaseHoldId: string };
+
+/**
+ * `takeOpenTurn` for turns of different runs in one statement (take_open_turns): the request ids of
+ * the turns taken. A request id already a turn is not taken; one inserted meanwhile by another
+ * writer fails the whole statement with a unique violation (23505), and nothing of it is kept.
+ */
+export async function takeOpenTurns(db: Queryable, turns: OpenTurnToTake[]): Promise<Set<string>> {
+  const r = await db.query<{ request_id: string }>(
+    `SELECT take_open_turns($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::timestamptz[], $7::timestamptz[]) AS request_id`,
+    [
+      turns.map((t) => t.runId),
+      turns.map((t) => t.requestId),
+      turns.map((t) => t.orgId),
+      turns.map((t) => t.leaseHoldId),
+      turns.map((t) => t.reserved.toString()),
+      turns.map((t) => t.admittedAt.toISOString()),
+      turns.map((t) => t.expiresAt.toISOString()),
+    ],
+    { prepare: true },
+  );
+  return new Set(r.rows.map((row) => row.request_id));
 }
 
 /**
@@ -213,7 +238,7 @@ async function takeTurnWhere(db: Queryable, runId: string, t: TurnToTake, condit
   return r.rowCount === 1;
 }
 
-const UNIQUE_VIOLATION = "23505";
+export const UNIQUE_VIOLATION = "23505";
 
 /** Newest first. */
 export async function listRuns(db: Queryable, orgId: string, status: RunStatus | null, limit: number): Promise<Run[]> {
