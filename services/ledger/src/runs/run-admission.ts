@@ -124,9 +124,17 @@ function coversAll(lines: HoldLine[], ceilings: WindowedCeiling[]): boolean {
 
 /** The first of `ceilings` (subject and window) that none of the lease's lines reserves on. */
 function uncovered(lines: HoldLine[], ceilings: WindowedCeiling[]): WindowedCeiling | undefined {
-  const covered = new Set(lines.map((l) => `${counterKey(l)}\u0000${l.windowStart.getTime()}`));
-  return ceilings.find((c) => !covered.has(`${counterKey(c)}\u0000${c.windowStart.getTime()}`));
+  let covered = coveredRows.get(lines);
+  if (!covered) {
+    covered = new Set(lines.map((l) => `${counterKey(l)}\u0000${l.windowStart.getTime()}`));
+    coveredRows.set(lines, covered);
+  }
+  const rows = covered;
+  return ceilings.find((c) => !rows.has(`${counterKey(c)}\u0000${c.windowStart.getTime()}`));
 }
+
+/** The rows a lease's lines cover, made once per lease seen (its lines never change; see leaseLinesSeen). */
+const coveredRows = new WeakMap<HoldLine[], Set<string>>();
 
 function runNotFound(): DomainError {
   return new DomainError("not_found", "run_id: no such run in this organisation", { details: { field: "run_id" } });
