@@ -1,3 +1,4 @@
+import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Queryable } from "@router/db";
 import { createLogger } from "@router/logging";
@@ -140,5 +141,32 @@ describe("OpenTurns", () => {
     expect(db.statements).toBe(3);
     expect(await runRow(first)).toMatchObject({ turns_used: 0, reserved: "0", turns: [] });
     expect(await runRow(second)).toMatchObject({ turns_used: 1, turns: [1] });
+  });
+
+  it("does not wait for a run another writer holds locked: its turn is not taken, alone or with others, and the rest are", async () => {
+    const { runIds, turn } = await leasedRuns(2);
+    const [locked, free] = runIds as [string, string];
+    const openTurns = openTurnsOn(l.db);
+    let together: boolean[] = [];
+    let alone: boolean | undefined;
+    let tookMs = 0;
+
+    await l.db.tx(async (q) => {
+      await q.query(`SELECT 1 FROM runs WHERE run_id = $1 FOR UPDATE`, [locked]);
+      const started = performance.now();
+      together = await Promise.all([openTurns.take(turn(locked)), openTurns.take(turn(free))]);
+      alone = await openTurns.take(turn(locked));
+      tookMs = performance.now() - started;
+      // Held well past the statements: had they waited, they would have taken this long at least.
+      await sleep(1_500);
+    });
+
+    expect(together).toEqual([false, true]);
+    expect(alone).toBe(false);
+    expect(tookMs).toBeLessThan(1_000);
+    expect(await runRow(locked)).toMatchObject({ turns_used: 0, turns: [] });
+    expect(await runRow(free)).toMatchObject({ turns_used: 1, turns: [1] });
+    // Once the run is free again, its turn is taken.
+    expect(await openTurns.take(turn(locked))).toBe(true);
   });
 });

@@ -8,6 +8,9 @@
 -- Answers the request ids of the turns taken; the caller decides the others again, one by one.
 --
 -- Locks: the runs in id order first, as settle_run_turns does, so no two writers wait in a cycle.
+-- A run another writer holds locked (a settlement, a close, a turn decided under lock) is skipped,
+-- not waited for: the statements of turns go one at a time, and one run must not hold up the
+-- turns of every other. Its turn is not taken, and the caller decides it on its own.
 CREATE OR REPLACE FUNCTION take_open_turns(
   p_run_ids text[],
   p_request_ids text[],
@@ -20,15 +23,18 @@ CREATE OR REPLACE FUNCTION take_open_turns(
 RETURNS SETOF text
 LANGUAGE plpgsql
 AS $$
+DECLARE
+  v_locked text[];
 BEGIN
-  PERFORM 1 FROM runs WHERE run_id = ANY (p_run_ids) ORDER BY run_id FOR UPDATE;
+  SELECT array_agg(l.run_id) INTO v_locked
+  FROM (SELECT run_id FROM runs WHERE run_id = ANY (p_run_ids) ORDER BY run_id FOR UPDATE SKIP LOCKED) AS l;
   RETURN QUERY
   WITH taken AS (
     UPDATE runs r SET reserved_nanodollars = r.reserved_nanodollars + w.reserved, turns_used = r.turns_used + 1,
       updated_at = w.admitted_at
     FROM unnest(p_run_ids, p_request_ids, p_org_ids, p_lease_hold_ids, p_reserved, p_admitted_at, p_expires_at)
       AS w(run_id, request_id, org_id, lease_hold_id, reserved, admitted_at, expires_at)
-    WHERE r.run_id = w.run_id AND r.org_id = w.org_id AND r.status = 'open'
+    WHERE r.run_id = w.run_id AND r.run_id = ANY (v_locked) AND r.org_id = w.org_id AND r.status = 'open'
       AND r.spent_nanodollars + r.reserved_nanodollars < r.budget_nanodollars
       AND (r.max_turns IS NULL OR r.turns_used < r.max_turns)
       AND (r.max_tool_calls IS NULL OR r.tool_calls_used < r.max_tool_calls)

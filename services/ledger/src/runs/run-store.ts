@@ -156,8 +156,9 @@ export interface TurnToTake {
 /**
  * The common leased turn in one statement: takes the turn when the run is open and short of its
  * budget, turn and tool-call limits (the rules of `turnRefusal`, which decides every other case and
- * words every refusal) and the lease is still open. False when any of that fails, or the request is
- * already a turn: the caller then reads the run and decides.
+ * words every refusal) and the lease is still open. False when any of that fails, when the request
+ * is already a turn, or when another writer holds the run locked (it does not wait: the statements
+ * of turns go one at a time, see OpenTurns): the caller then reads the run and decides.
  */
 export function takeOpenTurn(db: Queryable, t: OpenTurnToTake): Promise<boolean> {
   return takeTurnWhere(
@@ -168,7 +169,8 @@ export function takeOpenTurn(db: Queryable, t: OpenTurnToTake): Promise<boolean>
        AND spent_nanodollars + reserved_nanodollars < budget_nanodollars
        AND (max_turns IS NULL OR turns_used < max_turns)
        AND (max_tool_calls IS NULL OR tool_calls_used < max_tool_calls)
-       AND EXISTS (SELECT 1 FROM holds h WHERE h.hold_id = $7 AND h.org_id = $6 AND h.is_lease AND h.state = 'held')`,
+       AND EXISTS (SELECT 1 FROM holds h WHERE h.hold_id = $7 AND h.org_id = $6 AND h.is_lease AND h.state = 'held')
+       AND run_id IN (SELECT l.run_id FROM runs l WHERE l.run_id = $1 FOR UPDATE SKIP LOCKED)`,
     [t.orgId, t.leaseHoldId],
   );
 }
@@ -178,8 +180,9 @@ export type OpenTurnToTake = TurnToTake & { orgId: string; runId: string; leaseH
 
 /**
  * `takeOpenTurn` for turns of different runs in one statement (take_open_turns): the request ids of
- * the turns taken. A request id already a turn is not taken; one inserted meanwhile by another
- * writer fails the whole statement with a unique violation (23505), and nothing of it is kept.
+ * the turns taken. A request id already a turn is not taken, nor is a turn of a run another writer
+ * holds locked; a request id inserted meanwhile by another writer fails the whole statement with a
+ * unique violation (23505), and nothing of it is kept.
  */
 export async function takeOpenTurns(db: Queryable, turns: OpenTurnToTake[]): Promise<Set<string>> {
   const r = await db.query<{ request_id: string }>(
