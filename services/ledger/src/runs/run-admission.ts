@@ -124,16 +124,23 @@ function coversAll(lines: HoldLine[], ceilings: WindowedCeiling[]): boolean {
 
 /** The first of `ceilings` (subject and window) that none of the lease's lines reserves on. */
 function uncovered(lines: HoldLine[], ceilings: WindowedCeiling[]): WindowedCeiling | undefined {
-  let covered = coveredRows.get(lines);
-  if (!covered) {
-    covered = new Set(lines.map((l) => `${counterKey(l)}\u0000${l.windowStart.getTime()}`));
-    coveredRows.set(lines, covered);
-  }
-  const rows = covered;
-  return ceilings.find((c) => !rows.has(`${counterKey(c)}\u0000${c.windowStart.getTime()}`));
+  const covered = coveredRowsOf(lines);
+  return ceilings.find((c) => !covered.has(rowKey(c)));
 }
 
+const rowKey = (c: { subjectKind: string; subjectId: string; window: WindowedCeiling["window"]; windowStart: Date }): string =>
+  `${counterKey(c)}\u0000${c.windowStart.getTime()}`;
+
 /** The rows a lease's lines cover, made once per lease seen (its lines never change; see leaseLinesSeen). */
+function coveredRowsOf(lines: HoldLine[]): Set<string> {
+  let covered = coveredRows.get(lines);
+  if (!covered) {
+    covered = new Set(lines.map(rowKey));
+    coveredRows.set(lines, covered);
+  }
+  return covered;
+}
+
 const coveredRows = new WeakMap<HoldLine[], Set<string>>();
 
 function runNotFound(): DomainError {
