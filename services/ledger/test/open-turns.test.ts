@@ -108,7 +108,9 @@ describe("OpenTurns", () => {
     );
 
     expect(answers).toEqual([false, false, false, false, false, true]);
-    expect(db.statements).toBe(1);
+    // One statement for the six; then each of the five it did not take once more on its own (its
+    // run might have been locked), refused there too.
+    expect(db.statements).toBe(6);
     expect(await runRow(other.runIds[0]!)).toMatchObject({ turns_used: 0, turns: [] });
     expect(await runRow(full)).toEqual({ turns_used: 1, reserved: String(USD / 100n), turns: [1] });
     expect(await runRow(closed)).toMatchObject({ turns_used: 0, turns: [] });
@@ -137,36 +139,41 @@ describe("OpenTurns", () => {
     });
 
     expect(await answers).toEqual([false, true]);
-    // The statement of two failed; then each alone.
-    expect(db.statements).toBe(3);
+    // The statement of two failed; then each alone, and the one not taken once more.
+    expect(db.statements).toBe(4);
     expect(await runRow(first)).toMatchObject({ turns_used: 0, reserved: "0", turns: [] });
     expect(await runRow(second)).toMatchObject({ turns_used: 1, turns: [1] });
   });
 
-  it("does not wait for a run another writer holds locked: its turn is not taken, alone or with others, and the rest are", async () => {
-    const { runIds, turn } = await leasedRuns(2);
-    const [locked, free] = runIds as [string, string];
-    const openTurns = openTurnsOn(l.db);
-    let together: boolean[] = [];
-    let alone: boolean | undefined;
-    let tookMs = 0;
+  it("takes a turn whose run another writer holds locked once that writer is done, on the run as it left it, without holding up other runs' turns", async () => {
+    const { runIds, turn } = await leasedRuns(3);
+    const [spentOn, paused, free] = runIds as [string, string, string];
+    const db = counted(l.db);
+    const openTurns = openTurnsOn(db);
+    const answeredAt = new Map<string, number>();
+    const timed = (runId: string) => openTurns.take(turn(runId)).then((taken) => (answeredAt.set(runId, performance.now()), taken));
+    let answers: Promise<boolean[]> | undefined;
+    let releasedAt = 0;
 
     await l.db.tx(async (q) => {
-      await q.query(`SELECT 1 FROM runs WHERE run_id = $1 FOR UPDATE`, [locked]);
-      const started = performance.now();
-      together = await Promise.all([openTurns.take(turn(locked)), openTurns.take(turn(free))]);
-      alone = await openTurns.take(turn(locked));
-      tookMs = performance.now() - started;
-      // Held well past the statements: had they waited, they would have taken this long at least.
-      await sleep(1_500);
+      await q.query(`SELECT 1 FROM runs WHERE run_id = ANY ($1) FOR UPDATE`, [[spentOn, paused]]);
+      answers = Promise.all([timed(spentOn), timed(paused), timed(free)]);
+      // The other writer changes both runs before it lets go: a settlement's spend, a pause.
+      await q.query(`UPDATE runs SET spent_nanodollars = spent_nanodollars + $2 WHERE run_id = $1`, [spentOn, String(USD / 10n)]);
+      await q.query(`UPDATE runs SET status = 'paused', pause_reason = 'no_progress', paused_at = now() WHERE run_id = $1`, [paused]);
+      await sleep(1_000);
+      releasedAt = performance.now();
     });
 
-    expect(together).toEqual([false, true]);
-    expect(alone).toBe(false);
-    expect(tookMs).toBeLessThan(1_000);
-    expect(await runRow(locked)).toMatchObject({ turns_used: 0, turns: [] });
+    expect(await answers).toEqual([true, false, true]);
+    // The free run's turn was not held up by the locked ones; theirs waited for the lock.
+    expect(answeredAt.get(free)!).toBeLessThan(releasedAt);
+    expect(answeredAt.get(spentOn)!).toBeGreaterThan(releasedAt);
+    expect(answeredAt.get(paused)!).toBeGreaterThan(releasedAt);
+    // One statement for the three, then one of its own for each turn it did not take.
+    expect(db.statements).toBe(3);
+    expect(await runRow(spentOn)).toEqual({ turns_used: 1, reserved: String(USD / 100n), turns: [1] });
+    expect(await runRow(paused)).toMatchObject({ turns_used: 0, reserved: "0", turns: [] });
     expect(await runRow(free)).toMatchObject({ turns_used: 1, turns: [1] });
-    // Once the run is free again, its turn is taken.
-    expect(await openTurns.take(turn(locked))).toBe(true);
   });
 });

@@ -15,7 +15,10 @@ const MAX_BATCH = 100;
  *
  * Each answer is the one `takeOpenTurn` would give for that turn alone: a run's turns go in arrival
  * order, one a statement, and a turn that another writer inserted meanwhile fails its statement,
- * whose turns are then taken one by one.
+ * whose turns are then taken one by one. Those statements skip a run another writer holds locked
+ * (one run must not hold up every other's turns); a turn they did not take is tried once more on
+ * its own, off the line, waiting for its run. Most are such turns: a batch's settlement holds its
+ * runs locked for a few milliseconds. A turn refused for good costs that one statement more.
  */
 export class OpenTurns {
   private readonly queue: GroupCommit<OpenTurnToTake, boolean>;
@@ -25,8 +28,8 @@ export class OpenTurns {
   }
 
   /** Whether the turn was taken; false when its run or lease does not allow it (the caller decides again). */
-  take(turn: OpenTurnToTake): Promise<boolean> {
-    return this.queue.push(turn);
+  async take(turn: OpenTurnToTake): Promise<boolean> {
+    return (await this.queue.push(turn)) || takeOpenTurn(this.deps.db, turn, { skipLocked: false });
   }
 
   private async takeAll(turns: OpenTurnToTake[]): Promise<boolean[]> {
@@ -66,7 +69,7 @@ export class OpenTurns {
       }
     }
     const answers: boolean[] = [];
-    for (const t of turns) answers.push(await takeOpenTurn(this.deps.db, t));
+    for (const t of turns) answers.push(await takeOpenTurn(this.deps.db, t, { skipLocked: true }));
     return answers;
   }
 }

@@ -153,24 +153,30 @@ export interface TurnToTake {
   expiresAt: Date;
 }
 
+/** The run's row takes a leased turn: `takeOpenTurn`'s condition ($6 the organisation, $7 the lease). */
+const OPEN_RUN_TAKES_TURN = `org_id = $6 AND status = 'open'
+       AND spent_nanodollars + reserved_nanodollars < budget_nanodollars
+       AND (max_turns IS NULL OR turns_used < max_turns)
+       AND (max_tool_calls IS NULL OR tool_calls_used < max_tool_calls)
+       AND EXISTS (SELECT 1 FROM holds h WHERE h.hold_id = $7 AND h.org_id = $6 AND h.is_lease AND h.state = 'held')`;
+
 /**
  * The common leased turn in one statement: takes the turn when the run is open and short of its
  * budget, turn and tool-call limits (the rules of `turnRefusal`, which decides every other case and
- * words every refusal) and the lease is still open. False when any of that fails, when the request
- * is already a turn, or when another writer holds the run locked (it does not wait: the statements
- * of turns go one at a time, see OpenTurns): the caller then reads the run and decides.
+ * words every refusal) and the lease is still open. False when any of that fails or when the request
+ * is already a turn: the caller then reads the run and decides.
+ *
+ * A run another writer holds locked (a settlement, a close, a turn decided under lock): with
+ * `skipLocked` the turn is not taken (false) rather than waited for, which the statements of turns
+ * that go one at a time need (see OpenTurns); without it, the statement waits and decides on the
+ * run as that writer left it.
  */
-export function takeOpenTurn(db: Queryable, t: OpenTurnToTake): Promise<boolean> {
+export function takeOpenTurn(db: Queryable, t: OpenTurnToTake, opts: { skipLocked: boolean }): Promise<boolean> {
   return takeTurnWhere(
     db,
     t.runId,
     t,
-    `org_id = $6 AND status = 'open'
-       AND spent_nanodollars + reserved_nanodollars < budget_nanodollars
-       AND (max_turns IS NULL OR turns_used < max_turns)
-       AND (max_tool_calls IS NULL OR tool_calls_used < max_tool_calls)
-       AND EXISTS (SELECT 1 FROM holds h WHERE h.hold_id = $7 AND h.org_id = $6 AND h.is_lease AND h.state = 'held')
-       AND run_id IN (SELECT l.run_id FROM runs l WHERE l.run_id = $1 FOR UPDATE SKIP LOCKED)`,
+    opts.skipLocked ? `${OPEN_RUN_TAKES_TURN} AND run_id IN (SELECT l.run_id FROM runs l WHERE l.run_id = $1 FOR UPDATE SKIP LOCKED)` : OPEN_RUN_TAKES_TURN,
     [t.orgId, t.leaseHoldId],
   );
 }
