@@ -215,11 +215,30 @@ describe("a turn admitted from a lease", () => {
     expect(answers.filter((x) => !x.admitted).every((x) => x.refusal?.scope === "run")).toBe(true);
   });
 
+  it("takes the first turn of a lease this ledger granted in one statement, reading neither the run nor the lease first", async () => {
+    const { org, ws, runId, held } = await leasedRun({});
+    const sent: string[] = [];
+    const query = l.db.query;
+    l.db.query = ((sql: string, params?: unknown[], opts?: Parameters<typeof query>[2]) => {
+      sent.push(sql);
+      return query.call(l.db, sql, params, opts);
+    }) as typeof query;
+    try {
+      expect(await admit(org, { workspaceId: ws, runId, leaseHoldId: held.holdId })).toMatchObject({ admitted: true, holdId: "" });
+    } finally {
+      l.db.query = query;
+    }
+
+    // The turn's one conditional statement (takeOpenTurn); no read of the run and the lease before it.
+    expect(sent.filter((sql) => sql.includes("INSERT INTO run_turns"))).toHaveLength(1);
+    expect(sent.filter((sql) => sql.includes("AS lease_lines"))).toEqual([]);
+  });
+
   it("decides a lease's later turns as the first: admitted while the run is open, refused once it is closed or the lease is gone", async () => {
     const { org, agent, ws, runId, held } = await leasedRun({ max_turns: 3 });
     const turn = () => admit(org, { workspaceId: ws, runId, leaseHoldId: held.holdId, worstCaseNanodollars: USD / 100n });
 
-    // The first turn reads the lease; the next ones are taken in one statement.
+    // Each turn is one statement (this ledger granted the lease, so it knows what the lease covers).
     for (let i = 0; i < 3; i++) expect(await turn()).toMatchObject({ admitted: true, holdId: "" });
     expect(await turn()).toMatchObject({ admitted: false, refusal: { scope: "run", httpStatus: 403, message: "This run has used all 3 of its turns." } });
     const run = (await l.http("GET", `/v1/runs/${runId}`, agent)).json.data as Record<string, unknown>;

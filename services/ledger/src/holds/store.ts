@@ -186,7 +186,7 @@ export class HoldStore {
 
   constructor(private readonly db: Db) {}
 
-  /** Remembers what a lease covers, read from its hold, so later turns it admits need not read it again. */
+  /** Remembers what a lease covers (granted here, or read from its hold), so the turns it admits need not read it. */
   rememberLeaseLines(holdId: string, lines: HoldLine[]): void {
     if (this.knownLeaseLines.has(holdId)) return;
     if (this.knownLeaseLines.size >= KNOWN_LEASES_MAX) {
@@ -209,13 +209,14 @@ export class HoldStore {
    */
   async lease(lease: NewLease, ceilings: WindowedCeiling[], size: LeaseSizing): Promise<LeaseReservation> {
     try {
-      return await this.db.tx(async (q): Promise<LeaseReservation> => {
+      let stored: StoredLine[] = [];
+      const reservation = await this.db.tx(async (q): Promise<LeaseReservation> => {
         const existing = await findLease(q, lease.leaseId);
         if (existing) return { kind: "existing", lease: existing };
         const amount = size(await lockCounters(q, ceilings));
         if (amount === undefined) throw new RollbackWith<LeaseReservation>({ kind: "refused" });
         await addReserved(q, ceilings, amount);
-        const lines: HoldLine[] = ceilings.map((c) => ({ ...c, amount }));
+        stored = ceilings.map((c) => storedLine({ ...c, amount }));
         const inserted = await q.query(
           `INSERT INTO holds
              (hold_id, request_id, org_id, worst_case_nanodollars, is_byok, is_lease, lines, created_at, expires_at,
@@ -228,7 +229,7 @@ export class HoldStore {
             lease.orgId,
             amount.toString(),
             lease.isByok,
-            JSON.stringify(lines.map(storedLine)),
+            JSON.stringify(stored),
             lease.createdAt.toISOString(),
             lease.expiresAt.toISOString(),
             lease.workspaceId,
@@ -239,6 +240,9 @@ export class HoldStore {
         if (inserted.rowCount === 0) throw new RollbackWith(LEASED_CONCURRENTLY);
         return { kind: "granted", amount };
       });
+      // The lease's first turns on this replica then take one statement (takeOpenTurn), not a read first.
+      if (reservation.kind === "granted") this.rememberLeaseLines(lease.holdId, stored.map(holdLine));
+      return reservation;
     } catch (err) {
       if (!(err instanceof RollbackWith)) throw err;
       if (err.answer !== LEASED_CONCURRENTLY) return err.answer as LeaseReservation;
