@@ -157,7 +157,11 @@ describe("OpenTurns", () => {
 
     await l.db.tx(async (q) => {
       await q.query(`SELECT 1 FROM runs WHERE run_id = ANY ($1) FOR UPDATE`, [[spentOn, paused]]);
-      answers = Promise.all([timed(spentOn), timed(paused), timed(free)]);
+      // One turn alone (`takeOpenTurn`); then, while its statement is in flight, two together
+      // (take_open_turns). Neither statement waits for a locked run.
+      const alone = timed(spentOn);
+      await new Promise((resolve) => setImmediate(resolve));
+      answers = Promise.all([alone, timed(paused), timed(free)]);
       // The other writer changes both runs before it lets go: a settlement's spend, a pause.
       await q.query(`UPDATE runs SET spent_nanodollars = spent_nanodollars + $2 WHERE run_id = $1`, [spentOn, String(USD / 10n)]);
       await q.query(`UPDATE runs SET status = 'paused', pause_reason = 'no_progress', paused_at = now() WHERE run_id = $1`, [paused]);
@@ -170,8 +174,8 @@ describe("OpenTurns", () => {
     expect(answeredAt.get(free)!).toBeLessThan(releasedAt);
     expect(answeredAt.get(spentOn)!).toBeGreaterThan(releasedAt);
     expect(answeredAt.get(paused)!).toBeGreaterThan(releasedAt);
-    // One statement for the three, then one of its own for each turn it did not take.
-    expect(db.statements).toBe(3);
+    // The statement of one and the statement of two, then one of its own for each turn they did not take.
+    expect(db.statements).toBe(4);
     expect(await runRow(spentOn)).toEqual({ turns_used: 1, reserved: String(USD / 100n), turns: [1] });
     expect(await runRow(paused)).toMatchObject({ turns_used: 0, reserved: "0", turns: [] });
     expect(await runRow(free)).toMatchObject({ turns_used: 1, turns: [1] });

@@ -77,9 +77,9 @@ async function admitLeasedTurn(input: AdmitInput, ceilings: WindowedCeiling[], n
   const leaseHoldId = input.leaseHoldId ?? "";
   const turn = { requestId: input.requestId, reserved: input.worstCase, admittedAt: now, expiresAt: new Date(now.getTime() + deps.holdTtlMs) };
   // A lease this replica granted or read before is known to cover the turn's limits (its lines
-  // never change): the common case is then one statement. Anything else (a lease not seen yet, a run not open or at a limit,
-  // a retried request) is read and decided below. Turns that arrive together are taken together
-  // (OpenTurns).
+  // never change): the common case is then one statement. Anything else (a lease not seen yet, a
+  // run not open or at a limit, a retried request) is read and decided below. Turns that arrive
+  // together are taken together (OpenTurns).
   const known = deps.store.leaseLinesSeen(leaseHoldId);
   if (known && coversAll(known, ceilings) && (await deps.openTurns.take({ ...turn, orgId: input.orgId, runId: input.runId, leaseHoldId }))) {
     return { admitted: true, holdId: "", warning: "" };
