@@ -4,5 +4,7 @@ export * as ledger from "./generated/router/ledger/v1/ledger";
 // Not `console`: that name would shadow the global in the modules that import it.
 export * as consoleRpc from "./generated/router/console/v1/console";
 export * as events from "./events";
+// Readings of RequestCompleted that decode only some of its fields (proto/router/events/views/v1).
+export * as eventViews from "./generated/router/events/views/v1/request_completed_views";
 export { TOPICS, type Topic } from "./topics";
 export * as health from "./generated/grpc/health/v1/health";

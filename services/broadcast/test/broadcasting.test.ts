@@ -1,6 +1,7 @@
 import type { IncomingEvent } from "@router/bus";
 import { ManualClock } from "@router/money";
 import { SIGNATURE_HEADER, verifySignature } from "@router/outbound";
+import { events, eventViews } from "@router/proto";
 import { waitFor, type ReceivedRequest } from "@router/testkit";
 import { REQUEST_COMPLETED_TOPIC } from "../src/app";
 import { pruneHandledEvents } from "../src/consumer/handled-events";
@@ -243,4 +244,30 @@ test("dead-letters a payload it cannot decode after the bus's retries", async ()
 
   await waitFor(() => deadLettered.some((e) => e.id === "evt-poison"), { what: "the dead letter" });
   await dlq.close();
+});
+
+test("dead-letters an event of an organisation with a destination when only its request and organisation can be read, and claims nothing", async () => {
+  await addDestination("org_half", "/half/hook");
+  const deadLettered: IncomingEvent[] = [];
+  const dlq = await h.bus.subscribe({
+    topic: `${REQUEST_COMPLETED_TOPIC}.dlq`,
+    group: "broadcast-test-dlq-half",
+    handler: async (e) => {
+      deadLettered.push(e);
+    },
+  });
+  // The request and organisation decode; `usage` (field 32, length-delimited) holds a truncated
+  // varint, which only the whole event's decoding reads.
+  const ids = events.RequestCompleted.encode(events.RequestCompleted.fromPartial({ requestId: "gen-half", orgId: "org_half" })).finish();
+  const payload = new Uint8Array([...ids, 0x82, 0x02, 0x01, 0xff]);
+  expect(eventViews.RequestCompletedRef.decode(payload)).toEqual({ requestId: "gen-half", orgId: "org_half" });
+  expect(() => events.RequestCompleted.decode(payload)).toThrow();
+
+  await h.bus.publish({ topic: REQUEST_COMPLETED_TOPIC, key: "org_half", type: REQUEST_COMPLETED_TOPIC, payload, id: "evt-half" });
+
+  await waitFor(() => deadLettered.some((e) => e.id === "evt-half"), { what: "the dead letter" });
+  await dlq.close();
+  const { rows } = await h.db.query("SELECT event_id FROM handled_events WHERE event_id = 'evt-half' OR request_id = 'gen-half'");
+  expect(rows).toEqual([]);
+  expect(at("/half/hook")).toEqual([]);
 });

@@ -2,7 +2,7 @@ import type { BatchHandler, EventBus, IncomingEvent, Subscription } from "@route
 import type { Db } from "@router/db";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
-import { events, TOPICS } from "@router/proto";
+import { events, eventViews, TOPICS } from "@router/proto";
 import type { Broadcaster } from "../delivery/broadcaster";
 import type { BroadcastMetrics } from "../metrics";
 import { isSampled } from "../records/sampling";
@@ -20,13 +20,13 @@ export interface ConsumerDeps {
 }
 
 /**
- * The event, or a throw (logged with its event id, never the payload: opaque bytes that could hold
- * anything) so the bus retries it and then dead-letters it.
+ * What `decode` reads of the event, or a throw (logged with its event id, never the payload: opaque
+ * bytes that could hold anything) so the bus retries it and then dead-letters it.
  */
-function decode(event: IncomingEvent, deps: ConsumerDeps): events.RequestCompleted {
+function decodeOrThrow<T extends { requestId: string; orgId: string }>(event: IncomingEvent, deps: ConsumerDeps, decode: (payload: Uint8Array) => T): T {
   let reason: string;
   try {
-    const decoded = events.RequestCompleted.decode(event.payload);
+    const decoded = decode(event.payload);
     // Without them a request can be neither claimed nor addressed to an organisation's destinations.
     if (decoded.requestId !== "" && decoded.orgId !== "") return decoded;
     reason = "it lacks request_id or org_id";
@@ -39,18 +39,28 @@ function decode(event: IncomingEvent, deps: ConsumerDeps): events.RequestComplet
 }
 
 /**
- * The handler for consecutive `router.request.completed.v1` deliveries: decode all, claim the new
- * ones and read the organisations' active destinations in one transaction, then queue one delivery
- * per sampled destination. Queuing never waits for a receiver, so a slow one does not slow the
- * consumer (and the gateway never waits for either).
+ * The handler for consecutive `router.request.completed.v1` deliveries: read each event's request
+ * and organisation (RequestCompletedRef: the rest is skipped, not decoded), then in one transaction
+ * read the organisations' active destinations, decode the whole event of each request that has one,
+ * and claim the new ones; then queue one delivery per sampled destination. Most organisations have
+ * no destination, and their events are never decoded whole. Queuing never waits for a receiver, so
+ * a slow one does not slow the consumer (and the gateway never waits for either).
  */
 export function requestsCompletedHandler(deps: ConsumerDeps): BatchHandler {
   return async (delivered) => {
-    const completed = delivered.map((event) => ({ eventId: event.id, request: decode(event, deps) }));
-    const refs = completed.map(({ eventId, request }) => ({ eventId, requestId: request.requestId, orgId: request.orgId }));
-    const { fresh, destinations } = await claimEvents(deps.db, refs, deps.clock.now());
-    for (const { eventId, request } of completed) {
-      const targets = destinations.get(request.orgId) ?? [];
+    const refs = delivered.map((event) => {
+      const { requestId, orgId } = decodeOrThrow(event, deps, (b) => eventViews.RequestCompletedRef.decode(b));
+      return { eventId: event.id, requestId, orgId, event };
+    });
+    const whole = new Map<string, events.RequestCompleted>();
+    // Before the claim, so that an event that cannot be decoded whole fails the batch and is
+    // retried, then dead-lettered, instead of being marked handled and never delivered.
+    const decodeWhole = (relevant: readonly (typeof refs)[number][]) => {
+      for (const r of relevant) whole.set(r.eventId, decodeOrThrow(r.event, deps, (b) => events.RequestCompleted.decode(b)));
+    };
+    const { fresh, destinations } = await claimEvents(deps.db, refs, deps.clock.now(), decodeWhole);
+    for (const { eventId, requestId, orgId } of refs) {
+      const targets = destinations.get(orgId) ?? [];
       if (targets.length === 0) {
         deps.metrics.consumed("no_destination");
         continue;
@@ -58,9 +68,10 @@ export function requestsCompletedHandler(deps: ConsumerDeps): BatchHandler {
       // An event twice in one batch was claimed once: the first copy is the new one.
       const isNew = fresh.delete(eventId);
       deps.metrics.consumed(isNew ? "new" : "duplicate");
-      if (!isNew) continue;
+      const request = whole.get(eventId);
+      if (!isNew || !request) continue;
       for (const destination of targets) {
-        if (isSampled(request.requestId, destination.sample_rate)) deps.broadcaster.enqueue(destination, request);
+        if (isSampled(requestId, destination.sample_rate)) deps.broadcaster.enqueue(destination, request);
         else deps.metrics.notSampled(destination.kind);
       }
     }

@@ -12,12 +12,14 @@ export interface CompletedRef {
  * `batch` whose organisation has one, marked handled. Returns those newly marked (an event id or a
  * request id seen before is a duplicate) with their destinations. Committed before any delivery is
  * queued, so a redelivered or replayed event never reaches a destination twice; an event of an
- * organisation without destinations leaves no row at all.
+ * organisation without destinations leaves no row at all. `beforeClaim` sees the events about to be
+ * marked first: when it throws, nothing is marked and the batch fails as a whole.
  */
-export async function claimEvents(
+export async function claimEvents<R extends CompletedRef>(
   db: Db,
-  batch: readonly CompletedRef[],
+  batch: readonly R[],
   handledAt: Date,
+  beforeClaim: (relevant: readonly R[]) => void = () => undefined,
 ): Promise<{ fresh: Set<string>; destinations: Map<string, DestinationRow[]> }> {
   // Statements only, nothing else: a run whose connection was lost before COMMIT may run again.
   return db.tx(
@@ -29,6 +31,7 @@ export async function claimEvents(
       }
       const relevant = batch.filter((e) => destinations.has(e.orgId));
       if (relevant.length === 0) return { fresh: new Set<string>(), destinations };
+      beforeClaim(relevant);
       const { rows } = await q.query<{ event_id: string }>(
         `INSERT INTO handled_events (event_id, request_id, handled_at)
          SELECT e, r, $3 FROM unnest($1::text[], $2::text[]) AS t(e, r)

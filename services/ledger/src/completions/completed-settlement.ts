@@ -1,7 +1,7 @@
 import type { BatchHandler, EventBus, IncomingEvent, Subscription } from "@router/bus";
 import type { Db } from "@router/db";
 import type { Logger } from "@router/logging";
-import { events, TOPICS } from "@router/proto";
+import { eventViews, TOPICS } from "@router/proto";
 import { closeHolds, type FinishedRequest, type ReleaseDeps, type Spend } from "../holds/settlement";
 
 export const CONSUMER_GROUP = "ledger";
@@ -49,13 +49,16 @@ export function completedSettlementHandler(deps: CompletedSettlementDeps): Batch
   };
 }
 
-type Settleable = events.RequestCompleted & { served: boolean };
+type Settleable = eventViews.RequestCompletedSettlement & { served: boolean };
 
-/** The event, when the ledger settles it; an undecodable or incomplete one is logged and skipped (retrying cannot mend it). */
+/**
+ * What the ledger settles of the event (RequestCompletedSettlement: the rest is skipped, not decoded);
+ * an undecodable or incomplete one is logged and skipped (retrying cannot mend it).
+ */
 function decoded(event: IncomingEvent, log: Logger): Settleable | null {
-  let c: events.RequestCompleted;
+  let c: eventViews.RequestCompletedSettlement;
   try {
-    c = events.RequestCompleted.decode(event.payload);
+    c = eventViews.RequestCompletedSettlement.decode(event.payload);
   } catch (err) {
     log.error({ err, eventId: event.id }, "ledger.completed.undecodable");
     return null;

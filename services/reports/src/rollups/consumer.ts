@@ -2,7 +2,7 @@ import type { BatchHandler, EventBus, IncomingEvent, Subscription } from "@route
 import type { Db } from "@router/db";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
-import { events, TOPICS } from "@router/proto";
+import { eventViews, TOPICS } from "@router/proto";
 import type { ReportsMetrics } from "../metrics";
 import { countedRequest, type CountedRequest } from "./counted-request";
 import { countRequests } from "./rollup-store";
@@ -26,16 +26,19 @@ export class UnusableEventError extends Error {
   }
 }
 
-/** Decodes a delivery; one that lacks a request id, an organisation or a status is unusable. */
-function completedOf(event: IncomingEvent, log: Logger): events.RequestCompleted {
+/**
+ * Decodes what a rollup counts of a delivery (RequestCompletedRollup: the rest of the event is skipped,
+ * not decoded); one that lacks a request id, an organisation or a status is unusable.
+ */
+function completedOf(event: IncomingEvent, log: Logger): eventViews.RequestCompletedRollup {
   const unusable = (reason: string, cause?: unknown): UnusableEventError => {
     // Never the payload itself: opaque bytes that could hold anything.
     log.error({ eventId: event.id, topic: event.topic, attempt: event.attempt, reason }, "reports.event.unusable");
     return new UnusableEventError(`request.completed ${reason}`, { cause });
   };
-  let decoded: events.RequestCompleted;
+  let decoded: eventViews.RequestCompletedRollup;
   try {
-    decoded = events.RequestCompleted.decode(event.payload);
+    decoded = eventViews.RequestCompletedRollup.decode(event.payload);
   } catch (err) {
     throw unusable("payload cannot be decoded", err);
   }
@@ -55,7 +58,7 @@ export function rollupBatchHandler(deps: RollupDeps): BatchHandler {
     const countable: CountedRequest[] = [];
     let withoutWorkspace = 0;
     for (const event of delivered) {
-      let completed: events.RequestCompleted;
+      let completed: eventViews.RequestCompletedRollup;
       try {
         completed = completedOf(event, deps.log);
       } catch (err) {

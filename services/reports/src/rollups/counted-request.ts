@@ -1,4 +1,4 @@
-import type { events } from "@router/proto";
+import type { eventViews } from "@router/proto";
 import { dayOf, monthOf } from "../months/report-month";
 
 /** What the rollups take from one completed request, shaped like the statement's JSON input. */
@@ -32,7 +32,7 @@ export interface CountedRequest {
  * that failed before any token carry a list cost of 0, and a cancelled or broken stream carries the
  * tokens it used, which the ledger counted too (docs/adr, ADR 0084).
  */
-export function countedRequest(e: events.RequestCompleted, receivedAt: Date): CountedRequest | null {
+export function countedRequest(e: eventViews.RequestCompletedRollup, receivedAt: Date): CountedRequest | null {
   if (e.workspaceId === "") return null;
   // The gateway stamps every event; the receive time only stands in for one that lacks it.
   const createdAt = e.createdAtMs > 0n ? new Date(Number(e.createdAtMs)) : receivedAt;

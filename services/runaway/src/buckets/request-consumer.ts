@@ -2,7 +2,7 @@ import type { BatchHandler, EventBus, IncomingEvent, Subscription } from "@route
 import type { Db } from "@router/db";
 import type { Logger } from "@router/logging";
 import { toNanos, type Clock } from "@router/money";
-import { events, TOPICS } from "@router/proto";
+import { eventViews, TOPICS } from "@router/proto";
 import type { RunawayMetrics } from "../metrics";
 import { BUCKET_RETENTION_MS } from "../sweep/runaway-rule";
 import { countRequests, type CountedRequest } from "./bucket-store";
@@ -17,12 +17,15 @@ export interface RequestConsumerDeps {
   metrics?: RunawayMetrics;
 }
 
-/** Decodes what the rule needs; throws for an event that can never be counted (the bus retries it, then dead-letters it). */
+/**
+ * Decodes what the rule needs (RequestCompletedSpend: the rest of the event is skipped, not decoded);
+ * throws for an event that can never be counted (the bus retries it, then dead-letters it).
+ */
 function decode(event: IncomingEvent, log: Logger): CountedRequest {
   const where = { eventId: event.id, topic: event.topic, attempt: event.attempt };
-  let e: events.RequestCompleted;
+  let e: eventViews.RequestCompletedSpend;
   try {
-    e = events.RequestCompleted.decode(event.payload);
+    e = eventViews.RequestCompletedSpend.decode(event.payload);
   } catch (err) {
     // The payload stays out of the log: opaque bytes that could hold anything.
     log.error({ ...where, reason: err instanceof Error ? err.message : String(err) }, "runaway.event.undecodable");
