@@ -65,7 +65,7 @@ export const TOPIC_TABLE: Record<keyof typeof TOPICS, TopicEntry> = {
 
 // --- The protos, as buf reads them -------------------------------------------------------------
 
-interface FieldDescriptor {
+export interface FieldDescriptor {
   name: string;
   number: number;
   label: "LABEL_OPTIONAL" | "LABEL_REPEATED" | "LABEL_REQUIRED";
@@ -114,13 +114,16 @@ const oneLine = (comment: string | undefined): string =>
     .filter((l) => l !== "")
     .join(" ");
 
-/** The events package as buf compiles it (the same compiler `make proto` and `buf lint` use). */
-export function eventMessages(): EventMessage[] {
-  const json = execFileSync(join(ROOT, "node_modules", ".bin", "buf"), ["build", "--path", "router/events/v1", "-o", "-#format=json"], {
+/**
+ * The events package (or another package at `path`) as buf compiles it (the same compiler `make
+ * proto` and `buf lint` use).
+ */
+export function eventMessages(path = "router/events/v1", pkg = "router.events.v1"): EventMessage[] {
+  const json = execFileSync(join(ROOT, "node_modules", ".bin", "buf"), ["build", "--path", path, "-o", "-#format=json"], {
     cwd: join(ROOT, "proto"),
     encoding: "utf8",
   });
-  const files = (JSON.parse(json) as { file: FileDescriptor[] }).file.filter((f) => f.package === "router.events.v1");
+  const files = (JSON.parse(json) as { file: FileDescriptor[] }).file.filter((f) => f.package === pkg);
   return files.flatMap((file) => {
     const locations = file.sourceCodeInfo?.location ?? [];
     const commentAt = (path: number[]) => oneLine(locations.find((l) => l.path?.join(".") === path.join("."))?.leadingComments);

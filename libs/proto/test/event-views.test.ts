@@ -1,32 +1,5 @@
-import { execFileSync } from "node:child_process";
-import { join } from "node:path";
 import { events, eventViews } from "@router/proto";
-
-const ROOT = join(__dirname, "..", "..", "..");
-
-interface Field {
-  name: string;
-  number: number;
-  label: string;
-  type: string;
-  typeName?: string;
-  proto3Optional?: boolean;
-}
-
-interface Message {
-  name: string;
-  field: Field[];
-}
-
-/** The messages of `package` as buf compiles them (the compiler `make proto` uses). */
-function messagesOf(path: string, pkg: string): Message[] {
-  const json = execFileSync(join(ROOT, "node_modules", ".bin", "buf"), ["build", "--path", path, "-o", "-#format=json"], {
-    cwd: join(ROOT, "proto"),
-    encoding: "utf8",
-  });
-  const files = (JSON.parse(json) as { file: Array<{ package: string; messageType?: Message[] }> }).file;
-  return files.filter((f) => f.package === pkg).flatMap((f) => f.messageType ?? []);
-}
+import { eventMessages, type FieldDescriptor } from "./asyncapi-document";
 
 /** A RequestCompleted with every field set to something other than its default. */
 function everyFieldSet(): events.RequestCompleted {
@@ -93,21 +66,21 @@ const VIEWS = {
 } as const;
 
 describe("readings of RequestCompleted (router.events.views.v1)", () => {
-  const full = messagesOf("router/events/v1/request_completed.proto", "router.events.v1").find((m) => m.name === "RequestCompleted");
-  const views = messagesOf("router/events/views/v1", "router.events.views.v1");
+  const full = eventMessages().find((m) => m.name === "RequestCompleted");
+  const views = eventMessages("router/events/views/v1", "router.events.views.v1");
 
   it("has every view this test decodes, and nothing else", () => {
     expect(views.map((v) => v.name).sort()).toEqual(Object.keys(VIEWS).sort());
   });
 
   it("gives each field the number, type and label it has in RequestCompleted", () => {
-    const byName = new Map((full?.field ?? []).map((f) => [f.name, f]));
+    const byName = new Map((full?.fields ?? []).map((f) => [f.name, f]));
     expect(byName.size).toBeGreaterThan(40);
     for (const view of views) {
-      for (const f of view.field) {
+      for (const f of view.fields) {
         const original = byName.get(f.name);
         expect({ view: view.name, field: f.name, found: original !== undefined }).toEqual({ view: view.name, field: f.name, found: true });
-        const shape = (x: Field) => ({ number: x.number, label: x.label, type: x.type, typeName: x.typeName, optional: x.proto3Optional ?? false });
+        const shape = (x: FieldDescriptor) => ({ number: x.number, label: x.label, type: x.type, typeName: x.typeName, optional: x.proto3Optional ?? false });
         expect({ view: view.name, field: f.name, ...shape(f) }).toEqual({ view: view.name, field: f.name, ...shape(original!) });
       }
     }
