@@ -35,9 +35,8 @@ export function envelopeOf(event: OutgoingEvent): Envelope {
     topic: event.topic,
     key: event.key,
     type: event.type,
-    // A Buffer: the copy comes from Node's pooled memory instead of a new ArrayBuffer per event,
-    // and the Redis and Kafka clients take it as it is.
-    payload: Buffer.from(event.payload),
+    // A Buffer, so the Redis and Kafka clients take it as it is.
+    payload: payloadCopy(event.payload),
     headers: {
       [HEADER_CONTENT_TYPE]: PROTOBUF_CONTENT_TYPE,
       ...event.headers,
@@ -45,6 +44,15 @@ export function envelopeOf(event: OutgoingEvent): Envelope {
       [HEADER_EVENT_TYPE]: event.type,
     },
   };
+}
+
+/**
+ * A copy of a payload that no other holder can change. A Buffer taken from Node's pooled memory:
+ * a new ArrayBuffer per event costs three to five times as much to make, and each one is tracked
+ * and swept apart by the garbage collector (docs/performance.md).
+ */
+export function payloadCopy(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes);
 }
 
 /** The payload's bytes as a Buffer for a broker client, without copying them (`envelopeOf` made it one). */

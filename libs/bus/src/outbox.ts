@@ -393,7 +393,7 @@ function envelopeOfRecord(r: StoredRecord): Envelope {
     key: r.key,
     type: r.type,
     headers: r.headers,
-    payload: new Uint8Array(Buffer.from(r.payload, "base64")),
+    payload: Buffer.from(r.payload, "base64"),
   };
 }
 

@@ -181,6 +181,34 @@ export function runBusContract(name: string, makeBus: MakeBus, options: Contract
       expect([...got.two].sort()).toEqual([...ids].sort());
     });
 
+    it("gives each group its own payload bytes: a handler that overwrites them changes no one else's", async () => {
+      const t = await topic("own-bytes");
+      const [one, two, producer] = await Promise.all([bus(), bus(), bus()]);
+      const seenByTwo: string[] = [];
+      let scribbled = 0;
+      // The first group scribbles over every payload it gets, alone and in batches.
+      const scribble = (e: IncomingEvent) => {
+        e.payload.fill(0x21);
+        scribbled += 1;
+      };
+      await one.subscribe({ topic: t, group: "scribbler", handler: async (e) => scribble(e), batchHandler: async (batch) => batch.forEach(scribble) });
+      await two.subscribe({
+        topic: t,
+        group: "reader",
+        handler: async (e) => void seenByTwo.push(decode(e)),
+        batchHandler: async (batch) => void seenByTwo.push(...batch.map(decode)),
+      });
+
+      const sent = Array.from({ length: 20 }, (_, i) => `event-${i}`);
+      const buffers = sent.map(encode);
+      await Promise.all(buffers.map((payload, i) => producer.publish({ topic: t, key: `k${i % 2}`, type: TYPE, payload })));
+
+      await waitFor(() => scribbled >= sent.length && seenByTwo.length >= sent.length, { what: "both groups to get every event" });
+      expect([...seenByTwo].sort()).toEqual([...sent].sort());
+      // The publisher's own buffers are untouched too.
+      expect(buffers.map((b) => Buffer.from(b).toString("utf8"))).toEqual(sent);
+    });
+
     it("gives a service that reads two topics every event of both, on each of its replicas' shares", async () => {
       // One service group on two topics, two replicas: on Kafka a group spanning both topics lost
       // one of them (kafkajs's leader assigns only the topics it subscribed itself).

@@ -5,7 +5,7 @@ import type { BrokerSubscribeOptions } from "../consumer-groups";
 import { within, withDeadline } from "../deadline";
 import { exitOnFatal, isOutage, isProgrammingError } from "../failure";
 import { LiveSubscriptions } from "../live-subscriptions";
-import { deadLetterOf, envelopeOf, HEADER_EVENT_ID, HEADER_EVENT_TYPE, incomingOf, payloadBytes, type Envelope } from "../envelope";
+import { deadLetterOf, envelopeOf, HEADER_EVENT_ID, HEADER_EVENT_TYPE, incomingOf, payloadBytes, payloadCopy, type Envelope } from "../envelope";
 import { Outbox, type SendFailure } from "../outbox";
 import type { BusConfig, EventBus, OutgoingEvent, SubscribeOptions, Subscription } from "../port";
 import { maxAttemptsOf, retryDelay, settingsOf, type BusSettings } from "../settings";
@@ -404,7 +404,7 @@ function envelopeOfMessage(
     topic,
     key: key?.toString("utf8") ?? "",
     type: headers[HEADER_EVENT_TYPE] ?? "",
-    payload: new Uint8Array(value ?? Buffer.alloc(0)),
+    payload: value ? payloadCopy(value) : new Uint8Array(),
     headers,
   };
 }

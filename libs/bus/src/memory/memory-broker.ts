@@ -1,5 +1,5 @@
 import type { Logger } from "@router/logging";
-import { deadLetterOf, incomingOf, type Envelope } from "../envelope";
+import { deadLetterOf, incomingOf, payloadCopy, type Envelope } from "../envelope";
 import { isOutage } from "../failure";
 import { partitionOf } from "../partition";
 import type { BatchHandler, EventHandler } from "../port";
@@ -272,7 +272,7 @@ export class MemoryGroup {
     member.busy = true;
     const stall = setTimeout(() => this.stall(member), settings.reclaimIdleMs);
     stall.unref();
-    const event = incomingOf({ ...envelope, payload: Uint8Array.from(envelope.payload) }, attempt);
+    const event = incomingOf({ ...envelope, payload: payloadCopy(envelope.payload) }, attempt);
     const run = (async (): Promise<Outcome> => {
       try {
         await handler(event);
@@ -304,7 +304,7 @@ export class MemoryGroup {
     member.busy = true;
     const stall = setTimeout(() => this.stall(member), member.options.settings.reclaimIdleMs);
     stall.unref();
-    const events = envelopes.map((e) => incomingOf({ ...e, payload: Uint8Array.from(e.payload) }, 1));
+    const events = envelopes.map((e) => incomingOf({ ...e, payload: payloadCopy(e.payload) }, 1));
     const run = batchHandler(events).then(
       () => true,
       () => false,

@@ -4,6 +4,7 @@ import {
   HEADER_EVENT_TYPE,
   PROTOBUF_CONTENT_TYPE,
   payloadBytes,
+  payloadCopy,
   type Envelope,
 } from "../envelope";
 
@@ -12,6 +13,7 @@ const KEY = "key";
 const PAYLOAD = "payload";
 const HEADER_PREFIX = "h:";
 const STANDARD = new Set([HEADER_EVENT_ID, HEADER_EVENT_TYPE, HEADER_CONTENT_TYPE]);
+const EMPTY = new Uint8Array();
 
 export function fieldsOf(envelope: Envelope): Array<string | Buffer> {
   const fields: Array<string | Buffer> = [
@@ -35,11 +37,12 @@ export function fieldsOf(envelope: Envelope): Array<string | Buffer> {
 export function envelopeOfFields(topic: string, fields: Buffer[]): Envelope {
   const headers: Record<string, string> = {};
   let key = "";
-  let payload = new Uint8Array();
+  let payload: Uint8Array = EMPTY;
   for (let i = 0; i + 1 < fields.length; i += 2) {
     const name = fields[i]!.toString("utf8");
     const value = fields[i + 1]!;
-    if (name === PAYLOAD) payload = new Uint8Array(value);
+    // A copy: the reply's buffers may be slices of the client's reused parser memory.
+    if (name === PAYLOAD) payload = payloadCopy(value);
     else if (name === KEY) key = value.toString("utf8");
     else if (STANDARD.has(name)) headers[name] = value.toString("utf8");
     else if (name.startsWith(HEADER_PREFIX)) headers[name.slice(HEADER_PREFIX.length)] = value.toString("utf8");
