@@ -63,6 +63,7 @@ const VIEWS = {
   RequestCompletedSpend: eventViews.RequestCompletedSpend,
   RequestCompletedRollup: eventViews.RequestCompletedRollup,
   RequestCompletedSettlement: eventViews.RequestCompletedSettlement,
+  RequestCompletedHealth: eventViews.RequestCompletedHealth,
 } as const;
 
 describe("readings of RequestCompleted (router.events.views.v1)", () => {

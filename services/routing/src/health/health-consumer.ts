@@ -2,7 +2,7 @@ import type { BatchHandler, EventBus, IncomingEvent, Subscription } from "@route
 import type { Db } from "@router/db";
 import type { Logger } from "@router/logging";
 import type { Clock } from "@router/money";
-import { events, TOPICS } from "@router/proto";
+import { eventViews, TOPICS } from "@router/proto";
 import type { RoutingMetrics } from "../metrics";
 import type { PinStore } from "../sticky/pin-store";
 import { pinOfServed } from "../sticky/served-pin";
@@ -73,7 +73,7 @@ export function requestsCompletedHandler(deps: HealthConsumerDeps): BatchHandler
   };
 }
 
-async function recordPins(pins: PinStore, completed: events.RequestCompleted[], log: Logger, traffic?: StickyTraffic): Promise<void> {
+async function recordPins(pins: PinStore, completed: eventViews.RequestCompletedHealth[], log: Logger, traffic?: StickyTraffic): Promise<void> {
   for (const c of completed) {
     const pin = pinOfServed(c);
     if (!pin) continue;
@@ -92,9 +92,10 @@ export function requestCompletedHandler(deps: HealthConsumerDeps): (event: Incom
   return (event) => handleBatch([event]);
 }
 
-function decode(event: IncomingEvent, deps: HealthConsumerDeps): events.RequestCompleted {
+/** The event's reading with what routing uses (the rest of the payload is skipped, not decoded). */
+function decode(event: IncomingEvent, deps: HealthConsumerDeps): eventViews.RequestCompletedHealth {
   try {
-    return events.RequestCompleted.decode(event.payload);
+    return eventViews.RequestCompletedHealth.decode(event.payload);
   } catch (err) {
     // The payload stays out of the log: opaque bytes that could hold anything.
     deps.log.error(

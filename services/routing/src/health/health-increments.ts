@@ -1,4 +1,4 @@
-import type { events } from "@router/proto";
+import type { events, eventViews } from "@router/proto";
 import { outcomeOf } from "./attempt-outcome";
 import { bucketStartOf, DAY_BUCKETS, windowStart } from "./health-window";
 
@@ -27,7 +27,7 @@ export interface BucketIncrement {
  * start time (the request's, or `now`, when the gateway sent none; never later than `now`, which
  * absorbs clock skew between hosts); one already outside the 24 h retention is dropped.
  */
-export function healthIncrements(completed: events.RequestCompleted, now: Date): BucketIncrement[] {
+export function healthIncrements(completed: eventViews.RequestCompletedHealth, now: Date): BucketIncrement[] {
   const nowMs = now.getTime();
   const oldest = windowStart(now, DAY_BUCKETS).getTime();
   const byKey = new Map<string, BucketIncrement>();
@@ -85,7 +85,7 @@ export function healthIncrements(completed: events.RequestCompleted, now: Date):
 }
 
 // The last ok attempt on the endpoint the request names as served: the one whose usage the event carries.
-function servingAttempt(completed: events.RequestCompleted): events.UpstreamAttempt | undefined {
+function servingAttempt(completed: eventViews.RequestCompletedHealth): events.UpstreamAttempt | undefined {
   if (!completed.endpointId) return undefined;
   for (let i = completed.attempts.length - 1; i >= 0; i -= 1) {
     const a = completed.attempts[i];

@@ -1,4 +1,4 @@
-import type { events } from "@router/proto";
+import type { eventViews } from "@router/proto";
 import type { PinWrite } from "./pin-store";
 import { parsePinRef } from "./sticky-key";
 
@@ -7,7 +7,7 @@ import { parsePinRef } from "./sticky-key";
  * gave it (`sticky_pin`). Only a request that was served pins: a refusal or a request every
  * endpoint failed leaves the pins as they were.
  */
-export function pinOfServed(completed: events.RequestCompleted): PinWrite | null {
+export function pinOfServed(completed: eventViews.RequestCompletedHealth): PinWrite | null {
   const ref = parsePinRef(completed.stickyPin);
   if (!ref || !completed.orgId || !completed.endpointId || !completed.servedModel) return null;
   return {

@@ -6,7 +6,7 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
-import { TokenUsage } from "../../v1/request_completed";
+import { TokenUsage, UpstreamAttempt } from "../../v1/request_completed";
 
 export const protobufPackage = "router.events.views.v1";
 
@@ -68,6 +68,23 @@ export interface RequestCompletedSettlement {
   spendLeaseHoldId: string;
   settledByLedger: boolean;
   holdId?: string | undefined;
+}
+
+/**
+ * What routing learns of a request: its attempts' health (the health buckets) and, for a served
+ * request, the pin of its sticky key.
+ */
+export interface RequestCompletedHealth {
+  requestId: string;
+  orgId: string;
+  createdAtMs: bigint;
+  servedModel: string;
+  endpointId: string;
+  usage?: TokenUsage | undefined;
+  attempts: UpstreamAttempt[];
+  stickyPin: string;
+  toolCalls: number;
+  invalidToolCalls: number;
 }
 
 function createBaseRequestCompletedRef(): RequestCompletedRef {
@@ -1034,6 +1051,271 @@ export const RequestCompletedSettlement: MessageFns<RequestCompletedSettlement> 
     message.spendLeaseHoldId = object.spendLeaseHoldId ?? "";
     message.settledByLedger = object.settledByLedger ?? false;
     message.holdId = object.holdId ?? undefined;
+    return message;
+  },
+};
+
+function createBaseRequestCompletedHealth(): RequestCompletedHealth {
+  return {
+    requestId: "",
+    orgId: "",
+    createdAtMs: 0n,
+    servedModel: "",
+    endpointId: "",
+    usage: undefined,
+    attempts: [],
+    stickyPin: "",
+    toolCalls: 0,
+    invalidToolCalls: 0,
+  };
+}
+
+export const RequestCompletedHealth: MessageFns<RequestCompletedHealth> = {
+  encode(message: RequestCompletedHealth, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.requestId !== "") {
+      writer.uint32(10).string(message.requestId);
+    }
+    if (message.orgId !== "") {
+      writer.uint32(18).string(message.orgId);
+    }
+    if (message.createdAtMs !== 0n) {
+      if (BigInt.asIntN(64, message.createdAtMs) !== message.createdAtMs) {
+        throw new globalThis.Error("value provided for field message.createdAtMs of type int64 too large");
+      }
+      writer.uint32(48).int64(message.createdAtMs);
+    }
+    if (message.servedModel !== "") {
+      writer.uint32(66).string(message.servedModel);
+    }
+    if (message.endpointId !== "") {
+      writer.uint32(82).string(message.endpointId);
+    }
+    if (message.usage !== undefined) {
+      TokenUsage.encode(message.usage, writer.uint32(258).fork()).join();
+    }
+    for (const v of message.attempts) {
+      UpstreamAttempt.encode(v!, writer.uint32(274).fork()).join();
+    }
+    if (message.stickyPin !== "") {
+      writer.uint32(330).string(message.stickyPin);
+    }
+    if (message.toolCalls !== 0) {
+      writer.uint32(336).int32(message.toolCalls);
+    }
+    if (message.invalidToolCalls !== 0) {
+      writer.uint32(344).int32(message.invalidToolCalls);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RequestCompletedHealth {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRequestCompletedHealth();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.orgId = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.createdAtMs = reader.int64() as bigint;
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.servedModel = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.endpointId = reader.string();
+            continue;
+          }
+          case 32: {
+            if (tag !== 258) {
+              break;
+            }
+
+            message.usage = TokenUsage.decode(reader, reader.uint32());
+            continue;
+          }
+          case 34: {
+            if (tag !== 274) {
+              break;
+            }
+
+            message.attempts.push(UpstreamAttempt.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 41: {
+            if (tag !== 330) {
+              break;
+            }
+
+            message.stickyPin = reader.string();
+            continue;
+          }
+          case 42: {
+            if (tag !== 336) {
+              break;
+            }
+
+            message.toolCalls = reader.int32();
+            continue;
+          }
+          case 43: {
+            if (tag !== 344) {
+              break;
+            }
+
+            message.invalidToolCalls = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RequestCompletedHealth {
+    return {
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
+      orgId: isSet(object.orgId)
+        ? globalThis.String(object.orgId)
+        : isSet(object.org_id)
+        ? globalThis.String(object.org_id)
+        : "",
+      createdAtMs: isSet(object.createdAtMs)
+        ? BigInt(object.createdAtMs)
+        : isSet(object.created_at_ms)
+        ? BigInt(object.created_at_ms)
+        : 0n,
+      servedModel: isSet(object.servedModel)
+        ? globalThis.String(object.servedModel)
+        : isSet(object.served_model)
+        ? globalThis.String(object.served_model)
+        : "",
+      endpointId: isSet(object.endpointId)
+        ? globalThis.String(object.endpointId)
+        : isSet(object.endpoint_id)
+        ? globalThis.String(object.endpoint_id)
+        : "",
+      usage: isSet(object.usage) ? TokenUsage.fromJSON(object.usage) : undefined,
+      attempts: globalThis.Array.isArray(object?.attempts)
+        ? object.attempts.map((e: any) => UpstreamAttempt.fromJSON(e))
+        : [],
+      stickyPin: isSet(object.stickyPin)
+        ? globalThis.String(object.stickyPin)
+        : isSet(object.sticky_pin)
+        ? globalThis.String(object.sticky_pin)
+        : "",
+      toolCalls: isSet(object.toolCalls)
+        ? globalThis.Number(object.toolCalls)
+        : isSet(object.tool_calls)
+        ? globalThis.Number(object.tool_calls)
+        : 0,
+      invalidToolCalls: isSet(object.invalidToolCalls)
+        ? globalThis.Number(object.invalidToolCalls)
+        : isSet(object.invalid_tool_calls)
+        ? globalThis.Number(object.invalid_tool_calls)
+        : 0,
+    };
+  },
+
+  toJSON(message: RequestCompletedHealth): unknown {
+    const obj: any = {};
+    if (message.requestId !== "") {
+      obj.requestId = message.requestId;
+    }
+    if (message.orgId !== "") {
+      obj.orgId = message.orgId;
+    }
+    if (message.createdAtMs !== 0n) {
+      obj.createdAtMs = message.createdAtMs.toString();
+    }
+    if (message.servedModel !== "") {
+      obj.servedModel = message.servedModel;
+    }
+    if (message.endpointId !== "") {
+      obj.endpointId = message.endpointId;
+    }
+    if (message.usage !== undefined) {
+      obj.usage = TokenUsage.toJSON(message.usage);
+    }
+    if (message.attempts?.length) {
+      obj.attempts = message.attempts.map((e) => UpstreamAttempt.toJSON(e));
+    }
+    if (message.stickyPin !== "") {
+      obj.stickyPin = message.stickyPin;
+    }
+    if (message.toolCalls !== 0) {
+      obj.toolCalls = Math.round(message.toolCalls);
+    }
+    if (message.invalidToolCalls !== 0) {
+      obj.invalidToolCalls = Math.round(message.invalidToolCalls);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RequestCompletedHealth>, I>>(base?: I): RequestCompletedHealth {
+    return RequestCompletedHealth.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RequestCompletedHealth>, I>>(object: I): RequestCompletedHealth {
+    const message = createBaseRequestCompletedHealth();
+    message.requestId = object.requestId ?? "";
+    message.orgId = object.orgId ?? "";
+    message.createdAtMs = (object.createdAtMs !== undefined && object.createdAtMs !== null)
+      ? BigInt(object.createdAtMs)
+      : 0n;
+    message.servedModel = object.servedModel ?? "";
+    message.endpointId = object.endpointId ?? "";
+    message.usage = (object.usage !== undefined && object.usage !== null)
+      ? TokenUsage.fromPartial(object.usage)
+      : undefined;
+    message.attempts = object.attempts?.map((e) => UpstreamAttempt.fromPartial(e)) || [];
+    message.stickyPin = object.stickyPin ?? "";
+    message.toolCalls = object.toolCalls ?? 0;
+    message.invalidToolCalls = object.invalidToolCalls ?? 0;
     return message;
   },
 };
