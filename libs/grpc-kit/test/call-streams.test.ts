@@ -151,15 +151,18 @@ describe("CallStreams", () => {
 
   it("ends a call at its deadline as a timeout, drops its late answer, and goes on answering the others", async () => {
     const { client } = await ledgerAndClient(async (req) => {
-      if (req.requestId === "slow") await sleep(300);
+      if (req.requestId === "slow") await sleep(900);
       return admitted(req);
     });
-    const calls = streamsOf(client, { streams: 1, deadlineMs: 100 });
-    await expect(calls.call(request("warm"))).resolves.toMatchObject({ holdId: "hold_warm" });
+    const calls = streamsOf(client, { streams: 1, deadlineMs: 250 });
+    // The stream opens with the first call: on a busy machine that alone can outlast the deadline.
+    let warm: unknown;
+    for (let tries = 0; tries < 10 && !warm; tries++) warm = await calls.call(request("warm")).catch(() => undefined);
+    expect(warm).toMatchObject({ holdId: "hold_warm" });
     const started = Date.now();
     await expect(calls.call(request("slow"))).rejects.toMatchObject({ code: "router.ledger_timeout", status: 503 });
-    expect(Date.now() - started).toBeLessThan(250);
-    await sleep(300);
+    expect(Date.now() - started).toBeLessThan(800);
+    await sleep(900);
     await expect(calls.call(request("after"))).resolves.toMatchObject({ holdId: "hold_after" });
     expect(calls.openStreams).toBe(1);
     await calls.close();
