@@ -109,10 +109,18 @@ const LEASE_POLL_MS = 100;
  */
 async function waitingOnLeases(attempt: () => Promise<Admission>, deps: Pick<AdmissionDeps, "store" | "leaseWaitMs">): Promise<Admission> {
   const giveUpAt = performance.now() + deps.leaseWaitMs;
+  let waiting = false;
   for (;;) {
     const admission = await attempt();
     if (admission.admitted || !admission.refusedRows?.length || performance.now() + LEASE_POLL_MS >= giveUpAt) return admission;
-    if (!(await heldBackByLeases(admission.refusedRows, deps.store))) return admission;
+    if (!(await heldBackByLeases(admission.refusedRows, deps.store))) {
+      // Leases held it back at the last reading and hold nothing now: they were trimmed between the
+      // attempt and this reading, so the headroom is back. One more attempt decides.
+      if (!waiting) return admission;
+      waiting = false;
+      continue;
+    }
+    waiting = true;
     await sleep(LEASE_POLL_MS);
   }
 }
