@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { env, z } from "@router/config";
 import type { Logger } from "@router/logging";
 import type { TopicLayout } from "./kafka/topic-plan";
-import type { BusConfig } from "./port";
+import { REDIS_ENTRY_LAYOUTS, type BusConfig, type RedisEntryLayout } from "./port";
 
 /** The bus settings every service reads from its environment; spread into a service's config schema. */
 export const busEnvironment = {
@@ -15,6 +15,11 @@ export const busEnvironment = {
   KAFKA_BROKERS: env.list().optional(),
   /** How long batching consumers let events gather between reads (redis); 0 reads at once. */
   ROUTER_BUS_BATCH_WAIT_MS: z.coerce.number().int().min(0).max(10_000).optional(),
+  /**
+   * How the Redis bus writes its stream entries: `fields` (default) or `packed` (cheaper; only once
+   * every service of the install reads it, see BusConfig.redisEntryLayout).
+   */
+  ROUTER_BUS_REDIS_ENTRY_LAYOUT: z.enum(REDIS_ENTRY_LAYOUTS).optional(),
 };
 
 type BusEnvironment = {
@@ -23,6 +28,7 @@ type BusEnvironment = {
   REDIS_URL?: string;
   KAFKA_BROKERS?: string[];
   ROUTER_BUS_BATCH_WAIT_MS?: number;
+  ROUTER_BUS_REDIS_ENTRY_LAYOUT?: RedisEntryLayout;
 };
 
 /** A superRefine step: the broker address the chosen bus needs must be set. */
@@ -47,6 +53,7 @@ export function busConfigOf(
     redisUrl: c.REDIS_URL,
     kafkaBrokers: c.KAFKA_BROKERS,
     batchWaitMs: c.ROUTER_BUS_BATCH_WAIT_MS,
+    redisEntryLayout: c.ROUTER_BUS_REDIS_ENTRY_LAYOUT,
     outboxDir: opts.outboxDir ?? join(opts.dataDir, "outbox", opts.clientId),
     log: opts.log,
   };

@@ -1,5 +1,9 @@
 import type { Logger } from "@router/logging";
 
+/** How the redis adapter may lay out a stream entry (libs/bus/src/redis/stream-codec.ts). */
+export const REDIS_ENTRY_LAYOUTS = ["fields", "packed"] as const;
+export type RedisEntryLayout = (typeof REDIS_ENTRY_LAYOUTS)[number];
+
 /** An event to publish. `key` decides ordering: events with one key are delivered in order. */
 export interface OutgoingEvent {
   topic: string;
@@ -127,6 +131,13 @@ export interface BusConfig {
    * 250 ms (`DEFAULT_BATCH_WAIT_MS`); 0 hands over at once. A subscription may set its own.
    */
   batchWaitMs?: number;
+  /**
+   * How the redis adapter lays out the stream entries it writes: `fields` (the default) or
+   * `packed`, one field holding the whole event, cheaper for Redis and for every consumer group.
+   * Readers take both; a reader of an earlier release takes a packed entry as an event without an
+   * id, so choose `packed` once every service of the install runs a release that reads it.
+   */
+  redisEntryLayout?: RedisEntryLayout;
   /**
    * Called once when the bus cannot go on and no retry can fix it: Kafka refuses the deployment
    * after start (an undeclared topic, a missing ACL, an unsupported broker; logged

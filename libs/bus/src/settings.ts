@@ -1,7 +1,7 @@
 import path from "node:path";
 import { createTimeout } from "retry";
 import { invalid } from "@router/errors";
-import type { BusConfig } from "./port";
+import { REDIS_ENTRY_LAYOUTS, type BusConfig, type RedisEntryLayout } from "./port";
 
 /** BusConfig with every tuning default filled in. */
 export interface BusSettings {
@@ -14,6 +14,7 @@ export interface BusSettings {
   pollMs: number;
   closeTimeoutMs: number;
   batchWaitMs: number;
+  redisEntryLayout: RedisEntryLayout;
   outboxDir: string;
 }
 
@@ -44,8 +45,16 @@ export function settingsOf(config: BusConfig): BusSettings {
     pollMs: positive("pollMs", config.pollMs, 1_000),
     closeTimeoutMs: positive("closeTimeoutMs", config.closeTimeoutMs, 10_000),
     batchWaitMs: batchWaitOf("bus.batchWaitMs", config.batchWaitMs, DEFAULT_BATCH_WAIT_MS),
+    redisEntryLayout: entryLayoutOf(config.redisEntryLayout),
     outboxDir: config.outboxDir ?? path.resolve(".data", "outbox", config.clientId),
   };
+}
+
+function entryLayoutOf(value: string | undefined): RedisEntryLayout {
+  if (value === undefined) return "fields";
+  const known = REDIS_ENTRY_LAYOUTS.find((layout) => layout === value);
+  if (!known) throw invalid("bus.redisEntryLayout", `must be one of ${REDIS_ENTRY_LAYOUTS.join(", ")}`);
+  return known;
 }
 
 /** `value` as a batch wait (`bus.batchWaitMs`, or a subscription's own), else `fallback`. */

@@ -18,6 +18,13 @@ describe("bus settings from the environment", () => {
     expect(() => loadConfig(schema, { ROUTER_BUS_BATCH_WAIT_MS: value })).toThrow(/ROUTER_BUS_BATCH_WAIT_MS/);
   });
 
+  it("passes ROUTER_BUS_REDIS_ENTRY_LAYOUT to the bus config, unset (fields) by default, and refuses others by name", () => {
+    const packed = busConfigOf(loadConfig(schema, { ROUTER_BUS_REDIS_ENTRY_LAYOUT: "packed" }), { clientId: "t", dataDir: "/tmp", log });
+    expect(packed.redisEntryLayout).toBe("packed");
+    expect(busConfigOf(loadConfig(schema, {}), { clientId: "t", dataDir: "/tmp", log }).redisEntryLayout).toBeUndefined();
+    expect(() => loadConfig(schema, { ROUTER_BUS_REDIS_ENTRY_LAYOUT: "compact" })).toThrow(/ROUTER_BUS_REDIS_ENTRY_LAYOUT/);
+  });
+
   it("refuses a negative batchWaitMs given to the bus directly", async () => {
     await expect(createBus({ kind: "memory", clientId: "t", log, batchWaitMs: -5 })).rejects.toThrow(/bus\.batchWaitMs/);
   });

@@ -5,7 +5,7 @@ import Redis from "ioredis";
 import { createLogger } from "@router/logging";
 import { TcpProxy, TEST_REDIS_URL, waitFor } from "@router/testkit";
 import { createBus, createRedisIdempotencyStore, type BusConfig } from "../src";
-import { runBusContract, type MakeBus } from "./contract";
+import { runBusContract, type ContractOptions, type MakeBus } from "./contract";
 
 const log = createLogger({ level: process.env.LOG_LEVEL ?? "silent" });
 const redis = new Redis(TEST_REDIS_URL, { lazyConnect: true });
@@ -37,7 +37,14 @@ afterAll(async () => {
   for (const dir of outboxDirs) await rm(dir, { recursive: true, force: true });
 });
 
-runBusContract("redis", busOn(TEST_REDIS_URL), {
+/** Buses from `makeBus` that write packed stream entries. */
+const writingPacked =
+  (makeBus: MakeBus): MakeBus =>
+  (overrides) =>
+    makeBus({ redisEntryLayout: "packed", ...overrides });
+
+/** The contract's options, its outage's buses made as `layout` makes them. */
+const contractOptions = (layout: (makeBus: MakeBus) => MakeBus): ContractOptions => ({
   countsCrashRedeliveries: true,
   idempotencyStore: (scope) => createRedisIdempotencyStore(redis, { scope, ttlMs: 60_000 }),
   async cleanup(topics) {
@@ -50,13 +57,17 @@ runBusContract("redis", busOn(TEST_REDIS_URL), {
     const target = new URL(TEST_REDIS_URL);
     const proxy = await TcpProxy.start(target.hostname, Number(target.port || 6379));
     return {
-      makeBus: busOn(`redis://127.0.0.1:${proxy.port}`),
+      makeBus: layout(busOn(`redis://127.0.0.1:${proxy.port}`)),
       cut: () => proxy.cut(),
       restore: () => proxy.restore(),
       close: () => proxy.close(),
     };
   },
 });
+
+runBusContract("redis", busOn(TEST_REDIS_URL), contractOptions((makeBus) => makeBus));
+// Every guarantee holds whichever layout the publishers write.
+runBusContract("redis (packed entries)", writingPacked(busOn(TEST_REDIS_URL)), contractOptions(writingPacked));
 
 describe("redis bus batches", () => {
   it("hands a batch handler what one read brought, in stream order", async () => {
@@ -147,6 +158,42 @@ describe("redis bus batches", () => {
       const keys = await redis.keys(`${topic}*`);
       if (keys.length > 0) await redis.del(...keys);
     }
+  });
+});
+
+describe("redis stream entry layouts", () => {
+  it("reads the entries of publishers of either layout on one topic, in order, with their headers", async () => {
+    const topic = `bus.layouts.${Date.now()}`;
+    // An install midway through choosing packed entries: one publisher already writes them.
+    const [fields, packed, consumer] = await Promise.all([
+      busOn(TEST_REDIS_URL)({ partitions: 1 }),
+      busOn(TEST_REDIS_URL)({ partitions: 1, redisEntryLayout: "packed" }),
+      busOn(TEST_REDIS_URL)({ partitions: 1 }),
+    ]);
+    try {
+      const sent = ["a", "b", "c", "d"].map((text, i) => ({ text, bus: i % 2 === 0 ? fields : packed }));
+      for (const { text, bus } of sent) {
+        await bus.publish({ topic, key: "k", type: "router.test.v1", id: `id-${text}`, payload: Buffer.from(text), headers: { note: `n-${text}` } });
+      }
+      const entries = await redis.xrange(`${topic}:p0`, "-", "+");
+      expect(entries.map(([, f]) => f.length)).toEqual([12, 2, 12, 2]);
+      const got: Array<{ id: string; type: string; key: string; text: string; note?: string }> = [];
+      await consumer.subscribe({
+        topic,
+        group: "g",
+        handler: async (e) => void got.push({ id: e.id, type: e.type, key: e.key, text: Buffer.from(e.payload).toString(), note: e.headers.note }),
+      });
+      await waitFor(() => got.length === sent.length, { what: "every event" });
+      expect(got).toEqual(sent.map(({ text }) => ({ id: `id-${text}`, type: "router.test.v1", key: "k", text, note: `n-${text}` })));
+    } finally {
+      await Promise.all([fields.close(), packed.close(), consumer.close()]);
+      const keys = await redis.keys(`${topic}*`);
+      if (keys.length > 0) await redis.del(...keys);
+    }
+  });
+
+  it("refuses a layout it does not know, naming the setting", async () => {
+    await expect(busOn(TEST_REDIS_URL)({ redisEntryLayout: "compact" as "packed" })).rejects.toThrow(/redisEntryLayout.*fields, packed/);
   });
 });
 

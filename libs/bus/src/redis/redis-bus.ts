@@ -122,7 +122,7 @@ class RedisBus implements EventBus {
   private async send(envelope: Envelope): Promise<void> {
     const partitions = await this.partitionsOf(envelope.topic);
     const stream = redisKeys.stream(envelope.topic, partitionOf(envelope.key, partitions));
-    await this.client.call("XADD", stream, "MAXLEN", "~", MAX_STREAM_LENGTH, "*", ...fieldsOf(envelope));
+    await this.client.call("XADD", stream, "MAXLEN", "~", MAX_STREAM_LENGTH, "*", ...fieldsOf(envelope, this.settings.redisEntryLayout));
   }
 
   /** The topic's partition count: the first client to use a topic records it, every other follows. */

@@ -7,6 +7,7 @@ import {
   payloadCopy,
   type Envelope,
 } from "../envelope";
+import type { RedisEntryLayout } from "../port";
 
 // Stream entry fields: the standard headers under their own names, other headers prefixed.
 const KEY = "key";
@@ -14,8 +15,23 @@ const PAYLOAD = "payload";
 const HEADER_PREFIX = "h:";
 const STANDARD = new Set([HEADER_EVENT_ID, HEADER_EVENT_TYPE, HEADER_CONTENT_TYPE]);
 const EMPTY = new Uint8Array();
+/** The packed layout's one field name, and its first byte as a reader sees it. */
+const PACKED = "e";
+const PACKED_BYTE = PACKED.charCodeAt(0);
+const HEAD_LENGTH_BYTES = 4;
 
-export function fieldsOf(envelope: Envelope): Array<string | Buffer> {
+/**
+ * The entry's field-value list for XADD, in `layout` (`RedisEntryLayout`). Readers take both.
+ * - `fields`: one field per standard header (`event-id`, `event-type`, `content-type`), `key`,
+ *   `payload`, and `h:<name>` for every other header. What every release has written so far.
+ * - `packed`: one field, `e`, holding the whole envelope: a 4-byte big-endian length, that many
+ *   bytes of JSON (`{"id","type","key","headers"}`, headers without the id and type), then the
+ *   payload. Redis and every consumer group handle two bulk strings an entry instead of ten.
+ * A reader of a release before `packed` existed takes a packed entry as an event without an id,
+ * so `packed` is for installs whose every service reads it (docs/runbook.md, "Redis").
+ */
+export function fieldsOf(envelope: Envelope, layout: RedisEntryLayout = "fields"): Array<string | Buffer> {
+  if (layout === "packed") return [PACKED, packedOf(envelope)];
   const fields: Array<string | Buffer> = [
     HEADER_EVENT_ID,
     envelope.id,
@@ -34,7 +50,31 @@ export function fieldsOf(envelope: Envelope): Array<string | Buffer> {
   return fields;
 }
 
+interface PackedHead {
+  id: string;
+  type: string;
+  key: string;
+  headers: Record<string, string>;
+}
+
+function packedOf(envelope: Envelope): Buffer {
+  const headers: Record<string, string> = { [HEADER_CONTENT_TYPE]: PROTOBUF_CONTENT_TYPE };
+  for (const [name, value] of Object.entries(envelope.headers)) {
+    if (name !== HEADER_EVENT_ID && name !== HEADER_EVENT_TYPE) headers[name] = value;
+  }
+  const head = JSON.stringify({ id: envelope.id, type: envelope.type, key: envelope.key, headers } satisfies PackedHead);
+  const headLength = Buffer.byteLength(head);
+  const payload = payloadBytes(envelope);
+  const entry = Buffer.allocUnsafe(HEAD_LENGTH_BYTES + headLength + payload.length);
+  entry.writeUInt32BE(headLength, 0);
+  entry.write(head, HEAD_LENGTH_BYTES, "utf8");
+  payload.copy(entry, HEAD_LENGTH_BYTES + headLength);
+  return entry;
+}
+
+/** The envelope an entry holds, in either layout. An entry missing what it needs reads as an event without an id. */
 export function envelopeOfFields(topic: string, fields: Buffer[]): Envelope {
+  if (fields.length === 2 && fields[0]!.length === 1 && fields[0]![0] === PACKED_BYTE) return envelopeOfPacked(topic, fields[1]!);
   const headers: Record<string, string> = {};
   let key = "";
   let payload: Uint8Array = EMPTY;
@@ -55,6 +95,29 @@ export function envelopeOfFields(topic: string, fields: Buffer[]): Envelope {
     payload,
     headers,
   };
+}
+
+function envelopeOfPacked(topic: string, entry: Buffer): Envelope {
+  const unreadable: Envelope = { id: "", topic, key: "", type: "", payload: EMPTY, headers: {} };
+  if (entry.length < HEAD_LENGTH_BYTES) return unreadable;
+  const headEnd = HEAD_LENGTH_BYTES + entry.readUInt32BE(0);
+  if (headEnd > entry.length) return unreadable;
+  let head: Partial<PackedHead> | null;
+  try {
+    head = JSON.parse(entry.toString("utf8", HEAD_LENGTH_BYTES, headEnd)) as Partial<PackedHead> | null;
+  } catch {
+    return unreadable;
+  }
+  if (typeof head !== "object" || head === null) return unreadable;
+  const { id, type, key } = head;
+  if (typeof id !== "string" || typeof type !== "string" || typeof key !== "string") return unreadable;
+  // The parsed head is this call's own: its headers become the envelope's, checked in place.
+  const headers = (typeof head.headers === "object" && head.headers !== null ? head.headers : {}) as Record<string, unknown>;
+  for (const name of Object.keys(headers)) if (typeof headers[name] !== "string") delete headers[name];
+  headers[HEADER_EVENT_ID] = id;
+  headers[HEADER_EVENT_TYPE] = type;
+  // A copy, as above.
+  return { id, topic, key, type, payload: payloadCopy(entry.subarray(headEnd)), headers: headers as Record<string, string> };
 }
 
 /** An entry as Redis returns it; fields are null when the entry was deleted (trimmed) after delivery. */
