@@ -97,20 +97,24 @@ export function envelopeOfFields(topic: string, fields: Buffer[]): Envelope {
   };
 }
 
+/** What a packed entry this codec cannot read stands for: an event without an id, as a fields entry missing its fields. */
+function unreadableEntry(topic: string): Envelope {
+  return { id: "", topic, key: "", type: "", payload: EMPTY, headers: {} };
+}
+
 function envelopeOfPacked(topic: string, entry: Buffer): Envelope {
-  const unreadable: Envelope = { id: "", topic, key: "", type: "", payload: EMPTY, headers: {} };
-  if (entry.length < HEAD_LENGTH_BYTES) return unreadable;
+  if (entry.length < HEAD_LENGTH_BYTES) return unreadableEntry(topic);
   const headEnd = HEAD_LENGTH_BYTES + entry.readUInt32BE(0);
-  if (headEnd > entry.length) return unreadable;
+  if (headEnd > entry.length) return unreadableEntry(topic);
   let head: Partial<PackedHead> | null;
   try {
     head = JSON.parse(entry.toString("utf8", HEAD_LENGTH_BYTES, headEnd)) as Partial<PackedHead> | null;
   } catch {
-    return unreadable;
+    return unreadableEntry(topic);
   }
-  if (typeof head !== "object" || head === null) return unreadable;
+  if (typeof head !== "object" || head === null) return unreadableEntry(topic);
   const { id, type, key } = head;
-  if (typeof id !== "string" || typeof type !== "string" || typeof key !== "string") return unreadable;
+  if (typeof id !== "string" || typeof type !== "string" || typeof key !== "string") return unreadableEntry(topic);
   // The parsed head is this call's own: its headers become the envelope's, checked in place.
   const headers = (typeof head.headers === "object" && head.headers !== null ? head.headers : {}) as Record<string, unknown>;
   for (const name of Object.keys(headers)) if (typeof headers[name] !== "string") delete headers[name];
