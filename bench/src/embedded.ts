@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { freePort, gatewayClient, httpReady, startNodeProcess, waitFor, type ChildService, type JsonResponse } from "@router/testkit";
 import { directChat, FAKE_PROVIDER_KEY, rssMb, startFake } from "./bench-processes";
 import { cpuPerRequest, sampleCpu } from "./cpu";
-import { runLoad, type LoadResult, type LoadTarget } from "./load";
+import { leadIn, runLoad, type LoadResult, type LoadTarget } from "./load";
 import { startPeer, type PeerGateway } from "./peer-gateway";
 import { median, ROUNDS, showRounds } from "./rounds";
 
@@ -126,9 +126,12 @@ async function main(): Promise<void> {
       for (const rate of RATES) {
         for (const stream of [false, true]) {
           const kind = stream ? "stream TTFT" : "non-stream";
+          await leadIn(direct(stream), rate);
           const base = await runLoad(direct(stream), rate, SECONDS);
           line(`direct ${kind}${suffix}`, base);
           for (const s of servers) {
+            // Each server sat idle through the rows before its own: measure it at the rate, not waking up.
+            await leadIn(s.target(stream), rate);
             const before = sampleCpu(subjects);
             const via = await runLoad(s.target(stream), rate, SECONDS);
             const cpu = cpuPerRequest(before, sampleCpu(subjects), via.ok)[s.name] ?? Number.NaN;

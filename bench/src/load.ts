@@ -107,3 +107,14 @@ export async function runLoad(t: LoadTarget, rate: number, seconds: number, opts
     trace,
   };
 }
+
+/**
+ * How long a measured row first runs its own load, unmeasured (`BENCH_LEAD_IN_SECONDS`, default 3):
+ * a row then measures the server at that rate, not its way out of the idle row before it.
+ */
+export const LEAD_IN_SECONDS = Number(process.env.BENCH_LEAD_IN_SECONDS ?? "3");
+
+/** The row's own load for `LEAD_IN_SECONDS`, its results dropped. */
+export async function leadIn(t: LoadTarget, rate: number): Promise<void> {
+  if (LEAD_IN_SECONDS > 0) await runLoad(t, rate, LEAD_IN_SECONDS);
+}

@@ -8,7 +8,7 @@ import { cpuPerRequest, sampleCpu, type CpuSubjects } from "./cpu";
 import { pauseDamonMonitors, runningDamonMonitors } from "./damon";
 import { gcPauses, overheadPercentileMs, scrapeGateway } from "./gateway-overhead";
 import { AZURE_BENCH_DEPLOYMENT, directChat, FAKE_PROVIDER_KEY, rssMb, startFake } from "./bench-processes";
-import { runLoad, type LoadResult, type LoadTarget } from "./load";
+import { leadIn, runLoad, type LoadResult, type LoadTarget } from "./load";
 import { ROUNDS, showRounds } from "./rounds";
 
 /**
@@ -262,6 +262,8 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
     const measure = async (round: number, scenario: string, rate: number, target: LoadTarget) => {
       // The direct rows always run: every added figure is read against them.
       if (ONLY && !scenario.startsWith("direct") && !ONLY.some((text) => scenario.includes(text))) return;
+      // The direct rows leave the services idle: the row after one would measure their way out of it.
+      await leadIn(target, rate);
       const gatewayBefore = await scrapeGateway(metricsUrl);
       const before = sampleCpu(cpuSubjects);
       const { trace, ...result } = await runLoad(target, rate, SECONDS, { trace: TRACE_DIR !== undefined });
