@@ -112,7 +112,15 @@ export async function runLoad(t: LoadTarget, rate: number, seconds: number, opts
  * How long a measured row first runs its own load, unmeasured (`BENCH_LEAD_IN_SECONDS`, default 3):
  * a row then measures the server at that rate, not its way out of the idle row before it.
  */
-export const LEAD_IN_SECONDS = Number(process.env.BENCH_LEAD_IN_SECONDS ?? "3");
+export const LEAD_IN_SECONDS = leadInSeconds(process.env.BENCH_LEAD_IN_SECONDS);
+
+function leadInSeconds(value: string | undefined): number {
+  const seconds = Number(value ?? "3");
+  if (!Number.isFinite(seconds) || seconds < 0) {
+    throw new Error(`BENCH_LEAD_IN_SECONDS: expected seconds, 0 or more (got ${JSON.stringify(value)})`);
+  }
+  return seconds;
+}
 
 /** The row's own load for `LEAD_IN_SECONDS`, its results dropped. */
 export async function leadIn(t: LoadTarget, rate: number): Promise<void> {
