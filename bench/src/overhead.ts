@@ -9,6 +9,7 @@ import { pauseDamonMonitors, runningDamonMonitors } from "./damon";
 import { gcPauses, overheadPercentileMs, scrapeGateway } from "./gateway-overhead";
 import { AZURE_BENCH_DEPLOYMENT, directChat, FAKE_PROVIDER_KEY, rssMb, startFake } from "./bench-processes";
 import { leadIn, runLoad, type LoadResult, type LoadTarget } from "./load";
+import { startPeer, type PeerGateway } from "./peer-gateway";
 import { ROUNDS, showRounds } from "./rounds";
 
 /**
@@ -26,6 +27,11 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? "10");
 const ONLY = process.env.BENCH_ONLY?.split("|").filter(Boolean);
 /** When set, every row's per-request trace (send time, latency) is written there as CSV, to find when slow requests happened. */
 const TRACE_DIR = process.env.BENCH_TRACE_DIR;
+/**
+ * A peer gateway measured in the same run (BENCH_PEER=portkey): its row follows each direct row, and
+ * the stack's CPU per request is set against the peer's of the same round.
+ */
+const PEER = process.env.BENCH_PEER;
 
 const BENCH_AGENT = "bench-agent";
 const BUDGETS_VARIANT = "ceiling, workspace and agent budgets";
@@ -36,8 +42,8 @@ const AZURE_VARIANT = "Azure OpenAI, key without ceiling";
 const BENCH_RUNS = 64;
 const GUARDED_VARIANT = "guardrail with 26 content filters, preferences";
 
-/** What the bench itself runs beside the stack: the load generator, the fake provider, the kernel's memory monitor. */
-const BESIDE_THE_STACK = new Set(["load", "fake", "kdamond"]);
+/** What runs beside the stack: the load generator, the fake provider, the kernel's memory monitor, a peer gateway. */
+const BESIDE_THE_STACK = new Set(["load", "fake", "kdamond", "peer"]);
 
 /** The stack's CPU per request: every service, Postgres and Redis (what issue targets compare with a peer gateway). */
 function stackCpu(byProcess: Record<string, number>): number {
@@ -139,6 +145,7 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
     nodeArgs: process.env.BENCH_NODE_ARGS?.split(" ").filter(Boolean),
     nodeArgsFor: process.env.BENCH_NODE_ARGS_FOR?.split(" ").filter(Boolean),
   });
+  let peer: PeerGateway | undefined;
   try {
     const org = await stack.createOrg("Bench");
     const mgmt = gatewayClient(stack.gatewayUrl, org.managementKey);
@@ -177,6 +184,8 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
 
     const gatewayOrigin = stack.gatewayUrl;
     const direct = (stream: boolean): LoadTarget => directChat(fake, body("gpt-4o-mini", stream), stream);
+    // A failed install or a peer that does not forward stops the run before anything is measured.
+    peer = PEER ? await startPeer(PEER, direct) : undefined;
     const viaGateway = (stream: boolean, key: string, extraHeaders: Record<string, string> = {}): LoadTarget => ({
       origin: gatewayOrigin,
       path: "/v1/chat/completions",
@@ -249,7 +258,7 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
     // rate: a shorter, slower warm-up left the first round measurably slower than the next ones.
     const warmRate = Math.max(...RATES);
     for (const stream of [false, true]) {
-      for (const t of [direct(stream), viaGateway(stream, plainKey), viaGateway(stream, ceilingKey), viaBudgets(stream), viaTurns(stream), viaGuarded(stream), ...INGRESS_ROWS.map((i) => viaIngress(i, stream)), viaGateway(stream, azureKey)]) {
+      for (const t of [direct(stream), ...(peer ? [peer.target(stream)] : []), viaGateway(stream, plainKey), viaGateway(stream, ceilingKey), viaBudgets(stream), viaTurns(stream), viaGuarded(stream), ...INGRESS_ROWS.map((i) => viaIngress(i, stream)), viaGateway(stream, azureKey)]) {
         await runLoad(t, warmRate, 4);
       }
     }
@@ -261,6 +270,7 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
         load: process.pid,
         fake: fake.pid,
         ...Object.fromEntries(stack.services.map((s) => [s.name, s.child.pid])),
+        ...(peer ? { peer: peer.service.child.pid } : {}),
       },
       // kdamond: the kernel's DAMON memory monitor, where the machine runs one (see runningDamonMonitors).
       commands: { postgres: "postgres", redis: "redis-server", kdamond: "kdamond.0" },
@@ -268,8 +278,8 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
     const rows: Row[] = [];
     const metricsUrl = `http://127.0.0.1:${gatewayMetricsPort}/metrics`;
     const measure = async (round: number, scenario: string, rate: number, target: LoadTarget) => {
-      // The direct rows always run: every added figure is read against them.
-      if (ONLY && !scenario.startsWith("direct") && !ONLY.some((text) => scenario.includes(text))) return;
+      // The direct rows (and the peer's) always run: every added figure is read against them.
+      if (ONLY && !scenario.startsWith("direct") && !scenario.startsWith("peer") && !ONLY.some((text) => scenario.includes(text))) return;
       // The direct rows leave the services idle: the row after one would measure their way out of it.
       await leadIn(target, rate);
       const gatewayBefore = await scrapeGateway(metricsUrl);
@@ -296,6 +306,7 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
         for (const stream of [false, true]) {
           const kind = stream ? "stream TTFT" : "non-stream";
           await measure(round, `direct ${kind}`, rate, direct(stream));
+          if (peer) await measure(round, `peer ${kind} (${peer.label})`, rate, peer.target(stream));
           await measure(round, `gateway ${kind} (key without ceiling)`, rate, viaGateway(stream, plainKey));
           await measure(round, `gateway ${kind} (key with hard ceiling)`, rate, viaGateway(stream, ceilingKey));
           await measure(round, `gateway ${kind} (${BUDGETS_VARIANT})`, rate, viaBudgets(stream));
@@ -384,6 +395,17 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
         }
       }
     }
+    if (peer) {
+      process.stdout.write(`\nThe stack's CPU per request against ${peer.label}'s, same round (stack: every service, Postgres and Redis)\n`);
+      for (const r of rows) {
+        const kind = r.scenario.startsWith("gateway stream") ? "stream TTFT" : r.scenario.startsWith("gateway non-stream") ? "non-stream" : null;
+        const theirs = kind && rows.find((p) => p.round === r.round && p.rate === r.rate && p.scenario === `peer ${kind} (${peer?.label})`);
+        const peerMs = theirs ? theirs.cpuMsPerRequest.peer : undefined;
+        if (!peerMs) continue;
+        const ours = stackCpu(r.cpuMsPerRequest);
+        process.stdout.write(`  ${label(r).padEnd(60)} stack ${ours.toFixed(2)}  ${peer.label} ${peerMs.toFixed(2)}  ${(ours / peerMs).toFixed(2)}×\n`);
+      }
+    }
     process.stdout.write(`\nGateway resident memory: ${rssBefore} MB at start, ${rssAfter} MB after the runs\n`);
     const damon = damonRunning.length === 0 ? "none" : damonPaused ? "paused" : damonRunning.join("; ");
     if (damonRunning.length > 0) {
@@ -400,6 +422,7 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
       JSON.stringify({ at: new Date().toISOString(), seconds: SECONDS, rounds: ROUNDS, rows, added, rssBefore, rssAfter, damon }, null, 2),
     );
   } finally {
+    await peer?.service.stop();
     await stack.stop();
     fake.stop();
   }

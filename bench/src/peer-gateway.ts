@@ -6,7 +6,8 @@ import { freePort, httpReady, startNodeProcess, type ChildService } from "@route
 import type { LoadTarget } from "./load";
 
 /**
- * A peer gateway measured beside `npm start` by `make bench-embedded` (BENCH_PEER=portkey): installed
+ * A peer gateway measured beside `npm start` by `make bench-embedded`, and beside the stack by
+ * `make bench` (BENCH_PEER=portkey): installed
  * from npm into a cache directory outside the repository, started as a child process on a free port
  * with its defaults, in front of the same fake upstream, and checked to forward to it.
  */
