@@ -186,6 +186,7 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
     const direct = (stream: boolean): LoadTarget => directChat(fake, body("gpt-4o-mini", stream), stream);
     // A failed install or a peer that does not forward stops the run before anything is measured.
     peer = PEER ? await startPeer(PEER, direct) : undefined;
+    const peerScenario = (kind: string, p: PeerGateway) => `peer ${kind} (${p.label})`;
     const viaGateway = (stream: boolean, key: string, extraHeaders: Record<string, string> = {}): LoadTarget => ({
       origin: gatewayOrigin,
       path: "/v1/chat/completions",
@@ -306,7 +307,7 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
         for (const stream of [false, true]) {
           const kind = stream ? "stream TTFT" : "non-stream";
           await measure(round, `direct ${kind}`, rate, direct(stream));
-          if (peer) await measure(round, `peer ${kind} (${peer.label})`, rate, peer.target(stream));
+          if (peer) await measure(round, peerScenario(kind, peer), rate, peer.target(stream));
           await measure(round, `gateway ${kind} (key without ceiling)`, rate, viaGateway(stream, plainKey));
           await measure(round, `gateway ${kind} (key with hard ceiling)`, rate, viaGateway(stream, ceilingKey));
           await measure(round, `gateway ${kind} (${BUDGETS_VARIANT})`, rate, viaBudgets(stream));
@@ -395,15 +396,17 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
         }
       }
     }
-    if (peer) {
-      process.stdout.write(`\nThe stack's CPU per request against ${peer.label}'s, same round (stack: every service, Postgres and Redis)\n`);
+    // A const: the closures below keep the narrowing the `let` loses.
+    const against = peer;
+    if (against) {
+      process.stdout.write(`\nThe stack's CPU per request against ${against.label}'s, same round (stack: every service, Postgres and Redis)\n`);
       for (const r of rows) {
         const kind = r.scenario.startsWith("gateway stream") ? "stream TTFT" : r.scenario.startsWith("gateway non-stream") ? "non-stream" : null;
-        const theirs = kind && rows.find((p) => p.round === r.round && p.rate === r.rate && p.scenario === `peer ${kind} (${peer?.label})`);
+        const theirs = kind && rows.find((p) => p.round === r.round && p.rate === r.rate && p.scenario === peerScenario(kind, against));
         const peerMs = theirs ? theirs.cpuMsPerRequest.peer : undefined;
         if (!peerMs) continue;
         const ours = stackCpu(r.cpuMsPerRequest);
-        process.stdout.write(`  ${label(r).padEnd(60)} stack ${ours.toFixed(2)}  ${peer.label} ${peerMs.toFixed(2)}  ${(ours / peerMs).toFixed(2)}×\n`);
+        process.stdout.write(`  ${label(r).padEnd(60)} stack ${ours.toFixed(2)}  ${against.label} ${peerMs.toFixed(2)}  ${(ours / peerMs).toFixed(2)}×\n`);
       }
     }
     process.stdout.write(`\nGateway resident memory: ${rssBefore} MB at start, ${rssAfter} MB after the runs\n`);

@@ -1,8 +1,7 @@
 import { envelopeOf } from "../src/envelope";
 import { envelopeOfFields, fieldsOf } from "../src/redis/stream-codec";
 
-/** What XADD stores and XREADGROUP hands back: every field and value as bytes. */
-/** The fields as a reply from Redis brings them: buffers of their own, not the ones written. */
+/** What XADD stores and XREADGROUP hands back: every field and value as bytes of its own, not the buffers written. */
 const asReply = (fields: Array<string | Buffer>): Buffer[] => fields.map((f) => (typeof f === "string" ? Buffer.from(f) : Buffer.copyBytesFrom(f)));
 
 const event = envelopeOf({
