@@ -63,6 +63,9 @@ bench-content-filter: build ## The gateway's content filters (6 builtins + 20 pa
 bench-management: build ## A management read authenticated with a key and with a dashboard session, side by side
 	node bench/dist/management-read.js
 
+bench-hop: build ## What one hop costs on this box: CPU per message, back to back and at 300/s spacing (Node to Node, Node to Postgres)
+	node bench/dist/hop-cost.js
+
 lint: ## Lint the protobuf contracts, type-check everything (tests included) and run ESLint
 	cd proto && npx buf lint
 	npx tsc -b
@@ -70,4 +73,4 @@ lint: ## Lint the protobuf contracts, type-check everything (tests included) and
 	npx tsc -p tsconfig.test.json
 	npx eslint --max-warnings 0 .
 
-.PHONY: help install proto proto-check asyncapi build typecheck-tests eslint services test test-kafka start up bench bench-plan bench-embedded bench-content-filter bench-management lint
+.PHONY: help install proto proto-check asyncapi build typecheck-tests eslint services test test-kafka start up bench bench-plan bench-embedded bench-content-filter bench-management bench-hop lint
