@@ -15,7 +15,8 @@ import { median, ROUNDS, showRounds } from "./rounds";
  * (default 10): the added latency over calling the fake directly, what was served at the rate, CPU
  * per request, and resident memory at first start, after a restart and after the load. Every row
  * BENCH_ROUNDS times (default 1), interleaved. BENCH_PEER=portkey measures Portkey's gateway the same
- * way in the same run, each of its rows right after npm start's (see peer-gateway.ts).
+ * way in the same run, each of its rows right after npm start's (see peer-gateway.ts);
+ * BENCH_PEER=passthrough the floor instead (one peer a run here).
  * BENCH_KEY_CEILING=soft gives the bench key a soft ceiling (the gateway asks the ledger's Admit on
  * every request), =hard a hard one (spend leases from the ledger); unset, no ceiling (no ledger call).
  */

@@ -28,10 +28,11 @@ const ONLY = process.env.BENCH_ONLY?.split("|").filter(Boolean);
 /** When set, every row's per-request trace (send time, latency) is written there as CSV, to find when slow requests happened. */
 const TRACE_DIR = process.env.BENCH_TRACE_DIR;
 /**
- * A peer gateway measured in the same run (BENCH_PEER=portkey): its row follows each direct row, and
- * the stack's CPU per request is set against the peer's of the same round.
+ * Peer gateways measured in the same run (BENCH_PEER=portkey, passthrough or both, comma-separated):
+ * their rows follow each direct row, and Router's CPU per request is set against each peer's of the
+ * same round: the whole stack against Portkey's, the gateway process against the passthrough floor's.
  */
-const PEER = process.env.BENCH_PEER;
+const PEER_NAMES = (process.env.BENCH_PEER ?? "").split(",").filter(Boolean);
 
 const BENCH_AGENT = "bench-agent";
 const BUDGETS_VARIANT = "ceiling, workspace and agent budgets";
@@ -42,8 +43,8 @@ const AZURE_VARIANT = "Azure OpenAI, key without ceiling";
 const BENCH_RUNS = 64;
 const GUARDED_VARIANT = "guardrail with 26 content filters, preferences";
 
-/** What runs beside the stack: the load generator, the fake provider, the kernel's memory monitor, a peer gateway. */
-const BESIDE_THE_STACK = new Set(["load", "fake", "kdamond", "peer"]);
+/** What runs beside the stack: the load generator, the fake provider, the kernel's memory monitor, the peer gateways. */
+const BESIDE_THE_STACK = new Set(["load", "fake", "kdamond", ...PEER_NAMES]);
 
 /** The stack's CPU per request: every service, Postgres and Redis (what issue targets compare with a peer gateway). */
 function stackCpu(byProcess: Record<string, number>): number {
@@ -145,7 +146,7 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
     nodeArgs: process.env.BENCH_NODE_ARGS?.split(" ").filter(Boolean),
     nodeArgsFor: process.env.BENCH_NODE_ARGS_FOR?.split(" ").filter(Boolean),
   });
-  let peer: PeerGateway | undefined;
+  const peers: PeerGateway[] = [];
   try {
     const org = await stack.createOrg("Bench");
     const mgmt = gatewayClient(stack.gatewayUrl, org.managementKey);
@@ -185,7 +186,7 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
     const gatewayOrigin = stack.gatewayUrl;
     const direct = (stream: boolean): LoadTarget => directChat(fake, body("gpt-4o-mini", stream), stream);
     // A failed install or a peer that does not forward stops the run before anything is measured.
-    peer = PEER ? await startPeer(PEER, direct) : undefined;
+    for (const name of PEER_NAMES) peers.push(await startPeer(name, direct));
     const peerScenario = (kind: string, p: PeerGateway) => `peer ${kind} (${p.label})`;
     const viaGateway = (stream: boolean, key: string, extraHeaders: Record<string, string> = {}): LoadTarget => ({
       origin: gatewayOrigin,
@@ -259,7 +260,7 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
     // rate: a shorter, slower warm-up left the first round measurably slower than the next ones.
     const warmRate = Math.max(...RATES);
     for (const stream of [false, true]) {
-      for (const t of [direct(stream), ...(peer ? [peer.target(stream)] : []), viaGateway(stream, plainKey), viaGateway(stream, ceilingKey), viaBudgets(stream), viaTurns(stream), viaGuarded(stream), ...INGRESS_ROWS.map((i) => viaIngress(i, stream)), viaGateway(stream, azureKey)]) {
+      for (const t of [direct(stream), ...peers.map((p) => p.target(stream)), viaGateway(stream, plainKey), viaGateway(stream, ceilingKey), viaBudgets(stream), viaTurns(stream), viaGuarded(stream), ...INGRESS_ROWS.map((i) => viaIngress(i, stream)), viaGateway(stream, azureKey)]) {
         await runLoad(t, warmRate, 4);
       }
     }
@@ -271,7 +272,7 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
         load: process.pid,
         fake: fake.pid,
         ...Object.fromEntries(stack.services.map((s) => [s.name, s.child.pid])),
-        ...(peer ? { peer: peer.service.child.pid } : {}),
+        ...Object.fromEntries(peers.map((p) => [p.name, p.service.child.pid])),
       },
       // kdamond: the kernel's DAMON memory monitor, where the machine runs one (see runningDamonMonitors).
       commands: { postgres: "postgres", redis: "redis-server", kdamond: "kdamond.0" },
@@ -307,7 +308,7 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
         for (const stream of [false, true]) {
           const kind = stream ? "stream TTFT" : "non-stream";
           await measure(round, `direct ${kind}`, rate, direct(stream));
-          if (peer) await measure(round, peerScenario(kind, peer), rate, peer.target(stream));
+          for (const p of peers) await measure(round, peerScenario(kind, p), rate, p.target(stream));
           await measure(round, `gateway ${kind} (key without ceiling)`, rate, viaGateway(stream, plainKey));
           await measure(round, `gateway ${kind} (key with hard ceiling)`, rate, viaGateway(stream, ceilingKey));
           await measure(round, `gateway ${kind} (${BUDGETS_VARIANT})`, rate, viaBudgets(stream));
@@ -396,17 +397,20 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
         }
       }
     }
-    // A const: the closures below keep the narrowing the `let` loses.
-    const against = peer;
-    if (against) {
-      process.stdout.write(`\nThe stack's CPU per request against ${against.label}'s, same round (stack: every service, Postgres and Redis)\n`);
+    for (const against of peers) {
+      const ourName = against.compares === "stack" ? "stack" : "gateway";
+      process.stdout.write(
+        against.compares === "stack"
+          ? `\nThe stack's CPU per request against ${against.label}'s, same round (stack: every service, Postgres and Redis)\n`
+          : `\nThe gateway process's CPU per request against the ${against.label}'s, same round\n`,
+      );
       for (const r of rows) {
         const kind = r.scenario.startsWith("gateway stream") ? "stream TTFT" : r.scenario.startsWith("gateway non-stream") ? "non-stream" : null;
         const theirs = kind && rows.find((p) => p.round === r.round && p.rate === r.rate && p.scenario === peerScenario(kind, against));
-        const peerMs = theirs ? theirs.cpuMsPerRequest.peer : undefined;
-        if (!peerMs) continue;
-        const ours = stackCpu(r.cpuMsPerRequest);
-        process.stdout.write(`  ${label(r).padEnd(60)} stack ${ours.toFixed(2)}  ${against.label} ${peerMs.toFixed(2)}  ${(ours / peerMs).toFixed(2)}×\n`);
+        const peerMs = theirs ? theirs.cpuMsPerRequest[against.name] : undefined;
+        const ours = against.compares === "stack" ? stackCpu(r.cpuMsPerRequest) : r.cpuMsPerRequest.gateway;
+        if (!peerMs || ours === undefined) continue;
+        process.stdout.write(`  ${label(r).padEnd(60)} ${ourName} ${ours.toFixed(2)}  ${against.label} ${peerMs.toFixed(2)}  ${(ours / peerMs).toFixed(2)}×\n`);
       }
     }
     process.stdout.write(`\nGateway resident memory: ${rssBefore} MB at start, ${rssAfter} MB after the runs\n`);
@@ -425,7 +429,7 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
       JSON.stringify({ at: new Date().toISOString(), seconds: SECONDS, rounds: ROUNDS, rows, added, rssBefore, rssAfter, damon }, null, 2),
     );
   } finally {
-    await peer?.service.stop();
+    for (const p of peers) await p.service.stop();
     await stack.stop();
     fake.stop();
   }

@@ -2,18 +2,26 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { freePort, httpReady, startNodeProcess, type ChildService } from "@router/testkit";
+import { freePort, httpReady, startNodeProcess, tcpReady, type ChildService } from "@router/testkit";
 import type { LoadTarget } from "./load";
 
 /**
  * A peer gateway measured beside `npm start` by `make bench-embedded`, and beside the stack by
- * `make bench` (BENCH_PEER=portkey): installed
- * from npm into a cache directory outside the repository, started as a child process on a free port
- * with its defaults, in front of the same fake upstream, and checked to forward to it.
+ * `make bench` (BENCH_PEER=portkey, or passthrough for the floor): Portkey is installed
+ * from npm into a cache directory outside the repository; each is started as a child process on a
+ * free port with its defaults, in front of the same fake upstream, and checked to forward to it.
  */
 export interface PeerGateway {
+  /** As BENCH_PEER names it; also its process's name in the CPU figures. */
+  name: string;
   /** Name and pinned version, as the rows print it. */
   label: string;
+  /**
+   * What of Router's a same-run ratio sets against this peer's CPU per request, as the issue's
+   * targets do: a gateway like Portkey against the whole stack, the passthrough floor against the
+   * gateway process.
+   */
+  compares: "stack" | "gateway";
   service: ChildService;
   /** The direct row's request (same body, same provider key) sent through the peer. */
   target: (stream: boolean) => LoadTarget;
@@ -28,7 +36,10 @@ const PORTKEY_VERSION = "1.15.2";
  */
 const PORTKEY_PACKAGES = [`@portkey-ai/gateway@${PORTKEY_VERSION}`, "@hono/node-server@1.14.1", "@hono/node-ws@1.2.0"];
 
-const PEERS = new Map<string, (direct: (stream: boolean) => LoadTarget) => Promise<PeerGateway>>([["portkey", startPortkey]]);
+const PEERS = new Map<string, (direct: (stream: boolean) => LoadTarget) => Promise<PeerGateway>>([
+  ["portkey", startPortkey],
+  ["passthrough", startPassthrough],
+]);
 
 /** `${XDG_CACHE_HOME:-~/.cache}/router-bench/<name>`, installed once with exactly `packages`; a later run reuses it while the pins are the same. */
 function installOnce(name: string, packages: string[]): string {
@@ -60,7 +71,9 @@ async function startPortkey(direct: (stream: boolean) => LoadTarget): Promise<Pe
   const service = await startNodeProcess("portkey", [script, `--port=${port}`], {}, () => httpReady(`http://127.0.0.1:${port}/`), 30_000);
   const origin = `http://127.0.0.1:${port}`;
   return {
+    name: "portkey",
     label: `portkey ${PORTKEY_VERSION}`,
+    compares: "stack",
     service,
     target: (stream) => {
       const t = direct(stream);
@@ -68,6 +81,15 @@ async function startPortkey(direct: (stream: boolean) => LoadTarget): Promise<Pe
       return { ...t, origin, headers: { ...t.headers, "x-portkey-provider": "openai", "x-portkey-custom-host": `${t.origin}/v1` } };
     },
   };
+}
+
+/** The floor: a bare Node pipe proxy (passthrough-proxy.ts) in front of the fake, the request unchanged. */
+async function startPassthrough(direct: (stream: boolean) => LoadTarget): Promise<PeerGateway> {
+  const port = await freePort();
+  const script = join(__dirname, "passthrough-proxy.js");
+  const service = await startNodeProcess("passthrough", [script, String(port), direct(false).origin], {}, () => tcpReady(port), 10_000);
+  const origin = `http://127.0.0.1:${port}`;
+  return { name: "passthrough", label: "passthrough floor", compares: "gateway", service, target: (stream) => ({ ...direct(stream), origin }) };
 }
 
 /** The completion text of a chat answer: the message's content, or a stream's content deltas joined. */
