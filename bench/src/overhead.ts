@@ -32,7 +32,7 @@ const TRACE_DIR = process.env.BENCH_TRACE_DIR;
  * their rows follow each direct row, and Router's CPU per request is set against each peer's of the
  * same round: the whole stack against Portkey's, the gateway process against the passthrough floor's.
  */
-const PEER_NAMES = (process.env.BENCH_PEER ?? "").split(",").filter(Boolean);
+const PEER_NAMES = [...new Set((process.env.BENCH_PEER ?? "").split(",").filter(Boolean))];
 
 const BENCH_AGENT = "bench-agent";
 const BUDGETS_VARIANT = "ceiling, workspace and agent budgets";
