@@ -1,9 +1,10 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { createServer, connect, type Socket } from "node:net";
 import { once } from "node:events";
+import { setTimeout as sleep } from "node:timers/promises";
 import { Client } from "pg";
 import { TEST_POSTGRES_ADMIN_URL } from "@router/testkit";
-import { sampleCpu, type CpuSample } from "./cpu";
+import { cpuPerRequest, sampleCpu } from "./cpu";
 
 /**
  * What one hop costs on this box: the CPU a process spends to take one small message, answer it and
@@ -37,8 +38,6 @@ function serveEcho(): void {
   process.on("disconnect", () => process.exit(0));
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** `trips` round trips through `ask`, `gap` ms apart (0: the next as soon as the answer is in). */
 async function roundTrips(trips: number, gap: number, ask: (i: number) => Promise<void>): Promise<void> {
   for (let i = 0; i < trips; i++) {
@@ -47,19 +46,14 @@ async function roundTrips(trips: number, gap: number, ask: (i: number) => Promis
   }
 }
 
-/** CPU µs per round trip of each subject between two samples. */
-function perTrip(before: CpuSample, after: CpuSample, trips: number): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const [name, ms] of after) out[name] = Math.round(((ms - (before.get(name) ?? 0)) * 1000) / trips);
-  return out;
-}
-
+/** CPU µs per round trip of each process in `pids`. */
 async function measure(pids: Record<string, number>, trips: number, gap: number, ask: (i: number) => Promise<void>): Promise<Record<string, number>> {
   const subjects = { pids, commands: {} };
   await roundTrips(500, gap === 0 ? 0 : 1, ask); // warm-up
   const before = sampleCpu(subjects);
   await roundTrips(trips, gap, ask);
-  return perTrip(before, sampleCpu(subjects), trips);
+  const msPerTrip = cpuPerRequest(before, sampleCpu(subjects), trips);
+  return Object.fromEntries(Object.entries(msPerTrip).map(([name, ms]) => [name, Math.round(ms * 1000)]));
 }
 
 async function echoPeer(): Promise<{ child: ChildProcess; socket: Socket }> {

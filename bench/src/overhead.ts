@@ -398,7 +398,6 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
       }
     }
     for (const against of peers) {
-      const ourName = against.compares === "stack" ? "stack" : "gateway";
       process.stdout.write(
         against.compares === "stack"
           ? `\nThe stack's CPU per request against ${against.label}'s, same round (stack: every service, Postgres and Redis)\n`
@@ -410,7 +409,7 @@ async function measureAll(damonRunning: string[], damonPaused: boolean): Promise
         const peerMs = theirs ? theirs.cpuMsPerRequest[against.name] : undefined;
         const ours = against.compares === "stack" ? stackCpu(r.cpuMsPerRequest) : r.cpuMsPerRequest.gateway;
         if (!peerMs || ours === undefined) continue;
-        process.stdout.write(`  ${label(r).padEnd(60)} ${ourName} ${ours.toFixed(2)}  ${against.label} ${peerMs.toFixed(2)}  ${(ours / peerMs).toFixed(2)}×\n`);
+        process.stdout.write(`  ${label(r).padEnd(60)} ${against.compares} ${ours.toFixed(2)}  ${against.label} ${peerMs.toFixed(2)}  ${(ours / peerMs).toFixed(2)}×\n`);
       }
     }
     process.stdout.write(`\nGateway resident memory: ${rssBefore} MB at start, ${rssAfter} MB after the runs\n`);
