@@ -22,4 +22,6 @@ module.exports = {
   // process, a socket) would keep it alive after a green run until CI's time limit. Exit when the
   // run is over; `npm run test:handles` lists what was left open.
   forceExit: true,
+  // CI's log names each file as it starts (scripts/test-timeline-reporter.js).
+  reporters: process.env.ROUTER_TEST_TIMELINE === "1" ? ["default", "<rootDir>/scripts/test-timeline-reporter.js"] : ["default"],
 };
