@@ -172,12 +172,14 @@ describe.each(["over the wire", "in process"])("a generated client %s", (transpo
   it("ends a call past its deadline with DEADLINE_EXCEEDED, the gateway's timeout, and cancels it for the handler", async () => {
     const c = client();
     const started = Date.now();
-    const err = await rejectionOf(callUnary(c, c.usage.bind(c), ledger.UsageRequest.fromPartial({}), { deadlineMs: 150, service: "ledger" }));
-    expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+    // Long enough that a busy machine still delivers the call before the deadline; the server may see
+    // it only after the caller gave up (client and server share this process's event loop).
+    const err = await rejectionOf(callUnary(c, c.usage.bind(c), ledger.UsageRequest.fromPartial({}), { deadlineMs: 1_000, service: "ledger" }));
+    expect(Date.now() - started).toBeGreaterThanOrEqual(990);
     expect(err).toMatchObject({ code: "router.ledger_timeout", status: 503 });
     expect((err.cause as grpc.ServiceError).code).toBe(grpc.status.DEADLINE_EXCEEDED);
+    await waitUntil(() => seen.held.length === 1);
     const serverCall = seen.held[0];
-    expect(serverCall).toBeDefined();
     await waitUntil(() => serverCall?.cancelled === true);
     // A late answer is dropped, not delivered.
     releaseHeld();
@@ -201,9 +203,11 @@ describe.each(["over the wire", "in process"])("a generated client %s", (transpo
   });
 
   it("refuses a request larger than the receiver's 4 MiB with RESOURCE_EXHAUSTED", async () => {
-    const err = await rawError(client(), admit("x".repeat(4 * 1024 * 1024 + 10)));
+    const oversized = "x".repeat(4 * 1024 * 1024 + 10);
+    const err = await rawError(client(), admit(oversized));
     expect(err.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
-    expect(seen.requests).toEqual([]);
+    // Only this request: on a busy machine an earlier test's call can reach the handler late.
+    expect(seen.requests.filter((r) => r.requestId === oversized)).toEqual([]);
   });
 });
 
