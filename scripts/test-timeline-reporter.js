@@ -8,7 +8,6 @@ const path = require("node:path");
 class TestTimelineReporter {
   constructor(globalConfig) {
     this.rootDir = globalConfig.rootDir;
-    this.startedAt = Date.now();
     this.started = 0;
   }
 
@@ -24,10 +23,6 @@ class TestTimelineReporter {
     const load = os.loadavg().map((l) => l.toFixed(2)).join(" ");
     const file = path.relative(this.rootDir, test.path);
     process.stderr.write(`timeline +${clock} file ${this.started}/${this.total} load ${load}: ${file}\n`);
-  }
-
-  getLastError() {
-    return undefined;
   }
 }
 
